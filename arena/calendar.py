@@ -1,0 +1,199 @@
+"""Trading calendars: NYSE regular sessions (exchange-calendars ``XNYS``) and crypto's 24/7.
+
+Conventions used everywhere in the product:
+
+* all timestamps are UTC (``pandas.Timestamp`` with ``tz="UTC"``);
+* a bar is labelled by its **open time**;
+* crypto bars are aligned to UTC: ``4h`` bars open at 00/04/.../20h, daily bars at 00:00, weekly
+  bars on Monday 00:00;
+* US-equity bars live inside regular sessions only (9:30-16:00 ET, 9:30-13:00 ET on early-close
+  days). Intraday bars step from the session open, the last one of a session may be short
+  (15:30-16:00 for ``1h``); ``4h`` bars are the session's first four hours and the rest; a daily bar
+  opens at the session open and a weekly bar at the first session open of the (Monday-based) week.
+  Nothing is ever expected outside a session.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+CRYPTO = "24/7"
+NYSE = "XNYS"
+CALENDARS = (CRYPTO, NYSE)
+
+INTERVALS: dict[str, pd.Timedelta] = {
+    "15m": pd.Timedelta(minutes=15),
+    "1h": pd.Timedelta(hours=1),
+    "4h": pd.Timedelta(hours=4),
+    "1d": pd.Timedelta(days=1),
+    "1w": pd.Timedelta(weeks=1),
+}
+_INTRADAY = ("15m", "1h", "4h")
+_NY = "America/New_York"
+TS_UNIT = "us"  # resolution of every timestamp column the product writes
+_CAL_START, _CAL_END = "1990-01-02", "2035-12-31"
+
+
+class CalendarError(ValueError):
+    """Unknown calendar or interval, or a time outside what the calendar covers."""
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One NYSE regular session. ``open``/``close`` are UTC; ``early_close`` is a 13:00 ET close."""
+
+    date: dt.date
+    open: pd.Timestamp
+    close: pd.Timestamp
+    early_close: bool
+
+
+def interval_delta(interval: str) -> pd.Timedelta:
+    """The nominal length of an interval name (``15m``, ``1h``, ``4h``, ``1d``, ``1w``)."""
+    try:
+        return INTERVALS[interval]
+    except KeyError:
+        raise CalendarError(
+            f"unknown interval {interval!r}; expected one of {', '.join(INTERVALS)}") from None
+
+
+def utc(ts: object) -> pd.Timestamp:
+    """A UTC timestamp from a string, datetime or Timestamp (naive values are taken as UTC)."""
+    t = pd.Timestamp(ts)  # type: ignore[arg-type]
+    if t is pd.NaT:
+        raise CalendarError(f"not a time: {ts!r}")
+    return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")
+
+
+def _check_calendar(calendar: str) -> None:
+    if calendar not in CALENDARS:
+        raise CalendarError(f"unknown calendar {calendar!r}; expected one of {', '.join(CALENDARS)}")
+
+
+@lru_cache(maxsize=1)
+def _xnys():  # noqa: ANN202 - exchange_calendars type is an implementation detail
+    import exchange_calendars as xcals
+
+    return xcals.get_calendar(NYSE, start=_CAL_START, end=_CAL_END)
+
+
+@lru_cache(maxsize=1)
+def _schedule() -> pd.DataFrame:
+    """All NYSE sessions: index = session date (naive), columns open/close (UTC), early_close."""
+    sched = _xnys().schedule[["open", "close"]].copy()
+    sched["open"] = sched["open"].dt.tz_convert("UTC")
+    sched["close"] = sched["close"].dt.tz_convert("UTC")
+    ny_close = sched["close"].dt.tz_convert(_NY)
+    sched["early_close"] = (ny_close.dt.hour * 60 + ny_close.dt.minute) < 16 * 60
+    return sched
+
+
+def _as_date(day: object) -> pd.Timestamp:
+    d = pd.Timestamp(day)  # type: ignore[arg-type]
+    if d.tzinfo is not None:
+        d = d.tz_convert("UTC").tz_localize(None)
+    return d.normalize()
+
+
+def is_trading_day(day: object, calendar: str = NYSE) -> bool:
+    """Whether ``day`` (a date; a timestamp's UTC date) has a regular session on ``calendar``."""
+    _check_calendar(calendar)
+    if calendar == CRYPTO:
+        return True
+    return _as_date(day) in _schedule().index
+
+
+def regular_session(day: object) -> Session | None:
+    """The NYSE regular session of a date, or ``None`` on weekends and holidays."""
+    d = _as_date(day)
+    sched = _schedule()
+    if d not in sched.index:
+        return None
+    row = sched.loc[d]
+    return Session(d.date(), row["open"], row["close"], bool(row["early_close"]))
+
+
+def sessions(start: object, end: object) -> pd.DataFrame:
+    """NYSE sessions whose date lies in ``[start, end]`` (dates, inclusive)."""
+    sched = _schedule()
+    return sched.loc[_as_date(start):_as_date(end)]
+
+
+def _sessions_overlapping(start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+    sched = sessions(start - pd.Timedelta(days=1), end + pd.Timedelta(days=1))
+    return sched[(sched["close"] > start) & (sched["open"] < end)]
+
+
+def expected_bars(calendar: str, interval: str, start: object, end: object) -> pd.DatetimeIndex:
+    """Open times (UTC) of every bar the calendar expects with open time in ``[start, end)``."""
+    _check_calendar(calendar)
+    step = interval_delta(interval)
+    start_ts, end_ts = utc(start), utc(end)
+    if end_ts <= start_ts:
+        return pd.DatetimeIndex([], tz="UTC", name="timestamp")
+    if calendar == CRYPTO:
+        if interval == "1w":
+            first = start_ts.normalize() - pd.Timedelta(days=start_ts.weekday())
+        else:
+            first = start_ts.floor(step)
+        idx = pd.date_range(first, end_ts, freq=step, inclusive="left", name="timestamp")
+        return idx[idx >= start_ts].as_unit(TS_UNIT)
+    sched = _sessions_overlapping(start_ts - step, end_ts)
+    opens = _session_bar_opens(sched, interval)
+    return opens[(opens >= start_ts) & (opens < end_ts)].as_unit(TS_UNIT)
+
+
+def _session_bar_opens(sched: pd.DataFrame, interval: str) -> pd.DatetimeIndex:
+    """Bar open times of the given NYSE sessions under the product's labelling convention."""
+    if sched.empty:
+        return pd.DatetimeIndex([], tz="UTC", name="timestamp")
+    opens = sched["open"].to_numpy(dtype="datetime64[ns]")
+    if interval == "1d":
+        return pd.DatetimeIndex(opens, name="timestamp").tz_localize("UTC")
+    if interval == "1w":
+        weeks = sched.index.to_period("W-SUN")
+        first = pd.Series(opens, index=sched.index).groupby(weeks).transform("min")
+        return pd.DatetimeIndex(first.drop_duplicates().to_numpy(), name="timestamp").tz_localize("UTC")
+    step = INTERVALS[interval].to_timedelta64()
+    closes = sched["close"].to_numpy(dtype="datetime64[ns]")
+    counts = -((opens - closes) // step)  # ceil((close - open) / step)
+    counts = counts.astype(np.int64)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    values = np.repeat(opens, counts) + offsets * step
+    return pd.DatetimeIndex(values, name="timestamp").tz_localize("UTC")
+
+
+def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.Series) -> pd.DatetimeIndex:
+    """When each bar (given by its open time) closes: open + interval, cut at the session close."""
+    _check_calendar(calendar)
+    step = interval_delta(interval)
+    idx = pd.DatetimeIndex(opens)
+    if calendar == CRYPTO:
+        return idx + step
+    sched = _schedule()
+    day = idx.tz_convert(_NY).tz_localize(None).normalize()
+    if interval == "1w":
+        # a weekly bar closes at the last session close of its week
+        closes = sched["close"].groupby(sched.index.to_period("W-SUN")).max()
+        session_close = pd.DatetimeIndex(closes.reindex(day.to_period("W-SUN")).to_numpy())
+    else:
+        session_close = pd.DatetimeIndex(sched["close"].reindex(day).to_numpy())
+    session_close = session_close.tz_localize("UTC") if session_close.tz is None else session_close
+    end = idx + step
+    return pd.DatetimeIndex(np.minimum(end.asi8, session_close.asi8)).tz_localize("UTC") \
+        if not session_close.isna().any() else end
+
+
+def is_open(calendar: str, ts: object) -> bool:
+    """Whether the market of ``calendar`` is in its regular session at instant ``ts``."""
+    _check_calendar(calendar)
+    if calendar == CRYPTO:
+        return True
+    t = utc(ts)
+    sess = regular_session(t.tz_convert(_NY).date())
+    return sess is not None and sess.open <= t < sess.close
