@@ -174,7 +174,7 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
     step = interval_delta(interval)
     idx = pd.DatetimeIndex(opens)
     if calendar == CRYPTO:
-        return idx + step
+        return (idx + step).as_unit(TS_UNIT)
     sched = _schedule()
     day = idx.tz_convert(_NY).tz_localize(None).normalize()
     if interval == "1w":
@@ -184,9 +184,11 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
     else:
         session_close = pd.DatetimeIndex(sched["close"].reindex(day).to_numpy())
     session_close = session_close.tz_localize("UTC") if session_close.tz is None else session_close
-    end = idx + step
-    return pd.DatetimeIndex(np.minimum(end.asi8, session_close.asi8)).tz_localize("UTC") \
-        if not session_close.isna().any() else end
+    end = (idx + step).as_unit("ns")
+    if session_close.isna().any():  # bars outside any session: nothing to cut at
+        return end.as_unit(TS_UNIT)
+    cut = np.minimum(end.asi8, session_close.as_unit("ns").asi8)
+    return pd.DatetimeIndex(cut.astype("datetime64[ns]")).tz_localize("UTC").as_unit(TS_UNIT)
 
 
 def is_open(calendar: str, ts: object) -> bool:

@@ -1,0 +1,66 @@
+"""Resampling bar frames to coarser intervals, per calendar, inventing nothing.
+
+Every output bar is labelled by its open time (UTC) on the grid of :mod:`arena.calendar`. For
+US equities a coarser bar only ever aggregates bars of one regular session (4h candles are the
+session's first four hours and the rest; never across the overnight gap); a weekly bar aggregates
+the sessions of one Monday-based week. Grid slots without source bars produce no output row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from arena.calendar import CRYPTO, TS_UNIT, bar_close_times, expected_bars, interval_delta
+
+_ORDER = ("15m", "1h", "4h", "1d", "1w")
+
+
+def resample(bars: pd.DataFrame, source: str, target: str, calendar: str) -> pd.DataFrame:
+    """Aggregate a bar frame of interval ``source`` into ``target`` bars (OHLCV rules).
+
+    open = first open, high = max high, low = min low, close = last close, volume = sum.
+    Extra columns (e.g. ``symbol``) must be constant and are carried through.
+    """
+    if _ORDER.index(target) < _ORDER.index(source):
+        raise ValueError(f"cannot resample {source} bars to the finer interval {target}")
+    if bars.empty or source == target:
+        return bars.copy()
+    ts = bars["timestamp"]
+    keys = _target_keys(pd.DatetimeIndex(ts), target, calendar)
+    valid = ~pd.isna(keys)
+    if not valid.all():
+        raise ValueError(f"{int((~valid).sum())} bar(s) lie outside every {calendar} {target} bar")
+    frame = bars.assign(_key=keys)
+    grouped = frame.groupby("_key", sort=True)
+    out = grouped.agg(open=("open", "first"), high=("high", "max"), low=("low", "min"),
+                      close=("close", "last"), volume=("volume", "sum"))
+    out.index = pd.DatetimeIndex(out.index).tz_convert("UTC").as_unit(TS_UNIT)
+    out = out.rename_axis("timestamp").reset_index()
+    for col in bars.columns.difference([*out.columns, "_key"]):
+        out[col] = bars[col].iloc[0]
+    return out[list(bars.columns)]
+
+
+def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray:
+    """Open time of the ``target`` bar that contains each source bar (NaT if none does)."""
+    if calendar == CRYPTO:
+        if target == "1w":
+            day = ts.normalize()
+            return (day - pd.to_timedelta(day.weekday, unit="D")).to_numpy()
+        return ts.floor(interval_delta(target)).to_numpy()
+    step = interval_delta(target)
+    grid = expected_bars(calendar, target, ts.min() - step, ts.max() + pd.Timedelta(minutes=1))
+    pos = grid.searchsorted(ts, side="right") - 1
+    keys = grid.to_numpy()[np.clip(pos, 0, None)]
+    ends = bar_close_times(calendar, target, grid).to_numpy()[np.clip(pos, 0, None)]
+    inside = (pos >= 0) & (ts.to_numpy() < ends)
+    return np.where(inside, keys, np.datetime64("NaT"))
+
+
+def drop_unclosed(bars: pd.DataFrame, interval: str, calendar: str, as_of: pd.Timestamp) -> pd.DataFrame:
+    """Keep only bars that have closed by ``as_of`` (a still-forming bar is not a bar yet)."""
+    if bars.empty:
+        return bars
+    closes = bar_close_times(calendar, interval, pd.DatetimeIndex(bars["timestamp"]))
+    return bars[np.asarray(closes <= as_of)].reset_index(drop=True)

@@ -1,0 +1,349 @@
+"""The embedded default market: a deterministic, seeded generator of realistic multi-asset bars.
+
+It makes the whole product runnable and testable offline, and it is labelled ``synthetic`` in every
+output (provider partition, manifests, summaries). Properties:
+
+* **Same past whatever you ask.** The bar at a given time depends only on the seed and the asset,
+  never on the requested window: every random stream is keyed by (seed, purpose, asset, year or
+  day), so fetching day by day equals fetching the whole range, and adding an asset to the
+  universe changes no other asset's path.
+* **Market structure.** Daily latent log returns follow a factor model (equity market, eleven
+  sectors, a crypto factor loosely tied to equities) with Student-t(4) shocks (fat tails), a
+  three-state volatility regime per asset class (calm / normal / stressed, persistent Markov chain),
+  occasional jumps, and for stocks quarterly earnings days with large opening gaps.
+* **Clocks.** Crypto trades 24/7 (96 bars of 15 minutes a UTC day). Stocks and SPY print only in
+  NYSE regular hours (26 bars, 14 on 13:00 early closes); weekend and holiday news accumulates
+  into the next session's opening gap, as do the overnight moves.
+* **Intraday path.** Each day's move is spread over its bars by a Brownian bridge with a
+  U-shaped (stocks) or gently seasonal (crypto) volatility profile; volume follows the same
+  profile, rises with the size of the move, the regime, jumps and earnings.
+* **Levels.** Each asset is anchored at a realistic reference price on 2025-01-01; the market
+  exists from 2018-01-01 on.
+
+Base resolution is 15 minutes; ``1h``, ``4h``, ``1d`` and ``1w`` are resampled from it with the
+calendar rules of :mod:`arena.data.bars`. Funding rates (8-hourly) exist for crypto, an earnings
+calendar for stocks.
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from arena.calendar import CRYPTO, TS_UNIT, expected_bars, interval_delta, sessions, utc
+from arena.data.bars import drop_unclosed, resample
+from arena.data.errors import NoDataError, UnsupportedError
+from arena.data.providers.base import BAR_COLUMNS, require_interval
+from arena.universe import Asset
+
+EPOCH = pd.Timestamp("2018-01-01", tz="UTC")
+ANCHOR = pd.Timestamp("2025-01-01", tz="UTC")
+DEFAULT_SEED = 20_240_601
+INTERVALS = frozenset({"15m", "1h", "4h", "1d", "1w"})
+
+_SECTORS = ("Information Technology", "Communication Services", "Consumer Discretionary",
+            "Consumer Staples", "Energy", "Financials", "Health Care", "Industrials", "Materials",
+            "Broad Market", "crypto")
+_T_DF = 4.0
+_T_SCALE = np.sqrt((_T_DF - 2.0) / _T_DF)  # makes a Student-t(4) draw unit-variance
+# calm, normal, stressed; scaled so the long-run average variance matches the asset's volatility
+_REGIME_MULT = np.array([0.7, 1.0, 1.6]) / np.sqrt((0.49 + 1.0 + 2.56) / 3)
+_REGIME_STAY = 0.97
+_STOCK_BARS = 26
+_CRYPTO_BARS = 96
+_EARNINGS_EVERY = 63  # sessions between two earnings days (about a quarter)
+
+# Reference prices at the anchor date; stocks without an entry get a deterministic one.
+_REF_PRICE = {"BTC": 94_000.0, "ETH": 3_350.0, "BNB": 700.0, "SOL": 190.0, "XRP": 2.1,
+              "DOGE": 0.32, "ADA": 0.85, "TRX": 0.25, "AVAX": 36.0, "LINK": 20.0, "DOT": 6.8,
+              "SPY": 585.0}
+_ANNUAL_VOL = {"BTC": 0.50, "ETH": 0.65, "SOL": 0.85, "DOGE": 0.95, "SPY": 0.15, "TSLA": 0.60,
+               "NVDA": 0.50, "AMD": 0.50}
+_ADV_USD = {"BTC": 25e9, "ETH": 12e9, "SOL": 3e9, "XRP": 2.5e9, "BNB": 1.5e9, "DOGE": 1.5e9,
+            "SPY": 35e9}
+
+
+@dataclass(frozen=True, slots=True)
+class _Params:
+    """Per-asset constants, derived deterministically from the symbol."""
+
+    key: int
+    crypto: bool
+    ref_price: float
+    daily_vol: float  # per trading day (crypto: per calendar day)
+    drift: float  # log drift per trading day
+    load_market: float
+    load_sector: float
+    load_crypto: float
+    sector: int
+    adv_usd: float
+    jump_prob: float  # per trading day
+    earnings_phase: int
+
+
+def _symbol_key(symbol: str) -> int:
+    return zlib.crc32(symbol.encode("utf-8"))
+
+
+def _params(asset: Asset) -> _Params:
+    key = _symbol_key(asset.symbol)
+    u = np.random.default_rng([key, 7]).random(6)  # asset constants only: not seed dependent
+    crypto = asset.is_crypto
+    if crypto:
+        vol = _ANNUAL_VOL.get(asset.symbol, 0.70 + 0.25 * u[0]) / np.sqrt(365)
+        loads = (0.20, 0.0, 0.92 if asset.symbol == "BTC" else 0.60 + 0.2 * u[1])
+        adv = _ADV_USD.get(asset.symbol, 3e8 + 1.2e9 * u[2])
+        price = _REF_PRICE.get(asset.symbol, 1.0)
+        drift, jump = 0.25 / 365, 1 / 45
+    else:
+        vol = _ANNUAL_VOL.get(asset.symbol, 0.20 + 0.20 * u[0]) / np.sqrt(252)
+        loads = (0.97, 0.0, 0.0) if asset.asset_class == "etf" else (0.62 + 0.15 * u[1], 0.30, 0.0)
+        adv = _ADV_USD.get(asset.symbol, 4e8 + 6e9 * u[2] ** 2)
+        price = _REF_PRICE.get(asset.symbol, float(np.exp(np.log(25) + u[3] * np.log(30))))
+        drift, jump = 0.08 / 252, 1 / 300
+    sector = _SECTORS.index(asset.sector) if asset.sector in _SECTORS else len(_SECTORS) - 1
+    return _Params(key, crypto, price, float(vol), drift, *loads, sector, float(adv), jump,
+                   int(u[4] * _EARNINGS_EVERY))
+
+
+class SyntheticProvider:
+    """Deterministic synthetic bars for every asset of the universe (no I/O, no network)."""
+
+    name = "synthetic"
+    intervals = INTERVALS
+
+    def __init__(self, seed: int = DEFAULT_SEED) -> None:
+        self.seed = int(seed)
+        self._lock = threading.Lock()
+        self._factors: dict[int, np.ndarray] = {}
+        self._levels: dict[str, tuple[np.ndarray, ...]] = {}
+
+    def __repr__(self) -> str:
+        return f"SyntheticProvider(seed={self.seed})"
+
+    def supports(self, asset: Asset) -> bool:
+        return True
+
+    # ------------------------------------------------------------------ public interface
+    def fetch_bars(self, asset: Asset, interval: str, start: pd.Timestamp,
+                   end: pd.Timestamp) -> pd.DataFrame:
+        """Bars with open time in ``[start, end)`` that have also closed by ``end``."""
+        require_interval(self.name, interval, self.intervals)
+        start, end = utc(start), utc(end)
+        if start < EPOCH:
+            raise UnsupportedError(f"the synthetic market starts {EPOCH.date()}; asked {start}",
+                                   provider=self.name, symbol=asset.symbol)
+        step = interval_delta(interval)
+        # Generate whole days around the window so every coarser bar is built from all its parts.
+        first_day = (start - (step if interval in ("1d", "1w") else pd.Timedelta(0))).normalize()
+        if interval == "1w":
+            first_day -= pd.Timedelta(days=first_day.weekday())
+        first_day = max(first_day, EPOCH)
+        last_day = (end - pd.Timedelta(microseconds=1)).normalize()
+        base = self._bars_15m(asset, first_day, last_day)
+        calendar = asset.calendar
+        bars = resample(base, "15m", interval, calendar) if interval != "15m" else base
+        if bars.empty:
+            raise NoDataError(f"no {interval} bars between {start} and {end} (market closed)",
+                              provider=self.name, symbol=asset.symbol)
+        bars = drop_unclosed(bars, interval, calendar, end)
+        bars = bars[(bars["timestamp"] >= start) & (bars["timestamp"] < end)]
+        if bars.empty:
+            raise NoDataError(f"no closed {interval} bars between {start} and {end}",
+                              provider=self.name, symbol=asset.symbol)
+        return bars.reset_index(drop=True)
+
+    def fetch_funding(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+        """8-hourly perpetual funding rates (fraction per period): positive when the trailing
+        three-day move is up (longs pay), with noise around a 0.01% base rate."""
+        if not asset.is_crypto:
+            raise UnsupportedError("funding rates exist only for crypto perpetuals",
+                                   provider=self.name, symbol=asset.symbol)
+        start, end = utc(start), utc(end)
+        times = pd.date_range(start.ceil("8h"), end, freq="8h", inclusive="left")
+        if times.empty:
+            raise NoDataError("no funding times in the window", provider=self.name,
+                              symbol=asset.symbol)
+        log_level = self._daily_levels(asset, times[-1].normalize())[0]
+        day = ((times.normalize() - EPOCH) // pd.Timedelta(days=1)).to_numpy()
+        trailing = log_level[day] - log_level[np.maximum(day - 3, 0)]
+        noise = np.array([self._rng(9, _symbol_key(asset.symbol), int(t.value // 10**9)).normal()
+                          for t in times])
+        rate = 1e-4 + 4e-4 * np.tanh(trailing / 0.08) + 5e-5 * noise
+        return pd.DataFrame({"timestamp": times.as_unit(TS_UNIT), "funding_rate": rate})
+
+    def earnings_dates(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> list[pd.Timestamp]:
+        """Earnings sessions (UTC midnight) of a stock: every 63rd session, phase set per symbol."""
+        if asset.asset_class != "stock":
+            return []
+        return [d for d in self._earnings_days(asset) if utc(start) <= d < utc(end)]
+
+    # ------------------------------------------------------------------ daily model
+    def _rng(self, purpose: int, *key: int) -> np.random.Generator:
+        return np.random.default_rng([self.seed, purpose, *key])
+
+    def _factor_year(self, year: int) -> np.ndarray:
+        """Daily factor shocks of one calendar year: (366, 1 + sectors + 2 regime uniforms)."""
+        if year not in self._factors:
+            rng = self._rng(1, year)
+            shocks = rng.standard_t(_T_DF, size=(366, len(_SECTORS) + 1)) * _T_SCALE
+            uniforms = rng.random((366, 2))
+            self._factors[year] = np.hstack([shocks, uniforms])
+        return self._factors[year]
+
+    def _daily_levels(self, asset: Asset, last_day: pd.Timestamp) -> tuple[np.ndarray, ...]:
+        """Per UTC day since EPOCH: log close, log open (NaN on non-session days), volume multiplier."""
+        n_days = int((last_day - EPOCH) / pd.Timedelta(days=1)) + 1
+        n_needed = max(n_days, int((ANCHOR - EPOCH) / pd.Timedelta(days=1)) + 1)
+        with self._lock:
+            cached = self._levels.get(asset.symbol)
+            if cached is None or len(cached[0]) < n_needed:
+                # extend to whole years so the cache grows rarely
+                years_end = pd.Timestamp(year=(EPOCH + pd.Timedelta(days=n_needed)).year + 1,
+                                         month=1, day=1, tz="UTC")
+                cached = self._build_levels(asset, int((years_end - EPOCH).days))
+                self._levels[asset.symbol] = cached
+        return cached
+
+    def _build_levels(self, asset: Asset, n_days: int) -> tuple[np.ndarray, ...]:
+        p = _params(asset)
+        days = EPOCH + pd.to_timedelta(np.arange(n_days), unit="D")
+        years = days.year.to_numpy()
+        doy = days.dayofyear.to_numpy() - 1
+        factors = np.vstack([self._factor_year(int(y))[doy[years == y]] for y in np.unique(years)])
+        market, sector_f, crypto_f = factors[:, 0], factors[:, 1 + p.sector], factors[:, len(_SECTORS)]
+        regime_u = factors[:, -1] if p.crypto else factors[:, -2]
+        regime = _regime_path(regime_u)
+
+        idio = np.empty(n_days)
+        jumps = np.zeros(n_days)
+        for y in np.unique(years):
+            sel = years == y
+            rng = self._rng(2, p.key, int(y))
+            draws = rng.standard_t(_T_DF, size=366) * _T_SCALE
+            jump_u, jump_z = rng.random(366), rng.standard_normal(366)
+            idio[sel] = draws[doy[sel]]
+            hit = jump_u[doy[sel]] < p.jump_prob
+            jumps[sel] = np.where(hit, jump_z[doy[sel]] * 3.5 * p.daily_vol, 0.0)
+        idio_w = np.sqrt(max(0.0, 1 - p.load_market**2 - p.load_sector**2 - p.load_crypto**2))
+        shock = (p.load_market * market + p.load_sector * sector_f + p.load_crypto * crypto_f
+                 + idio_w * idio)
+        vol_mult = _REGIME_MULT[regime]
+        ret = p.drift + p.daily_vol * vol_mult * shock + jumps
+        volume_mult = vol_mult * (1.0 + 2.0 * np.abs(ret) / p.daily_vol / 3.0)
+        log_level = np.cumsum(ret)
+        anchor = int((ANCHOR - EPOCH) / pd.Timedelta(days=1))
+        log_level = log_level - log_level[anchor] + np.log(p.ref_price)
+        log_open = np.concatenate([[log_level[0] - ret[0]], log_level[:-1]])
+        if p.crypto:  # a jump lands inside one 15-minute bar of its day
+            return log_level, log_open, volume_mult, jumps
+        trading = np.isin(days.tz_localize(None), sessions(days[0], days[-1]).index)
+        earn = np.zeros(n_days)
+        if asset.asset_class == "stock":
+            earn_days = pd.DatetimeIndex(self._earnings_days(asset))
+            is_earn = np.isin(days, earn_days)
+            earn = np.where(is_earn, self._rng(3, p.key).standard_normal(n_days) * 3.0 * p.daily_vol, 0.0)
+            volume_mult = volume_mult * np.where(is_earn, 3.5, 1.0)
+        # Non-session days carry little news (no drift, 30% of the volatility); it surfaces in
+        # the next session's opening gap together with the overnight share of that session's move,
+        # an earnings surprise and any jump.
+        ret = np.where(trading, ret + earn, 0.3 * (ret - p.drift))
+        event = earn + jumps
+        log_level = np.cumsum(ret)
+        log_level = log_level - log_level[anchor] + np.log(p.ref_price)
+        last_close = np.log(p.ref_price)
+        overnight_gap = np.zeros(n_days)
+        for i in range(n_days):
+            if trading[i]:
+                prior = log_level[i] - ret[i]  # level after the non-session news
+                overnight = (prior - last_close) + 0.25 * (ret[i] - event[i]) + event[i]
+                log_open[i] = last_close + overnight
+                overnight_gap[i] = overnight
+                last_close = log_level[i]
+            else:
+                log_open[i] = np.nan
+        # before the first session of the series there is no printed close: start from the level
+        first = np.flatnonzero(trading)[:1]
+        if first.size:
+            log_open[first[0]] = log_level[first[0]] - 0.75 * (ret[first[0]] - event[first[0]])
+            overnight_gap[first[0]] = 0.0
+        return log_level, log_open, volume_mult, overnight_gap
+
+    def _earnings_days(self, asset: Asset) -> list[pd.Timestamp]:
+        p = _params(asset)
+        sched = sessions(EPOCH, pd.Timestamp("2035-12-31"))
+        picks = sched.index[(np.arange(len(sched)) + p.earnings_phase) % _EARNINGS_EVERY == 0]
+        return [pd.Timestamp(d).tz_localize("UTC") for d in picks]
+
+    # ------------------------------------------------------------------ intraday model
+    def _bars_15m(self, asset: Asset, first_day: pd.Timestamp, last_day: pd.Timestamp) -> pd.DataFrame:
+        log_level, log_open, volume_mult, event = self._daily_levels(asset, last_day)
+        p = _params(asset)
+        opens = expected_bars(asset.calendar, "15m", first_day, last_day + pd.Timedelta(days=1))
+        if opens.empty:
+            return pd.DataFrame(columns=list(BAR_COLUMNS))
+        day_index = ((opens.normalize() - EPOCH) // pd.Timedelta(days=1)).to_numpy()
+        chunks = [
+            self._day_bars(p, int(d), opens[day_index == d], float(log_open[d]),
+                           float(log_level[d]), float(volume_mult[d]), float(event[d]))
+            for d in np.unique(day_index)
+        ]
+        frame = pd.DataFrame(np.vstack(chunks), columns=list(BAR_COLUMNS[1:]))
+        frame.insert(0, "timestamp", opens)
+        return frame
+
+    def _day_bars(self, p: _Params, day: int, ts: pd.DatetimeIndex, log_open: float,
+                  log_close: float, volume_mult: float, event: float) -> np.ndarray:
+        """OHLCV rows of one day's 15-minute bars moving from the day's open to its close.
+
+        ``event`` is a crypto jump (log return placed inside one random bar) or a stock's
+        overnight gap (log return already in ``log_open``; it only lifts the opening volume).
+        """
+        n = len(ts)
+        rng = self._rng(4, p.key, day)
+        z, hl, noise = rng.standard_normal(n), np.abs(rng.standard_normal((2, n))), rng.standard_normal(n)
+        if p.crypto:
+            hours = ts.hour.to_numpy() + ts.minute.to_numpy() / 60
+            profile = 1.0 + 0.35 * np.cos((hours - 15.0) / 24 * 2 * np.pi)
+            bars_per_day = _CRYPTO_BARS
+        else:
+            x = np.linspace(0, 1, _STOCK_BARS)[:n]
+            profile = 0.7 + 6.4 * (x - 0.5) ** 2  # U-shape: busy open and close
+            bars_per_day = _STOCK_BARS
+        bar_sigma = p.daily_vol * np.sqrt(profile / profile.sum()) * min(volume_mult, 3.0) ** 0.5
+        walk = np.cumsum(z * bar_sigma)
+        share = np.cumsum(bar_sigma**2) / np.sum(bar_sigma**2)
+        jump = np.zeros(n)
+        if p.crypto and event != 0.0:
+            jump[int(rng.integers(n)):] = event
+        diffusion = log_close - log_open - jump[-1]
+        path = walk - share * walk[-1] + share * diffusion + jump  # bridge to the close
+        close = np.exp(log_open + path)
+        open_ = np.concatenate([[np.exp(log_open)], close[:-1]])
+        high = np.maximum(open_, close) * np.exp(0.6 * bar_sigma * hl[0])
+        low = np.minimum(open_, close) * np.exp(-0.6 * bar_sigma * hl[1])
+        move = np.abs(np.log(close / open_)) / bar_sigma  # volume rises with the bar's move
+        if not p.crypto:
+            move[0] += abs(event) / bar_sigma[0]  # the opening auction trades the gap
+        shares_per_bar = p.adv_usd / np.exp(log_close) / bars_per_day
+        volume = (shares_per_bar * profile / profile.mean() * volume_mult
+                  * np.exp(0.35 * noise - 0.06) * (0.6 + 0.4 * move))
+        return np.column_stack([open_, high, low, close, volume])
+
+
+def _regime_path(uniforms: np.ndarray) -> np.ndarray:
+    """A persistent three-state Markov chain (0 calm, 1 normal, 2 stressed) from uniforms."""
+    out = np.empty(len(uniforms), dtype=np.int64)
+    state = 1
+    leave = (1.0 - _REGIME_STAY) / 2.0
+    for i, u in enumerate(uniforms):
+        if u < leave:
+            state = max(state - 1, 0)
+        elif u < 2 * leave:
+            state = min(state + 1, 2)
+        out[i] = state
+    return out
