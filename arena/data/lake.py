@@ -1,0 +1,201 @@
+"""The Parquet data lake: hive-partitioned bars, published atomically, never half-written.
+
+Layout under the lake root (``data_lake/`` by default, ``$ARENA_LAKE`` overrides)::
+
+    bars/provider=synthetic/interval=1h/symbol=ETH/data.parquet   one file per partition
+    funding/provider=synthetic/symbol=ETH/data.parquet
+    manifests/ingest/<run id>.json                                 one per ingest run
+    validation/<run id>.json, validation/docs/                     expectation results, Data Docs
+    staging/<run id>/...        files written by a run that has not been published (yet)
+    quarantine/<run id>/...     a failed run's files, kept for inspection, never read as data
+
+Publishing is all-or-nothing per run: every new partition file is first written under
+``staging/``, the whole batch is validated, and only then is each file moved into place with
+``os.replace`` (atomic on one filesystem). If anything failed, the staged files move to
+``quarantine/`` and every published partition stays byte-for-byte as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from arena.calendar import TS_UNIT, utc
+from arena.data.providers.base import BAR_COLUMNS, empty_bars
+
+LAKE_ENV = "ARENA_LAKE"
+DEFAULT_LAKE = Path("data_lake")
+
+_BAR_SCHEMA = pa.schema([
+    pa.field("timestamp", pa.timestamp(TS_UNIT, tz="UTC"), nullable=False),
+    *[pa.field(c, pa.float64(), nullable=False) for c in BAR_COLUMNS[1:]],
+])
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PartitionKey:
+    """Address of one bar partition: provider / interval / symbol (house form)."""
+
+    provider: str
+    interval: str
+    symbol: str
+
+    @property
+    def relative(self) -> Path:
+        return (Path("bars") / f"provider={self.provider}" / f"interval={self.interval}"
+                / f"symbol={self.symbol}" / "data.parquet")
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.interval}/{self.symbol}"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TableKey:
+    """Address of a non-bar table in the lake (funding rates, earnings calendars)."""
+
+    table: str
+    provider: str
+    symbol: str | None = None
+
+    @property
+    def relative(self) -> Path:
+        path = Path(self.table) / f"provider={self.provider}"
+        if self.symbol is not None:
+            path = path / f"symbol={self.symbol}"
+        return path / "data.parquet"
+
+    def __str__(self) -> str:
+        return "/".join(p for p in (self.table, self.provider, self.symbol) if p)
+
+
+Key = PartitionKey | TableKey
+
+
+def default_root() -> Path:
+    return Path(os.environ.get(LAKE_ENV) or DEFAULT_LAKE)
+
+
+def write_bars_file(frame: pd.DataFrame, path: Path) -> None:
+    """Write a bar frame to ``path`` as Parquet with the lake's fixed schema (no index)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(frame[list(BAR_COLUMNS)], schema=_BAR_SCHEMA, preserve_index=False)
+    pq.write_table(table, path, compression="zstd")
+
+
+class Lake:
+    """Reads and atomically publishes partitions under one root directory."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_root()
+
+    def __repr__(self) -> str:
+        return f"Lake({str(self.root)!r})"
+
+    # ------------------------------------------------------------------ reading
+    def path(self, key: Key) -> Path:
+        return self.root / key.relative
+
+    def read_bars(self, key: PartitionKey, start: object | None = None,
+                  end: object | None = None) -> pd.DataFrame:
+        """One partition as a bar frame (empty if it does not exist), clipped to ``[start, end)``."""
+        path = self.path(key)
+        if not path.is_file():
+            return empty_bars()
+        filters = []
+        if start is not None:
+            filters.append(("timestamp", ">=", utc(start)))
+        if end is not None:
+            filters.append(("timestamp", "<", utc(end)))
+        table = pq.read_table(path, filters=filters or None, schema=_BAR_SCHEMA)
+        return table.to_pandas().reset_index(drop=True)
+
+    def partitions(self, provider: str | None = None, interval: str | None = None) -> list[PartitionKey]:
+        """Every published bar partition, optionally of one provider and/or interval."""
+        keys = []
+        for path in sorted((self.root / "bars").glob("provider=*/interval=*/symbol=*/data.parquet")):
+            parts = {p.split("=", 1)[0]: p.split("=", 1)[1] for p in path.parent.parts[-3:]}
+            key = PartitionKey(parts["provider"], parts["interval"], parts["symbol"])
+            if (provider is None or key.provider == provider) and (interval is None or key.interval == interval):
+                keys.append(key)
+        return keys
+
+    # ------------------------------------------------------------------ publishing
+    def stage(self, run_id: str, frames: Mapping[Key, pd.DataFrame]) -> dict[Key, Path]:
+        """Write every frame under ``staging/<run_id>/`` (nothing published yet)."""
+        staged: dict[Key, Path] = {}
+        for key, frame in frames.items():
+            path = self.root / "staging" / run_id / key.relative
+            if isinstance(key, PartitionKey):
+                write_bars_file(frame, path)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                frame.to_parquet(path, index=False, compression="zstd")
+            staged[key] = path
+        return staged
+
+    def read_table(self, key: TableKey) -> pd.DataFrame:
+        """A funding/earnings table (empty frame if absent)."""
+        path = self.path(key)
+        return pd.read_parquet(path) if path.is_file() else pd.DataFrame()
+
+    def publish(self, run_id: str, staged: Mapping[Key, Path]) -> None:
+        """Move staged files into place, each with one atomic ``os.replace``."""
+        for key, src in sorted(staged.items(), key=lambda kv: str(kv[0])):
+            dst = self.path(key)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dst)
+        shutil.rmtree(self.root / "staging" / run_id, ignore_errors=True)
+
+    def quarantine(self, run_id: str) -> Path | None:
+        """Move a failed run's staged files aside (never read as data); returns where they went."""
+        src = self.root / "staging" / run_id
+        if not src.exists():
+            return None
+        dst = self.root / "quarantine" / run_id
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, dst)
+        return dst
+
+    # ------------------------------------------------------------------ records
+    def write_json(self, relative: str | Path, payload: Mapping[str, object]) -> Path:
+        """Write a JSON record atomically (temp file + rename)."""
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+
+    def manifests(self) -> list[Path]:
+        return sorted((self.root / "manifests" / "ingest").glob("*.json"))
+
+
+def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Union of stored and fetched bars (fetched wins on the same timestamp).
+
+    Returns the merged frame and how many stored bars the fetch revised (changed values).
+    """
+    if existing.empty:
+        return fetched.reset_index(drop=True), 0
+    both = existing.merge(fetched, on="timestamp", suffixes=("_old", ""), how="inner")
+    cols = list(BAR_COLUMNS[1:])
+    changed = (both[[f"{c}_old" for c in cols]].to_numpy() != both[cols].to_numpy()).any(axis=1)
+    merged = pd.concat([existing, fetched], ignore_index=True)
+    merged = merged.drop_duplicates("timestamp", keep="last").sort_values("timestamp")
+    return merged.reset_index(drop=True), int(changed.sum())
+
+
+def concat_partitions(frames: Iterable[tuple[PartitionKey, pd.DataFrame]]) -> pd.DataFrame:
+    """One long frame with ``symbol`` and ``interval`` columns (the validation batch)."""
+    parts = [f.assign(symbol=k.symbol, interval=k.interval) for k, f in frames if not f.empty]
+    if not parts:
+        return empty_bars().assign(symbol=pd.Series([], dtype=str), interval=pd.Series([], dtype=str))
+    return pd.concat(parts, ignore_index=True)

@@ -1,0 +1,101 @@
+"""A drop folder of candles pushed by a publisher on a network that can reach the vendors.
+
+Servers in data centres are often blocked by market-data vendors; a publisher elsewhere pushes
+files here instead. Layout (house symbols, one folder per interval)::
+
+    DROP/1h/ETH.csv                 one file per symbol and interval, CSV or Parquet,
+    DROP/1h/ETH__2025-11-28.parquet optionally more chunks (``SYMBOL__anything``), later names win
+    DROP/funding/ETH.csv            timestamp,funding_rate
+    DROP/earnings.csv               symbol,date
+
+Candle files have the columns ``timestamp,open,high,low,close,volume`` (ISO-8601 UTC, bar open
+time). A file that holds an HTML page or no candle columns is refused (``BlockedError``); a
+missing file is ``NoDataError``: the publisher has not pushed it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from arena.calendar import TS_UNIT, utc
+from arena.data.errors import BlockedError, NoDataError
+from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
+from arena.universe import Asset
+
+INTERVALS = frozenset({"15m", "1h", "4h", "1d", "1w"})
+_SUFFIXES = (".csv", ".parquet")
+
+
+def read_table(path: Path, *, provider: str = "files", symbol: str = "") -> pd.DataFrame:
+    """Read one CSV or Parquet file; refuse HTML bodies and unreadable files with BlockedError."""
+    try:
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
+        head = path.read_bytes()[:512]
+        if looks_like_html(head):
+            raise BlockedError(f"{path.name} holds an HTML page, not candles",
+                               provider=provider, symbol=symbol)
+        return pd.read_csv(path)
+    except BlockedError:
+        raise
+    except Exception as exc:  # pyarrow/pandas raise many types for a corrupt file
+        raise BlockedError(f"{path.name} is not a readable {path.suffix[1:]} table: {exc}",
+                           provider=provider, symbol=symbol) from exc
+
+
+class FilesProvider:
+    """Candles from a drop folder (no network; constructor does no I/O)."""
+
+    name = "files"
+    intervals = INTERVALS
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"FilesProvider(root={str(self.root)!r})"
+
+    def supports(self, asset: Asset) -> bool:
+        return True
+
+    def _files(self, folder: str, symbol: str) -> list[Path]:
+        base = self.root / folder
+        found = [base / f"{symbol}{s}" for s in _SUFFIXES if (base / f"{symbol}{s}").is_file()]
+        found += sorted(p for s in _SUFFIXES for p in base.glob(f"{symbol}__*{s}"))
+        return found
+
+    def fetch_bars(self, asset: Asset, interval: str, start: pd.Timestamp,
+                   end: pd.Timestamp) -> pd.DataFrame:
+        require_interval(self.name, interval, self.intervals)
+        files = self._files(interval, asset.symbol)
+        if not files:
+            raise NoDataError(f"no file for {asset.symbol} {interval} in {self.root / interval}",
+                              provider=self.name, symbol=asset.symbol)
+        frames = [to_bar_frame(read_table(f, symbol=asset.symbol), provider=self.name,
+                               symbol=asset.symbol) for f in files]
+        bars = pd.concat(frames, ignore_index=True)
+        bars = bars.drop_duplicates("timestamp", keep="last").sort_values("timestamp")
+        return to_bar_frame(bars, provider=self.name, symbol=asset.symbol, start=start, end=end)
+
+    def fetch_funding(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+        files = self._files("funding", asset.symbol)
+        if not files:
+            raise NoDataError("no funding file pushed", provider=self.name, symbol=asset.symbol)
+        table = pd.concat([read_table(f, symbol=asset.symbol) for f in files], ignore_index=True)
+        if not {"timestamp", "funding_rate"} <= set(table.columns):
+            raise BlockedError("funding file needs columns timestamp,funding_rate",
+                               provider=self.name, symbol=asset.symbol)
+        ts = pd.to_datetime(table["timestamp"], utc=True).dt.as_unit(TS_UNIT)
+        out = pd.DataFrame({"timestamp": ts, "funding_rate": pd.to_numeric(table["funding_rate"])})
+        out = out[(out["timestamp"] >= utc(start)) & (out["timestamp"] < utc(end))]
+        return out.drop_duplicates("timestamp", keep="last").sort_values("timestamp").reset_index(drop=True)
+
+    def earnings_dates(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> list[pd.Timestamp]:
+        path = self.root / "earnings.csv"
+        if not path.is_file():
+            return []
+        table = read_table(path, symbol=asset.symbol)
+        days = pd.to_datetime(table.loc[table["symbol"] == asset.symbol, "date"], utc=True)
+        return sorted(d for d in days if utc(start) <= d < utc(end))
