@@ -51,6 +51,8 @@ def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray
         return ts.floor(interval_delta(target)).to_numpy()
     step = interval_delta(target)
     grid = expected_bars(calendar, target, ts.min() - step, ts.max() + pd.Timedelta(minutes=1))
+    if grid.empty:
+        return np.full(len(ts), np.datetime64("NaT"), dtype="datetime64[us]")
     pos = grid.searchsorted(ts, side="right") - 1
     keys = grid.to_numpy()[np.clip(pos, 0, None)]
     ends = bar_close_times(calendar, target, grid).to_numpy()[np.clip(pos, 0, None)]

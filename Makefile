@@ -1,0 +1,35 @@
+# Two commands do all the set-up on a fresh machine:
+#   make run   - create .venv, install, run the main job on the embedded (synthetic) default
+#   make test  - install the test dependencies and run the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: run test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+run: $(VENV)/.installed
+	$(BIN)/arena ingest --source synthetic
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check arena flows expectations tests benchmarks
+
+bench: $(VENV)/.installed
+	$(BIN)/python benchmarks/ingest.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

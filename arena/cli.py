@@ -1,0 +1,189 @@
+"""The ``arena`` command. Heavy libraries (Great Expectations, Prefect, vendor SDKs) are imported
+only by the subcommand that needs them, so ``arena --help`` stays instant."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
+
+
+def _json_default(value: object) -> object:
+    return str(value)
+
+
+def _print_json(payload: object) -> None:
+    print(json.dumps(payload, indent=2, default=_json_default))
+
+
+# ---------------------------------------------------------------------------------------- ingest
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from arena.calendar import utc
+    from arena.data.ingest import IngestError, default_window, run_ingest
+    from arena.data.lake import Lake
+    from arena.data.providers import make_provider
+    from arena.universe import UniverseError, load_universe
+
+    try:
+        universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
+        provider = make_provider(args.source, seed=args.seed, drop=args.drop)
+        now = pd.Timestamp.now(tz="UTC")
+        start, end = default_window(now)
+        start = utc(args.start) if args.start else start
+        end = utc(args.end) if args.end else end
+    except (UniverseError, ValueError) as exc:
+        print(f"arena ingest: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    lake = Lake(args.lake)
+    try:
+        with _progress(enabled=not args.json and sys.stderr.isatty()) as notify:
+            result = run_ingest(provider, universe, start=start, end=end, lake=lake, now=now,
+                                progress=notify, data_docs=args.data_docs)
+    except IngestError as exc:
+        if args.json:
+            _print_json(exc.manifest)
+        print(f"arena ingest: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        _print_json(result.manifest)
+    else:
+        print(render_ingest_summary(result.manifest, lake.root))
+    return EXIT_OK
+
+
+class _progress:
+    """A rich progress bar on stderr for long ingests (silent when not a terminal)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bar = None
+        self._tasks: dict[str, object] = {}
+
+    def __enter__(self):  # noqa: ANN204
+        if not self.enabled:
+            return None
+        from rich.progress import Progress
+
+        self._bar = Progress(transient=True)
+        self._bar.__enter__()
+        return self._notify
+
+    def _notify(self, stage: str, done: int, total: int) -> None:
+        assert self._bar is not None
+        if stage not in self._tasks:
+            self._tasks[stage] = self._bar.add_task(stage, total=total)
+        self._bar.update(self._tasks[stage], completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+
+def render_ingest_summary(manifest: dict, lake_root: Path) -> str:
+    """A short human summary of a published ingest run."""
+    got = manifest["got"]
+    asked = manifest["asked"]
+    label = "SYNTHETIC market data (embedded default, not real prices)" if manifest["synthetic"] \
+        else f"market data from {manifest['provider']}"
+    per_interval: dict[str, int] = {}
+    for key, rows in manifest["partitions"].items():
+        parts = key.split("/")
+        if parts[0] not in ("funding", "earnings"):
+            per_interval[parts[1]] = per_interval.get(parts[1], 0) + rows
+    t = manifest["timings_seconds"]
+    lines = [
+        f"arena ingest {manifest['run_id']}: {label}",
+        f"  window      {asked['start']} .. {asked['end']}  ({len(got)} assets, base {asked['base_interval']})",
+        "  bars        " + ", ".join(f"{iv} {n:,}" for iv, n in per_interval.items()),
+        f"  new bars    {sum(s['new'] for s in got.values()):,} base bars added, "
+        f"{sum(s['revised'] for s in got.values())} revised",
+        f"  validation  {manifest['validation']['summary']}",
+        f"  timings     " + ", ".join(f"{k} {v:.2f}s" for k, v in t.items()),
+        f"  published   {lake_root / 'bars'} (manifest {manifest['run_id']}.json)",
+    ]
+    return "\n".join(lines)
+
+
+# -------------------------------------------------------------------------------------- validate
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from arena.calendar import CalendarError, utc
+    from arena.data.validation import UnusableInputError, validate_file
+
+    path = Path(args.path)
+    interval, calendar, symbol = args.interval, args.calendar, args.symbol
+    if path.is_dir():  # a lake partition: read its address from the path
+        parts = dict(p.split("=", 1) for p in path.parts if "=" in p)
+        symbol = symbol or parts.get("symbol")
+        interval = interval or parts.get("interval")
+        if calendar is None and symbol:
+            from arena.universe import UniverseError, load_universe
+
+            try:
+                calendar = load_universe()[symbol].calendar
+            except UniverseError:
+                calendar = None
+        path = path / "data.parquet"
+    try:
+        as_of = utc(args.as_of) if args.as_of else None
+        report = validate_file(path, interval=interval or "1d", calendar=calendar or "XNYS",
+                               as_of=as_of, symbol=symbol)
+    except (UnusableInputError, CalendarError, FileNotFoundError) as exc:
+        if args.json:
+            _print_json({"path": str(path), "usable": False, "error": str(exc)})
+        print(f"arena validate: unusable input: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.json:
+        _print_json({"path": str(path), "usable": True, **report.to_dict()})
+    else:
+        print(f"{path}: {report.summary()}")
+        for r in report.failed():
+            print(f"  FAILED {r.check}: {r.message}")
+    return EXIT_OK if report.success else EXIT_FAILED
+
+
+# ------------------------------------------------------------------------------------------ main
+def build_parser() -> argparse.ArgumentParser:
+    from arena.data.providers import SOURCES
+
+    parser = argparse.ArgumentParser(
+        prog="arena", description="An LLM trading arena with a luck ceiling.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ing = sub.add_parser("ingest", help="fetch/generate bars into the lake (validated, atomic)")
+    ing.add_argument("--source", choices=SOURCES, default="synthetic",
+                     help="market-data provider (default: synthetic, the embedded default)")
+    ing.add_argument("--start", help="window start, ISO-8601 UTC (default: 200 days before --end)")
+    ing.add_argument("--end", help="window end, exclusive, ISO-8601 UTC (default: now, whole hour)")
+    ing.add_argument("--symbols", help="comma-separated house symbols (default: whole universe)")
+    ing.add_argument("--seed", type=int, help="seed of the synthetic market")
+    ing.add_argument("--drop", help="drop folder of the files source (or $ARENA_DROP_DIR)")
+    ing.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
+    ing.add_argument("--data-docs", action="store_true", help="also build Great Expectations Data Docs")
+    ing.add_argument("--json", action="store_true", help="print the run manifest as JSON")
+    ing.set_defaults(func=_cmd_ingest)
+
+    val = sub.add_parser("validate", help="run the candle expectations on a price file or lake partition")
+    val.add_argument("path", help="CSV/Parquet price file, or a lake partition directory")
+    val.add_argument("--interval", choices=("15m", "1h", "4h", "1d", "1w"),
+                     help="bar interval (default 1d; a partition's own)")
+    val.add_argument("--calendar", choices=("XNYS", "24/7"), help="trading calendar (default XNYS)")
+    val.add_argument("--symbol", help="symbol to name in messages")
+    val.add_argument("--as-of", help="judge staleness at this time (default: the file's last bar)")
+    val.add_argument("--json", action="store_true", help="machine-readable result")
+    val.set_defaults(func=_cmd_validate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

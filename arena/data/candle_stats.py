@@ -1,0 +1,339 @@
+"""Preparation step of candle validation: per-bar and per-series statistics as columns.
+
+Great Expectations checks columns, not groups, and costs ~75 ms per validated frame. So every
+(symbol, interval) statistic is computed here with pandas, written as a column of one concatenated
+frame, and the suite in ``expectations/candles.py`` compares those columns with thresholds in a
+single validation run. This module imports no Great Expectations.
+
+Series-level columns (``series_*``) are set on exactly one row per series (its first row) and are
+null elsewhere; Great Expectations ignores nulls in these checks, so a failure counts once per
+series. A series that arrived with zero bars gets one placeholder row (``is_bar`` False, no prices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from arena.calendar import (
+    CALENDARS,
+    NYSE,
+    TS_UNIT,
+    bar_close_times,
+    expected_bars,
+    interval_delta,
+    sessions,
+)
+from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
+
+if TYPE_CHECKING:
+    from arena.data.validation import ValidationConfig, Window
+
+# Names of the checks (one report row per series and check) and the columns of the prepared
+# frame: the contract with expectations/candles.py.
+BAR_COUNT = "bar_count"
+OFF_CALENDAR = "off_calendar"
+OHLC = "ohlc"
+UNIQUE = "unique_timestamps"
+INCREASING = "increasing_timestamps"
+ALIGNED = "aligned_timestamps"
+SPLICE = "splice"
+STALENESS = "staleness"
+INCOMPLETE = "incomplete_bars"
+CHECKS = (BAR_COUNT, OFF_CALENDAR, OHLC, UNIQUE, INCREASING, ALIGNED, SPLICE, STALENESS, INCOMPLETE)
+
+ROW_ID = "row_id"
+IS_BAR = "is_bar"
+BAR_TIME = "bar_time"  # the label mapped onto the calendar's convention (midnight -> session open)
+ON_CALENDAR = "on_calendar"
+STEP_SECONDS = "step_seconds"  # seconds since the series' previous row, in the order given
+GRID_OFFSET = "grid_offset_seconds"  # 0 when the label sits on the interval grid
+JUMP_SIGMAS = "jump_sigmas"  # |log return - median| in robust sigmas of the series
+VOLUME_RATIO = "volume_ratio"  # volume / median volume of the series; null without volume data
+JUMP_RETURN = "jump_return"  # simple close-to-close return (for messages)
+OVERNIGHT = "overnight"  # first bar of a session after another session's bar (stock intraday)
+SERIES_BARS = "series_bars"
+SERIES_MISSING_SHARE = "series_missing_share"
+SERIES_OFF_CALENDAR = "series_off_calendar_bars"
+SERIES_STALE = "series_stale_bars"
+SERIES_INCOMPLETE = "series_incomplete_bars"
+
+MAD_TO_SIGMA = 1.4826  # robust sigma = 1.4826 x median absolute deviation (normal consistency)
+MEAN_AD_TO_SIGMA = 1.2533  # fallback when over half of the returns are identical (MAD = 0)
+MAX_SIGMAS = 1e6  # cap for a move in a series that never moved before
+_ONE_TICK = pd.Timedelta(1, unit=TS_UNIT)
+
+
+@dataclass(frozen=True)
+class SeriesStats:
+    """What the preparation found for one (symbol, interval); the messages are built from it."""
+
+    symbol: str
+    interval: str
+    calendar: str
+    start: pd.Timestamp | None
+    end: pd.Timestamp | None
+    bars: int
+    expected: int
+    missing: int
+    first_missing: pd.Timestamp | None
+    off_calendar: int
+    last_bar: pd.Timestamp | None
+    reference: pd.Timestamp | None  # staleness judged at this time (None: not judged)
+    stale: int | None
+    incomplete: int | None
+    returns: int  # close-to-close returns behind the robust sigma (0: splice not judged)
+    sigma: float | None
+    overnight_sigma: float | None  # own sigma of overnight returns, when there are enough
+
+    @property
+    def missing_share(self) -> float:
+        return self.missing / self.expected if self.expected else 0.0
+
+
+def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestamp | None,
+            config: ValidationConfig) -> tuple[pd.DataFrame, dict[tuple[str, str], SeriesStats]]:
+    """The frame to validate (one row per bar, plus a placeholder per empty series) and the
+    statistics of each series, keyed by (symbol, interval)."""
+    frame = _normalise(bars)
+    by_key = {(w.symbol, w.interval): w for w in windows}
+    if len(by_key) != len(windows):
+        raise ValueError("two windows name the same (symbol, interval)")
+    groups = frame.groupby(["symbol", "interval"], sort=False).indices
+    unasked = sorted(set(groups) - set(by_key))
+    if unasked:
+        raise ValueError(f"bars for series without a window: {unasked[:5]}")
+    columns = {c: np.full(len(frame), np.nan) for c in (
+        STEP_SECONDS, GRID_OFFSET, JUMP_SIGMAS, VOLUME_RATIO, JUMP_RETURN, SERIES_BARS,
+        SERIES_MISSING_SHARE, SERIES_OFF_CALENDAR, SERIES_STALE, SERIES_INCOMPLETE)}
+    bar_time = pd.DatetimeIndex(frame["timestamp"]).asi8.copy()
+    on_calendar = np.zeros(len(frame), dtype=bool)
+    overnight = np.zeros(len(frame), dtype=bool)
+    stats: dict[tuple[str, str], SeriesStats] = {}
+    empty: list[SeriesStats] = []
+    for key, window in by_key.items():
+        if window.calendar not in CALENDARS:
+            raise ValueError(f"{key[0]} {key[1]}: unknown calendar {window.calendar!r}")
+        interval_delta(window.interval)
+        idx = groups.get(key, np.array([], dtype=np.int64))
+        series = _SeriesPrep(frame.iloc[idx], window, as_of, config)
+        stats[key] = series.stats
+        if not len(idx):
+            empty.append(series.stats)
+            continue
+        bar_time[idx] = series.bar_time.asi8
+        on_calendar[idx] = series.on_calendar
+        overnight[idx] = series.overnight
+        for name, values in series.row_columns.items():
+            columns[name][idx] = values
+        for name, value in series.series_columns.items():
+            columns[name][idx[0]] = value
+    frame[BAR_TIME] = _from_micros(bar_time)
+    frame[ON_CALENDAR] = on_calendar
+    frame[OVERNIGHT] = overnight
+    for name, values in columns.items():
+        frame[name] = values
+    frame[IS_BAR] = True
+    if empty:
+        frame = pd.concat([frame, _placeholders(empty, frame.columns)], ignore_index=True)
+    frame.insert(0, ROW_ID, np.arange(len(frame)))
+    return frame, stats
+
+
+def _normalise(bars: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c in ("symbol", "interval", *BAR_COLUMNS) if c not in bars.columns]
+    if missing:
+        raise ValueError(f"bars lack column(s) {', '.join(missing)}")
+    frame = bars[["symbol", "interval", *BAR_COLUMNS]].reset_index(drop=True).copy()
+    frame["symbol"] = frame["symbol"].astype(str)
+    frame["interval"] = frame["interval"].astype(str)
+    ts = pd.to_datetime(frame["timestamp"], utc=True, errors="coerce")
+    frame["timestamp"] = ts.dt.as_unit(TS_UNIT)
+    for c in (*PRICE_COLUMNS, "volume"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
+    return frame
+
+
+def _placeholders(empty: list[SeriesStats], columns: pd.Index) -> pd.DataFrame:
+    rows = pd.DataFrame({c: [np.nan] * len(empty) for c in columns})
+    rows["symbol"] = [s.symbol for s in empty]
+    rows["interval"] = [s.interval for s in empty]
+    for c in ("timestamp", BAR_TIME):
+        rows[c] = pd.Series(pd.NaT, index=rows.index, dtype=f"datetime64[{TS_UNIT}, UTC]")
+    rows[ON_CALENDAR] = False
+    rows[OVERNIGHT] = False
+    rows[IS_BAR] = False
+    rows[SERIES_BARS] = 0.0
+    rows[SERIES_MISSING_SHARE] = [1.0 if s.expected else 0.0 for s in empty]
+    rows[SERIES_OFF_CALENDAR] = 0.0
+    return rows
+
+
+class _SeriesPrep:
+    """All statistics of one series (rows in the order given)."""
+
+    def __init__(self, rows: pd.DataFrame, window: Window, as_of: pd.Timestamp | None,
+                 config: ValidationConfig) -> None:
+        self.window, self.config = window, config
+        cal, interval = window.calendar, window.interval
+        ts = pd.DatetimeIndex(rows["timestamp"])
+        self.bar_time = canonical_labels(ts, cal, interval)
+        valid = ~self.bar_time.isna()
+        times = self.bar_time[valid]
+        start = window.start if window.start is not None else (times.min() if len(times) else None)
+        end = window.end if window.end is not None else (
+            times.max() + _ONE_TICK if len(times) else None)  # through the last bar, nothing after
+        expected = expected_bars(cal, interval, start, end) if start is not None else \
+            pd.DatetimeIndex([], tz="UTC")
+        self.on_calendar = np.asarray(self.bar_time.isin(expected))
+        present = expected.isin(times)
+        step = np.diff(self.bar_time.as_unit("us").asi8.astype("float64")) / 1e6  # seconds
+        step[~valid[1:] | ~valid[:-1]] = np.nan
+        self.row_columns = {
+            STEP_SECONDS: np.concatenate([[np.nan], step]),
+            GRID_OFFSET: grid_offset_seconds(ts, cal, interval),
+        }
+        jumps, vol_ratio, returns, self.overnight, sig = _jumps(rows, self.bar_time, window, config)
+        self.row_columns.update({JUMP_SIGMAS: jumps, VOLUME_RATIO: vol_ratio, JUMP_RETURN: returns})
+        last = times.max() if len(times) else None
+        reference, stale, incomplete = _staleness(cal, interval, times, last, window, as_of)
+        n_bars = len(rows)
+        missing = int((~present).sum())
+        off = int((~self.on_calendar).sum())
+        self.series_columns = {
+            SERIES_BARS: float(n_bars),
+            SERIES_MISSING_SHARE: missing / len(expected) if len(expected) else 0.0,
+            SERIES_OFF_CALENDAR: float(off),
+            SERIES_STALE: np.nan if stale is None else float(stale),
+            SERIES_INCOMPLETE: np.nan if incomplete is None else float(incomplete),
+        }
+        self.stats = SeriesStats(
+            symbol=window.symbol, interval=interval, calendar=cal,
+            start=None if start is None else pd.Timestamp(start),
+            end=None if end is None else pd.Timestamp(end), bars=n_bars,
+            expected=len(expected), missing=missing,
+            first_missing=expected[~present][0] if missing else None, off_calendar=off,
+            last_bar=last, reference=reference, stale=stale, incomplete=incomplete,
+            returns=sig[0], sigma=sig[1], overnight_sigma=sig[2])
+
+
+def canonical_labels(ts: pd.DatetimeIndex, calendar: str, interval: str) -> pd.DatetimeIndex:
+    """Labels on the calendar's convention. Stock daily/weekly bars labelled at midnight UTC
+    (date-only files) become their session's open (weekly: the week's first session open, for a
+    label on the Monday or on that first session's date); any other label is left as it is."""
+    if calendar != NYSE or interval not in ("1d", "1w") or not len(ts):
+        return ts
+    midnight = np.asarray((ts == ts.normalize()) & ~ts.isna())
+    if not midnight.any():
+        return ts
+    days = ts[midnight].tz_localize(None)
+    sched = sessions(days.min() - pd.Timedelta(days=7), days.max() + pd.Timedelta(days=7))
+    opens = sched["open"].dt.as_unit(TS_UNIT)
+    if interval == "1d":
+        mapped = opens.reindex(days)
+    else:
+        weeks = sched.index.to_period("W-SUN")
+        first_open = opens.groupby(weeks).min().reindex(days.to_period("W-SUN"))
+        first_day = pd.Series(sched.index, index=sched.index).groupby(weeks).min()
+        first_day = first_day.reindex(days.to_period("W-SUN")).to_numpy()
+        usable = (days.weekday == 0) | (days.to_numpy() == first_day)
+        mapped = first_open.where(usable)
+    micros = ts.as_unit(TS_UNIT).asi8.copy()
+    found = ~mapped.isna().to_numpy()
+    micros[np.flatnonzero(midnight)[found]] = pd.DatetimeIndex(mapped[found]).as_unit(TS_UNIT).asi8
+    return _from_micros(micros)
+
+
+def _from_micros(micros: np.ndarray) -> pd.DatetimeIndex:
+    return pd.DatetimeIndex(micros.view(f"M8[{TS_UNIT}]")).tz_localize("UTC")
+
+
+def grid_offset_seconds(ts: pd.DatetimeIndex, calendar: str, interval: str) -> np.ndarray:
+    """How far (seconds) each label is from the interval grid; 0 when aligned, null when no time.
+
+    Crypto: multiples of the interval from the Unix epoch (weekly: Monday 00:00 UTC). Stocks:
+    intraday bars step from 9:30 New York time; daily/weekly bars open at 9:30 New York time or,
+    for date-only files, at midnight UTC."""
+    step = interval_delta(interval).value // 1000  # microseconds
+    micros = ts.as_unit("us").asi8.astype(np.int64)
+    nat = np.asarray(ts.isna())
+    if calendar != NYSE:
+        anchor = pd.Timestamp("1970-01-05").value // 1000 if interval == "1w" else 0
+        off = np.mod(micros - anchor, step)
+    else:
+        local = ts.tz_convert("America/New_York")
+        since_local_midnight = pd.TimedeltaIndex(local - local.normalize()).as_unit("us").asi8
+        since_open = since_local_midnight - 34_200_000_000  # 9:30 in microseconds
+        if interval in ("1d", "1w"):
+            since_midnight_utc = np.mod(micros, 86_400_000_000)
+            off = np.minimum(np.abs(since_open), since_midnight_utc)
+        else:
+            off = np.mod(since_open, step)
+    out = off.astype("float64") / 1e6
+    out[nat] = np.nan
+    return out
+
+
+def robust_sigma(returns: np.ndarray) -> tuple[float, float]:
+    """(median, robust sigma) of returns: 1.4826 x MAD, else 1.2533 x mean absolute deviation."""
+    med = float(np.median(returns))
+    dev = np.abs(returns - med)
+    sigma = MAD_TO_SIGMA * float(np.median(dev))
+    return med, sigma if sigma > 0 else MEAN_AD_TO_SIGMA * float(dev.mean())
+
+
+def _jumps(rows: pd.DataFrame, bar_time: pd.DatetimeIndex, window: Window,
+           config: ValidationConfig) -> tuple[np.ndarray, ...]:
+    """Per row: jump size in robust sigmas, volume ratio, simple return, overnight flag (all in
+    the given row order), plus (returns used, sigma, overnight sigma) of the series."""
+    n = len(rows)
+    jumps, ratio, simple = (np.full(n, np.nan) for _ in range(3))
+    overnight = np.zeros(n, dtype=bool)
+    close = rows["close"].to_numpy()
+    ok = np.isfinite(close) & (close > 0) & ~np.asarray(bar_time.isna())
+    ok &= ~pd.Series(bar_time).duplicated().to_numpy()
+    pos = np.flatnonzero(ok)
+    pos = pos[np.argsort(bar_time.asi8[pos], kind="stable")]
+    volume = rows["volume"].to_numpy()[pos]
+    med_volume = float(np.nanmedian(volume)) if len(pos) else 0.0
+    if med_volume > 0:  # series without volume (FX, some indices): no volume escape at all
+        ratio[pos] = volume / med_volume
+    if len(pos) < 2:
+        return jumps, ratio, simple, overnight, (0, None, None)
+    log_ret = np.diff(np.log(close[pos]))
+    simple[pos[1:]] = np.expm1(log_ret)
+    gap = np.zeros(len(log_ret), dtype=bool)
+    if window.calendar == NYSE and window.interval not in ("1d", "1w"):
+        day = bar_time[pos].tz_convert("America/New_York").normalize().asi8
+        gap = day[1:] != day[:-1]
+        overnight[pos[1:]] = gap
+    if len(log_ret) < config.min_returns:
+        return jumps, ratio, simple, overnight, (len(log_ret), None, None)
+    med, sigma = robust_sigma(log_ret[~gap] if (~gap).sum() >= config.min_returns else log_ret)
+    centre, scale = np.full(len(log_ret), med), np.full(len(log_ret), sigma)
+    night_sigma = None
+    if gap.sum() >= config.min_returns:  # overnight gaps judged against their own distribution
+        night_med, night_sigma = robust_sigma(log_ret[gap])
+        centre[gap], scale[gap] = night_med, night_sigma
+    dev = np.abs(log_ret - centre)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(dev == 0, 0.0, dev / scale)
+    jumps[pos[1:]] = np.minimum(z, MAX_SIGMAS)
+    return jumps, ratio, simple, overnight, (len(log_ret), sigma, night_sigma)
+
+
+def _staleness(calendar: str, interval: str, times: pd.DatetimeIndex, last: pd.Timestamp | None,
+               window: Window, as_of: pd.Timestamp | None
+               ) -> tuple[pd.Timestamp | None, int | None, int | None]:
+    """(reference time, expected bars completed after the last bar, bars not closed at as_of)."""
+    if as_of is None or last is None:
+        return None, None, None
+    reference = min(as_of, window.end) if window.end is not None else as_of
+    after = expected_bars(calendar, interval, last + _ONE_TICK, reference)
+    stale = int((bar_close_times(calendar, interval, after) <= reference).sum()) if len(after) else 0
+    incomplete = int((bar_close_times(calendar, interval, times) > as_of).sum())
+    return reference, stale, incomplete

@@ -1,0 +1,240 @@
+"""Yahoo Finance candles for US stocks and ETFs, through ``yfinance`` (1.x).
+
+Conventions of the frames returned (see :mod:`arena.data.providers.base` and :mod:`arena.calendar`):
+
+* **Prices are split-adjusted, not dividend-adjusted** (``auto_adjust=False``; Yahoo's chart API
+  already applies splits to OHLC). They are the prices the market quoted, so a bar never changes
+  when a dividend is paid later, and fills simulated on them are real prices; dividends are
+  ignored (returns are price returns). A split *does* rewrite earlier bars: refetch after one.
+* **Timestamps are bar open times in UTC.** ``1h`` bars keep Yahoo's 9:30, 10:30... New York
+  labels (converted to UTC). Daily bars, which Yahoo labels at midnight New York of the session
+  date, are relabelled to that session's open; weekly bars (labelled Monday midnight) to the first
+  session open of their week. A label without an NYSE session (should not happen) falls back to
+  9:30 New York on that date, so validation sees it rather than losing it.
+* Volume is in shares. The still-forming bar is returned if Yahoo sends it: the caller decides.
+
+Failures become :mod:`arena.data.errors`: ``YFRateLimitError``/429 -> ``RateLimitedError``;
+404 (unknown or delisted symbol) -> ``BadSymbolError``; 5xx, timeouts, Yahoo's "Will be right back"
+page -> ``UnavailableError``; a non-JSON (HTML) body with status 200, 401/403/451 ->
+``BlockedError``; an answer without rows -> ``NoDataError``. yfinance does not expose HTTP
+statuses, so the adapter observes them on the session it hands to yfinance (``_observe``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from functools import lru_cache
+from typing import Any
+
+import pandas as pd
+
+from arena.calendar import NYSE, TS_UNIT, expected_bars, regular_session, utc
+from arena.data.errors import (
+    BadSymbolError,
+    BlockedError,
+    NoDataError,
+    ProviderError,
+    RateLimitedError,
+    UnavailableError,
+    UnsupportedError,
+)
+from arena.data.providers.base import require_interval, to_bar_frame
+from arena.universe import Asset
+
+INTERVALS = frozenset({"1h", "1d", "1w"})
+_YF_INTERVAL = {"1h": "1h", "1d": "1d", "1w": "1wk"}
+_PAD = {"1h": pd.Timedelta(0), "1d": pd.Timedelta(days=1), "1w": pd.Timedelta(days=7)}
+_NY = "America/New_York"
+_OPEN_NY = pd.Timedelta(hours=9, minutes=30)
+_OBSERVED_PATHS = ("/v8/finance/chart/", "/calendar/earnings")
+_STATUS = threading.local()  # HTTP status of this thread's last chart / earnings call
+
+
+def _yfinance() -> Any:
+    """Import yfinance lazily and make it raise instead of returning empty frames."""
+    import yfinance as yf
+
+    yf.config.debug.hide_exceptions = False
+    return yf
+
+
+def _observe(session: Any) -> Any:
+    """Wrap ``session.request`` (requests or curl_cffi) to record the status of chart calls."""
+    if session is None or getattr(session, "_arena_observed", False):
+        return session
+    send = session.request
+
+    def request(*args: Any, **kwargs: Any) -> Any:
+        response = send(*args, **kwargs)
+        url = str(kwargs.get("url", args[1] if len(args) > 1 else ""))
+        if any(p in url for p in _OBSERVED_PATHS):
+            _STATUS.code = getattr(response, "status_code", None)
+        return response
+
+    session.request = request
+    session._arena_observed = True
+    return session
+
+
+@lru_cache(maxsize=1)
+def _default_session() -> Any:
+    """yfinance's own kind of session (curl_cffi, browser TLS), observed; one per process."""
+    try:
+        from yfinance._http import new_session
+    except ImportError:  # layout changed: let yfinance pick its session, statuses unobserved
+        return None
+    return _observe(new_session())
+
+
+def _forget_cached_responses(yf: Any) -> None:
+    """yfinance memoises responses of past windows per process, failures included: drop them so
+    a retry really asks Yahoo again."""
+    with contextlib.suppress(AttributeError):
+        yf.data.YfData.cache_get.cache_clear()
+
+
+class YFinanceProvider:
+    """Stocks and ETFs from Yahoo Finance (``1h`` reaches back about 730 days)."""
+
+    name = "yfinance"
+    intervals = INTERVALS
+
+    def __init__(self, session: Any = None, timeout: float = 30.0) -> None:
+        """``session``: a ``requests`` or ``curl_cffi`` Session for yfinance (tests inject one);
+        default: a curl_cffi session made on first use. No I/O here."""
+        self.session = session
+        self.timeout = timeout
+
+    def supports(self, asset: Asset) -> bool:
+        return asset.asset_class in {"stock", "etf"} and bool(asset.yfinance_symbol)
+
+    def fetch_bars(self, asset: Asset, interval: str, start: pd.Timestamp,
+                   end: pd.Timestamp) -> pd.DataFrame:
+        require_interval(self.name, interval, self.intervals)
+        self._require(asset)
+        start_ts, end_ts = utc(start), utc(end)
+        if end_ts <= start_ts:
+            raise NoDataError("empty window", provider=self.name, symbol=asset.symbol)
+        # Yahoo's daily/weekly range filters are midnight-based: ask wider, clip afterwards
+        ask_from = start_ts.tz_convert(_NY).normalize() - _PAD[interval]
+        raw = self._call(asset, lambda t: t.history(
+            start=ask_from, end=end_ts + _PAD[interval], interval=_YF_INTERVAL[interval],
+            auto_adjust=False, back_adjust=False, actions=False, prepost=False, repair=False,
+            keepna=False, timeout=self.timeout))
+        prices = raw[["Open", "High", "Low", "Close"]]
+        raw = raw[prices.notna().all(axis=1)]  # Yahoo's rows with null prices are not bars
+        frame = pd.DataFrame({
+            "timestamp": _open_times(pd.DatetimeIndex(raw.index), interval),
+            **{c.lower(): raw[c].to_numpy(dtype="float64") for c in ("Open", "High", "Low", "Close")},
+            "volume": raw["Volume"].to_numpy(dtype="float64"),
+        })
+        return to_bar_frame(frame, provider=self.name, symbol=asset.symbol, start=start_ts,
+                            end=end_ts)
+
+    def fetch_funding(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+        raise UnsupportedError("stocks and ETFs have no funding rates", provider=self.name,
+                               symbol=asset.symbol)
+
+    def earnings_dates(self, asset: Asset, start: pd.Timestamp,
+                       end: pd.Timestamp) -> list[pd.Timestamp]:
+        """Earnings dates (the New York calendar date, as UTC midnight) in ``[start, end)``, from
+        Yahoo's earnings calendar (last ~25 years and the next scheduled one). ``[]`` for ETFs."""
+        if asset.asset_class != "stock" or not asset.yfinance_symbol:
+            return []
+        table = self._call(asset, lambda t: t.get_earnings_dates(limit=100))
+        if table is None:
+            raise NoDataError("no earnings table on Yahoo's earnings calendar page",
+                              provider=self.name, symbol=asset.symbol)
+        idx = pd.DatetimeIndex(table.index)
+        local = idx.tz_convert(_NY).tz_localize(None) if idx.tz is not None else idx
+        days = pd.DatetimeIndex(local.normalize().unique()).tz_localize("UTC").as_unit(TS_UNIT)
+        lo, hi = utc(start), utc(end)
+        return sorted(d for d in days if lo <= d < hi)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _require(self, asset: Asset) -> None:
+        if not self.supports(asset):
+            raise UnsupportedError(f"{asset.asset_class} is not served by Yahoo here",
+                                   provider=self.name, symbol=asset.symbol)
+
+    def _call(self, asset: Asset, fn: Any) -> Any:
+        """Run ``fn(ticker)`` for the asset's Yahoo symbol, translating every failure."""
+        yf = _yfinance()
+        ticker = yf.Ticker(asset.yfinance_symbol, session=self.session or _default_session())
+        if asset.calendar == NYSE:
+            # Known exchange timezone: spares yfinance its timezone probe (one chart request per
+            # symbol, and a quoteSummary fallback that turns an unknown symbol into odd errors).
+            ticker._tz = _NY
+        _STATUS.code = None
+        try:
+            return fn(ticker)
+        except Exception as exc:
+            _forget_cached_responses(yf)
+            raise self._translate(exc, asset, getattr(_STATUS, "code", None)) from exc
+
+    def _translate(self, exc: Exception, asset: Asset, status: int | None) -> ProviderError:
+        from yfinance.exceptions import (
+            YFPricesMissingError,
+            YFRateLimitError,
+            YFTickerMissingError,
+        )
+
+        where = {"provider": self.name, "symbol": asset.symbol}
+        response = getattr(exc, "response", None)
+        status = status or getattr(response, "status_code", None)
+        text = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, YFRateLimitError) or status == 429:
+            return RateLimitedError(f"Yahoo rate limit (HTTP 429): {text}", **where)
+        if status == 404:
+            return BadSymbolError(f"Yahoo does not know {asset.yfinance_symbol!r} (HTTP 404): "
+                                  f"{text}", **where)
+        if status is not None and status >= 500:
+            return UnavailableError(f"Yahoo HTTP {status}: {text}", **where)
+        if status in (401, 403, 451):
+            return BlockedError(f"Yahoo refused the request (HTTP {status}): {text}", **where)
+        if status == 422:
+            return UnsupportedError(f"Yahoo refused the range (1h reaches back ~730 days): "
+                                    f"{text}", **where)
+        if isinstance(exc, YFPricesMissingError):
+            return NoDataError(f"Yahoo returned no prices: {text}", **where)
+        if isinstance(exc, YFTickerMissingError):
+            return BadSymbolError(f"Yahoo does not know {asset.yfinance_symbol!r}: {text}", **where)
+        if "CURRENTLY DOWN" in str(exc):
+            return UnavailableError(f"Yahoo's maintenance page: {text}", **where)
+        if isinstance(exc, ValueError) and "JSONDecodeError" in type(exc).__name__:
+            return BlockedError(f"Yahoo answered HTTP {status or 200} with a body that is not "
+                                f"JSON (an HTML page?): {text}", **where)
+        if isinstance(exc, (OSError, TimeoutError)):
+            return UnavailableError(f"network failure talking to Yahoo: {text}", **where)
+        return ProviderError(f"yfinance failed: {text}", **where)
+
+
+def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
+    """UTC open times of yfinance's bar labels (see the module docstring)."""
+    if interval == "1h":
+        return labels.tz_convert("UTC").as_unit(TS_UNIT)
+    days = (labels.tz_convert(_NY).tz_localize(None) if labels.tz is not None else labels).normalize()
+    if interval == "1d":
+        opens = []
+        for day in days:
+            session = regular_session(day)
+            opens.append(session.open if session is not None else _fallback_open(day))
+        return pd.DatetimeIndex(opens).tz_convert("UTC").as_unit(TS_UNIT)
+    mondays = days - pd.to_timedelta(days.weekday, unit="D")
+    if len(mondays) == 0:
+        return pd.DatetimeIndex([], tz="UTC").as_unit(TS_UNIT)
+    first = mondays.min().tz_localize(_NY).tz_convert("UTC")
+    last = mondays.max().tz_localize(_NY).tz_convert("UTC") + pd.Timedelta(days=7)
+    week_open = {}
+    for o in expected_bars(NYSE, "1w", first, last):
+        local_day = o.tz_convert(_NY).tz_localize(None).normalize()
+        week_open[local_day - pd.Timedelta(days=local_day.weekday())] = o
+    opens = [week_open.get(m, _fallback_open(m)) for m in mondays]
+    return pd.DatetimeIndex(opens).tz_convert("UTC").as_unit(TS_UNIT)
+
+
+def _fallback_open(day: pd.Timestamp) -> pd.Timestamp:
+    return (day + _OPEN_NY).tz_localize(_NY).tz_convert("UTC")
+

@@ -1,0 +1,11 @@
+"""Great Expectations suites as code, one module per dataset, plus custom expectations.
+
+Importing this package imports Great Expectations (5-6 s): product code imports it lazily, inside
+the function that validates (see :mod:`arena.data.validation`).
+"""
+
+from expectations.candles import SUITE_NAME, candle_suite
+from expectations.custom import ExpectColumnValuesToBeFiniteAtLeast, ExpectJumpsToBeMatchedByVolume
+
+__all__ = ["SUITE_NAME", "ExpectColumnValuesToBeFiniteAtLeast", "ExpectJumpsToBeMatchedByVolume",
+           "candle_suite"]

@@ -1,0 +1,104 @@
+"""The candle suite, defined in code (never loaded from JSON: custom expectations would be lost).
+
+It validates ONE prepared frame per ingest: all symbols and intervals concatenated, with the
+per-series statistics already computed as columns by :mod:`arena.data.candle_stats`. Each
+expectation carries ``meta["check"]`` (the report row it feeds) and ``meta["problem"]`` (a few
+words for the message), and a ``description`` that Data Docs shows instead of the raw kwargs.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import great_expectations as gx
+from great_expectations import expectations as gxe
+from great_expectations.expectations.row_conditions import Column
+
+from arena.data import candle_stats as cs
+from expectations.custom import ExpectColumnValuesToBeFiniteAtLeast, ExpectJumpsToBeMatchedByVolume
+
+if TYPE_CHECKING:
+    from arena.data.validation import ValidationConfig
+
+SUITE_NAME = "candles"
+
+
+def _meta(check: str, problem: str) -> dict[str, str]:
+    return {"check": check, "problem": problem}
+
+
+@lru_cache(maxsize=8)
+def candle_suite(config: ValidationConfig) -> gx.ExpectationSuite:
+    """The suite for one set of thresholds (cached: the config is frozen)."""
+    k, m = config.splice_sigmas, config.splice_volume_multiple
+    series = [
+        gxe.ExpectColumnValuesToBeBetween(
+            column=cs.SERIES_BARS, min_value=1, meta=_meta(cs.BAR_COUNT, "zero bars"),
+            description="Every requested series has at least one bar."),
+        gxe.ExpectColumnValuesToBeBetween(
+            column=cs.SERIES_MISSING_SHARE, max_value=config.max_missing_share,
+            meta=_meta(cs.BAR_COUNT, "missing bars"),
+            description=f"At most {config.max_missing_share:.1%} of the bars the calendar "
+                        "expects are missing in each series."),
+        gxe.ExpectColumnValuesToBeBetween(
+            column=cs.SERIES_OFF_CALENDAR, max_value=config.max_off_calendar_bars,
+            meta=_meta(cs.OFF_CALENDAR, "bars where the calendar expects none"),
+            description=f"At most {config.max_off_calendar_bars} bars per series where the "
+                        "calendar (or the requested window) expects none."),
+        gxe.ExpectColumnValuesToBeBetween(
+            column=cs.SERIES_STALE, max_value=config.max_stale_bars,
+            meta=_meta(cs.STALENESS, "stale"),
+            description=f"At most {config.max_stale_bars} calendar bars completed after each "
+                        "series' last bar by as_of."),
+        gxe.ExpectColumnValuesToBeBetween(
+            column=cs.SERIES_INCOMPLETE, max_value=config.max_incomplete_bars,
+            meta=_meta(cs.INCOMPLETE, "bars not closed at as_of"),
+            description=f"At most {config.max_incomplete_bars} bars still open at as_of."),
+    ]
+    timestamps = [
+        gxe.ExpectCompoundColumnsToBeUnique(
+            column_list=["symbol", "interval", cs.BAR_TIME], meta=_meta(cs.UNIQUE, "duplicate"),
+            description="Bar times are unique per (symbol, interval)."),
+        gxe.ExpectColumnValuesToBeBetween(
+            column=cs.STEP_SECONDS, min_value=0, strict_min=True,
+            meta=_meta(cs.INCREASING, "not after the previous bar"),
+            description="Bar times strictly increase within each series."),
+        gxe.ExpectColumnValuesToBeBetween(
+            column=cs.GRID_OFFSET, min_value=0, max_value=0,
+            meta=_meta(cs.ALIGNED, "off the interval grid"),
+            description="Bar times sit on the interval grid of their calendar."),
+    ]
+    is_bar = Column(cs.IS_BAR) == True  # noqa: E712 - builds a row condition, not a comparison
+    ohlc = [
+        gxe.ExpectColumnValuesToNotBeNull(
+            column=c, row_condition=is_bar, meta=_meta(cs.OHLC, f"{c} missing"),
+            description=f"Every bar has a {c}.")
+        for c in ("timestamp", "open", "high", "low", "close", "volume")
+    ] + [
+        ExpectColumnValuesToBeFiniteAtLeast(
+            column=c, min_value=0, strict_min=True, meta=_meta(cs.OHLC, f"{c} not a positive number"),
+            description=f"Every {c} is a finite price above zero.")
+        for c in ("open", "high", "low", "close")
+    ] + [
+        ExpectColumnValuesToBeFiniteAtLeast(
+            column="volume", min_value=0, meta=_meta(cs.OHLC, "negative or infinite volume"),
+            description="Every volume is finite and not negative."),
+    ] + [
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A=a, column_B=b, or_equal=True, ignore_row_if="either_value_is_missing",
+            meta=_meta(cs.OHLC, problem), description=f"{a} >= {b} on every bar.")
+        for a, b, problem in (("high", "open", "high below open"),
+                              ("high", "close", "high below close"),
+                              ("open", "low", "low above open"),
+                              ("close", "low", "low above close"))
+    ]
+    splice = [
+        ExpectJumpsToBeMatchedByVolume(
+            column_A=cs.JUMP_SIGMAS, column_B=cs.VOLUME_RATIO, max_sigmas=k, min_volume_ratio=m,
+            meta=_meta(cs.SPLICE, "jump without matching volume"),
+            description=f"No close-to-close jump beyond {k:g} robust sigmas of its series unless "
+                        f"the bar's volume is at least {m:g}x the series' median (roll gap or "
+                        "splice otherwise)."),
+    ]
+    return gx.ExpectationSuite(name=SUITE_NAME, expectations=[*series, *timestamps, *ohlc, *splice])

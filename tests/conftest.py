@@ -1,0 +1,36 @@
+"""Shared fixtures. Tests reach no network except loopback."""
+
+from __future__ import annotations
+
+import os
+
+# Before anything imports Prefect: no telemetry, no stray API, quiet logs.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from arena.data.lake import Lake  # noqa: E402
+from arena.data.providers.synthetic import SyntheticProvider  # noqa: E402
+from arena.universe import Universe, load_universe  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def universe() -> Universe:
+    return load_universe()
+
+
+@pytest.fixture(scope="session")
+def synthetic() -> SyntheticProvider:
+    return SyntheticProvider()
+
+
+@pytest.fixture
+def lake(tmp_path) -> Lake:
+    return Lake(tmp_path / "lake")
+
+
+def ts(value: str) -> pd.Timestamp:
+    return pd.Timestamp(value, tz="UTC")

@@ -1,0 +1,92 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from arena.calendar import expected_bars
+from arena.data.errors import UnsupportedError
+from arena.data.providers.synthetic import SyntheticProvider
+from tests.conftest import ts
+
+
+@pytest.mark.parametrize("symbol", ["ETH", "AAPL", "SPY", "BTC"])
+def test_day_by_day_equals_the_whole_range(synthetic, universe, symbol):
+    asset = universe[symbol]
+    whole = synthetic.fetch_bars(asset, "15m", ts("2025-03-03"), ts("2025-03-17"))
+    days = [d for d in pd.date_range("2025-03-03", "2025-03-16", tz="UTC")
+            if len(expected_bars(asset.calendar, "15m", d, d + pd.Timedelta(days=1)))]
+    fresh = SyntheticProvider()  # no cache shared with the whole-range fetch
+    pieces = pd.concat([fresh.fetch_bars(asset, "15m", d, d + pd.Timedelta(days=1)) for d in days],
+                       ignore_index=True)
+    pd.testing.assert_frame_equal(whole, pieces)
+
+
+def test_coarse_bars_do_not_depend_on_the_window(synthetic, universe):
+    asset = universe["MSFT"]
+    short = synthetic.fetch_bars(asset, "1d", ts("2025-06-02"), ts("2025-06-07"))
+    long_ = SyntheticProvider().fetch_bars(asset, "1d", ts("2025-01-01"), ts("2025-12-01"))
+    pd.testing.assert_frame_equal(short, long_[long_.timestamp.isin(short.timestamp)].reset_index(drop=True))
+
+
+def test_seed_changes_the_market(universe):
+    a = SyntheticProvider(1).fetch_bars(universe["ETH"], "1d", ts("2025-01-01"), ts("2025-02-01"))
+    b = SyntheticProvider(2).fetch_bars(universe["ETH"], "1d", ts("2025-01-01"), ts("2025-02-01"))
+    assert not np.allclose(a.close, b.close)
+
+
+def test_clocks_follow_the_calendars(synthetic, universe):
+    stock = synthetic.fetch_bars(universe["AAPL"], "15m", ts("2025-11-24"), ts("2025-12-01"))
+    assert list(stock.timestamp) == list(expected_bars("XNYS", "15m", ts("2025-11-24"), ts("2025-12-01")))
+    crypto = synthetic.fetch_bars(universe["SOL"], "1h", ts("2025-11-24"), ts("2025-12-01"))
+    assert len(crypto) == 7 * 24
+
+
+def test_bars_are_sane_and_only_closed_bars_come_back(synthetic, universe):
+    bars = synthetic.fetch_bars(universe["DOGE"], "1h", ts("2025-05-01"), ts("2025-05-03 10:30"))
+    assert bars.timestamp.iloc[-1] == ts("2025-05-03 09:00")  # 10:00-11:00 has not closed
+    assert (bars.low <= bars[["open", "close"]].min(axis=1)).all()
+    assert (bars.high >= bars[["open", "close"]].max(axis=1)).all()
+    assert (bars.volume > 0).all() and (bars.low > 0).all()
+
+
+def test_realistic_statistics(synthetic, universe):
+    """Fat tails, plausible volatility, and correlation across assets."""
+    def daily(sym):
+        d = synthetic.fetch_bars(universe[sym], "1d", ts("2019-01-01"), ts("2025-11-01"))
+        return np.log(d.set_index(d.timestamp.dt.normalize()).close).diff().dropna()
+    spy, jpm, btc = daily("SPY"), daily("JPM"), daily("BTC")
+    assert 0.10 < spy.std() * np.sqrt(252) < 0.25
+    assert 0.35 < btc.std() * np.sqrt(365) < 0.90
+    assert spy.kurt() > 2 and btc.kurt() > 2  # fatter tails than a Gaussian
+    joined = pd.concat([spy, jpm], axis=1, join="inner")
+    assert 0.3 < joined.corr().iloc[0, 1] < 0.9
+
+
+def test_stock_sessions_gap_overnight(synthetic, universe):
+    bars = synthetic.fetch_bars(universe["NVDA"], "15m", ts("2025-01-01"), ts("2025-04-01"))
+    day = bars.timestamp.dt.normalize()
+    first = bars.groupby(day).head(1).set_index(day.loc[bars.groupby(day).head(1).index])
+    last = bars.groupby(day).tail(1).set_index(day.loc[bars.groupby(day).tail(1).index])
+    gaps = np.abs(np.log(first.open.to_numpy()[1:] / last.close.to_numpy()[:-1]))
+    assert (gaps > 0).all()  # opens are not the previous close
+    # earnings sessions open with larger gaps and heavier volume than ordinary ones
+    earn = synthetic.earnings_dates(universe["NVDA"], ts("2025-01-01"), ts("2025-04-01"))
+    assert len(earn) == 1
+    e = earn[0].normalize()
+    vol = bars.groupby(day).volume.sum()
+    assert vol.loc[e] > 2 * vol.drop(e).median()
+
+
+def test_funding_and_earnings_calendars(synthetic, universe):
+    f = synthetic.fetch_funding(universe["ETH"], ts("2025-11-01"), ts("2025-11-04"))
+    assert list(f.timestamp.dt.hour[:3]) == [0, 8, 16] and len(f) == 9
+    assert f.funding_rate.abs().max() < 0.003
+    with pytest.raises(UnsupportedError):
+        synthetic.fetch_funding(universe["AAPL"], ts("2025-11-01"), ts("2025-11-04"))
+    year = synthetic.earnings_dates(universe["AAPL"], ts("2025-01-01"), ts("2026-01-01"))
+    assert len(year) == 4 and all(d.weekday() < 5 for d in year)
+    assert synthetic.earnings_dates(universe["SPY"], ts("2025-01-01"), ts("2026-01-01")) == []
+
+
+def test_refuses_before_the_synthetic_epoch(synthetic, universe):
+    with pytest.raises(UnsupportedError, match="starts 2018-01-01"):
+        synthetic.fetch_bars(universe["ETH"], "1d", ts("2017-06-01"), ts("2018-02-01"))
