@@ -32,7 +32,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
     try:
         universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
-        provider = make_provider(args.source, seed=args.seed, drop=args.drop)
+        provider = make_provider(args.source, seed=args.seed, drop=args.drop,
+                                 drop_interval=args.drop_interval)
         now = pd.Timestamp.now(tz="UTC")
         start, end = default_window(now)
         start = utc(args.start) if args.start else start
@@ -163,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--symbols", help="comma-separated house symbols (default: whole universe)")
     ing.add_argument("--seed", type=int, help="seed of the synthetic market")
     ing.add_argument("--drop", help="drop folder of the files source (or $ARENA_DROP_DIR)")
+    ing.add_argument("--drop-interval", default="1h", choices=("15m", "1h", "4h", "1d", "1w"),
+                     help="finest interval the drop folder holds (default 1h)")
     ing.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
     ing.add_argument("--data-docs", action="store_true", help="also build Great Expectations Data Docs")
     ing.add_argument("--json", action="store_true", help="print the run manifest as JSON")

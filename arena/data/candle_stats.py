@@ -286,6 +286,25 @@ def robust_sigma(returns: np.ndarray) -> tuple[float, float]:
     return med, sigma if sigma > 0 else MEAN_AD_TO_SIGMA * float(dev.mean())
 
 
+OHLC_COLUMNS = ("timestamp", "open", "high", "low", "close", "volume")  # order the suite uses
+
+
+def ohlc_problems(bars: pd.DataFrame) -> pd.DataFrame:
+    """One boolean column per OHLC sanity rule a bar breaks (columns named by the problem)."""
+    prices = bars[list(PRICE_COLUMNS)].apply(pd.to_numeric, errors="coerce")
+    volume = pd.to_numeric(bars["volume"], errors="coerce")
+    body_low = prices[["open", "close"]].min(axis=1)
+    body_high = prices[["open", "close"]].max(axis=1)
+    return pd.DataFrame({
+        "missing values": bars[list(OHLC_COLUMNS)].isna().any(axis=1),
+        "price not a positive finite number":
+            (prices.notna() & ~(np.isfinite(prices) & (prices > 0))).any(axis=1),
+        "negative or infinite volume": volume.notna() & ~(np.isfinite(volume) & (volume >= 0)),
+        "low above open/close": prices["low"] > body_low,
+        "high below open/close": prices["high"] < body_high,
+    }, index=bars.index)
+
+
 def _jumps(rows: pd.DataFrame, bar_time: pd.DatetimeIndex, window: Window,
            config: ValidationConfig) -> tuple[np.ndarray, ...]:
     """Per row: jump size in robust sigmas, volume ratio, simple return, overnight flag (all in

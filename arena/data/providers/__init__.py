@@ -11,8 +11,10 @@ SOURCES = ("synthetic", "yfinance", "ccxt", "files")
 DROP_ENV = "ARENA_DROP_DIR"
 
 
-def make_provider(source: str, *, seed: int | None = None, drop: str | Path | None = None) -> Provider:
-    """Build a provider by name (no I/O). ``drop`` (or ``$ARENA_DROP_DIR``) is the files folder."""
+def make_provider(source: str, *, seed: int | None = None, drop: str | Path | None = None,
+                  drop_interval: str = "1h") -> Provider:
+    """Build a provider by name (no I/O). ``drop`` (or ``$ARENA_DROP_DIR``) is the files folder,
+    ``drop_interval`` the finest interval its publisher pushes."""
     if source == "synthetic":
         from arena.data.providers.synthetic import DEFAULT_SEED, SyntheticProvider
 
@@ -31,7 +33,7 @@ def make_provider(source: str, *, seed: int | None = None, drop: str | Path | No
             raise ValueError(f"the files source needs a drop folder: --drop DIR or ${DROP_ENV}")
         from arena.data.providers.files import FilesProvider
 
-        return FilesProvider(folder)
+        return FilesProvider(folder, drop_interval)
     raise ValueError(f"unknown source {source!r}; expected one of {', '.join(SOURCES)}")
 
 

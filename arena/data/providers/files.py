@@ -24,7 +24,6 @@ from arena.data.errors import BlockedError, NoDataError
 from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
 from arena.universe import Asset
 
-INTERVALS = frozenset({"15m", "1h", "4h", "1d", "1w"})
 _SUFFIXES = (".csv", ".parquet")
 
 
@@ -46,13 +45,19 @@ def read_table(path: Path, *, provider: str = "files", symbol: str = "") -> pd.D
 
 
 class FilesProvider:
-    """Candles from a drop folder (no network; constructor does no I/O)."""
+    """Candles from a drop folder (no network; constructor does no I/O).
+
+    ``base_interval`` is the finest interval the publisher pushes (default ``1h``); ingest fetches
+    it and derives the coarser ones, so only that folder needs to be complete.
+    """
 
     name = "files"
-    intervals = INTERVALS
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, base_interval: str = "1h") -> None:
+        order = ("15m", "1h", "4h", "1d", "1w")
+        require_interval(self.name, base_interval, order)
         self.root = Path(root)
+        self.intervals = frozenset(order[order.index(base_interval):])
 
     def __repr__(self) -> str:
         return f"FilesProvider(root={str(self.root)!r})"

@@ -88,8 +88,9 @@ def _default_session() -> Any:
 
 
 def _forget_cached_responses(yf: Any) -> None:
-    """yfinance memoises responses of past windows per process, failures included: drop them so
-    a retry really asks Yahoo again."""
+    """yfinance memoises, per process, every response to a past window and the earnings page,
+    failures included: a retry would get the same 500 and a long-lived worker stale earnings.
+    Drop the memo so each fetch really asks Yahoo."""
     with contextlib.suppress(AttributeError):
         yf.data.YfData.cache_get.cache_clear()
 
@@ -122,6 +123,8 @@ class YFinanceProvider:
             start=ask_from, end=end_ts + _PAD[interval], interval=_YF_INTERVAL[interval],
             auto_adjust=False, back_adjust=False, actions=False, prepost=False, repair=False,
             keepna=False, timeout=self.timeout))
+        if raw.empty:
+            raise NoDataError("yfinance returned no rows", provider=self.name, symbol=asset.symbol)
         prices = raw[["Open", "High", "Low", "Close"]]
         raw = raw[prices.notna().all(axis=1)]  # Yahoo's rows with null prices are not bars
         frame = pd.DataFrame({
@@ -162,16 +165,17 @@ class YFinanceProvider:
     def _call(self, asset: Asset, fn: Any) -> Any:
         """Run ``fn(ticker)`` for the asset's Yahoo symbol, translating every failure."""
         yf = _yfinance()
-        ticker = yf.Ticker(asset.yfinance_symbol, session=self.session or _default_session())
+        session = _observe(self.session) if self.session is not None else _default_session()
+        ticker = yf.Ticker(asset.yfinance_symbol, session=session)
         if asset.calendar == NYSE:
             # Known exchange timezone: spares yfinance its timezone probe (one chart request per
             # symbol, and a quoteSummary fallback that turns an unknown symbol into odd errors).
             ticker._tz = _NY
+        _forget_cached_responses(yf)
         _STATUS.code = None
         try:
             return fn(ticker)
         except Exception as exc:
-            _forget_cached_responses(yf)
             raise self._translate(exc, asset, getattr(_STATUS, "code", None)) from exc
 
     def _translate(self, exc: Exception, asset: Asset, status: int | None) -> ProviderError:
@@ -195,8 +199,8 @@ class YFinanceProvider:
         if status in (401, 403, 451):
             return BlockedError(f"Yahoo refused the request (HTTP {status}): {text}", **where)
         if status == 422:
-            return UnsupportedError(f"Yahoo refused the range (1h reaches back ~730 days): "
-                                    f"{text}", **where)
+            return UnsupportedError(f"Yahoo refused the range (HTTP 422; 1h history reaches "
+                                    f"back ~730 days): {text}", **where)
         if isinstance(exc, YFPricesMissingError):
             return NoDataError(f"Yahoo returned no prices: {text}", **where)
         if isinstance(exc, YFTickerMissingError):

@@ -1,0 +1,54 @@
+"""Smoke tests of the ingest flow under a real (temporary) Prefect server."""
+
+import pytest
+
+from arena.data.lake import Lake
+from tests.conftest import ts
+
+
+@pytest.fixture(scope="session")
+def prefect_server():
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=60):
+        yield
+
+
+@pytest.fixture
+def local_storage(tmp_path, monkeypatch):
+    monkeypatch.setenv("PREFECT_LOCAL_STORAGE_PATH", str(tmp_path / "prefect-storage"))
+
+
+def test_ingest_flow_publishes_and_reports(prefect_server, local_storage, tmp_path):
+    from prefect.client.orchestration import get_client
+
+    from flows.ingest import ingest_flow
+
+    lake_root = tmp_path / "lake"
+    state = ingest_flow(source="synthetic", symbols=["ETH", "AAPL"], start="2025-10-06",
+                        end="2025-10-20", lake_root=str(lake_root), return_state=True)
+    assert state.is_completed()
+    manifest = state.result()
+    assert manifest["status"] == "published" and manifest["synthetic"]
+    assert len(Lake(lake_root).partitions()) == 2 * 5
+    assert (lake_root / "validation" / "docs").is_dir()
+
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts()
+    keys = {a.key for a in artifacts}
+    assert {"ingest-assets", "ingest-report"} <= keys
+
+
+def test_ingest_flow_fails_loudly_and_publishes_nothing(prefect_server, local_storage, tmp_path):
+    from flows.ingest import ingest_flow
+
+    drop = tmp_path / "drop" / "1h"
+    drop.mkdir(parents=True)
+    (drop / "ETH.csv").write_text("<html><body>Please verify you are a human</body></html>")
+    lake_root = tmp_path / "lake"
+    state = ingest_flow(source="files", drop=str(tmp_path / "drop"), symbols=["ETH"],
+                        start="2025-10-06", end="2025-10-20", lake_root=str(lake_root),
+                        now=str(ts("2025-10-20 01:00")), return_state=True)
+    assert state.is_failed()
+    assert Lake(lake_root).partitions() == []
+    assert len(Lake(lake_root).manifests()) == 1
