@@ -5,7 +5,7 @@ the function that validates (see :mod:`arena.data.validation`).
 """
 
 from expectations.candles import SUITE_NAME, candle_suite
-from expectations.custom import ExpectColumnValuesToBeFiniteAtLeast, ExpectJumpsToBeMatchedByVolume
+from expectations.custom import ExpectCandlesToBeSane, ExpectJumpsToBeMatchedByVolume
 
-__all__ = ["SUITE_NAME", "ExpectColumnValuesToBeFiniteAtLeast", "ExpectJumpsToBeMatchedByVolume",
+__all__ = ["SUITE_NAME", "ExpectCandlesToBeSane", "ExpectJumpsToBeMatchedByVolume",
            "candle_suite"]

@@ -16,7 +16,7 @@ from great_expectations import expectations as gxe
 from great_expectations.expectations.row_conditions import Column
 
 from arena.data import candle_stats as cs
-from expectations.custom import ExpectColumnValuesToBeFiniteAtLeast, ExpectJumpsToBeMatchedByVolume
+from expectations.custom import ExpectCandlesToBeSane, ExpectJumpsToBeMatchedByVolume
 
 if TYPE_CHECKING:
     from arena.data.validation import ValidationConfig
@@ -69,29 +69,12 @@ def candle_suite(config: ValidationConfig) -> gx.ExpectationSuite:
             meta=_meta(cs.ALIGNED, "off the interval grid"),
             description="Bar times sit on the interval grid of their calendar."),
     ]
-    is_bar = Column(cs.IS_BAR) == True  # noqa: E712 - builds a row condition, not a comparison
     ohlc = [
-        gxe.ExpectColumnValuesToNotBeNull(
-            column=c, row_condition=is_bar, meta=_meta(cs.OHLC, f"{c} missing"),
-            description=f"Every bar has a {c}.")
-        for c in ("timestamp", "open", "high", "low", "close", "volume")
-    ] + [
-        ExpectColumnValuesToBeFiniteAtLeast(
-            column=c, min_value=0, strict_min=True, meta=_meta(cs.OHLC, f"{c} not a positive number"),
-            description=f"Every {c} is a finite price above zero.")
-        for c in ("open", "high", "low", "close")
-    ] + [
-        ExpectColumnValuesToBeFiniteAtLeast(
-            column="volume", min_value=0, meta=_meta(cs.OHLC, "negative or infinite volume"),
-            description="Every volume is finite and not negative."),
-    ] + [
-        gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-            column_A=a, column_B=b, or_equal=True, ignore_row_if="either_value_is_missing",
-            meta=_meta(cs.OHLC, problem), description=f"{a} >= {b} on every bar.")
-        for a, b, problem in (("high", "open", "high below open"),
-                              ("high", "close", "high below close"),
-                              ("open", "low", "low above open"),
-                              ("close", "low", "low above close"))
+        ExpectCandlesToBeSane(
+            column_list=list(cs.OHLC_COLUMNS), row_condition=Column(cs.IS_BAR) == True,  # noqa: E712
+            meta=_meta(cs.OHLC, "OHLC sanity"),
+            description="Every bar has a time, finite prices above zero, a volume not below zero, "
+                        "and low <= open, close <= high."),
     ]
     splice = [
         ExpectJumpsToBeMatchedByVolume(

@@ -104,6 +104,8 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     if len(by_key) != len(windows):
         raise ValueError("two windows name the same (symbol, interval)")
     groups = frame.groupby(["symbol", "interval"], sort=False).indices
+    all_ts = pd.DatetimeIndex(frame["timestamp"])
+    close, volume = frame["close"].to_numpy(), frame["volume"].to_numpy()
     unasked = sorted(set(groups) - set(by_key))
     if unasked:
         raise ValueError(f"bars for series without a window: {unasked[:5]}")
@@ -120,7 +122,7 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
             raise ValueError(f"{key[0]} {key[1]}: unknown calendar {window.calendar!r}")
         interval_delta(window.interval)
         idx = groups.get(key, np.array([], dtype=np.int64))
-        series = _SeriesPrep(frame.iloc[idx], window, as_of, config)
+        series = _SeriesPrep(all_ts[idx], close[idx], volume[idx], window, as_of, config)
         stats[key] = series.stats
         if not len(idx):
             empty.append(series.stats)
@@ -176,11 +178,10 @@ def _placeholders(empty: list[SeriesStats], columns: pd.Index) -> pd.DataFrame:
 class _SeriesPrep:
     """All statistics of one series (rows in the order given)."""
 
-    def __init__(self, rows: pd.DataFrame, window: Window, as_of: pd.Timestamp | None,
-                 config: ValidationConfig) -> None:
+    def __init__(self, ts: pd.DatetimeIndex, close: np.ndarray, volume: np.ndarray,
+                 window: Window, as_of: pd.Timestamp | None, config: ValidationConfig) -> None:
         self.window, self.config = window, config
         cal, interval = window.calendar, window.interval
-        ts = pd.DatetimeIndex(rows["timestamp"])
         self.bar_time = canonical_labels(ts, cal, interval)
         valid = ~self.bar_time.isna()
         times = self.bar_time[valid]
@@ -197,11 +198,12 @@ class _SeriesPrep:
             STEP_SECONDS: np.concatenate([[np.nan], step]),
             GRID_OFFSET: grid_offset_seconds(ts, cal, interval),
         }
-        jumps, vol_ratio, returns, self.overnight, sig = _jumps(rows, self.bar_time, window, config)
+        jumps, vol_ratio, returns, self.overnight, sig = _jumps(
+            close, volume, self.bar_time, window, config)
         self.row_columns.update({JUMP_SIGMAS: jumps, VOLUME_RATIO: vol_ratio, JUMP_RETURN: returns})
         last = times.max() if len(times) else None
         reference, stale, incomplete = _staleness(cal, interval, times, last, window, as_of)
-        n_bars = len(rows)
+        n_bars = len(ts)
         missing = int((~present).sum())
         off = int((~self.on_calendar).sum())
         self.series_columns = {
@@ -305,19 +307,18 @@ def ohlc_problems(bars: pd.DataFrame) -> pd.DataFrame:
     }, index=bars.index)
 
 
-def _jumps(rows: pd.DataFrame, bar_time: pd.DatetimeIndex, window: Window,
+def _jumps(close: np.ndarray, volume: np.ndarray, bar_time: pd.DatetimeIndex, window: Window,
            config: ValidationConfig) -> tuple[np.ndarray, ...]:
     """Per row: jump size in robust sigmas, volume ratio, simple return, overnight flag (all in
     the given row order), plus (returns used, sigma, overnight sigma) of the series."""
-    n = len(rows)
+    n = len(close)
     jumps, ratio, simple = (np.full(n, np.nan) for _ in range(3))
     overnight = np.zeros(n, dtype=bool)
-    close = rows["close"].to_numpy()
     ok = np.isfinite(close) & (close > 0) & ~np.asarray(bar_time.isna())
     ok &= ~pd.Series(bar_time).duplicated().to_numpy()
     pos = np.flatnonzero(ok)
     pos = pos[np.argsort(bar_time.asi8[pos], kind="stable")]
-    volume = rows["volume"].to_numpy()[pos]
+    volume = volume[pos]
     med_volume = float(np.nanmedian(volume)) if len(pos) else 0.0
     if med_volume > 0:  # series without volume (FX, some indices): no volume escape at all
         ratio[pos] = volume / med_volume
@@ -352,7 +353,12 @@ def _staleness(calendar: str, interval: str, times: pd.DatetimeIndex, last: pd.T
     if as_of is None or last is None:
         return None, None, None
     reference = min(as_of, window.end) if window.end is not None else as_of
-    after = expected_bars(calendar, interval, last + _ONE_TICK, reference)
-    stale = int((bar_close_times(calendar, interval, after) <= reference).sum()) if len(after) else 0
-    incomplete = int((bar_close_times(calendar, interval, times) > as_of).sum())
+    step = interval_delta(interval)
+    stale = 0
+    if reference >= last + step:  # else no bar opening after the last one can have closed
+        after = expected_bars(calendar, interval, last + _ONE_TICK, reference)
+        stale = int((bar_close_times(calendar, interval, after) <= reference).sum())
+    recent = times[times + step > as_of]  # only these can still be open at as_of
+    incomplete = int((bar_close_times(calendar, interval, recent) > as_of).sum()) \
+        if len(recent) else 0
     return reference, stale, incomplete

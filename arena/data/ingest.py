@@ -240,7 +240,7 @@ def finish_ingest(lake: Lake, provider_name: str, universe: Universe, *, run_id:
         if data_docs:
             from arena.data.validation import build_data_docs
 
-            build_data_docs(lake.root / "validation" / "docs")
+            build_data_docs(report, lake.root / "validation" / "docs", run_name=run_id)
     ok = not errors and report is not None and report.success
     t0 = time.perf_counter()
     if ok:

@@ -7,7 +7,6 @@ rows of the prepared frame, and the rows Great Expectations found unexpected for
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -71,14 +70,16 @@ def _off_calendar(key, s, rows, failing, problems, config):
 def _ohlc(key, s, rows, failing, problems, config):
     if failing.empty:
         return {"bad_bars": 0}, f"{key}: OHLC sane on all {_bars(s.bars)}"
-    counts = Counter(p for ps in problems.values() for p in ps)
+    broken = cs.ohlc_problems(failing)
+    counts = {name: int(n) for name, n in broken.sum().items() if n}
     first = failing.iloc[0]
     values = ", ".join(f"{c[0].upper()} {first[c]:g}" for c in ("open", "high", "low", "close",
                                                                  "volume"))
-    what = "; ".join(f"{p}: {n}" for p, n in counts.most_common())
-    return ({"bad_bars": len(failing), "first": _iso(first["timestamp"]), **dict(counts)},
+    what = "; ".join(f"{name}: {n}" for name, n in counts.items())
+    first_broken = ", ".join(name for name, hit in broken.iloc[0].items() if hit)
+    return ({"bad_bars": len(failing), "first": _iso(first["timestamp"]), **counts},
             f"{key}: {_bars(len(failing))} fail OHLC sanity ({what}), first at "
-            f"{fmt_time(first['timestamp'])} ({values})")
+            f"{fmt_time(first['timestamp'])}: {first_broken} ({values})")
 
 
 def _unique(key, s, rows, failing, problems, config):
