@@ -82,6 +82,7 @@ class SeriesStats:
     missing: int
     first_missing: pd.Timestamp | None
     off_calendar: int
+    first_off_calendar: pd.Timestamp | None  # as labelled in the input
     last_bar: pd.Timestamp | None
     reference: pd.Timestamp | None  # staleness judged at this time (None: not judged)
     stale: int | None
@@ -89,6 +90,7 @@ class SeriesStats:
     returns: int  # close-to-close returns behind the robust sigma (0: splice not judged)
     sigma: float | None
     overnight_sigma: float | None  # own sigma of overnight returns, when there are enough
+    max_jump: float | None  # largest jump in robust sigmas (None: not judged)
 
     @property
     def missing_share(self) -> float:
@@ -219,8 +221,10 @@ class _SeriesPrep:
             end=None if end is None else pd.Timestamp(end), bars=n_bars,
             expected=len(expected), missing=missing,
             first_missing=expected[~present][0] if missing else None, off_calendar=off,
+            first_off_calendar=ts[~self.on_calendar][0] if off else None,
             last_bar=last, reference=reference, stale=stale, incomplete=incomplete,
-            returns=sig[0], sigma=sig[1], overnight_sigma=sig[2])
+            returns=sig[0], sigma=sig[1], overnight_sigma=sig[2],
+            max_jump=float(np.nanmax(jumps)) if np.isfinite(jumps).any() else None)
 
 
 def canonical_labels(ts: pd.DatetimeIndex, calendar: str, interval: str) -> pd.DatetimeIndex:

@@ -159,13 +159,21 @@ def validate_bars(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Ti
     frame, stats = cs.prepare(bars, windows, as_of=as_of, config=config)
     ge_result = _run_suite(frame, config)
     failures, errors = _unexpected_rows(ge_result)
+    by_key: dict[tuple[str, str], dict[str, list[int]]] = {}
+    symbols, intervals = frame["symbol"].to_numpy(), frame["interval"].to_numpy()
+    for check, row_ids in failures.items():
+        for rid in row_ids:
+            by_key.setdefault((symbols[rid], intervals[rid]), {}).setdefault(check, []).append(rid)
+    positions = frame.groupby(["symbol", "interval"], sort=False).indices
+    no_rows = frame.iloc[:0]
     results = list(errors)
-    for key, rows in frame.groupby(["symbol", "interval"], sort=False):
+    for window in windows:
+        key = (window.symbol, window.interval)
+        failed = by_key.get(key, {})
+        rows = frame.iloc[positions[key]] if failed else no_rows  # only failures need the rows
         for check in cs.CHECKS:
-            problems = {rid: ps for rid, ps in failures.get(check, {}).items()
-                        if rid in rows.index}
-            failing = rows.loc[sorted(problems)]
-            observed, message = describe(check, stats[key], rows, failing, problems, config)
+            failing = frame.loc[sorted(failed[check])] if check in failed else no_rows
+            observed, message = describe(check, stats[key], rows, failing, config)
             results.append(CheckResult(key[0], key[1], check, failing.empty, observed, message))
     success = bool(ge_result.success) and all(r.success for r in results)
     return ValidationReport(
@@ -243,10 +251,10 @@ def _run_suite(frame: pd.DataFrame, config: ValidationConfig) -> Any:
             "partial_unexpected_count": 20})
 
 
-def _unexpected_rows(ge_result: Any) -> tuple[dict[str, dict[int, list[str]]], list[CheckResult]]:
-    """Per check: unexpected row id -> problems; plus a failed result for any expectation that
-    could not run (so an error never reads as a pass)."""
-    failures: dict[str, dict[int, list[str]]] = {}
+def _unexpected_rows(ge_result: Any) -> tuple[dict[str, set[int]], list[CheckResult]]:
+    """Per check: the unexpected row ids; plus a failed result for any expectation that could
+    not be evaluated (so an error never reads as a pass)."""
+    failures: dict[str, set[int]] = {}
     errors: list[CheckResult] = []
     for res in ge_result.results:
         meta = res.expectation_config.meta or {}
@@ -261,8 +269,7 @@ def _unexpected_rows(ge_result: Any) -> tuple[dict[str, dict[int, list[str]]], l
                                       f"{res.expectation_config.type} ({problem}) could not be "
                                       f"evaluated: {why}"))
             continue
-        for row in rows:
-            failures.setdefault(check, {}).setdefault(int(row[cs.ROW_ID]), []).append(problem)
+        failures.setdefault(check, set()).update(int(row[cs.ROW_ID]) for row in rows)
     return failures, errors
 
 

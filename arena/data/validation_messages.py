@@ -35,13 +35,15 @@ def _bars(n: int) -> str:
 
 
 def describe(check: str, stats: cs.SeriesStats, rows: pd.DataFrame, failing: pd.DataFrame,
-             problems: dict[int, list[str]], config: ValidationConfig) -> tuple[Observed, str]:
-    """Observed values and a sentence; ``failing`` is empty when the check passed."""
+             config: ValidationConfig) -> tuple[Observed, str]:
+    """Observed values and a sentence. ``failing`` holds the rows Great Expectations found
+    unexpected for this check (empty: passed); ``rows`` (all rows of the series) is only given
+    when some check of the series failed."""
     key = f"{stats.symbol} {stats.interval}"
-    return _DESCRIBERS[check](key, stats, rows, failing, problems, config)
+    return _DESCRIBERS[check](key, stats, rows, failing, config)
 
 
-def _bar_count(key, s, rows, failing, problems, config):
+def _bar_count(key, s, rows, failing, config):
     obs = {"bars": s.bars, "expected": s.expected, "missing": s.missing,
            "missing_share": round(s.missing_share, 6), "first_missing": _iso(s.first_missing)}
     window = f"from {fmt_time(s.start)} to {fmt_time(s.end)}" if s.start is not None else \
@@ -56,9 +58,8 @@ def _bar_count(key, s, rows, failing, problems, config):
                  f"({config.max_missing_share:.1%} allowed)")
 
 
-def _off_calendar(key, s, rows, failing, problems, config):
-    off = rows[rows[cs.IS_BAR] & ~rows[cs.ON_CALENDAR]]
-    first = off["timestamp"].iloc[0] if len(off) else None
+def _off_calendar(key, s, rows, failing, config):
+    first = s.first_off_calendar
     obs = {"off_calendar_bars": s.off_calendar, "first": _iso(first)}
     if failing.empty:
         return obs, f"{key}: {s.off_calendar} bars outside the {s.calendar} calendar"
@@ -67,7 +68,7 @@ def _off_calendar(key, s, rows, failing, problems, config):
                  f"{fmt_time(first)} ({config.max_off_calendar_bars} allowed)")
 
 
-def _ohlc(key, s, rows, failing, problems, config):
+def _ohlc(key, s, rows, failing, config):
     if failing.empty:
         return {"bad_bars": 0}, f"{key}: OHLC sane on all {_bars(s.bars)}"
     broken = cs.ohlc_problems(failing)
@@ -82,7 +83,7 @@ def _ohlc(key, s, rows, failing, problems, config):
             f"{fmt_time(first['timestamp'])}: {first_broken} ({values})")
 
 
-def _unique(key, s, rows, failing, problems, config):
+def _unique(key, s, rows, failing, config):
     if failing.empty:
         return {"duplicated_times": 0}, f"{key}: timestamps unique"
     times = failing[cs.BAR_TIME].drop_duplicates()
@@ -91,7 +92,7 @@ def _unique(key, s, rows, failing, problems, config):
             f"first at {fmt_time(times.iloc[0])}")
 
 
-def _increasing(key, s, rows, failing, problems, config):
+def _increasing(key, s, rows, failing, config):
     if failing.empty:
         return {"breaks": 0}, f"{key}: timestamps strictly increasing"
     first = failing.iloc[0]
@@ -101,7 +102,7 @@ def _increasing(key, s, rows, failing, problems, config):
             f"{fmt_time(first[cs.BAR_TIME])} after {fmt_time(before)}")
 
 
-def _aligned(key, s, rows, failing, problems, config):
+def _aligned(key, s, rows, failing, config):
     if failing.empty:
         return {"off_grid": 0}, f"{key}: timestamps on the {s.interval} grid"
     first = failing.iloc[0]
@@ -111,16 +112,16 @@ def _aligned(key, s, rows, failing, problems, config):
             f"{fmt_time(first['timestamp'])} ({offset} off the grid)")
 
 
-def _splice(key, s, rows, failing, problems, config):
-    judged = rows[cs.JUMP_SIGMAS].dropna()
+def _splice(key, s, rows, failing, config):
     obs = {"returns": s.returns, "robust_sigma": s.sigma, "overnight_sigma": s.overnight_sigma,
-           "max_sigmas": None if judged.empty else round(float(judged.max()), 3)}
+           "max_sigmas": s.max_jump}
     if s.sigma is None:
         return obs, (f"{key}: splice check not judged: {s.returns} close-to-close returns "
                      f"(at least {config.min_returns} needed)")
     if failing.empty:
-        return obs, (f"{key}: largest jump {obs['max_sigmas']:.1f} robust sigmas without "
-                     f"matching volume allowed up to {config.splice_sigmas:g}")
+        return obs, (f"{key}: no jump beyond {config.splice_sigmas:g} robust sigmas without "
+                     f"{config.splice_volume_multiple:g}x median volume (largest move "
+                     f"{s.max_jump or 0:.1f} sigmas)")
     first = failing.iloc[0]
     ratio = first[cs.VOLUME_RATIO]
     volume = "no volume data" if pd.isna(ratio) else f"volume {ratio:.1f}x median"
@@ -132,7 +133,7 @@ def _splice(key, s, rows, failing, problems, config):
                  f"{volume})")
 
 
-def _staleness(key, s, rows, failing, problems, config):
+def _staleness(key, s, rows, failing, config):
     obs = {"last_bar": _iso(s.last_bar), "reference": _iso(s.reference), "late_bars": s.stale}
     if s.reference is None:
         return obs, (f"{key}: staleness judged against the series' own last bar "
@@ -145,15 +146,15 @@ def _staleness(key, s, rows, failing, problems, config):
                  f"({config.max_stale_bars} allowed)")
 
 
-def _incomplete(key, s, rows, failing, problems, config):
+def _incomplete(key, s, rows, failing, config):
     obs = {"incomplete_bars": s.incomplete}
     if s.incomplete is None:
         return obs, f"{key}: completeness not judged (no as_of)"
     if failing.empty:
         return obs, f"{key}: every bar closed by as_of"
-    times = rows[rows[cs.IS_BAR]]["timestamp"]
-    return obs, (f"{key}: {_bars(s.incomplete)} not yet closed at as_of, last opened "
-                 f"{fmt_time(times.max())} ({config.max_incomplete_bars} allowed)")
+    return obs, (f"{key}: {_bars(s.incomplete or 0)} still open at as_of "
+                 f"{fmt_time(s.reference)}, the last opened {fmt_time(s.last_bar)} "
+                 f"({config.max_incomplete_bars} allowed)")
 
 
 _DESCRIBERS = {

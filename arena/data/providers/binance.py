@@ -170,19 +170,18 @@ class CcxtProvider:
 
         where = {"provider": self.name, "symbol": asset.symbol}
         status = _http_status(exc)
-        text = f"{type(exc).__name__}: {exc}"
+        text = f"{type(exc).__name__}: {exc}" + (f" [HTTP {status}]" if status else "")
         if isinstance(exc, (ccxt.DDoSProtection, ccxt.RateLimitExceeded)) or status in (418, 429):
             headers = getattr(ex, "last_response_headers", None) or {}
-            return RateLimitedError(f"Binance throttled us (HTTP {status}): {text}",
+            return RateLimitedError(f"Binance throttled us: {text}",
                                     retry_after=_float(headers.get("Retry-After")), **where)
         if status in (403, 451) or "restricted location" in str(exc):
-            return BlockedError(f"Binance refused us (HTTP {status}, geo block or WAF): {text}",
-                                **where)
+            return BlockedError(f"Binance refused us (geo block or WAF): {text}", **where)
         if isinstance(exc, ccxt.BadSymbol):
             return BadSymbolError(f"Binance does not list {asset.binance_symbol!r}: {text}",
                                   **where)
         if isinstance(exc, ccxt.OperationFailed):  # NetworkError, ExchangeNotAvailable, timeouts
-            return UnavailableError(f"Binance unavailable (HTTP {status}): {text}", **where)
+            return UnavailableError(f"Binance unavailable: {text}", **where)
         return ProviderError(f"ccxt failed: {text}", **where)
 
 

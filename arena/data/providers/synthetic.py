@@ -330,8 +330,9 @@ class SyntheticProvider:
         if not p.crypto:
             move[0] += abs(event) / bar_sigma[0]  # the opening auction trades the gap
         shares_per_bar = p.adv_usd / np.exp(log_close) / bars_per_day
+        # convex in the move: a jump trades many times the usual volume, as real ones do
         volume = (shares_per_bar * profile / profile.mean() * volume_mult
-                  * np.exp(0.35 * noise - 0.06) * (0.6 + 0.4 * move))
+                  * np.exp(0.35 * noise - 0.06) * (0.6 + 0.3 * move + 0.15 * move**2))
         return np.column_stack([open_, high, low, close, volume])
 
 

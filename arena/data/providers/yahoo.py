@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from arena.calendar import NYSE, TS_UNIT, expected_bars, regular_session, utc
+from arena.calendar import NYSE, TS_UNIT, expected_bars, sessions, utc
 from arena.data.errors import (
     BadSymbolError,
     BlockedError,
@@ -220,12 +220,10 @@ def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
     if interval == "1h":
         return labels.tz_convert("UTC").as_unit(TS_UNIT)
     days = (labels.tz_convert(_NY).tz_localize(None) if labels.tz is not None else labels).normalize()
-    if interval == "1d":
-        opens = []
-        for day in days:
-            session = regular_session(day)
-            opens.append(session.open if session is not None else _fallback_open(day))
-        return pd.DatetimeIndex(opens).tz_convert("UTC").as_unit(TS_UNIT)
+    if interval == "1d":  # the session's open (arena.calendar.regular_session, vectorised)
+        session_open = sessions(days.min(), days.max())["open"].reindex(days) if len(days) else []
+        opens = [o if pd.notna(o) else _fallback_open(d) for d, o in zip(days, session_open, strict=True)]
+        return pd.DatetimeIndex(opens, tz="UTC").as_unit(TS_UNIT)
     mondays = days - pd.to_timedelta(days.weekday, unit="D")
     if len(mondays) == 0:
         return pd.DatetimeIndex([], tz="UTC").as_unit(TS_UNIT)
@@ -236,7 +234,7 @@ def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
         local_day = o.tz_convert(_NY).tz_localize(None).normalize()
         week_open[local_day - pd.Timedelta(days=local_day.weekday())] = o
     opens = [week_open.get(m, _fallback_open(m)) for m in mondays]
-    return pd.DatetimeIndex(opens).tz_convert("UTC").as_unit(TS_UNIT)
+    return pd.DatetimeIndex(opens, tz="UTC").as_unit(TS_UNIT)
 
 
 def _fallback_open(day: pd.Timestamp) -> pd.Timestamp:
