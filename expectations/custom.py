@@ -63,7 +63,7 @@ class JumpsMatchedByVolume(ColumnPairMapMetricProvider):
     condition_value_keys = ("max_sigmas", "min_volume_ratio")
 
     @column_pair_condition_partial(engine=PandasExecutionEngine)
-    def _pandas(cls, column_A: pd.Series, column_B: pd.Series, max_sigmas: float,  # noqa: N803
+    def _pandas(cls, column_A: pd.Series, column_B: pd.Series, max_sigmas: float,
                 min_volume_ratio: float, **kwargs) -> pd.Series:
         return column_A.isna() | (column_A <= max_sigmas) | (column_B >= min_volume_ratio)
 

@@ -150,7 +150,7 @@ class ValidationReport:
 
 
 def validate_bars(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestamp | None,
-                  config: ValidationConfig = ValidationConfig()) -> ValidationReport:  # noqa: B008
+                  config: ValidationConfig = ValidationConfig()) -> ValidationReport:
     """Validate every series of ``bars`` (columns ``symbol``, ``interval`` + the bar columns)
     against what ``windows`` asked for, in one Great Expectations run. ``as_of`` (the ingest's
     "now") judges staleness and completeness; ``None`` skips both (they pass)."""
@@ -184,7 +184,7 @@ def validate_bars(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Ti
 
 def validate_file(path: str | os.PathLike[str], *, interval: str = "1d", calendar: str = NYSE,
                   as_of: pd.Timestamp | None = None, symbol: str | None = None,
-                  config: ValidationConfig = ValidationConfig()) -> ValidationReport:  # noqa: B008
+                  config: ValidationConfig = ValidationConfig()) -> ValidationReport:
     """Validate one price file as one series (``arena validate PATH``). ``as_of=None`` judges
     staleness against the file's own last bar, so a historical file passes. Raises
     :class:`UnusableInputError` when the file is not price data."""

@@ -30,6 +30,15 @@ def _iso(ts: object) -> str | None:
     return None if ts is None or pd.isna(ts) else pd.Timestamp(ts).isoformat()
 
 
+def _duration(seconds: float) -> str:
+    """``30 min``, ``2 h 30 min``, ``3 d 1 h``."""
+    minutes = round(seconds / 60)
+    days, rest = divmod(minutes, 1440)
+    hours, mins = divmod(rest, 60)
+    parts = [f"{days} d" if days else "", f"{hours} h" if hours else "", f"{mins} min" if mins else ""]
+    return " ".join(p for p in parts if p) or f"{seconds:g} s"
+
+
 def _bars(n: int) -> str:
     return f"{n} bar{'' if n == 1 else 's'}"
 
@@ -74,8 +83,8 @@ def _ohlc(key, s, rows, failing, config):
     broken = cs.ohlc_problems(failing)
     counts = {name: int(n) for name, n in broken.sum().items() if n}
     first = failing.iloc[0]
-    values = ", ".join(f"{c[0].upper()} {first[c]:g}" for c in ("open", "high", "low", "close",
-                                                                 "volume"))
+    values = ", ".join(f"{c[0].upper()} {first[c]:.6g}" for c in ("open", "high", "low",
+                                                                   "close", "volume"))
     what = "; ".join(f"{name}: {n}" for name, n in counts.items())
     first_broken = ", ".join(name for name, hit in broken.iloc[0].items() if hit)
     return ({"bad_bars": len(failing), "first": _iso(first["timestamp"]), **counts},
@@ -106,10 +115,9 @@ def _aligned(key, s, rows, failing, config):
     if failing.empty:
         return {"off_grid": 0}, f"{key}: timestamps on the {s.interval} grid"
     first = failing.iloc[0]
-    offset = pd.Timedelta(seconds=float(first[cs.GRID_OFFSET]))
     return ({"off_grid": len(failing), "first": _iso(first["timestamp"])},
             f"{key}: {_bars(len(failing))} off the {s.interval} grid of {s.calendar}, first at "
-            f"{fmt_time(first['timestamp'])} ({offset} off the grid)")
+            f"{fmt_time(first['timestamp'])} ({_duration(first[cs.GRID_OFFSET])} off the grid)")
 
 
 def _splice(key, s, rows, failing, config):
@@ -141,9 +149,9 @@ def _staleness(key, s, rows, failing, config):
     if failing.empty:
         return obs, (f"{key}: last bar {fmt_time(s.last_bar)}, {s.stale} completed calendar "
                      f"bar(s) after it by {fmt_time(s.reference)}")
-    return obs, (f"{key}: stale: last bar {fmt_time(s.last_bar)}, {_bars(s.stale or 0)} the "
-                 f"calendar completed after it by {fmt_time(s.reference)} "
-                 f"({config.max_stale_bars} allowed)")
+    return obs, (f"{key}: stale: last bar {fmt_time(s.last_bar)}, {s.stale} calendar bar(s) "
+                 f"completed after it by {fmt_time(s.reference)} ({config.max_stale_bars} "
+                 "allowed)")
 
 
 def _incomplete(key, s, rows, failing, config):

@@ -64,7 +64,8 @@ class CcxtProvider:
     name = "ccxt"
     intervals = INTERVALS
 
-    def __init__(self, exchange: Any = None, futures: Any = None, page_limit: int = MAX_PAGE) -> None:
+    def __init__(self, exchange: Any = None, futures: Any = None,
+                 page_limit: int = MAX_PAGE) -> None:
         self.exchange = exchange
         self.futures = futures
         self.page_limit = max(1, min(int(page_limit), MAX_PAGE))
@@ -82,6 +83,7 @@ class CcxtProvider:
 
     def fetch_bars(self, asset: Asset, interval: str, start: pd.Timestamp,
                    end: pd.Timestamp) -> pd.DataFrame:
+        """Bars opening in ``[start, end)``, paged by hand (see the module docstring)."""
         require_interval(self.name, interval, self.intervals)
         if not self.supports(asset):
             raise UnsupportedError(f"{asset.asset_class} is not served by Binance",

@@ -112,6 +112,7 @@ class YFinanceProvider:
 
     def fetch_bars(self, asset: Asset, interval: str, start: pd.Timestamp,
                    end: pd.Timestamp) -> pd.DataFrame:
+        """Bars opening in ``[start, end)``: split-adjusted, labelled by UTC open time."""
         require_interval(self.name, interval, self.intervals)
         self._require(asset)
         start_ts, end_ts = utc(start), utc(end)
@@ -129,7 +130,8 @@ class YFinanceProvider:
         raw = raw[prices.notna().all(axis=1)]  # Yahoo's rows with null prices are not bars
         frame = pd.DataFrame({
             "timestamp": _open_times(pd.DatetimeIndex(raw.index), interval),
-            **{c.lower(): raw[c].to_numpy(dtype="float64") for c in ("Open", "High", "Low", "Close")},
+            **{c.lower(): raw[c].to_numpy(dtype="float64")
+               for c in ("Open", "High", "Low", "Close")},
             "volume": raw["Volume"].to_numpy(dtype="float64"),
         })
         return to_bar_frame(frame, provider=self.name, symbol=asset.symbol, start=start_ts,
@@ -219,11 +221,13 @@ def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
     """UTC open times of yfinance's bar labels (see the module docstring)."""
     if interval == "1h":
         return labels.tz_convert("UTC").as_unit(TS_UNIT)
-    days = (labels.tz_convert(_NY).tz_localize(None) if labels.tz is not None else labels).normalize()
-    if interval == "1d":  # the session's open (arena.calendar.regular_session, vectorised)
-        session_open = sessions(days.min(), days.max())["open"].reindex(days) if len(days) else []
-        opens = [o if pd.notna(o) else _fallback_open(d) for d, o in zip(days, session_open, strict=True)]
-        return pd.DatetimeIndex(opens, tz="UTC").as_unit(TS_UNIT)
+    local = labels.tz_convert(_NY).tz_localize(None) if labels.tz is not None else labels
+    days = local.normalize()
+    if interval == "1d":  # the session's open (as arena.calendar.regular_session, vectorised)
+        if len(days) == 0:
+            return pd.DatetimeIndex([], tz="UTC").as_unit(TS_UNIT)
+        found = pd.DatetimeIndex(sessions(days.min(), days.max())["open"].reindex(days))
+        return found.where(found.notna(), _fallback_open(days)).as_unit(TS_UNIT)
     mondays = days - pd.to_timedelta(days.weekday, unit="D")
     if len(mondays) == 0:
         return pd.DatetimeIndex([], tz="UTC").as_unit(TS_UNIT)
@@ -233,10 +237,11 @@ def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
     for o in expected_bars(NYSE, "1w", first, last):
         local_day = o.tz_convert(_NY).tz_localize(None).normalize()
         week_open[local_day - pd.Timedelta(days=local_day.weekday())] = o
-    opens = [week_open.get(m, _fallback_open(m)) for m in mondays]
-    return pd.DatetimeIndex(opens, tz="UTC").as_unit(TS_UNIT)
+    found = pd.DatetimeIndex([week_open.get(m, pd.NaT) for m in mondays], tz="UTC")
+    return found.where(found.notna(), _fallback_open(mondays)).as_unit(TS_UNIT)
 
 
-def _fallback_open(day: pd.Timestamp) -> pd.Timestamp:
+def _fallback_open(day: pd.DatetimeIndex) -> pd.DatetimeIndex:
+    """9:30 New York on naive dates, in UTC (for labels without an NYSE session)."""
     return (day + _OPEN_NY).tz_localize(_NY).tz_convert("UTC")
 

@@ -1,0 +1,436 @@
+"""Candle validation: every check on a passing and a failing case, real GOOG data, price files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from arena.calendar import CRYPTO, NYSE, bar_close_times, expected_bars
+from arena.data.validation import (
+    UnusableInputError,
+    ValidationConfig,
+    ValidationReport,
+    Window,
+    build_data_docs,
+    load_price_file,
+    validate_bars,
+    validate_file,
+)
+
+PRICES = Path(__file__).resolve().parents[1] / "fixtures" / "prices"
+GOOG = PRICES / "GOOG.csv"
+UTC = "UTC"
+
+
+def ts(text: str) -> pd.Timestamp:
+    return pd.Timestamp(text, tz=UTC)
+
+
+def make_bars(times: pd.DatetimeIndex, *, symbol: str, interval: str, seed: int = 0,
+              sigma: float = 0.004, start: float = 100.0) -> pd.DataFrame:
+    """A tidy random-walk series: low/high envelope open and close, volume 80-120."""
+    rng = np.random.default_rng(seed)
+    n = len(times)
+    close = start * np.exp(np.cumsum(rng.normal(0, sigma, n)))
+    open_ = np.r_[start, close[:-1]]
+    wick = np.abs(rng.normal(0, sigma / 2, (2, n)))
+    return pd.DataFrame({
+        "symbol": symbol, "interval": interval, "timestamp": times,
+        "open": open_, "high": np.maximum(open_, close) * (1 + wick[0]),
+        "low": np.minimum(open_, close) * (1 - wick[1]), "close": close,
+        "volume": rng.uniform(80, 120, n)})
+
+
+def scale_prices(bars: pd.DataFrame, rows: slice | pd.Series, factor: float) -> pd.DataFrame:
+    out = bars.copy()
+    cols = ["open", "high", "low", "close"]
+    out.loc[rows, cols] = out.loc[rows, cols] * factor
+    return out
+
+
+def check(report: ValidationReport, name: str, symbol: str | None = None):
+    hits = [r for r in report.results if r.check == name and (symbol is None or r.symbol == symbol)]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+# --- small synthetic series -----------------------------------------------------------------
+
+ETH_TIMES = pd.date_range("2025-03-01", periods=72, freq="h", tz=UTC)  # 3 days of crypto 1h
+ETH_AS_OF = ts("2025-03-04 00:00")
+# Thanksgiving week 2025: Thursday closed, Friday closes 13:00 ET (4 hourly bars)
+THANKSGIVING = expected_bars(NYSE, "1h", "2025-11-24", "2025-11-29")
+WEEK_AS_OF = ts("2025-12-01 14:00")  # Monday 9:00 ET, before the open
+
+
+@pytest.fixture
+def eth() -> pd.DataFrame:
+    return make_bars(ETH_TIMES, symbol="ETH", interval="1h")
+
+
+@pytest.fixture
+def aapl() -> pd.DataFrame:
+    return make_bars(THANKSGIVING, symbol="AAPL", interval="1h", seed=1)
+
+
+def run(bars: pd.DataFrame, calendar: str = CRYPTO, *, as_of: pd.Timestamp | None = ETH_AS_OF,
+        config: ValidationConfig = ValidationConfig(), **window) -> ValidationReport:  # noqa: B008
+    sym, iv = bars["symbol"].iloc[0], bars["interval"].iloc[0]
+    return validate_bars(bars, [Window(sym, iv, calendar, **window)], as_of=as_of, config=config)
+
+
+def test_clean_crypto_and_thanksgiving_week_pass_in_one_batch(aapl):
+    assert len(THANKSGIVING) == 7 * 3 + 4  # Mon-Wed full, Thu holiday, Fri early close
+    crypto = pd.date_range(WEEK_AS_OF - pd.Timedelta(hours=72), WEEK_AS_OF, freq="h",
+                           inclusive="left")
+    eth = make_bars(crypto, symbol="ETH", interval="1h")
+    report = validate_bars(pd.concat([eth, aapl]), [Window("ETH", "1h", CRYPTO),
+                                                    Window("AAPL", "1h", NYSE)], as_of=WEEK_AS_OF)
+    assert report.success, report.summary()
+    assert len(report.results) == 2 * 9
+    assert report.failed() == [] and report.failed_keys() == set()
+    assert report.summary() == "candle validation passed: 97 bars, 2 series, 18 checks"
+
+
+# --- bar count and calendar ------------------------------------------------------------------
+
+def test_bar_count_tolerates_one_missing_hour_but_not_three(eth):
+    window = {"start": ETH_TIMES[0], "end": ETH_TIMES[-1] + pd.Timedelta(hours=1)}
+    one = run(eth.drop(index=[10]), **window)
+    assert check(one, "bar_count").success
+    three = run(eth.drop(index=[10, 11, 30]), **window)
+    result = check(three, "bar_count")
+    assert not result.success
+    assert result.observed["missing"] == 3 and result.observed["expected"] == 72
+    assert "3 of 72 expected bars missing" in result.message
+    assert "first missing 2025-03-01 10:00 UTC" in result.message
+
+
+def test_zero_bars_fail_bar_count(eth):
+    report = validate_bars(eth, [Window("ETH", "1h", CRYPTO),
+                                 Window("BTC", "1h", CRYPTO, ETH_TIMES[0], ETH_AS_OF)],
+                           as_of=ETH_AS_OF)
+    assert not report.success
+    assert report.failed_keys() == {("BTC", "1h")}
+    result = check(report, "bar_count", "BTC")
+    assert "BTC 1h: zero bars (72 expected" in result.message
+
+
+def test_early_close_day_expects_four_bars(aapl):
+    report = run(aapl, NYSE, as_of=WEEK_AS_OF)
+    assert report.success, report.summary()
+    late = aapl.iloc[[-1]].assign(timestamp=ts("2025-11-28 18:30"))  # 13:30 ET, after the close
+    report = run(pd.concat([aapl, late], ignore_index=True), NYSE, as_of=WEEK_AS_OF)
+    assert not check(report, "off_calendar").success
+    assert check(report, "aligned_timestamps").success  # on the hourly grid, outside the session
+
+
+@pytest.mark.parametrize(("label", "when"), [
+    ("Saturday 10:30 ET", "2025-11-29 15:30"),
+    ("03:00 UTC", "2025-11-25 03:00"),
+])
+def test_stock_bar_outside_the_calendar_fails(aapl, label, when):
+    extra = aapl.iloc[[0]].assign(timestamp=ts(when))
+    bars = pd.concat([aapl, extra], ignore_index=True).sort_values("timestamp")
+    report = run(bars, NYSE, as_of=None)
+    result = check(report, "off_calendar")
+    assert not result.success, label
+    assert "where the XNYS calendar (or the requested window) expects none" in result.message
+    assert result.observed["off_calendar_bars"] == 1
+
+
+def test_bars_outside_the_requested_window_fail(eth):
+    report = run(eth, start=ETH_TIMES[0], end=ETH_TIMES[48])
+    assert not check(report, "off_calendar").success
+    assert check(report, "off_calendar").observed["off_calendar_bars"] == 24
+
+
+# --- OHLC sanity -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("column", "value", "problem"), [
+    ("low", 1e9, "low above open/close"),
+    ("high", 1.0, "high below open/close"),
+    ("close", np.nan, "missing values"),
+    ("open", -5.0, "price not a positive finite number"),
+    ("high", np.inf, "price not a positive finite number"),
+    ("volume", -1.0, "negative or infinite volume"),
+])
+def test_ohlc_sanity_fails_and_names_the_problem(eth, column, value, problem):
+    assert check(run(eth), "ohlc").success
+    bad = eth.copy()
+    bad.loc[5, column] = value
+    result = check(run(bad), "ohlc")
+    assert not result.success
+    assert problem in result.message
+    assert "first at 2025-03-01 05:00 UTC" in result.message
+
+
+def test_zero_volume_is_sane(eth):
+    assert check(run(eth.assign(volume=0.0)), "ohlc").success
+
+
+# --- timestamps ------------------------------------------------------------------------------
+
+def test_duplicate_timestamp_fails_uniqueness(eth):
+    assert check(run(eth), "unique_timestamps").success
+    report = run(pd.concat([eth.iloc[:20], eth.iloc[[19]], eth.iloc[20:]], ignore_index=True))
+    result = check(report, "unique_timestamps")
+    assert not result.success and "2025-03-01 19:00 UTC" in result.message
+
+
+def test_out_of_order_rows_fail_increasing(eth):
+    assert check(run(eth), "increasing_timestamps").success
+    swapped = eth.iloc[[*range(30), 31, 30, *range(32, 72)]].reset_index(drop=True)
+    report = run(swapped)
+    result = check(report, "increasing_timestamps")
+    assert not result.success
+    assert "first 2025-03-02 06:00 UTC after 2025-03-02 07:00 UTC" in result.message
+    assert check(report, "unique_timestamps").success
+
+
+def test_misaligned_timestamps_fail(eth, aapl):
+    assert check(run(eth), "aligned_timestamps").success
+    shifted = eth.copy()
+    shifted.loc[4, "timestamp"] = ts("2025-03-01 04:30")
+    result = check(run(shifted), "aligned_timestamps")
+    assert not result.success and "(30 min off the grid)" in result.message
+    stock = aapl.copy()
+    stock.loc[1, "timestamp"] = ts("2025-11-24 15:00")  # 10:00 ET: stock hours step from 9:30
+    assert not check(run(stock, NYSE, as_of=None), "aligned_timestamps").success
+
+
+# --- roll gaps / splices ---------------------------------------------------------------------
+
+def test_splice_without_volume_fails(eth):
+    assert check(run(eth), "splice").success
+    result = check(run(scale_prices(eth, slice(40, None), 1.35)), "splice")
+    assert not result.success
+    assert result.message.startswith("ETH 1h: 1 bar jump more than 10 robust sigmas without "
+                                     "matching volume, first at 2025-03-02 16:00 UTC (+3")
+    assert "volume 1.0x median" in result.message or "volume 0.9x median" in result.message
+
+
+def test_jump_on_heavy_volume_is_a_genuine_move(eth):
+    moved = scale_prices(eth, slice(40, None), 1.35)
+    moved.loc[40, "volume"] = 3 * moved["volume"].median()
+    assert check(run(moved), "splice").success
+
+
+def test_series_without_volume_has_no_volume_escape(eth):
+    fx = eth.assign(volume=0.0)
+    assert check(run(fx), "splice").success
+    result = check(run(scale_prices(fx, slice(40, None), 1.35)), "splice")
+    assert not result.success and "no volume data" in result.message
+
+
+def test_overnight_gaps_are_judged_against_their_own_distribution():
+    times = expected_bars(NYSE, "1h", "2025-09-02", "2025-10-15")
+    bars = make_bars(times, symbol="MSFT", interval="1h", sigma=0.002)
+    first = pd.Series(times.tz_convert("America/New_York").date).diff().ne(pd.Timedelta(0))
+    first.iloc[0] = False  # first bar of each later session: give it a 1.5% overnight sigma
+    rng = np.random.default_rng(7)
+    factor = np.exp(np.cumsum(np.where(first, rng.normal(0, 0.015, len(times)), 0.0)))
+    bars[["open", "high", "low", "close"]] = bars[["open", "high", "low", "close"]].mul(factor, axis=0)
+    gap_day = int(np.flatnonzero(first)[15])
+    ordinary_gap = scale_prices(bars, slice(gap_day, None), 1.06)  # ~4 overnight sigmas
+    report = run(ordinary_gap, NYSE, as_of=None)
+    result = check(report, "splice")
+    assert result.success, result.message
+    assert result.observed["overnight_sigma"] > 3 * result.observed["robust_sigma"]
+    spliced = scale_prices(bars, slice(gap_day, None), 1.35)
+    result = check(run(spliced, NYSE, as_of=None), "splice")
+    assert not result.success and "overnight gap +" in result.message
+
+
+def test_too_few_returns_are_not_judged(eth):
+    result = check(run(scale_prices(eth.iloc[:10], slice(5, None), 1.35)), "splice")
+    assert result.success and "not judged" in result.message
+
+
+# --- staleness and completeness --------------------------------------------------------------
+
+def test_stale_crypto_fails(eth):
+    assert check(run(eth, as_of=ETH_AS_OF + pd.Timedelta(hours=1)), "staleness").success
+    result = check(run(eth, as_of=ETH_AS_OF + pd.Timedelta(hours=5)), "staleness")
+    assert not result.success
+    assert result.observed["late_bars"] == 5
+    assert "last bar 2025-03-03 23:00 UTC" in result.message
+
+
+def test_weekends_and_holidays_do_not_make_stocks_stale(aapl):
+    # last bar Friday 2025-11-28 12:30 ET (early close); Monday before the open: nothing missed
+    assert check(run(aapl, NYSE, as_of=WEEK_AS_OF), "staleness").success
+    # data through Wednesday, judged on Thanksgiving evening: the holiday expects no bars
+    through_wed = aapl[aapl["timestamp"] < ts("2025-11-27")]
+    assert check(run(through_wed, NYSE, as_of=ts("2025-11-27 23:00")), "staleness").success
+    # ... but on Friday evening the four early-close bars are missing
+    result = check(run(through_wed, NYSE, as_of=ts("2025-11-28 23:00")), "staleness")
+    assert not result.success and result.observed["late_bars"] == 4
+
+
+def test_stale_daily_stock_after_a_week(aapl):
+    days = expected_bars(NYSE, "1d", "2025-09-01", "2025-11-22")
+    daily = make_bars(days, symbol="AAPL", interval="1d", sigma=0.01)
+    assert check(run(daily, NYSE, as_of=ts("2025-11-24 12:00")), "staleness").success
+    assert not check(run(daily, NYSE, as_of=ts("2025-11-28 23:00")), "staleness").success
+
+
+def test_as_of_none_skips_staleness(eth):
+    result = check(run(eth.iloc[:10], as_of=None), "staleness")
+    assert result.success and "no as_of" in result.message
+
+
+def test_bar_still_open_at_as_of_fails(eth):
+    result = check(run(eth, as_of=ETH_TIMES[-1] + pd.Timedelta(minutes=30)), "incomplete_bars")
+    assert not result.success and result.observed["incomplete_bars"] == 1
+    assert check(run(eth, as_of=ETH_AS_OF), "incomplete_bars").success
+
+
+# --- real data and price files ---------------------------------------------------------------
+
+def test_goog_daily_passes_including_2008_on_heavy_volume():
+    report = validate_file(GOOG, interval="1d", calendar=NYSE)
+    assert report.success, report.summary()
+    assert report.bars == 2148
+    splice = check(report, "splice", "GOOG")
+    assert splice.observed["max_sigmas"] > 10  # 2008-04-18: +20% on 4.4x volume, let through
+    assert check(report, "bar_count").observed["missing"] == 0
+
+
+def test_goog_labelled_at_session_open_passes_too():
+    bars = load_price_file(GOOG).tail(300).reset_index(drop=True)
+    opens = expected_bars(NYSE, "1d", bars["timestamp"].iloc[0], bars["timestamp"].iloc[-1]
+                          + pd.Timedelta(days=1))
+    bars["timestamp"] = opens
+    report = run(bars.assign(symbol="GOOG", interval="1d"), NYSE, as_of=None)
+    assert report.success, report.summary()
+
+
+def test_daily_midnight_label_on_a_saturday_is_off_calendar():
+    bars = load_price_file(GOOG).tail(100).reset_index(drop=True)
+    bars.loc[len(bars)] = [ts("2013-03-02"), 806.0, 807.0, 805.0, 806.5, 2e6]
+    report = run(bars.assign(symbol="GOOG", interval="1d"), NYSE, as_of=None)
+    assert not check(report, "off_calendar").success
+
+
+def test_spliced_goog_file_fails_naming_the_splice(tmp_path):
+    goog = pd.read_csv(GOOG)
+    after = goog["timestamp"] >= "2009-06-01"
+    goog.loc[after, ["open", "high", "low", "close"]] *= 1.35
+    path = tmp_path / "GOOG_spliced.csv"
+    goog.to_csv(path, index=False)
+    report = validate_file(path, symbol="GOOG")
+    assert not report.success
+    assert [(r.symbol, r.check) for r in report.failed()] == [("GOOG", "splice")]
+    assert "first at 2009-06-01 00:00 UTC (+3" in report.failed()[0].message
+
+
+def test_html_body_is_unusable_input():
+    with pytest.raises(UnusableInputError, match="HTML page"):
+        load_price_file(PRICES / "html_body.csv")
+    with pytest.raises(UnusableInputError, match="HTML page"):
+        validate_file(PRICES / "html_body.csv")
+
+
+def test_zero_row_file_fails_on_bar_count_not_as_unusable(tmp_path):
+    assert load_price_file(PRICES / "empty.csv").empty
+    report = validate_file(PRICES / "empty.csv", symbol="SPY")
+    assert not report.success
+    assert [r.check for r in report.failed()] == ["bar_count"]
+    assert "zero bars" in report.failed()[0].message
+    zero_bytes = tmp_path / "SPY.csv"
+    zero_bytes.write_bytes(b"")
+    assert "zero bars" in validate_file(zero_bytes).failed()[0].message
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("timestamp,open,high,low,close\n2025-01-02,1,2,0.5,1.5\n", "no volume column"),
+    ("timestamp,open,high,low,close,volume\n2025-01-02,1,2,abc,1.5,10\n", "no time or no prices"),
+    ("timestamp,open,high,low,close,volume\n2025-01-02,1,2,0.5,1.5,lots\n", "non-numeric volume"),
+    ("date;open;high\n2025-01-02;1;2\n", "column"),
+])
+def test_malformed_files_are_unusable(tmp_path, text, match):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(UnusableInputError, match=match):
+        load_price_file(path)
+    with pytest.raises(UnusableInputError, match="cannot read"):
+        load_price_file(tmp_path / "absent.csv")
+
+
+def test_parquet_with_extra_columns_is_read(tmp_path):
+    bars = load_price_file(GOOG).tail(60).assign(symbol="GOOG", interval="1d")
+    path = tmp_path / "goog.parquet"
+    bars.to_parquet(path)
+    assert validate_file(path).success
+    with pytest.raises(UnusableInputError, match="no rows for symbol"):
+        load_price_file(path, symbol="MSFT")
+
+
+# --- the report, Data Docs, the batch --------------------------------------------------------
+
+def test_report_serialises_and_writes(tmp_path, eth):
+    report = run(scale_prices(eth, slice(40, None), 1.35))
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["success"] is False and data["failed"] == 1 and data["checks"] == 9
+    assert data["great_expectations"]["evaluated_expectations"] == 10
+    path = report.write(tmp_path / "run")
+    assert json.loads(path.read_text())["results"][6]["check"] == "splice"
+    assert "FAILED" in report.summary() and "ETH 1h: 1 bar jump" in report.summary()
+
+
+def test_data_docs_are_built(tmp_path, eth):
+    report = run(scale_prices(eth, slice(40, None), 1.35))
+    index = build_data_docs(report, tmp_path / "docs")
+    assert index.name == "index.html" and index.exists()
+    pages = list((tmp_path / "docs" / "validations").rglob("*.html"))
+    assert pages and "robust sigmas" in pages[0].read_text()
+
+
+def test_an_expectation_that_cannot_run_is_a_failure():
+    from arena.data.validation import _unexpected_rows
+
+    broken = SimpleNamespace(
+        expectation_config=SimpleNamespace(meta={"check": "splice", "problem": "x"}, type="e"),
+        exception_info={"m": {"raised_exception": True, "exception_message": "boom"}},
+        success=False, result={})
+    failures, errors = _unexpected_rows(SimpleNamespace(results=[broken]))
+    assert failures == {} and len(errors) == 1
+    assert not errors[0].success and "boom" in errors[0].message
+
+
+def test_one_batch_of_62_symbols_by_2_intervals(capsys):
+    as_of = ts("2025-12-01 16:00")
+    frames, windows = [], []
+    for i in range(62):
+        calendar = CRYPTO if i < 12 else NYSE
+        for interval, days in (("1h", 60), ("1d", 400)):
+            start = as_of - pd.Timedelta(days=days)
+            times = expected_bars(calendar, interval, start, as_of)
+            times = times[bar_close_times(calendar, interval, times) <= as_of]
+            frames.append(make_bars(times, symbol=f"S{i:02d}", interval=interval, seed=i))
+            windows.append(Window(f"S{i:02d}", interval, calendar, start, as_of))
+    bars = pd.concat(frames, ignore_index=True)
+    bars.loc[bars.index[-1], "low"] = 1e9  # one broken bar in the last series
+    validate_bars(bars.iloc[:50], windows[:1], as_of=as_of)  # import and warm-up, not timed
+    started = time.perf_counter()
+    report = validate_bars(bars, windows, as_of=as_of)
+    seconds = time.perf_counter() - started
+    with capsys.disabled():
+        print(f"\n[candle validation] {len(bars)} bars, {len(windows)} series: {seconds:.3f} s")
+    assert len(report.results) == len(windows) * 9
+    assert report.failed_keys() == {("S61", "1d")}
+
+
+def test_validation_module_does_not_import_great_expectations():
+    code = ("import sys, arena.data.validation; "
+            "sys.exit('great_expectations' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
