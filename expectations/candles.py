@@ -74,7 +74,7 @@ def candle_suite(config: ValidationConfig) -> gx.ExpectationSuite:
             column_list=list(cs.OHLC_COLUMNS), row_condition=Column(cs.IS_BAR) == True,  # noqa: E712
             meta=_meta(cs.OHLC, "OHLC sanity"),
             description="Every bar has a time, finite prices above zero, a volume not below zero, "
-                        "and low <= open, close <= high."),
+                        "a low at most its open and close, and a high at least both."),
     ]
     splice = [
         ExpectJumpsToBeMatchedByVolume(

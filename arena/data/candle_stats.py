@@ -207,7 +207,8 @@ class _SeriesPrep:
         reference, stale, incomplete = _staleness(cal, interval, times, last, window, as_of)
         n_bars = len(ts)
         missing = int((~present).sum())
-        off = int((~self.on_calendar).sum())
+        off_mask = valid & ~self.on_calendar  # a bar without a time is an OHLC failure instead
+        off = int(off_mask.sum())
         self.series_columns = {
             SERIES_BARS: float(n_bars),
             SERIES_MISSING_SHARE: missing / len(expected) if len(expected) else 0.0,
@@ -221,7 +222,7 @@ class _SeriesPrep:
             end=None if end is None else pd.Timestamp(end), bars=n_bars,
             expected=len(expected), missing=missing,
             first_missing=expected[~present][0] if missing else None, off_calendar=off,
-            first_off_calendar=ts[~self.on_calendar][0] if off else None,
+            first_off_calendar=ts[off_mask][0] if off else None,
             last_bar=last, reference=reference, stale=stale, incomplete=incomplete,
             returns=sig[0], sigma=sig[1], overnight_sigma=sig[2],
             max_jump=float(np.nanmax(jumps)) if np.isfinite(jumps).any() else None)
