@@ -35,7 +35,7 @@ def resample(bars: pd.DataFrame, source: str, target: str, calendar: str) -> pd.
     grouped = frame.groupby("_key", sort=True)
     out = grouped.agg(open=("open", "first"), high=("high", "max"), low=("low", "min"),
                       close=("close", "last"), volume=("volume", "sum"))
-    out.index = pd.DatetimeIndex(out.index).tz_convert("UTC").as_unit(TS_UNIT)
+    out.index = pd.DatetimeIndex(out.index).tz_localize("UTC").as_unit(TS_UNIT)
     out = out.rename_axis("timestamp").reset_index()
     for col in bars.columns.difference([*out.columns, "_key"]):
         out[col] = bars[col].iloc[0]
@@ -43,21 +43,28 @@ def resample(bars: pd.DataFrame, source: str, target: str, calendar: str) -> pd.
 
 
 def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray:
-    """Open time of the ``target`` bar that contains each source bar (NaT if none does)."""
+    """Open time (UTC, ``datetime64[us]``) of the ``target`` bar containing each source bar
+    (NaT where none does). Works on int64 microseconds: tz-aware ``to_numpy`` is object-slow."""
+    ts = ts.as_unit(TS_UNIT)
     if calendar == CRYPTO:
         if target == "1w":
             day = ts.normalize()
-            return (day - pd.to_timedelta(day.weekday, unit="D")).to_numpy()
-        return ts.floor(interval_delta(target)).to_numpy()
+            keys = day - pd.to_timedelta(day.weekday, unit="D")
+        else:
+            keys = ts.floor(interval_delta(target))
+        return keys.as_unit(TS_UNIT).asi8.view("datetime64[us]")
     step = interval_delta(target)
     grid = expected_bars(calendar, target, ts.min() - step, ts.max() + pd.Timedelta(minutes=1))
     if grid.empty:
         return np.full(len(ts), np.datetime64("NaT"), dtype="datetime64[us]")
-    pos = grid.searchsorted(ts, side="right") - 1
-    keys = grid.to_numpy()[np.clip(pos, 0, None)]
-    ends = bar_close_times(calendar, target, grid).to_numpy()[np.clip(pos, 0, None)]
-    inside = (pos >= 0) & (ts.to_numpy() < ends)
-    return np.where(inside, keys, np.datetime64("NaT"))
+    grid_i8 = grid.as_unit(TS_UNIT).asi8
+    ends_i8 = bar_close_times(calendar, target, grid).as_unit(TS_UNIT).asi8
+    ts_i8 = ts.asi8
+    pos = np.searchsorted(grid_i8, ts_i8, side="right") - 1
+    safe = np.clip(pos, 0, None)
+    inside = (pos >= 0) & (ts_i8 < ends_i8[safe])
+    keys = np.where(inside, grid_i8[safe], np.iinfo(np.int64).min)  # int64 min is NaT
+    return keys.view("datetime64[us]")
 
 
 def drop_unclosed(bars: pd.DataFrame, interval: str, calendar: str, as_of: pd.Timestamp) -> pd.DataFrame:

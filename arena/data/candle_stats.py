@@ -102,6 +102,10 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     """The frame to validate (one row per bar, plus a placeholder per empty series) and the
     statistics of each series, keyed by (symbol, interval)."""
     frame = _normalise(bars)
+    for w in windows:
+        if w.calendar not in CALENDARS:
+            raise ValueError(f"{w.symbol} {w.interval}: unknown calendar {w.calendar!r}")
+        interval_delta(w.interval)  # raises CalendarError (a ValueError) for an unknown interval
     by_key = {(w.symbol, w.interval): w for w in windows}
     if len(by_key) != len(windows):
         raise ValueError("two windows name the same (symbol, interval)")
@@ -120,9 +124,6 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     stats: dict[tuple[str, str], SeriesStats] = {}
     empty: list[SeriesStats] = []
     for key, window in by_key.items():
-        if window.calendar not in CALENDARS:
-            raise ValueError(f"{key[0]} {key[1]}: unknown calendar {window.calendar!r}")
-        interval_delta(window.interval)
         idx = groups.get(key, np.array([], dtype=np.int64))
         series = _SeriesPrep(all_ts[idx], close[idx], volume[idx], window, as_of, config)
         stats[key] = series.stats
@@ -182,7 +183,6 @@ class _SeriesPrep:
 
     def __init__(self, ts: pd.DatetimeIndex, close: np.ndarray, volume: np.ndarray,
                  window: Window, as_of: pd.Timestamp | None, config: ValidationConfig) -> None:
-        self.window, self.config = window, config
         cal, interval = window.calendar, window.interval
         self.bar_time = canonical_labels(ts, cal, interval)
         valid = ~self.bar_time.isna()
@@ -193,6 +193,9 @@ class _SeriesPrep:
         expected = expected_bars(cal, interval, start, end) if start is not None else \
             pd.DatetimeIndex([], tz="UTC")
         self.on_calendar = np.asarray(self.bar_time.isin(expected))
+        last = times.max() if len(times) else None
+        if as_of is not None and last is not None:  # the tail after the last bar is staleness's
+            expected = expected[expected <= last]
         present = expected.isin(times)
         step = np.diff(self.bar_time.as_unit("us").asi8.astype("float64")) / 1e6  # seconds
         step[~valid[1:] | ~valid[:-1]] = np.nan
@@ -203,7 +206,6 @@ class _SeriesPrep:
         jumps, vol_ratio, returns, self.overnight, sig = _jumps(
             close, volume, self.bar_time, window, config)
         self.row_columns.update({JUMP_SIGMAS: jumps, VOLUME_RATIO: vol_ratio, JUMP_RETURN: returns})
-        last = times.max() if len(times) else None
         reference, stale, incomplete = _staleness(cal, interval, times, last, window, as_of)
         n_bars = len(ts)
         missing = int((~present).sum())

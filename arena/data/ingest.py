@@ -104,7 +104,7 @@ def derive_complete(base: pd.DataFrame, source: str, target: str, calendar: str)
     first = base["timestamp"].iloc[0]
     last_close = bar_close_times(calendar, source, pd.DatetimeIndex(base["timestamp"].iloc[-1:]))[0]
     closes = bar_close_times(calendar, target, pd.DatetimeIndex(bars["timestamp"]))
-    keep = (bars["timestamp"] >= first).to_numpy() & np.asarray(closes <= last_close)
+    keep = (bars["timestamp"] >= first).to_numpy() & (closes <= last_close)
     return bars[keep].reset_index(drop=True)
 
 

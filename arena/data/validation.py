@@ -56,7 +56,9 @@ class ValidationConfig:
     """Thresholds of the candle checks.
 
     * ``max_missing_share`` 0.02: share of calendar-expected bars that may be missing (a venue's
-      maintenance hour; 1 of 72 hourly crypto bars passes, 2 do not).
+      maintenance hour: 1 of 72 hourly crypto bars passes, 2 do not). Counted from the window
+      start to the last bar when ``as_of`` is given (the tail after the last bar is the
+      staleness check's), over the whole window otherwise.
     * ``max_off_calendar_bars`` 0: a bar where the calendar expects none (a stock bar on a
       Saturday or at 03:00 UTC) is never right.
     * ``splice_sigmas`` 10 and ``splice_volume_multiple`` 1.5: a close-to-close log return more

@@ -39,8 +39,10 @@ def _duration(seconds: float) -> str:
     return " ".join(p for p in parts if p) or f"{seconds:g} s"
 
 
-def _bars(n: int) -> str:
-    return f"{n} bar{'' if n == 1 else 's'}"
+def _bars(n: int, verb: str = "") -> str:
+    """``1 bar fails`` / ``3 bars fail`` (``verb`` in its plural form)."""
+    text = f"{n} bar{'' if n == 1 else 's'}"
+    return f"{text} {verb + 's' if n == 1 else verb}" if verb else text
 
 
 def describe(check: str, stats: cs.SeriesStats, rows: pd.DataFrame, failing: pd.DataFrame,
@@ -88,7 +90,7 @@ def _ohlc(key, s, rows, failing, config):
     what = "; ".join(f"{name}: {n}" for name, n in counts.items())
     first_broken = ", ".join(name for name, hit in broken.iloc[0].items() if hit)
     return ({"bad_bars": len(failing), "first": _iso(first["timestamp"]), **counts},
-            f"{key}: {_bars(len(failing))} fail OHLC sanity ({what}), first at "
+            f"{key}: {_bars(len(failing), 'fail')} OHLC sanity ({what}), first at "
             f"{fmt_time(first['timestamp'])}: {first_broken} ({values})")
 
 
@@ -135,7 +137,7 @@ def _splice(key, s, rows, failing, config):
     volume = "no volume data" if pd.isna(ratio) else f"volume {ratio:.1f}x median"
     gap = "overnight gap " if first[cs.OVERNIGHT] else ""
     obs.update(jumps=len(failing), first=_iso(first["timestamp"]))
-    return obs, (f"{key}: {_bars(len(failing))} jump more than {config.splice_sigmas:g} robust "
+    return obs, (f"{key}: {_bars(len(failing), 'jump')} more than {config.splice_sigmas:g} robust "
                  f"sigmas without matching volume, first at {fmt_time(first['timestamp'])} "
                  f"({gap}{first[cs.JUMP_RETURN]:+.1%}, {first[cs.JUMP_SIGMAS]:.1f} sigmas, "
                  f"{volume})")

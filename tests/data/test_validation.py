@@ -213,7 +213,7 @@ def test_splice_without_volume_fails(eth):
     assert check(run(eth), "splice").success
     result = check(run(scale_prices(eth, slice(40, None), 1.35)), "splice")
     assert not result.success
-    assert result.message.startswith("ETH 1h: 1 bar jump more than 10 robust sigmas without "
+    assert result.message.startswith("ETH 1h: 1 bar jumps more than 10 robust sigmas without "
                                      "matching volume, first at 2025-03-02 16:00 UTC (+3")
     assert "volume 1.0x median" in result.message or "volume 0.9x median" in result.message
 
@@ -281,6 +281,20 @@ def test_stale_daily_stock_after_a_week(aapl):
     daily = make_bars(days, symbol="AAPL", interval="1d", sigma=0.01)
     assert check(run(daily, NYSE, as_of=ts("2025-11-24 12:00")), "staleness").success
     assert not check(run(daily, NYSE, as_of=ts("2025-11-28 23:00")), "staleness").success
+
+
+def test_the_tail_after_the_last_bar_is_judged_by_staleness_not_bar_count():
+    as_of = ts("2025-03-31 16:00")  # today's daily bar is still open: nobody delivers it
+    start = as_of.normalize() - pd.Timedelta(days=30)
+    daily = make_bars(pd.date_range(start, periods=30, freq="D", tz=UTC), symbol="SOL",
+                      interval="1d")
+    assert run(daily, start=start, end=as_of, as_of=as_of).success
+    late = run(daily.iloc[:-1], start=start, end=as_of, as_of=as_of)  # one bar late: allowed
+    assert late.success, late.summary()
+    later = run(daily.iloc[:-2], start=start, end=as_of, as_of=as_of)
+    assert [r.check for r in later.failed()] == ["staleness"]
+    # without as_of nothing judges lateness, so the whole window counts
+    assert not check(run(daily.iloc[:-2], start=start, end=as_of, as_of=None), "bar_count").success
 
 
 def test_as_of_none_skips_staleness(eth):
@@ -384,7 +398,7 @@ def test_report_serialises_and_writes(tmp_path, eth):
     assert data["great_expectations"]["evaluated_expectations"] == 10
     path = report.write(tmp_path / "run")
     assert json.loads(path.read_text())["results"][6]["check"] == "splice"
-    assert "FAILED" in report.summary() and "ETH 1h: 1 bar jump" in report.summary()
+    assert "FAILED" in report.summary() and "ETH 1h: 1 bar jumps" in report.summary()
 
 
 def test_data_docs_are_built(tmp_path, eth):
