@@ -23,11 +23,13 @@ from arena.calendar import (
     CALENDARS,
     NYSE,
     TS_UNIT,
+    CalendarError,
     bar_close_times,
     expected_bars,
     interval_delta,
     sessions,
 )
+from arena.data.jumps import jump_statistics
 from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ ON_CALENDAR = "on_calendar"
 STEP_SECONDS = "step_seconds"  # seconds since the series' previous row, in the order given
 GRID_OFFSET = "grid_offset_seconds"  # 0 when the label sits on the interval grid
 JUMP_SIGMAS = "jump_sigmas"  # |log return - median| in robust sigmas of the series
-VOLUME_RATIO = "volume_ratio"  # volume / median volume of the series; null without volume data
+VOLUME_RATIO = "volume_ratio"  # volume / its median (see volume_lookback); null: no volume data
 JUMP_RETURN = "jump_return"  # simple close-to-close return (for messages)
 OVERNIGHT = "overnight"  # first bar of a session after another session's bar (stock intraday)
 SERIES_BARS = "series_bars"
@@ -62,9 +64,6 @@ SERIES_OFF_CALENDAR = "series_off_calendar_bars"
 SERIES_STALE = "series_stale_bars"
 SERIES_INCOMPLETE = "series_incomplete_bars"
 
-MAD_TO_SIGMA = 1.4826  # robust sigma = 1.4826 x median absolute deviation (normal consistency)
-MEAN_AD_TO_SIGMA = 1.2533  # fallback when over half of the returns are identical (MAD = 0)
-MAX_SIGMAS = 1e6  # cap for a move in a series that never moved before
 _ONE_TICK = pd.Timedelta(1, unit=TS_UNIT)
 
 
@@ -84,10 +83,11 @@ class SeriesStats:
     off_calendar: int
     first_off_calendar: pd.Timestamp | None  # as labelled in the input
     last_bar: pd.Timestamp | None
+    as_of: pd.Timestamp | None
     reference: pd.Timestamp | None  # staleness judged at this time (None: not judged)
     stale: int | None
     incomplete: int | None
-    returns: int  # close-to-close returns behind the robust sigma (0: splice not judged)
+    returns: int  # close-to-close returns of the series (judged from min_returns on)
     sigma: float | None
     overnight_sigma: float | None  # own sigma of overnight returns, when there are enough
     max_jump: float | None  # largest jump in robust sigmas (None: not judged)
@@ -104,7 +104,8 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     frame = _normalise(bars)
     for w in windows:
         if w.calendar not in CALENDARS:
-            raise ValueError(f"{w.symbol} {w.interval}: unknown calendar {w.calendar!r}")
+            raise CalendarError(f"{w.symbol} {w.interval}: unknown calendar {w.calendar!r}; "
+                                f"expected one of {', '.join(CALENDARS)}")
         interval_delta(w.interval)  # raises CalendarError (a ValueError) for an unknown interval
     by_key = {(w.symbol, w.interval): w for w in windows}
     if len(by_key) != len(windows):
@@ -151,7 +152,9 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
 
 def _normalise(bars: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in ("symbol", "interval", *BAR_COLUMNS) if c not in bars.columns]
-    if missing:
+    if missing and bars.empty:  # nothing arrived at all: every window fails with "zero bars"
+        bars = pd.DataFrame(columns=["symbol", "interval", *BAR_COLUMNS])
+    elif missing:
         raise ValueError(f"bars lack column(s) {', '.join(missing)}")
     frame = bars[["symbol", "interval", *BAR_COLUMNS]].reset_index(drop=True).copy()
     frame["symbol"] = frame["symbol"].astype(str)
@@ -203,8 +206,10 @@ class _SeriesPrep:
             STEP_SECONDS: np.concatenate([[np.nan], step]),
             GRID_OFFSET: grid_offset_seconds(ts, cal, interval),
         }
-        jumps, vol_ratio, returns, self.overnight, sig = _jumps(
-            close, volume, self.bar_time, window, config)
+        intraday_stock = cal == NYSE and interval not in ("1d", "1w")
+        jumps, vol_ratio, returns, self.overnight, sig = jump_statistics(
+            close, volume, self.bar_time, sessions_gap=intraday_stock,
+            min_returns=config.min_returns, volume_lookback=config.volume_lookback)
         self.row_columns.update({JUMP_SIGMAS: jumps, VOLUME_RATIO: vol_ratio, JUMP_RETURN: returns})
         reference, stale, incomplete = _staleness(cal, interval, times, last, window, as_of)
         n_bars = len(ts)
@@ -225,7 +230,7 @@ class _SeriesPrep:
             expected=len(expected), missing=missing,
             first_missing=expected[~present][0] if missing else None, off_calendar=off,
             first_off_calendar=ts[off_mask][0] if off else None,
-            last_bar=last, reference=reference, stale=stale, incomplete=incomplete,
+            last_bar=last, as_of=as_of, reference=reference, stale=stale, incomplete=incomplete,
             returns=sig[0], sigma=sig[1], overnight_sigma=sig[2],
             max_jump=float(np.nanmax(jumps)) if np.isfinite(jumps).any() else None)
 
@@ -287,14 +292,6 @@ def grid_offset_seconds(ts: pd.DatetimeIndex, calendar: str, interval: str) -> n
     return out
 
 
-def robust_sigma(returns: np.ndarray) -> tuple[float, float]:
-    """(median, robust sigma) of returns: 1.4826 x MAD, else 1.2533 x mean absolute deviation."""
-    med = float(np.median(returns))
-    dev = np.abs(returns - med)
-    sigma = MAD_TO_SIGMA * float(np.median(dev))
-    return med, sigma if sigma > 0 else MEAN_AD_TO_SIGMA * float(dev.mean())
-
-
 OHLC_COLUMNS = ("timestamp", "open", "high", "low", "close", "volume")  # order the suite uses
 
 
@@ -305,52 +302,13 @@ def ohlc_problems(bars: pd.DataFrame) -> pd.DataFrame:
     body_low = prices[["open", "close"]].min(axis=1)
     body_high = prices[["open", "close"]].max(axis=1)
     return pd.DataFrame({
-        "missing values": bars[list(OHLC_COLUMNS)].isna().any(axis=1),
+        "missing or non-numeric values": bars[list(OHLC_COLUMNS)].isna().any(axis=1),
         "price not a positive finite number":
             (prices.notna() & ~(np.isfinite(prices) & (prices > 0))).any(axis=1),
         "negative or infinite volume": volume.notna() & ~(np.isfinite(volume) & (volume >= 0)),
         "low above open/close": prices["low"] > body_low,
         "high below open/close": prices["high"] < body_high,
     }, index=bars.index)
-
-
-def _jumps(close: np.ndarray, volume: np.ndarray, bar_time: pd.DatetimeIndex, window: Window,
-           config: ValidationConfig) -> tuple[np.ndarray, ...]:
-    """Per row: jump size in robust sigmas, volume ratio, simple return, overnight flag (all in
-    the given row order), plus (returns used, sigma, overnight sigma) of the series."""
-    n = len(close)
-    jumps, ratio, simple = (np.full(n, np.nan) for _ in range(3))
-    overnight = np.zeros(n, dtype=bool)
-    ok = np.isfinite(close) & (close > 0) & ~np.asarray(bar_time.isna())
-    ok &= ~pd.Series(bar_time).duplicated().to_numpy()
-    pos = np.flatnonzero(ok)
-    pos = pos[np.argsort(bar_time.asi8[pos], kind="stable")]
-    volume = volume[pos]
-    med_volume = float(np.nanmedian(volume)) if len(pos) else 0.0
-    if med_volume > 0:  # series without volume (FX, some indices): no volume escape at all
-        ratio[pos] = volume / med_volume
-    if len(pos) < 2:
-        return jumps, ratio, simple, overnight, (0, None, None)
-    log_ret = np.diff(np.log(close[pos]))
-    simple[pos[1:]] = np.expm1(log_ret)
-    gap = np.zeros(len(log_ret), dtype=bool)
-    if window.calendar == NYSE and window.interval not in ("1d", "1w"):
-        day = bar_time[pos].tz_convert("America/New_York").normalize().asi8
-        gap = day[1:] != day[:-1]
-        overnight[pos[1:]] = gap
-    if len(log_ret) < config.min_returns:
-        return jumps, ratio, simple, overnight, (len(log_ret), None, None)
-    med, sigma = robust_sigma(log_ret[~gap] if (~gap).sum() >= config.min_returns else log_ret)
-    centre, scale = np.full(len(log_ret), med), np.full(len(log_ret), sigma)
-    night_sigma = None
-    if gap.sum() >= config.min_returns:  # overnight gaps judged against their own distribution
-        night_med, night_sigma = robust_sigma(log_ret[gap])
-        centre[gap], scale[gap] = night_med, night_sigma
-    dev = np.abs(log_ret - centre)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(dev == 0, 0.0, dev / scale)
-    jumps[pos[1:]] = np.minimum(z, MAX_SIGMAS)
-    return jumps, ratio, simple, overnight, (len(log_ret), sigma, night_sigma)
 
 
 def _staleness(calendar: str, interval: str, times: pd.DatetimeIndex, last: pd.Timestamp | None,

@@ -57,16 +57,16 @@ def describe(check: str, stats: cs.SeriesStats, rows: pd.DataFrame, failing: pd.
 def _bar_count(key, s, rows, failing, config):
     obs = {"bars": s.bars, "expected": s.expected, "missing": s.missing,
            "missing_share": round(s.missing_share, 6), "first_missing": _iso(s.first_missing)}
-    window = f"from {fmt_time(s.start)} to {fmt_time(s.end)}" if s.start is not None else \
-        "no window given"
+    window = f"{s.expected} expected from {fmt_time(s.start)} to {fmt_time(s.end)}" \
+        if s.start is not None else "no data rows at all: an empty response?"
+    if failing.empty:
+        return obs, (f"{key}: {s.bars} bars, {s.missing} of {s.expected} expected missing "
+                     f"({config.max_missing_share:.1%} allowed)")
     if s.bars == 0:
-        return obs, f"{key}: zero bars ({s.expected} expected, {window})"
-    if s.missing_share > config.max_missing_share:
-        return obs, (f"{key}: {s.missing} of {s.expected} expected bars missing "
-                     f"({s.missing_share:.1%} > {config.max_missing_share:.1%} allowed), "
-                     f"first missing {fmt_time(s.first_missing)}")
-    return obs, (f"{key}: {s.bars} bars, {s.missing} of {s.expected} expected missing "
-                 f"({config.max_missing_share:.1%} allowed)")
+        return obs, f"{key}: zero bars ({window})"
+    return obs, (f"{key}: {s.missing} of {s.expected} expected bars missing "
+                 f"({s.missing_share:.1%} > {config.max_missing_share:.1%} allowed), "
+                 f"first missing {fmt_time(s.first_missing)}")
 
 
 def _off_calendar(key, s, rows, failing, config):
@@ -162,8 +162,8 @@ def _incomplete(key, s, rows, failing, config):
         return obs, f"{key}: completeness not judged (no as_of)"
     if failing.empty:
         return obs, f"{key}: every bar closed by as_of"
-    return obs, (f"{key}: {_bars(s.incomplete or 0)} still open at as_of "
-                 f"{fmt_time(s.reference)}, the last opened {fmt_time(s.last_bar)} "
+    return obs, (f"{key}: {_bars(s.incomplete or 0)} not closed by as_of "
+                 f"{fmt_time(s.as_of)}, the last opened {fmt_time(s.last_bar)} "
                  f"({config.max_incomplete_bars} allowed)")
 
 
