@@ -180,15 +180,14 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
     if interval == "1w":
         # a weekly bar closes at the last session close of its week
         closes = sched["close"].groupby(sched.index.to_period("W-SUN")).max()
-        session_close = pd.DatetimeIndex(closes.reindex(day.to_period("W-SUN")).to_numpy())
+        session_close = pd.DatetimeIndex(closes.reindex(day.to_period("W-SUN")).array)
     else:
-        session_close = pd.DatetimeIndex(sched["close"].reindex(day).to_numpy())
-    session_close = session_close.tz_localize("UTC") if session_close.tz is None else session_close
-    end = (idx + step).as_unit("ns")
-    if session_close.isna().any():  # bars outside any session: nothing to cut at
-        return end.as_unit(TS_UNIT)
-    cut = np.minimum(end.asi8, session_close.as_unit("ns").asi8)
-    return pd.DatetimeIndex(cut.astype("datetime64[ns]")).tz_localize("UTC").as_unit(TS_UNIT)
+        session_close = pd.DatetimeIndex(sched["close"].reindex(day).array)
+    end = (idx + step).as_unit(TS_UNIT).asi8
+    close_i8 = session_close.as_unit(TS_UNIT).asi8
+    # a bar outside every session has no close to be cut at: it keeps open + interval
+    cut = np.where(session_close.isna(), end, np.minimum(end, close_i8))
+    return pd.DatetimeIndex(cut.view(f"datetime64[{TS_UNIT}]")).tz_localize("UTC")
 
 
 def is_open(calendar: str, ts: object) -> bool:

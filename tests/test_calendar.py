@@ -73,3 +73,11 @@ def test_bad_arguments_are_named():
         is_trading_day("2025-01-02", "LSE")
     assert expected_bars("XNYS", "1h", "2025-01-02", "2025-01-01").empty
     assert isinstance(expected_bars("24/7", "1h", "2025-01-01", "2025-01-02"), pd.DatetimeIndex)
+
+
+def test_bar_close_times_per_bar_even_with_an_off_session_bar():
+    opens = pd.DatetimeIndex([ts("2025-11-28 17:30"), ts("2025-11-29 15:00"), ts("2025-11-25 20:30")])
+    assert list(bar_close_times("XNYS", "1h", opens)) == [
+        ts("2025-11-28 18:00"), ts("2025-11-29 16:00"), ts("2025-11-25 21:00")]
+    weeks = expected_bars("XNYS", "1w", "2025-11-24", "2025-12-06")
+    assert list(bar_close_times("XNYS", "1w", weeks)) == [ts("2025-11-28 18:00"), ts("2025-12-05 21:00")]

@@ -150,14 +150,23 @@ def earnings_frame(fetches: Sequence[AssetFetch]) -> pd.DataFrame | None:
 
 
 def validate_partitions(parts: Sequence[AssetPartitions], universe: Universe, *,
-                        as_of: pd.Timestamp):
-    """One validation run over every bar partition of the run (returns a ValidationReport)."""
+                        start: pd.Timestamp, as_of: pd.Timestamp, base: str):
+    """One validation run over every bar partition of the run (returns a ValidationReport).
+
+    Base series are counted from the asked ``start`` (or their older stored history), so bars
+    missing at the start of the window fail; derived series from their first complete bar. The
+    end is judged by staleness at ``as_of``.
+    """
     from arena.data.validation import Window, validate_bars
 
     bar_frames = [(k, f) for p in parts for k, f in p.frames.items() if isinstance(k, PartitionKey)]
     batch = concat_partitions(bar_frames)
-    windows = [Window(symbol=k.symbol, interval=k.interval, calendar=universe[k.symbol].calendar)
-               for k, _ in bar_frames]
+    windows = []
+    for key, frame in bar_frames:
+        first = frame["timestamp"].iloc[0] if not frame.empty else start
+        window_start = min(first, start) if key.interval == base else None
+        windows.append(Window(symbol=key.symbol, interval=key.interval,
+                              calendar=universe[key.symbol].calendar, start=window_start))
     return validate_bars(batch, windows, as_of=as_of)
 
 
@@ -233,7 +242,7 @@ def finish_ingest(lake: Lake, provider_name: str, universe: Universe, *, run_id:
         timings["stage"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         notify("validate", 0, 1)
-        report = validate_partitions(parts, universe, as_of=end)
+        report = validate_partitions(parts, universe, start=start, as_of=end, base=base)
         notify("validate", 1, 1)
         timings["validate"] = time.perf_counter() - t0
         report.write(lake.root / "validation" / run_id)

@@ -60,3 +60,9 @@ def test_funding_and_earnings_files(drop, universe):
     f = provider.fetch_funding(universe["ETH"], ts("2025-11-03"), ts("2025-11-04"))
     assert list(f.funding_rate) == [0.0001, -0.0002]
     assert provider.earnings_dates(universe["AAPL"], ts("2025-11-01"), ts("2026-12-31")) == [ts("2026-01-29")]
+
+
+def test_non_numeric_volume_is_not_candle_data(drop, universe):
+    (drop / "1h" / "XRP.csv").write_text(CSV.replace(",10\n", ",lots\n"))
+    with pytest.raises(BlockedError, match="non-numeric volume"):
+        FilesProvider(drop).fetch_bars(universe["XRP"], "1h", ts("2025-11-03"), ts("2025-11-04"))

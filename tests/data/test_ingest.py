@@ -101,3 +101,13 @@ def test_fetch_failure_publishes_nothing(tmp_path, lake, universe, synthetic):
 def test_empty_window_is_refused(lake, universe, synthetic):
     with pytest.raises(ValueError, match="empty window"):
         run_ingest(synthetic, universe.select(["ETH"]), start=END, end=START, lake=lake)
+
+
+def test_bars_missing_at_the_start_of_the_window_fail(tmp_path, lake, universe, synthetic):
+    """A publisher that pushed only the last two of three weeks: the count is short, refused."""
+    drop = tmp_path / "drop"
+    _write_drop(drop, "ETH", synthetic.fetch_bars(universe["ETH"], "1h", ts("2025-10-13"), END))
+    with pytest.raises(IngestError, match="ETH 1h") as err:
+        run_ingest(FilesProvider(drop), universe.select(["ETH"]), start=START, end=END, lake=lake)
+    assert any("bar" in m for m in err.value.manifest["validation"]["failed"])
+    assert lake.partitions() == []

@@ -103,10 +103,15 @@ def to_bar_frame(raw: pd.DataFrame | Sequence[Sequence[object]], *, provider: st
         raise BlockedError(f"{bad} of {len(frame)} rows have no time or no prices: not candle data "
                            "(an HTML or error page served as success?)",
                            provider=provider, symbol=symbol)
+    junk_volume = values["volume"].isna() & frame["volume"].notna()
+    if junk_volume.any():
+        raise BlockedError(f"{int(junk_volume.sum())} of {len(frame)} rows have a non-numeric "
+                           f"volume (e.g. {frame['volume'][junk_volume].iloc[0]!r}): not candle data",
+                           provider=provider, symbol=symbol)
     out = pd.DataFrame({"timestamp": ts.dt.as_unit(TS_UNIT)})
     for c in (*PRICE_COLUMNS, "volume"):
         out[c] = values[c].astype("float64").to_numpy()
-    out["volume"] = out["volume"].fillna(0.0)
+    out["volume"] = out["volume"].fillna(0.0)  # a vendor's missing volume means none traded
     out = out.sort_values("timestamp", kind="stable").reset_index(drop=True)
     if start is not None:
         out = out[out["timestamp"] >= utc(start)]
