@@ -23,6 +23,7 @@ run: $(VENV)/.installed
 	$(BIN)/arena ingest --source synthetic
 
 test: $(VENV)/.installed-test
+	$(BIN)/ruff check arena flows expectations tests benchmarks
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.installed-test

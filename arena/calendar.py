@@ -76,7 +76,7 @@ def _check_calendar(calendar: str) -> None:
 
 
 @lru_cache(maxsize=1)
-def _xnys():  # noqa: ANN202 - exchange_calendars type is an implementation detail
+def _xnys():
     import exchange_calendars as xcals
 
     return xcals.get_calendar(NYSE, start=_CAL_START, end=_CAL_END)

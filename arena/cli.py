@@ -66,7 +66,7 @@ class _progress:
         self._bar = None
         self._tasks: dict[str, object] = {}
 
-    def __enter__(self):  # noqa: ANN204
+    def __enter__(self):
         if not self.enabled:
             return None
         from rich.progress import Progress
@@ -105,7 +105,7 @@ def render_ingest_summary(manifest: dict, lake_root: Path) -> str:
         f"  new bars    {sum(s['new'] for s in got.values()):,} base bars added, "
         f"{sum(s['revised'] for s in got.values())} revised",
         f"  validation  {manifest['validation']['summary']}",
-        f"  timings     " + ", ".join(f"{k} {v:.2f}s" for k, v in t.items()),
+        "  timings     " + ", ".join(f"{k} {v:.2f}s" for k, v in t.items()),
         f"  published   {lake_root / 'bars'} (manifest {manifest['run_id']}.json)",
     ]
     return "\n".join(lines)

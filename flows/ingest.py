@@ -16,9 +16,17 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from arena.calendar import utc
 from arena.data.errors import ProviderError, is_transient
-from arena.data.ingest import (AssetFetch, IngestError, IngestResult, base_interval,
-                               build_partitions, default_window, fetch_asset, finish_ingest,
-                               new_run_id)
+from arena.data.ingest import (
+    AssetFetch,
+    IngestError,
+    IngestResult,
+    base_interval,
+    build_partitions,
+    default_window,
+    fetch_asset,
+    finish_ingest,
+    new_run_id,
+)
 from arena.data.lake import Lake
 from arena.data.providers import Provider, make_provider
 from arena.universe import Asset, load_universe
@@ -26,11 +34,11 @@ from arena.universe import Asset, load_universe
 FETCH_WORKERS = 4  # vendors throttle; four concurrent calls per provider is polite
 
 
-def _retry_if_transient(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's callback shape
+def _retry_if_transient(task, task_run, state) -> bool:
     """Retry only rate limits and outages; a bad symbol or an HTML page will not heal."""
     try:
         state.result()
-    except Exception as exc:  # noqa: BLE001 - we classify, not handle
+    except Exception as exc:
         return is_transient(exc)
     return False
 

@@ -9,12 +9,12 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import pandas as pd
+import pytest
 
-from arena.data.lake import Lake  # noqa: E402
-from arena.data.providers.synthetic import SyntheticProvider  # noqa: E402
-from arena.universe import Universe, load_universe  # noqa: E402
+from arena.data.lake import Lake
+from arena.data.providers.synthetic import SyntheticProvider
+from arena.universe import Universe, load_universe
 
 
 @pytest.fixture(scope="session")

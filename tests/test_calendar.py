@@ -1,8 +1,14 @@
 import pandas as pd
 import pytest
 
-from arena.calendar import (CalendarError, bar_close_times, expected_bars, is_open, is_trading_day,
-                            regular_session)
+from arena.calendar import (
+    CalendarError,
+    bar_close_times,
+    expected_bars,
+    is_open,
+    is_trading_day,
+    regular_session,
+)
 from tests.conftest import ts
 
 

@@ -52,3 +52,54 @@ def test_ingest_flow_fails_loudly_and_publishes_nothing(prefect_server, local_st
     assert state.is_failed()
     assert Lake(lake_root).partitions() == []
     assert len(Lake(lake_root).manifests()) == 1
+
+
+class _Flaky:
+    """A provider that is rate limited twice, then answers; or always refuses the symbol."""
+
+    name = "flaky"
+    intervals = frozenset({"1h"})
+
+    def __init__(self, failures: list[Exception]) -> None:
+        self.failures = failures
+        self.calls = 0
+
+    def fetch_bars(self, asset, interval, start, end):
+        from arena.data.providers.synthetic import SyntheticProvider
+
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return SyntheticProvider().fetch_bars(asset, interval, start, end)
+
+    def fetch_funding(self, asset, start, end):
+        from arena.data.errors import UnsupportedError
+
+        raise UnsupportedError("no funding here", provider=self.name)
+
+    def earnings_dates(self, asset, start, end):
+        return []
+
+
+def test_fetch_retries_only_transient_errors(prefect_server, local_storage):
+    from prefect import flow
+
+    from arena.data.errors import BadSymbolError, RateLimitedError
+    from arena.universe import load_universe
+    from flows.ingest import fetch_bars
+
+    eth = load_universe()["ETH"]
+    quick = fetch_bars.with_options(retry_delay_seconds=0)
+
+    @flow
+    def one(provider):
+        return quick(provider, eth, "1h", ts("2025-10-06"), ts("2025-10-07"), return_state=True)
+
+    limited = _Flaky([RateLimitedError("429", provider="flaky"), RateLimitedError("429")])
+    state = one(limited)
+    assert state.is_completed() and limited.calls == 3
+    assert len(state.result().base) == 24
+
+    unknown = _Flaky([BadSymbolError("unknown symbol", provider="flaky")] * 5)
+    state = one(unknown)
+    assert state.is_failed() and unknown.calls == 1

@@ -97,7 +97,7 @@ def to_bar_frame(raw: pd.DataFrame | Sequence[Sequence[object]], *, provider: st
         ts = pd.to_datetime(ts, unit="ms", utc=True, errors="coerce")
     else:
         ts = pd.to_datetime(ts, utc=True, errors="coerce")
-    values = frame[list(PRICE_COLUMNS) + ["volume"]].apply(pd.to_numeric, errors="coerce")
+    values = frame[[*PRICE_COLUMNS, "volume"]].apply(pd.to_numeric, errors="coerce")
     if ts.isna().any() or values[list(PRICE_COLUMNS)].isna().any().any():
         bad = int(ts.isna().sum() + values[list(PRICE_COLUMNS)].isna().any(axis=1).sum())
         raise BlockedError(f"{bad} of {len(frame)} rows have no time or no prices: not candle data "

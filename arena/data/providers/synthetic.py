@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from arena.calendar import CRYPTO, TS_UNIT, expected_bars, interval_delta, sessions, utc
+from arena.calendar import TS_UNIT, expected_bars, interval_delta, sessions, utc
 from arena.data.bars import drop_unclosed, resample
 from arena.data.errors import NoDataError, UnsupportedError
 from arena.data.providers.base import BAR_COLUMNS, require_interval
