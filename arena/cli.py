@@ -45,7 +45,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     try:
         with _progress(enabled=not args.json and sys.stderr.isatty()) as notify:
             result = run_ingest(provider, universe, start=start, end=end, lake=lake, now=now,
-                                progress=notify, data_docs=args.data_docs)
+                                progress=notify)
     except IngestError as exc:
         if args.json:
             _print_json(exc.manifest)
@@ -106,6 +106,7 @@ def render_ingest_summary(manifest: dict, lake_root: Path) -> str:
         f"{sum(s['revised'] for s in got.values())} revised",
         f"  validation  {manifest['validation']['summary']}",
         "  timings     " + ", ".join(f"{k} {v:.2f}s" for k, v in t.items()),
+        f"  data docs   {manifest['validation']['data_docs']}",
         f"  published   {lake_root / 'bars'} (manifest {manifest['run_id']}.json)",
     ]
     return "\n".join(lines)
@@ -167,7 +168,6 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--drop-interval", default="1h", choices=("15m", "1h", "4h", "1d", "1w"),
                      help="finest interval the drop folder holds (default 1h)")
     ing.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
-    ing.add_argument("--data-docs", action="store_true", help="also build Great Expectations Data Docs")
     ing.add_argument("--json", action="store_true", help="print the run manifest as JSON")
     ing.set_defaults(func=_cmd_ingest)
 

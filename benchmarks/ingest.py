@@ -38,6 +38,10 @@ def main() -> None:
     end = pd.Timestamp(args.end, tz="UTC")
     start = end - pd.Timedelta(days=args.days)
     rss0 = _peak_rss_mb()
+    t0 = time.perf_counter()
+    import great_expectations  # noqa: F401 - paid once per process; reported on its own line
+
+    ge_import = time.perf_counter() - t0
 
     with tempfile.TemporaryDirectory() as tmp:
         lake = Lake(tmp)
@@ -58,6 +62,7 @@ def main() -> None:
         print(f"throughput          {base_bars / wall:,.0f} base bars/s, {all_bars / wall:,.0f} bars/s")
         print(f"validation share    {timings['validate'] / wall:.1%} of the wall time "
               f"({all_bars / timings['validate']:,.0f} bars/s validated)")
+        print(f"GE import           {ge_import:.2f} s once per process (not in the figures above)")
         print(f"peak memory         {_peak_rss_mb():,.0f} MB RSS (process start {rss0:,.0f} MB)")
 
         # baseline: one validation run per series instead of one per batch

@@ -63,7 +63,7 @@ def validate_and_publish(lake: Lake, provider_name: str, run_id: str, started: p
     timings["build"] = time.perf_counter() - t0
     return finish_ingest(lake, provider_name, universe, run_id=run_id, started=started,
                          start=start, end=end, base=base, asked=asked, fetches=fetches,
-                         parts=parts, errors=errors, timings=timings, data_docs=True)
+                         parts=parts, errors=errors, timings=timings)
 
 
 def _report(manifest: dict) -> None:
