@@ -33,6 +33,7 @@ INTERVALS: dict[str, pd.Timedelta] = {
     "1d": pd.Timedelta(days=1),
     "1w": pd.Timedelta(weeks=1),
 }
+INTERVAL_ORDER = tuple(INTERVALS)  # finest first
 _INTRADAY = ("15m", "1h", "4h")
 _NY = "America/New_York"
 TS_UNIT = "us"  # resolution of every timestamp column the product writes
@@ -188,6 +189,48 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
     # a bar outside every session has no close to be cut at: it keeps open + interval
     cut = np.where(session_close.isna(), end, np.minimum(end, close_i8))
     return pd.DatetimeIndex(cut.view(f"datetime64[{TS_UNIT}]")).tz_localize("UTC")
+
+
+def coarser_or_equal(interval: str) -> tuple[str, ...]:
+    """``interval`` and every coarser interval, finest first."""
+    interval_delta(interval)
+    return INTERVAL_ORDER[INTERVAL_ORDER.index(interval):]
+
+
+def canonical_labels(ts: pd.DatetimeIndex, calendar: str, interval: str) -> pd.DatetimeIndex:
+    """Labels on the product's convention (bar open time, UTC).
+
+    Daily and weekly stock bars labelled by their date - midnight UTC (date-only files) or
+    midnight New York (vendor exports such as yfinance's) - become their session's open; a weekly
+    label on the Monday or on the week's first session date becomes the week's first session open.
+    Every other label is returned unchanged, so validation can still judge it.
+    """
+    if calendar != NYSE or interval not in ("1d", "1w") or not len(ts):
+        return ts
+    ts = pd.DatetimeIndex(ts).tz_convert("UTC")
+    ny = ts.tz_convert(_NY)
+    utc_mid = np.asarray((ts == ts.normalize()) & ~ts.isna())
+    ny_mid = np.asarray((ny == ny.normalize()) & ~ts.isna()) & ~utc_mid
+    dated = utc_mid | ny_mid
+    if not dated.any():
+        return ts
+    days = pd.DatetimeIndex(np.where(utc_mid, ts.tz_localize(None).normalize(),
+                                     ny.tz_localize(None).normalize()))[dated]
+    sched = sessions(days.min() - pd.Timedelta(days=7), days.max() + pd.Timedelta(days=7))
+    opens = sched["open"].dt.as_unit(TS_UNIT)
+    if interval == "1d":
+        mapped = opens.reindex(days)
+    else:
+        weeks = sched.index.to_period("W-SUN")
+        first_open = opens.groupby(weeks).min().reindex(days.to_period("W-SUN"))
+        first_day = pd.Series(sched.index, index=sched.index).groupby(weeks).min()
+        first_day = first_day.reindex(days.to_period("W-SUN")).to_numpy()
+        usable = (days.weekday == 0) | (days.to_numpy() == first_day)
+        mapped = first_open.where(usable)
+    micros = ts.as_unit(TS_UNIT).asi8.copy()
+    found = ~mapped.isna().to_numpy()
+    micros[np.flatnonzero(dated)[found]] = pd.DatetimeIndex(mapped[found]).as_unit(TS_UNIT).asi8
+    return pd.DatetimeIndex(micros.view(f"datetime64[{TS_UNIT}]")).tz_localize("UTC")
 
 
 def is_open(calendar: str, ts: object) -> bool:

@@ -51,6 +51,9 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             _print_json(exc.manifest)
         print(f"arena ingest: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except ValueError as exc:  # a window in the future, a provider that serves none of the assets
+        print(f"arena ingest: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
     if args.json:
         _print_json(result.manifest)
     else:
@@ -151,6 +154,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
+    from arena.calendar import INTERVAL_ORDER
     from arena.data.providers import SOURCES
 
     parser = argparse.ArgumentParser(
@@ -165,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--symbols", help="comma-separated house symbols (default: whole universe)")
     ing.add_argument("--seed", type=int, help="seed of the synthetic market")
     ing.add_argument("--drop", help="drop folder of the files source (or $ARENA_DROP_DIR)")
-    ing.add_argument("--drop-interval", default="1h", choices=("15m", "1h", "4h", "1d", "1w"),
+    ing.add_argument("--drop-interval", default="1h", choices=INTERVAL_ORDER,
                      help="finest interval the drop folder holds (default 1h)")
     ing.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
     ing.add_argument("--json", action="store_true", help="print the run manifest as JSON")
@@ -173,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="run the candle expectations on a price file or lake partition")
     val.add_argument("path", help="CSV/Parquet price file, or a lake partition directory")
-    val.add_argument("--interval", choices=("15m", "1h", "4h", "1d", "1w"),
+    val.add_argument("--interval", choices=INTERVAL_ORDER,
                      help="bar interval (default 1d; a partition's own)")
     val.add_argument("--calendar", choices=("XNYS", "24/7"), help="trading calendar (default XNYS)")
     val.add_argument("--symbol", help="symbol to name in messages")

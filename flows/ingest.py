@@ -12,6 +12,7 @@ import time
 import pandas as pd
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from arena.calendar import utc
@@ -19,17 +20,16 @@ from arena.data.errors import ProviderError, is_transient
 from arena.data.ingest import (
     AssetFetch,
     IngestError,
+    IngestPlan,
     IngestResult,
-    base_interval,
-    build_partitions,
     default_window,
     fetch_asset,
     finish_ingest,
-    new_run_id,
+    plan_ingest,
 )
 from arena.data.lake import Lake
 from arena.data.providers import Provider, make_provider
-from arena.universe import Asset, load_universe
+from arena.universe import Asset, Universe, load_universe
 
 FETCH_WORKERS = 4  # vendors throttle; four concurrent calls per provider is polite
 
@@ -44,26 +44,19 @@ def _retry_if_transient(task, task_run, state) -> bool:
 
 
 @task(retries=3, retry_delay_seconds=[2, 10, 30], retry_condition_fn=_retry_if_transient,
-      task_run_name="fetch-{asset.symbol}")
+      cache_policy=NO_CACHE, task_run_name="fetch-{asset.symbol}")
 def fetch_bars(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
                end: pd.Timestamp) -> AssetFetch:
     """Fetch one asset's base bars, funding and earnings from its provider."""
     return fetch_asset(provider, asset, interval, start, end)
 
 
-@task
-def validate_and_publish(lake: Lake, provider_name: str, run_id: str, started: pd.Timestamp,
-                         start: pd.Timestamp, end: pd.Timestamp, base: str, asked: list[str],
+@task(cache_policy=NO_CACHE)
+def validate_and_publish(lake: Lake, plan: IngestPlan, universe: Universe,
                          fetches: list[AssetFetch], errors: dict[str, str],
                          timings: dict[str, float]) -> IngestResult:
     """Build partitions, validate the whole batch once, publish everything or nothing."""
-    universe = load_universe()
-    t0 = time.perf_counter()
-    parts = [build_partitions(lake, provider_name, universe[f.symbol], f, base) for f in fetches]
-    timings["build"] = time.perf_counter() - t0
-    return finish_ingest(lake, provider_name, universe, run_id=run_id, started=started,
-                         start=start, end=end, base=base, asked=asked, fetches=fetches,
-                         parts=parts, errors=errors, timings=timings)
+    return finish_ingest(lake, plan, universe, fetches, errors, timings)
 
 
 def _report(manifest: dict) -> None:
@@ -86,24 +79,23 @@ def _report(manifest: dict) -> None:
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=FETCH_WORKERS))
 def ingest_flow(source: str = "synthetic", start: str | None = None, end: str | None = None,
                 symbols: list[str] | None = None, seed: int | None = None,
-                drop: str | None = None, lake_root: str | None = None,
+                drop: str | None = None, drop_interval: str = "1h", lake_root: str | None = None,
                 now: str | None = None) -> dict:
     """Ingest ``source`` bars for the universe (or ``symbols``) over ``[start, end)``."""
     logger = get_run_logger()
-    started = utc(now) if now else pd.Timestamp.now(tz="UTC")
-    default_start, default_end = default_window(started)
-    start_ts = utc(start) if start else default_start
-    end_ts = utc(end) if end else default_end
-    provider = make_provider(source, seed=seed, drop=drop)
+    now_ts = utc(now) if now else pd.Timestamp.now(tz="UTC")
+    default_start, default_end = default_window(now_ts)
+    provider = make_provider(source, seed=seed, drop=drop, drop_interval=drop_interval)
     universe = load_universe().select(symbols)
+    plan = plan_ingest(provider, universe, start=start or default_start, end=end or default_end,
+                       now=now_ts)
     lake = Lake(lake_root)
-    run_id = new_run_id(provider.name, started)
-    base = base_interval(provider)
-    assets = [a for a in universe if provider.supports(a)]
-    logger.info("ingest %s: %d assets, %s .. %s, base %s", run_id, len(assets), start_ts, end_ts, base)
+    logger.info("ingest %s: %d assets, %s .. %s, base %s", plan.run_id, len(plan.assets),
+                plan.start, plan.end, plan.base)
 
     t0 = time.perf_counter()
-    futures = {a.symbol: fetch_bars.submit(provider, a, base, start_ts, end_ts) for a in assets}
+    futures = {a.symbol: fetch_bars.submit(provider, a, plan.base, plan.start, plan.end)
+               for a in plan.assets}
     fetches, errors = [], {}
     for symbol, fut in futures.items():
         try:
@@ -113,8 +105,7 @@ def ingest_flow(source: str = "synthetic", start: str | None = None, end: str | 
             logger.error("fetch %s failed: %s", symbol, exc)
     timings = {"fetch": time.perf_counter() - t0}
     try:
-        result = validate_and_publish(lake, provider.name, run_id, started, start_ts, end_ts,
-                                      base, [a.symbol for a in assets], fetches, errors, timings)
+        result = validate_and_publish(lake, plan, universe, fetches, errors, timings)
     except IngestError as exc:
         _report(exc.manifest)
         raise

@@ -76,3 +76,13 @@ def test_ingest_argument_errors(tmp_path, capsys):
     assert main(["ingest", "--source", "files", "--lake", str(tmp_path)]) == 2
     assert "drop folder" in capsys.readouterr().err
     assert main(["ingest", "--start", "yesterday-ish", "--lake", str(tmp_path)]) == 2
+
+
+def test_validate_accepts_daily_bars_labelled_at_new_york_midnight(tmp_path):
+    """yfinance exports label a daily bar `2004-08-19 00:00:00-04:00`: the session's date."""
+    goog = pd.read_csv(PRICES / "GOOG.csv")
+    goog["timestamp"] = pd.to_datetime(goog["timestamp"]).dt.tz_localize("America/New_York")
+    path = tmp_path / "goog_ny.csv"
+    goog.to_csv(path, index=False)
+    assert "-04:00" in path.read_text().splitlines()[1]
+    assert main(["validate", str(path), "--interval", "1d"]) == 0

@@ -11,35 +11,56 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from arena.calendar import CRYPTO, TS_UNIT, bar_close_times, expected_bars, interval_delta
+from arena.calendar import (
+    CRYPTO,
+    INTERVAL_ORDER,
+    TS_UNIT,
+    bar_close_times,
+    expected_bars,
+    interval_delta,
+)
 
-_ORDER = ("15m", "1h", "4h", "1d", "1w")
 
-
-def resample(bars: pd.DataFrame, source: str, target: str, calendar: str) -> pd.DataFrame:
+def resample(bars: pd.DataFrame, source: str, target: str, calendar: str, *,
+             complete_only: bool = False) -> pd.DataFrame:
     """Aggregate a bar frame of interval ``source`` into ``target`` bars (OHLCV rules).
 
     open = first open, high = max high, low = min low, close = last close, volume = sum.
     Extra columns (e.g. ``symbol``) must be constant and are carried through.
+
+    By default every source bar must fall inside a ``target`` bar of the calendar (else
+    ``ValueError``). With ``complete_only`` source bars outside the calendar are left out (the
+    validation of the source series reports them) and a ``target`` bar is kept only when every
+    source bar the calendar expects inside it is present: a day with a missing hour yields no
+    daily bar rather than a wrong one.
     """
-    if _ORDER.index(target) < _ORDER.index(source):
+    if INTERVAL_ORDER.index(target) < INTERVAL_ORDER.index(source):
         raise ValueError(f"cannot resample {source} bars to the finer interval {target}")
     if bars.empty or source == target:
         return bars.copy()
-    ts = bars["timestamp"]
-    keys = _target_keys(pd.DatetimeIndex(ts), target, calendar)
-    valid = ~pd.isna(keys)
-    if not valid.all():
+    keys = _target_keys(pd.DatetimeIndex(bars["timestamp"]), target, calendar)
+    valid = ~np.isnat(keys)
+    if not valid.all() and not complete_only:
         raise ValueError(f"{int((~valid).sum())} bar(s) lie outside every {calendar} {target} bar")
-    frame = bars.assign(_key=keys)
-    grouped = frame.groupby("_key", sort=True)
-    out = grouped.agg(open=("open", "first"), high=("high", "max"), low=("low", "min"),
-                      close=("close", "last"), volume=("volume", "sum"))
+    frame = bars[valid].assign(_key=keys[valid])
+    out = frame.groupby("_key", sort=True).agg(
+        open=("open", "first"), high=("high", "max"), low=("low", "min"),
+        close=("close", "last"), volume=("volume", "sum"), _n=("close", "size"))
     out.index = pd.DatetimeIndex(out.index).tz_localize("UTC").as_unit(TS_UNIT)
-    out = out.rename_axis("timestamp").reset_index()
+    if complete_only and not out.empty:
+        out = out[out["_n"].to_numpy() == _expected_counts(out.index, source, target, calendar)]
+    out = out.drop(columns="_n").rename_axis("timestamp").reset_index()
     for col in bars.columns.difference([*out.columns, "_key"]):
         out[col] = bars[col].iloc[0]
     return out[list(bars.columns)]
+
+
+def _expected_counts(opens: pd.DatetimeIndex, source: str, target: str, calendar: str) -> np.ndarray:
+    """How many ``source`` bars the calendar puts inside each ``target`` bar."""
+    closes = bar_close_times(calendar, target, opens)
+    grid = expected_bars(calendar, source, opens[0], closes[-1])
+    counts = pd.Series(1, index=_target_keys(grid, target, calendar)).groupby(level=0).size()
+    return counts.reindex(opens.tz_localize(None).to_numpy(), fill_value=0).to_numpy()
 
 
 def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray:

@@ -25,9 +25,9 @@ from arena.calendar import (
     TS_UNIT,
     CalendarError,
     bar_close_times,
+    canonical_labels,
     expected_bars,
     interval_delta,
-    sessions,
 )
 from arena.data.jumps import jump_statistics
 from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
@@ -193,9 +193,12 @@ class _SeriesPrep:
         start = window.start if window.start is not None else (times.min() if len(times) else None)
         end = window.end if window.end is not None else (
             times.max() + _ONE_TICK if len(times) else None)  # through the last bar, nothing after
-        expected = expected_bars(cal, interval, start, end) if start is not None else \
+        # bars older than the window's start are history: judged against the calendar, not counted
+        span_start = min(start, times.min()) if start is not None and len(times) else start
+        grid = expected_bars(cal, interval, span_start, end) if start is not None else \
             pd.DatetimeIndex([], tz="UTC")
-        self.on_calendar = np.asarray(self.bar_time.isin(expected))
+        self.on_calendar = np.asarray(self.bar_time.isin(grid))
+        expected = grid[grid >= start] if start is not None else grid
         last = times.max() if len(times) else None
         if as_of is not None and last is not None:  # the tail after the last bar is staleness's
             expected = expected[expected <= last]
@@ -235,33 +238,6 @@ class _SeriesPrep:
             max_jump=float(np.nanmax(jumps)) if np.isfinite(jumps).any() else None)
 
 
-def canonical_labels(ts: pd.DatetimeIndex, calendar: str, interval: str) -> pd.DatetimeIndex:
-    """Labels on the calendar's convention. Stock daily/weekly bars labelled at midnight UTC
-    (date-only files) become their session's open (weekly: the week's first session open, for a
-    label on the Monday or on that first session's date); any other label is left as it is."""
-    if calendar != NYSE or interval not in ("1d", "1w") or not len(ts):
-        return ts
-    midnight = np.asarray((ts == ts.normalize()) & ~ts.isna())
-    if not midnight.any():
-        return ts
-    days = ts[midnight].tz_localize(None)
-    sched = sessions(days.min() - pd.Timedelta(days=7), days.max() + pd.Timedelta(days=7))
-    opens = sched["open"].dt.as_unit(TS_UNIT)
-    if interval == "1d":
-        mapped = opens.reindex(days)
-    else:
-        weeks = sched.index.to_period("W-SUN")
-        first_open = opens.groupby(weeks).min().reindex(days.to_period("W-SUN"))
-        first_day = pd.Series(sched.index, index=sched.index).groupby(weeks).min()
-        first_day = first_day.reindex(days.to_period("W-SUN")).to_numpy()
-        usable = (days.weekday == 0) | (days.to_numpy() == first_day)
-        mapped = first_open.where(usable)
-    micros = ts.as_unit(TS_UNIT).asi8.copy()
-    found = ~mapped.isna().to_numpy()
-    micros[np.flatnonzero(midnight)[found]] = pd.DatetimeIndex(mapped[found]).as_unit(TS_UNIT).asi8
-    return _from_micros(micros)
-
-
 def _from_micros(micros: np.ndarray) -> pd.DatetimeIndex:
     return pd.DatetimeIndex(micros.view(f"M8[{TS_UNIT}]")).tz_localize("UTC")
 
@@ -271,7 +247,7 @@ def grid_offset_seconds(ts: pd.DatetimeIndex, calendar: str, interval: str) -> n
 
     Crypto: multiples of the interval from the Unix epoch (weekly: Monday 00:00 UTC). Stocks:
     intraday bars step from 9:30 New York time; daily/weekly bars open at 9:30 New York time or,
-    for date-only files, at midnight UTC."""
+    for date-labelled files, at midnight UTC or New York."""
     step = interval_delta(interval).value // 1000  # microseconds
     micros = ts.as_unit("us").asi8.astype(np.int64)
     nat = np.asarray(ts.isna())
@@ -284,7 +260,8 @@ def grid_offset_seconds(ts: pd.DatetimeIndex, calendar: str, interval: str) -> n
         since_open = since_local_midnight - 34_200_000_000  # 9:30 in microseconds
         if interval in ("1d", "1w"):
             since_midnight_utc = np.mod(micros, 86_400_000_000)
-            off = np.minimum(np.abs(since_open), since_midnight_utc)
+            # the session open, or a date label (midnight UTC or midnight New York)
+            off = np.minimum(np.minimum(np.abs(since_open), since_midnight_utc), since_local_midnight)
         else:
             off = np.mod(since_open, step)
     out = off.astype("float64") / 1e6

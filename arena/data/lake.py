@@ -114,7 +114,7 @@ class Lake:
             filters.append(("timestamp", ">=", utc(start)))
         if end is not None:
             filters.append(("timestamp", "<", utc(end)))
-        table = pq.read_table(path, filters=filters or None, schema=_BAR_SCHEMA)
+        table = pq.read_table(path, filters=filters or None, schema=_BAR_SCHEMA, partitioning=None)
         return table.to_pandas().reset_index(drop=True)
 
     def partitions(self, provider: str | None = None, interval: str | None = None) -> list[PartitionKey]:
@@ -144,15 +144,42 @@ class Lake:
     def read_table(self, key: TableKey) -> pd.DataFrame:
         """A funding/earnings table (empty frame if absent)."""
         path = self.path(key)
-        return pd.read_parquet(path) if path.is_file() else pd.DataFrame()
+        if not path.is_file():
+            return pd.DataFrame()
+        # partitioning=None: the folder names (provider=..., symbol=...) are an address, not columns
+        return pq.read_table(path, partitioning=None).to_pandas()
 
     def publish(self, run_id: str, staged: Mapping[Key, Path]) -> None:
-        """Move staged files into place, each with one atomic ``os.replace``."""
-        for key, src in sorted(staged.items(), key=lambda kv: str(kv[0])):
-            dst = self.path(key)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(src, dst)
-        shutil.rmtree(self.root / "staging" / run_id, ignore_errors=True)
+        """Move staged files into place, each with one atomic ``os.replace``.
+
+        The previous file of every partition is kept reachable (hard link, or a copy) until the
+        whole set is in place; if any move fails, the ones already made are rolled back, so the
+        lake shows either all of the run or none of it.
+        """
+        run_dir = self.root / "staging" / run_id
+        done: list[tuple[Path, Path | None]] = []
+        try:
+            for key, src in sorted(staged.items(), key=lambda kv: str(kv[0])):
+                dst = self.path(key)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                backup = None
+                if dst.exists():
+                    backup = run_dir / "_previous" / key.relative
+                    backup.parent.mkdir(parents=True, exist_ok=True)
+                    try:
+                        os.link(dst, backup)
+                    except OSError:  # no hard links on this filesystem
+                        shutil.copy2(dst, backup)
+                os.replace(src, dst)
+                done.append((dst, backup))
+        except BaseException:
+            for dst, backup in reversed(done):
+                if backup is not None:
+                    os.replace(backup, dst)
+                else:
+                    dst.unlink(missing_ok=True)
+            raise
+        shutil.rmtree(run_dir, ignore_errors=True)
 
     def quarantine(self, run_id: str) -> Path | None:
         """Move a failed run's staged files aside (never read as data); returns where they went."""

@@ -74,7 +74,7 @@ def read_price_file(path: str | os.PathLike[str], *, symbol: str | None = None
 def _read_table(path: Path, head: bytes) -> pd.DataFrame:
     try:
         if head.startswith(_PARQUET_MAGIC) or path.suffix.lower() in (".parquet", ".pq"):
-            return pd.read_parquet(path)
+            return pd.read_parquet(path, partitioning=None)
         return pd.read_csv(path, skipinitialspace=True)
     except Exception as exc:  # pandas/pyarrow raise many types for a corrupt file
         raise UnusableInputError(f"{path}: not a readable CSV or Parquet file "

@@ -36,7 +36,10 @@ from arena.data.validation_messages import describe
 @dataclass(frozen=True)
 class Window:
     """What was asked for one series: bars with open time in ``[start, end)`` on ``calendar``
-    (``24/7`` or ``XNYS``). ``None`` start/end: the frame's own first bar / through its last bar."""
+    (``24/7`` or ``XNYS``). ``None`` start/end: the frame's own first bar / through its last bar.
+
+    The bar count covers ``[start, end)`` only; bars older than ``start`` are stored history
+    (still judged against the calendar, but not counted), bars after ``end`` are unexpected."""
 
     symbol: str
     interval: str

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from arena.data.ingest import IngestError, derive_complete, run_ingest
-from arena.data.lake import PartitionKey
+from arena.data.lake import PartitionKey, TableKey
 from arena.data.providers.files import FilesProvider
 from arena.data.providers.synthetic import SyntheticProvider
 from tests.conftest import ts
@@ -98,9 +98,20 @@ def test_fetch_failure_publishes_nothing(tmp_path, lake, universe, synthetic):
     assert len(lake.manifests()) == 1
 
 
-def test_empty_window_is_refused(lake, universe, synthetic):
-    with pytest.raises(ValueError, match="empty window"):
+def test_empty_and_future_windows_are_refused(lake, universe, synthetic):
+    with pytest.raises(ValueError, match="is empty"):
         run_ingest(synthetic, universe.select(["ETH"]), start=END, end=START, lake=lake)
+    with pytest.raises(ValueError, match="starts in the future"):
+        run_ingest(synthetic, universe.select(["ETH"]), start=END, end=END + pd.Timedelta(days=3),
+                   lake=lake, now=START)
+
+
+def test_end_is_capped_at_now_no_unclosed_bar(lake, universe, synthetic):
+    now = ts("2025-10-20 10:30")
+    result = run_ingest(synthetic, universe.select(["ETH"]), start=START, end=END, lake=lake, now=now)
+    assert result.manifest["asked"]["end_used"] == now
+    hourly = lake.read_bars(PartitionKey("synthetic", "1h", "ETH"))
+    assert hourly.timestamp.iloc[-1] == ts("2025-10-20 09:00")  # 10:00-11:00 had not closed
 
 
 def test_bars_missing_at_the_start_of_the_window_fail(tmp_path, lake, universe, synthetic):
@@ -111,3 +122,106 @@ def test_bars_missing_at_the_start_of_the_window_fail(tmp_path, lake, universe, 
         run_ingest(FilesProvider(drop), universe.select(["ETH"]), start=START, end=END, lake=lake)
     assert any("bar" in m for m in err.value.manifest["validation"]["failed"])
     assert lake.partitions() == []
+
+
+def test_three_daily_runs_in_a_row(lake, universe, synthetic):
+    """Regression: hive folder names once came back as columns and broke the third run."""
+    sub = universe.select(["ETH", "AAPL"])
+    for day in range(3):
+        run_ingest(synthetic, sub, start=START + pd.Timedelta(days=7 * day),
+                   end=START + pd.Timedelta(days=7 * day + 10), lake=lake)
+    funding = lake.read_table(TableKey("funding", "synthetic", "ETH"))
+    assert list(funding.columns) == ["timestamp", "funding_rate"]
+    assert funding.timestamp.is_unique and len(funding) == 24 * 3
+    assert list(lake.read_table(TableKey("earnings", "synthetic")).columns) == ["symbol", "date"]
+
+
+def test_earnings_history_is_kept_and_the_window_refreshed(lake, universe, synthetic):
+    aapl = universe.select(["AAPL"])
+    run_ingest(synthetic, aapl, start=ts("2025-01-01"), end=ts("2025-07-01"), lake=lake)
+    first = lake.read_table(TableKey("earnings", "synthetic"))
+    run_ingest(synthetic, aapl, start=ts("2025-06-01"), end=ts("2025-06-10"), lake=lake)
+    second = lake.read_table(TableKey("earnings", "synthetic"))
+    pd.testing.assert_frame_equal(first, second)  # nothing lost, nothing duplicated
+    expected = synthetic.earnings_dates(universe["AAPL"], ts("2025-01-01"), ts("2025-12-28"))
+    assert list(second.date) == expected
+
+
+def test_failed_publication_rolls_back(monkeypatch, lake, universe, synthetic):
+    """The fourth file move fails (disk full): the lake shows none of the run, and says why."""
+    import os
+
+    import arena.data.lake as lake_module
+
+    sub = universe.select(["ETH"])
+    run_ingest(synthetic, sub, start=START, end=ts("2025-10-20"), lake=lake)
+    before = {k: lake.path(k).read_bytes() for k in lake.partitions()}
+    real_replace, calls = os.replace, []
+
+    def flaky_replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 4:
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(lake_module.os, "replace", flaky_replace)
+    with pytest.raises(IngestError, match="No space left") as err:
+        run_ingest(synthetic, sub, start=START, end=END, lake=lake)
+    monkeypatch.setattr(lake_module.os, "replace", real_replace)
+    assert {k: lake.path(k).read_bytes() for k in lake.partitions()} == before
+    assert err.value.manifest["status"] == "failed" and "No space" in err.value.manifest["error"]
+    assert not (lake.root / "staging").exists() or not any((lake.root / "staging").iterdir())
+
+
+def test_no_daily_bar_from_an_incomplete_day(tmp_path, lake, universe, synthetic):
+    drop = tmp_path / "drop"
+    hours = synthetic.fetch_bars(universe["ETH"], "1h", START, END)
+    holey = hours[(hours.timestamp < ts("2025-10-15 06:00")) | (hours.timestamp >= ts("2025-10-15 18:00"))]
+    _write_drop(drop, "ETH", holey)
+    with pytest.raises(IngestError):  # 12 missing hours fail the count of the base series ...
+        run_ingest(FilesProvider(drop), universe.select(["ETH"]), start=START, end=END, lake=lake)
+    daily = derive_complete(holey.reset_index(drop=True), "1h", "1d", "24/7")
+    assert ts("2025-10-15") not in set(daily.timestamp)  # ... and no daily bar is made of half a day
+    assert len(daily) == 20
+
+
+def test_a_long_history_does_not_dilute_a_hole_in_new_bars(tmp_path, lake, universe, synthetic):
+    eth = universe.select(["ETH"])
+    run_ingest(synthetic, eth, start=ts("2024-10-01"), end=START, lake=lake)  # a year of history
+    drop = tmp_path / "drop"
+    week = synthetic.fetch_bars(universe["ETH"], "1h", START, END)
+    _write_drop(drop, "ETH", week[week.timestamp >= ts("2025-10-09")])  # three days missing
+    with pytest.raises(IngestError, match="ETH 1h"):
+        run_ingest(FilesProvider(drop), eth, start=START, end=END, lake=lake)
+
+
+def test_off_session_bars_fail_validation_with_a_manifest(tmp_path, lake, universe, synthetic):
+    drop = tmp_path / "drop"
+    hours = synthetic.fetch_bars(universe["AAPL"], "1h", START, END)
+    saturday = hours.iloc[[0]].assign(timestamp=ts("2025-10-11 15:00"))
+    _write_drop(drop, "AAPL", pd.concat([hours, saturday]).sort_values("timestamp"))
+    with pytest.raises(IngestError, match="AAPL 1h") as err:
+        run_ingest(FilesProvider(drop), universe.select(["AAPL"]), start=START, end=END, lake=lake)
+    assert err.value.manifest["validation"]["success"] is False
+    assert lake.partitions() == []
+
+
+def test_date_labelled_daily_stock_files(tmp_path, lake, universe, synthetic):
+    """A publisher's daily file labelled by date (as vendors export them) ingests cleanly."""
+    drop = tmp_path / "drop" / "1d"
+    drop.mkdir(parents=True)
+    daily = synthetic.fetch_bars(universe["AAPL"], "1d", ts("2025-09-01"), END)
+    dated = daily.assign(timestamp=daily.timestamp.dt.strftime("%Y-%m-%d"))
+    dated.to_csv(drop / "AAPL.csv", index=False)
+    run_ingest(FilesProvider(tmp_path / "drop", "1d"), universe.select(["AAPL"]),
+               start=ts("2025-09-01"), end=END, lake=lake)
+    pd.testing.assert_frame_equal(lake.read_bars(PartitionKey("files", "1d", "AAPL")), daily)
+    weekly = lake.read_bars(PartitionKey("files", "1w", "AAPL"))
+    assert weekly.timestamp.iloc[0] == ts("2025-09-02 13:30")  # Labor Day week opens Tuesday
+
+
+def test_a_short_window_publishes_what_is_complete(lake, universe, synthetic):
+    result = run_ingest(synthetic, universe.select(["ETH", "AAPL"]), start=ts("2025-10-06"),
+                        end=ts("2025-10-10"), lake=lake)
+    assert result.manifest["got"]["ETH"]["no_complete_bar_yet"] == ["1w"]
+    assert {k.interval for k in lake.partitions()} == {"15m", "1h", "4h", "1d"}

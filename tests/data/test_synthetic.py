@@ -90,3 +90,19 @@ def test_funding_and_earnings_calendars(synthetic, universe):
 def test_refuses_before_the_synthetic_epoch(synthetic, universe):
     with pytest.raises(UnsupportedError, match="starts 2018-01-01"):
         synthetic.fetch_bars(universe["ETH"], "1d", ts("2017-06-01"), ts("2018-02-01"))
+
+
+def test_funding_uses_no_future_prices(synthetic, universe):
+    """Regression: funding at 00:00 once followed that same day's (future) return."""
+    eth = universe["ETH"]
+    funding = synthetic.fetch_funding(eth, ts("2023-01-01"), ts("2025-01-01")).set_index("timestamp")
+    daily = synthetic.fetch_bars(eth, "1d", ts("2022-12-20"), ts("2025-01-02")).set_index("timestamp")
+    day_return = np.log(daily.close / daily.open)  # the UTC day that starts at the bar's open
+    trailing = np.log(daily.close.shift(1) / daily.close.shift(4))  # closed before that day
+    at_midnight = funding[funding.index.hour == 0].funding_rate
+    same_day = at_midnight.corr(day_return.reindex(at_midnight.index))
+    past = at_midnight.corr(trailing.reindex(at_midnight.index))
+    assert abs(same_day) < 0.1 and past > 0.5
+    # and a funding rate does not depend on the window it is asked in
+    short = synthetic.fetch_funding(eth, ts("2024-06-01"), ts("2024-06-03")).set_index("timestamp")
+    pd.testing.assert_series_equal(short.funding_rate, funding.funding_rate.loc[short.index])

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from arena.calendar import TS_UNIT, interval_delta, utc
+from arena.calendar import INTERVAL_ORDER, TS_UNIT, interval_delta, utc
 from arena.data.errors import (
     BadSymbolError,
     BlockedError,
@@ -39,7 +39,7 @@ from arena.data.errors import (
 from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
 from arena.universe import Asset
 
-INTERVALS = frozenset({"15m", "1h", "4h", "1d", "1w"})
+INTERVALS = frozenset(INTERVAL_ORDER)
 MAX_PAGE = 1000  # Binance's cap per klines / fundingRate request
 
 

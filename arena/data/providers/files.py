@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from arena.calendar import TS_UNIT, utc
+from arena.calendar import INTERVAL_ORDER, TS_UNIT, canonical_labels, coarser_or_equal, utc
 from arena.data.errors import BlockedError, NoDataError
 from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
 from arena.universe import Asset
@@ -31,7 +31,7 @@ def read_table(path: Path, *, provider: str = "files", symbol: str = "") -> pd.D
     """Read one CSV or Parquet file; refuse HTML bodies and unreadable files with BlockedError."""
     try:
         if path.suffix == ".parquet":
-            return pd.read_parquet(path)
+            return pd.read_parquet(path, partitioning=None)
         head = path.read_bytes()[:512]
         if looks_like_html(head):
             raise BlockedError(f"{path.name} holds an HTML page, not candles",
@@ -54,10 +54,9 @@ class FilesProvider:
     name = "files"
 
     def __init__(self, root: str | Path, base_interval: str = "1h") -> None:
-        order = ("15m", "1h", "4h", "1d", "1w")
-        require_interval(self.name, base_interval, order)
+        require_interval(self.name, base_interval, INTERVAL_ORDER)
         self.root = Path(root)
-        self.intervals = frozenset(order[order.index(base_interval):])
+        self.intervals = frozenset(coarser_or_equal(base_interval))
 
     def __repr__(self) -> str:
         return f"FilesProvider(root={str(self.root)!r})"
@@ -81,6 +80,9 @@ class FilesProvider:
         frames = [to_bar_frame(read_table(f, symbol=asset.symbol), provider=self.name,
                                symbol=asset.symbol) for f in files]
         bars = pd.concat(frames, ignore_index=True)
+        # date-labelled daily/weekly stock files (midnight UTC or New York) -> session opens
+        bars["timestamp"] = canonical_labels(pd.DatetimeIndex(bars["timestamp"]), asset.calendar,
+                                             interval)
         bars = bars.drop_duplicates("timestamp", keep="last").sort_values("timestamp")
         return to_bar_frame(bars, provider=self.name, symbol=asset.symbol, start=start, end=end)
 

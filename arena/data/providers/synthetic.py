@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from arena.calendar import TS_UNIT, expected_bars, interval_delta, sessions, utc
+from arena.calendar import INTERVAL_ORDER, TS_UNIT, expected_bars, interval_delta, sessions, utc
 from arena.data.bars import drop_unclosed, resample
 from arena.data.errors import NoDataError, UnsupportedError
 from arena.data.providers.base import BAR_COLUMNS, require_interval
@@ -43,7 +43,7 @@ from arena.universe import Asset
 EPOCH = pd.Timestamp("2018-01-01", tz="UTC")
 ANCHOR = pd.Timestamp("2025-01-01", tz="UTC")
 DEFAULT_SEED = 20_240_601
-INTERVALS = frozenset({"15m", "1h", "4h", "1d", "1w"})
+INTERVALS = frozenset(INTERVAL_ORDER)
 
 _SECTORS = ("Information Technology", "Communication Services", "Consumer Discretionary",
             "Consumer Staples", "Energy", "Financials", "Health Care", "Industrials", "Materials",
@@ -125,6 +125,13 @@ class SyntheticProvider:
     def __repr__(self) -> str:
         return f"SyntheticProvider(seed={self.seed})"
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickle the seed only (for process or Dask workers); caches are rebuilt on demand."""
+        return {"seed": self.seed}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(int(state["seed"]))  # type: ignore[misc]
+
     def supports(self, asset: Asset) -> bool:
         return True
 
@@ -158,8 +165,8 @@ class SyntheticProvider:
         return bars.reset_index(drop=True)
 
     def fetch_funding(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
-        """8-hourly perpetual funding rates (fraction per period): positive when the trailing
-        three-day move is up (longs pay), with noise around a 0.01% base rate."""
+        """8-hourly perpetual funding rates (fraction per period): positive when the three days
+        before the funding day went up (longs pay), with noise around a 0.01% base rate."""
         if not asset.is_crypto:
             raise UnsupportedError("funding rates exist only for crypto perpetuals",
                                    provider=self.name, symbol=asset.symbol)
@@ -170,7 +177,8 @@ class SyntheticProvider:
                               symbol=asset.symbol)
         log_level = self._daily_levels(asset, times[-1].normalize())[0]
         day = ((times.normalize() - EPOCH) // pd.Timedelta(days=1)).to_numpy()
-        trailing = log_level[day] - log_level[np.maximum(day - 3, 0)]
+        # the three UTC days that closed before the funding day: nothing after time t is used
+        trailing = log_level[np.maximum(day - 1, 0)] - log_level[np.maximum(day - 4, 0)]
         noise = np.array([self._rng(9, _symbol_key(asset.symbol), int(t.value // 10**9)).normal()
                           for t in times])
         rate = 1e-4 + 4e-4 * np.tanh(trailing / 0.08) + 5e-5 * noise
@@ -241,11 +249,11 @@ class SyntheticProvider:
         log_open = np.concatenate([[log_level[0] - ret[0]], log_level[:-1]])
         if p.crypto:  # a jump lands inside one 15-minute bar of its day
             return log_level, log_open, volume_mult, jumps
-        trading = np.isin(days.tz_localize(None), sessions(days[0], days[-1]).index)
+        trading = np.asarray(days.tz_localize(None).isin(sessions(days[0], days[-1]).index))
         earn = np.zeros(n_days)
         if asset.asset_class == "stock":
             earn_days = pd.DatetimeIndex(self._earnings_days(asset))
-            is_earn = np.isin(days, earn_days)
+            is_earn = np.asarray(days.isin(earn_days))
             earn = np.where(is_earn, self._rng(3, p.key).standard_normal(n_days) * 3.0 * p.daily_vol, 0.0)
             volume_mult = volume_mult * np.where(is_earn, 3.5, 1.0)
         # Non-session days carry little news (no drift, 30% of the volatility); it surfaces in
