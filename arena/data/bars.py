@@ -38,29 +38,42 @@ def resample(bars: pd.DataFrame, source: str, target: str, calendar: str, *,
         raise ValueError(f"cannot resample {source} bars to the finer interval {target}")
     if bars.empty or source == target:
         return bars.copy()
+    if not bars["timestamp"].is_monotonic_increasing:
+        bars = bars.sort_values("timestamp", kind="stable")
     keys = _target_keys(pd.DatetimeIndex(bars["timestamp"]), target, calendar)
     valid = ~np.isnat(keys)
     if not valid.all() and not complete_only:
         raise ValueError(f"{int((~valid).sum())} bar(s) lie outside every {calendar} {target} bar")
-    frame = bars[valid].assign(_key=keys[valid])
-    out = frame.groupby("_key", sort=True).agg(
-        open=("open", "first"), high=("high", "max"), low=("low", "min"),
-        close=("close", "last"), volume=("volume", "sum"), _n=("close", "size"))
-    out.index = pd.DatetimeIndex(out.index).tz_localize("UTC").as_unit(TS_UNIT)
-    if complete_only and not out.empty:
-        out = out[out["_n"].to_numpy() == _expected_counts(out.index, source, target, calendar)]
-    out = out.drop(columns="_n").rename_axis("timestamp").reset_index()
-    for col in bars.columns.difference([*out.columns, "_key"]):
-        out[col] = bars[col].iloc[0]
-    return out[list(bars.columns)]
+    keys = keys[valid]
+    if not len(keys):
+        return bars.iloc[0:0].copy()
+    # source bars are in time order, so each target bar is one contiguous run: reduce runs
+    first = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    last = np.concatenate([first[1:], [len(keys)]]) - 1
+    col = {c: bars[c].to_numpy(dtype="float64")[valid] for c in ("open", "high", "low", "close", "volume")}
+    opens = pd.DatetimeIndex(keys[first]).tz_localize("UTC").as_unit(TS_UNIT)
+    out = pd.DataFrame({
+        "timestamp": opens,
+        "open": col["open"][first],
+        "high": np.maximum.reduceat(col["high"], first),
+        "low": np.minimum.reduceat(col["low"], first),
+        "close": col["close"][last],
+        "volume": np.add.reduceat(col["volume"], first),
+    })
+    if complete_only:
+        out = out[(last - first + 1) == _expected_counts(opens, source, target, calendar)]
+    for extra in bars.columns.difference(out.columns):
+        out[extra] = bars[extra].iloc[0]
+    return out[list(bars.columns)].reset_index(drop=True)
 
 
 def _expected_counts(opens: pd.DatetimeIndex, source: str, target: str, calendar: str) -> np.ndarray:
     """How many ``source`` bars the calendar puts inside each ``target`` bar."""
-    closes = bar_close_times(calendar, target, opens)
+    closes = bar_close_times(calendar, target, opens[-1:])
     grid = expected_bars(calendar, source, opens[0], closes[-1])
-    counts = pd.Series(1, index=_target_keys(grid, target, calendar)).groupby(level=0).size()
-    return counts.reindex(opens.tz_localize(None).to_numpy(), fill_value=0).to_numpy()
+    grid_keys = _target_keys(grid, target, calendar)
+    wanted = opens.tz_localize(None).as_unit(TS_UNIT).to_numpy()
+    return np.searchsorted(grid_keys, wanted, side="right") - np.searchsorted(grid_keys, wanted)
 
 
 def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray:

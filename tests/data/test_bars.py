@@ -68,3 +68,18 @@ def test_drop_unclosed_keeps_only_finished_bars():
     hours = _bars(expected_bars("24/7", "1h", "2025-11-01", "2025-11-01 05:00"))
     assert len(drop_unclosed(hours, "1h", "24/7", ts("2025-11-01 04:30"))) == 4
     assert len(drop_unclosed(hours, "1h", "24/7", ts("2025-11-01 05:00"))) == 5
+
+
+@pytest.mark.parametrize("symbol,target", [("AAPL", "4h"), ("AAPL", "1w"), ("ETH", "4h"), ("ETH", "1d")])
+def test_resample_matches_a_plain_groupby(synthetic, universe, symbol, target):
+    """The run-length reduction agrees with pandas' groupby on the same grid keys."""
+    asset = universe[symbol]
+    bars = synthetic.fetch_bars(asset, "15m", ts("2025-03-03"), ts("2025-04-28"))
+    got = resample(bars, "15m", target, asset.calendar)
+    grid = expected_bars(asset.calendar, target, ts("2025-03-01"), ts("2025-04-28"))
+    key = grid[grid.searchsorted(bars.timestamp, side="right") - 1]
+    ref = bars.groupby(key).agg(open=("open", "first"), high=("high", "max"), low=("low", "min"),
+                                close=("close", "last"), volume=("volume", "sum"))
+    ref = ref.rename_axis("timestamp").reset_index()
+    ref["timestamp"] = ref["timestamp"].dt.as_unit("us")
+    pd.testing.assert_frame_equal(got, ref, check_exact=False, rtol=1e-12)
