@@ -152,6 +152,23 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK if report.success else EXIT_FAILED
 
 
+# ----------------------------------------------------------------------------------------- check
+def _cmd_check(args: argparse.Namespace) -> int:
+    from arena.calendar import CalendarError
+    from arena.engine.check import CheckInputError, render_check, run_check
+
+    try:
+        report = run_check(Path(args.state), Path(args.answer), Path(args.prices), args.at)
+    except (CheckInputError, CalendarError, ValueError) as exc:
+        print(f"arena check: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.json:
+        _print_json(report)
+    else:
+        print(render_check(report))
+    return EXIT_OK if report["parsed"] and not report["rejections"] else EXIT_FAILED
+
+
 # ------------------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
     from arena.calendar import INTERVAL_ORDER
@@ -184,6 +201,14 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--as-of", help="judge staleness at this time (default: the file's last bar)")
     val.add_argument("--json", action="store_true", help="machine-readable result")
     val.set_defaults(func=_cmd_validate)
+
+    chk = sub.add_parser("check", help="dry-run one answer against a portfolio state and prices")
+    chk.add_argument("--state", required=True, help="STATE.json: cash, positions, cycle so far")
+    chk.add_argument("--answer", required=True, help="the model's raw answer (JSON, maybe fenced)")
+    chk.add_argument("--prices", required=True, help="PRICES.json: symbol -> cycle price")
+    chk.add_argument("--at", required=True, help="cycle time, ISO-8601 UTC")
+    chk.add_argument("--json", action="store_true", help="machine-readable result")
+    chk.set_defaults(func=_cmd_check)
     return parser
 
 

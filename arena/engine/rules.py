@@ -1,0 +1,206 @@
+"""The rules every contestant plays by (SPEC §3), and the validator that enforces them.
+
+:func:`check` judges one decision against the state of the cycle at the moment it would execute
+(after the closes, holds and adds before it) and returns either an :class:`Order` for the broker
+or a :class:`Rejection` with a machine-readable code and a sentence a model can act on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from arena.calendar import CRYPTO, is_trading_day
+from arena.engine.contract import ACTIONS, Decision
+from arena.engine.portfolio import FEE_RATE, LONG, SHORT, START_CASH, Portfolio
+from arena.universe import Universe
+
+# Every reason code the validator emits (the contract with analysts and dashboards).
+UNKNOWN_ACTION = "unknown_action"
+UNKNOWN_SYMBOL = "unknown_symbol"
+BENCHMARK_SYMBOL = "benchmark_symbol"
+NOT_TRADEABLE_TODAY = "not_tradeable_today"
+NO_PRICE = "no_price"
+DUPLICATE_SYMBOL = "duplicate_symbol"
+MISSING_FIELD = "missing_field"
+LOW_CONFIDENCE = "low_confidence"
+CONFIDENCE_OUT_OF_RANGE = "confidence_out_of_range"
+PERCENT_OUT_OF_RANGE = "percent_out_of_range"
+LEVEL_WRONG_SIDE = "level_wrong_side"
+BELOW_MIN_SIZE = "below_min_size"
+NO_CASH = "no_cash"
+NEW_POSITION_LIMIT = "new_position_limit"
+REOPEN_CLOSED_SYMBOL = "reopen_closed_symbol"
+MAX_POSITIONS = "max_positions"
+ALREADY_HELD = "already_held"
+NO_POSITION = "no_position"
+ADD_TO_LOSING = "add_to_losing"
+REASON_CODES = (UNKNOWN_ACTION, UNKNOWN_SYMBOL, BENCHMARK_SYMBOL, NOT_TRADEABLE_TODAY, NO_PRICE,
+                DUPLICATE_SYMBOL, MISSING_FIELD, LOW_CONFIDENCE, CONFIDENCE_OUT_OF_RANGE,
+                PERCENT_OUT_OF_RANGE, LEVEL_WRONG_SIDE, BELOW_MIN_SIZE, NO_CASH,
+                NEW_POSITION_LIMIT, REOPEN_CLOSED_SYMBOL, MAX_POSITIONS, ALREADY_HELD,
+                NO_POSITION, ADD_TO_LOSING)
+
+EXECUTION_ORDER = {"close": 0, "hold": 1, "add": 2, "open_long": 3, "open_short": 3}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The arena's constants. Percent fields are percent (10 = 10%); everything else fractions."""
+
+    start_cash: float = START_CASH
+    fee_rate: float = FEE_RATE
+    min_confidence: float = 0.80
+    min_open_share: float = 0.10  # an open must be at least 10% of equity after the cash cap
+    max_positions: int = 10
+    max_new_per_cycle: int = 1
+    equity_percent: tuple[float, float] = (10.0, 100.0)
+    position_percent: tuple[float, float] = (1.0, 100.0)
+
+
+ARENA_RULES = Rules()  # the rules of SPEC §3
+
+
+@dataclass(frozen=True)
+class CycleState:
+    """A contestant's state inside one cycle: the portfolio, and what this cycle already did
+    (the repair round continues from here: one new position per cycle, repair included)."""
+
+    portfolio: Portfolio
+    at: pd.Timestamp
+    opened: tuple[str, ...] = ()
+    closed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rejection:
+    decision_index: int
+    action: str
+    symbol: str
+    code: str
+    message: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"decision_index": self.decision_index, "action": self.action,
+                "symbol": self.symbol, "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Order:
+    """An accepted decision, sized: ``notional`` for opens/adds, ``quantity`` for closes."""
+
+    decision_index: int
+    decision: Decision
+    side: str
+    price: float
+    notional: float = 0.0
+    quantity: float = 0.0
+
+
+def tradeable_today(symbol: str, universe: Universe, at: pd.Timestamp) -> bool:
+    """Crypto every day; stocks on NYSE trading days (the New York date of the cycle)."""
+    asset = universe[symbol]
+    if not asset.tradable:
+        return False
+    return asset.calendar == CRYPTO or is_trading_day(at.tz_convert("America/New_York").date())
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float],
+          universe: Universe, rules: Rules, acted: set[str]) -> Order | Rejection:
+    """Judge decision ``index`` against ``state``; ``acted`` holds symbols already decided on."""
+
+    def no(code: str, message: str) -> Rejection:
+        return Rejection(index, d.action, d.symbol, code, message)
+
+    sym, act = d.symbol, d.action
+    if act not in ACTIONS:
+        return no(UNKNOWN_ACTION, f"'{act}' is not an action; use one of {', '.join(ACTIONS)}")
+    if sym not in universe:
+        return no(UNKNOWN_SYMBOL, f"{sym} is not in the universe table")
+    if universe[sym].benchmark:
+        return no(BENCHMARK_SYMBOL, f"{sym} is a benchmark: shown for context, never traded")
+    if not tradeable_today(sym, universe, state.at):
+        return no(NOT_TRADEABLE_TODAY, f"{sym} does not trade today (NYSE is closed): stock "
+                                       "decisions are refused on weekends and holidays")
+    price = prices.get(sym)
+    if not _finite(price) or price <= 0:
+        return no(NO_PRICE, f"there is no execution price for {sym} this cycle")
+    held = state.portfolio.positions.get(sym)
+    is_open = act in ("open_long", "open_short")
+    if is_open and sym in state.closed:
+        return no(REOPEN_CLOSED_SYMBOL, f"{sym} was closed earlier this cycle; it cannot be "
+                                        "reopened before the next cycle")
+    if is_open and held is not None:
+        return no(ALREADY_HELD, f"{sym} is already held ({held.side}); use add or close")
+    if not is_open and held is None:
+        return no(NO_POSITION, f"there is no open position in {sym} to {act}")
+    if sym in acted:
+        return no(DUPLICATE_SYMBOL, f"{sym} already has a decision in this answer; one per symbol")
+
+    if act == "close":
+        pct = 100.0 if d.percent_of_position is None else d.percent_of_position
+        lo, hi = rules.position_percent
+        if not lo <= pct <= hi:
+            return no(PERCENT_OUT_OF_RANGE, f"percent_of_position {pct:g} is outside {lo:g}-{hi:g}")
+        return Order(index, d, held.side, price, quantity=held.quantity * pct / 100.0)
+
+    side = held.side if held is not None else (LONG if act == "open_long" else SHORT)
+    if act == "hold":
+        if d.invalidation_price is not None and not _on_losing_side(d.invalidation_price, side, price):
+            return no(LEVEL_WRONG_SIDE, _side_message(d.invalidation_price, side, price, "price"))
+        return Order(index, d, side, price)
+
+    # open / add: the fields a new risk needs
+    missing = [f for f in ("percent_of_equity", "confidence", "invalidation_price", "thesis",
+                           "invalidation") if getattr(d, f) in (None, "")]
+    if missing:
+        return no(MISSING_FIELD, f"{act} needs {', '.join(missing)}")
+    if d.confidence > 1.0 or d.confidence < 0.0:
+        return no(CONFIDENCE_OUT_OF_RANGE, f"confidence {d.confidence:g} is not between 0 and 1")
+    if d.confidence < rules.min_confidence:
+        return no(LOW_CONFIDENCE, f"confidence {d.confidence:g} is below "
+                                  f"{rules.min_confidence:.2f}: trade only when sure, else hold")
+    lo, hi = rules.equity_percent
+    if not lo <= d.percent_of_equity <= hi:
+        return no(PERCENT_OUT_OF_RANGE, f"percent_of_equity {d.percent_of_equity:g} is outside "
+                                        f"{lo:g}-{hi:g}")
+    if not _on_losing_side(d.invalidation_price, side, price):
+        return no(LEVEL_WRONG_SIDE, _side_message(d.invalidation_price, side, price, "entry"))
+    if act == "add" and not held.in_profit(price):
+        return no(ADD_TO_LOSING, f"{sym} is not in profit at {price:g} (entry "
+                                 f"{held.entry_price:g}); adds go only to winners")
+    if is_open:
+        if len(state.opened) >= rules.max_new_per_cycle:
+            return no(NEW_POSITION_LIMIT, f"a new position ({', '.join(state.opened)}) was "
+                                          "already opened this cycle; one per cycle")
+        if len(state.portfolio.positions) >= rules.max_positions:
+            return no(MAX_POSITIONS, f"{rules.max_positions} positions are open already")
+    equity = state.portfolio.equity(prices)
+    cap = max(state.portfolio.cash, 0.0) / (1.0 + rules.fee_rate)
+    notional = min(d.percent_of_equity / 100.0 * equity, cap)
+    if is_open and notional < rules.min_open_share * equity * (1 - 1e-12):
+        return no(BELOW_MIN_SIZE, f"only ${notional:,.2f} of cash is free; a new position needs "
+                                  f"at least {rules.min_open_share:.0%} of equity "
+                                  f"(${rules.min_open_share * equity:,.2f})")
+    if notional <= 0:
+        return no(NO_CASH, "no free cash to add with")
+    return Order(index, d, side, price, notional=notional)
+
+
+def _on_losing_side(level: float, side: str, price: float) -> bool:
+    if not _finite(level) or level <= 0:
+        return False
+    return level < price if side == LONG else level > price
+
+
+def _side_message(level: float, side: str, price: float, what: str) -> str:
+    where = "below" if side == LONG else "above"
+    return (f"invalidation_price {level:g} must be {where} the {what} {price:g} for a {side} "
+            "position (and positive)")
