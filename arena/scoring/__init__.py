@@ -1,0 +1,1 @@
+"""Scoring: leaderboard metrics computed from equity series, fills and benchmark prices."""
