@@ -38,3 +38,12 @@ def test_readme_validate_example_passes():
     line = next(ln for ln in text.splitlines() if ln.startswith("arena validate tests/fixtures"))
     args = line.split("#")[0].split()[1:]
     assert main(args) == 0
+
+
+def test_readme_reason_codes_are_the_engines():
+    from arena.engine.rules import REASON_CODES
+
+    text = (ROOT / "README.md").read_text()
+    listed = re.findall(r"`([a-z_]+)`", text.split("every rejection carries one of these codes:")[1]
+                        .split("\n\n")[0])
+    assert listed == list(REASON_CODES)
