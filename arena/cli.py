@@ -169,6 +169,123 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK if report["parsed"] and not report["rejections"] else EXIT_FAILED
 
 
+# --------------------------------------------------------------------------- score, luck, rules
+def _scoring_inputs(args: argparse.Namespace):
+    from arena.data.validation import UnusableInputError, load_price_file
+    from arena.scoring.clocks import infer_grid
+    from arena.scoring.scorer import COST_RATES, ScorerInputError
+
+    try:
+        bars = load_price_file(args.prices)
+    except (UnusableInputError, FileNotFoundError) as exc:
+        raise ScorerInputError(f"prices file {args.prices}: {exc}") from exc
+    if len(bars) < 2:
+        raise ScorerInputError(f"prices file {args.prices} has {len(bars)} bar(s); need two")
+    calendar, grid = infer_grid(pd_index(bars))
+    default = COST_RATES["crypto" if calendar == "24/7" else "stock"]
+    return bars, (default if args.cost_rate is None else args.cost_rate), calendar, grid
+
+
+def pd_index(bars):
+    import pandas as pd
+
+    return pd.DatetimeIndex(bars["timestamp"])
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from arena.scoring.scorer import (
+        ScorerInputError,
+        ScorerSelfCheckError,
+        ensure_self_checked,
+        score,
+    )
+    from arena.scoring.table import load_positions
+
+    try:
+        ensure_self_checked()
+        bars, rate, calendar, grid = _scoring_inputs(args)
+        closes = bars.set_index("timestamp")["close"]
+        result = score(closes, load_positions(args.positions, closes.index), rate)
+    except ScorerInputError as exc:
+        print(f"arena score: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    except ScorerSelfCheckError as exc:
+        print(f"arena score: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    payload = {**result.as_dict(), "cost_rate": rate, "grid": grid, "calendar": calendar}
+    if args.json:
+        _print_json(payload)
+    else:
+        print(f"return {result.total_return:+.4%}  turnover {result.turnover:.2f}  "
+              f"fees {result.fees:.4%}  valid {result.valid_share:.0%}  "
+              f"({len(closes)} {grid} bars, cost rate {rate:g})")
+    return EXIT_OK
+
+
+def _cmd_luck(args: argparse.Namespace) -> int:
+    from arena.scoring.luck import luck
+    from arena.scoring.scorer import ScorerInputError, ScorerSelfCheckError, score
+    from arena.scoring.table import load_positions
+
+    try:
+        bars, rate, calendar, grid = _scoring_inputs(args)
+        closes = bars.set_index("timestamp")["close"]
+        result = luck(closes, players=args.players, seed=args.seed, cost_rate=rate,
+                      step=args.step, calendar=calendar, draw=args.draw)
+        payload = {**result.as_dict(), "grid": grid, "calendar": calendar}
+        if args.entrant:
+            entrant = score(closes, load_positions(args.entrant, closes.index), rate)
+            p, rank = result.place(entrant.total_return)
+            payload.update(entrant_return=entrant.total_return, percentile=p, rank_score=rank)
+    except ScorerInputError as exc:
+        print(f"arena luck: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    except ScorerSelfCheckError as exc:
+        print(f"arena luck: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        _print_json(payload)
+        return EXIT_OK
+    q = payload["quantiles"]
+    print(f"{payload['players']:,} zero-skill players on {payload['bars']} {grid} bars "
+          f"({payload['steps']} decisions, cost rate {rate:g}, seed {args.seed})")
+    print("  quantiles  " + "  ".join(f"{k}: {v:+.2%}" for k, v in q.items()))
+    print(f"  luck ceiling (95th percentile): {payload['ceiling']:+.2%}")
+    if args.entrant:
+        print(f"  entrant {payload['entrant_return']:+.2%}: percentile {payload['percentile']:.3f}, "
+              f"rank score {payload['rank_score']:.2f}")
+    return EXIT_OK
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from arena.scoring.clocks import PERIODS_PER_YEAR
+    from arena.scoring.scorer import ScorerInputError, ScorerSelfCheckError
+    from arena.scoring.table import rules_table
+
+    try:
+        bars, rate, calendar, grid = _scoring_inputs(args)
+        table, ruler = rules_table(bars, cost_rate=rate, start=args.start, players=args.players,
+                                   seed=args.seed, calendar=calendar,
+                                   periods_per_year=PERIODS_PER_YEAR[(calendar, grid)])
+    except ScorerInputError as exc:
+        print(f"arena rules: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    except ScorerSelfCheckError as exc:
+        print(f"arena rules: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        _print_json({"grid": grid, "calendar": calendar, "cost_rate": rate,
+                     "luck": ruler.as_dict(), "rules": table.to_dict(orient="records")})
+        return EXIT_OK
+    print(f"reference rules on {ruler.bars} {grid} bars (cost rate {rate:g}); luck ceiling "
+          f"{ruler.ceiling:+.2%} from {ruler.players:,} zero-skill players")
+    for row in table.itertuples():
+        rank = f"#{int(row.rank):>2}" if row.kind == "rule" else "   "
+        print(f"  {rank} {row.rule:<24} {row._3:+8.2%}  turnover {row.turnover:7.1f}  "
+              f"fees {row.fees:6.2%}  percentile {row.percentile:.3f}  rank score {row.rank_score:.2f}")
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
     from arena.calendar import INTERVAL_ORDER
@@ -209,6 +326,34 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--at", required=True, help="cycle time, ISO-8601 UTC")
     chk.add_argument("--json", action="store_true", help="machine-readable result")
     chk.set_defaults(func=_cmd_check)
+
+    def scoring_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--prices", required=True, help="price CSV/Parquet: timestamp,open,high,low,close,volume")
+        p.add_argument("--cost-rate", type=float, help="cost per unit of |Δw| (default: 0.0006 "
+                       "crypto, 0.0002 stocks; a file without weekends counts as stocks)")
+        p.add_argument("--json", action="store_true", help="machine-readable result (fractions)")
+
+    sco = sub.add_parser("score", help="score a position series on a price file")
+    scoring_args(sco)
+    sco.add_argument("--positions", required=True, help="CSV timestamp,position (held until replaced)")
+    sco.set_defaults(func=_cmd_score)
+
+    lck = sub.add_parser("luck", help="zero-skill distribution, luck ceiling, an entrant's rank")
+    scoring_args(lck)
+    lck.add_argument("--players", type=int, default=20_000, help="zero-skill players (default 20,000)")
+    lck.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    lck.add_argument("--step", choices=("1d", "bar"), default="1d", help="decision step (default 1d)")
+    lck.add_argument("--draw", choices=("uniform", "sign"), default="uniform",
+                     help="position draw: uniform on [-1, 1] (default) or -1/0/+1")
+    lck.add_argument("--entrant", help="positions CSV to place among the players")
+    lck.set_defaults(func=_cmd_luck)
+
+    rul = sub.add_parser("rules", help="the reference-rules table of a price file")
+    scoring_args(rul)
+    rul.add_argument("--start", help="score from this date on (indicators use the whole file)")
+    rul.add_argument("--players", type=int, default=20_000, help="zero-skill players (default 20,000)")
+    rul.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    rul.set_defaults(func=_cmd_rules)
     return parser
 
 

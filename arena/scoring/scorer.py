@@ -1,0 +1,169 @@
+"""The one position scorer every return in the product goes through, and its self-check.
+
+Conventions (fractions, not percent):
+
+* ``closes`` are bar-aligned close prices; ``positions[t]`` is the position in [-1, +1] decided at
+  the close of bar t (values outside are clipped; NaN means "no valid position" and is flat). It
+  earns from bar t+1 on: equity is multiplied by ``1 + w[t] * (closes[t+1] / closes[t] - 1)``.
+* Each change of position costs ``|w[t] - w[t-1]| * cost_rate`` of equity, paid at the close of
+  bar t (the position before the first bar is 0). The final position is not liquidated.
+* Equity starts at 1.0; ``equity[t]`` is its value at the close of bar t, after that bar's cost.
+
+A scorer bug returns a plausible number, not an exception, so :func:`self_check` verifies the
+closed-form cases of SPEC §4 and synthetic paths with analytic answers. It runs in the tests and
+before every scoring run (:func:`ensure_self_checked`); a failure stops scoring, naming the case.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+COST_RATES = {"crypto": 0.0006, "stock": 0.0002, "etf": 0.0002}  # per unit of |Δw|
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """``total_return``: final equity - 1; ``turnover``: sum of |Δw| (the first entry included);
+    ``fees``: cost paid, in units of the starting equity; ``valid_share``: share of bars with a
+    valid (non-NaN) position; ``equity``: the curve at each bar's close."""
+
+    total_return: float
+    equity: pd.Series
+    turnover: float
+    fees: float
+    valid_share: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {"return": self.total_return, "turnover": self.turnover, "fees": self.fees,
+                "valid_share": self.valid_share, "bars": len(self.equity)}
+
+
+class ScorerInputError(ValueError):
+    """Prices or positions that cannot be scored (named)."""
+
+
+def score_arrays(closes: np.ndarray, positions: np.ndarray, cost_rate: float
+                 ) -> tuple[np.ndarray, float, float, float]:
+    """Core of :func:`score` on plain arrays: (equity curve, turnover, fees, valid share)."""
+    c = np.asarray(closes, dtype="float64")
+    w_raw = np.asarray(positions, dtype="float64")
+    if c.ndim != 1 or c.shape != w_raw.shape:
+        raise ScorerInputError(f"{c.shape[0] if c.ndim else 0} prices but {w_raw.size} positions")
+    if c.size == 0:
+        raise ScorerInputError("no bars to score")
+    if not np.all(np.isfinite(c)) or np.any(c <= 0):
+        raise ScorerInputError("prices must be positive and finite")
+    if not (math.isfinite(cost_rate) and cost_rate >= 0):
+        raise ScorerInputError(f"cost rate {cost_rate} must be a non-negative number")
+    valid = np.isfinite(w_raw)
+    w = np.clip(np.where(valid, w_raw, 0.0), -1.0, 1.0)
+    dw = np.abs(np.diff(w, prepend=0.0))
+    growth = np.ones_like(c)
+    growth[1:] = 1.0 + w[:-1] * (c[1:] / c[:-1] - 1.0)
+    cost = 1.0 - cost_rate * dw
+    equity = np.cumprod(growth * cost)
+    before_cost = equity / cost
+    fees = float(np.sum(before_cost * cost_rate * dw))
+    return equity, float(dw.sum()), fees, float(valid.mean())
+
+
+def score(closes: pd.Series, positions: pd.Series, cost_rate: float) -> ScoreResult:
+    """Score a position series against bar-aligned closes (same index, same length)."""
+    if len(closes) != len(positions) or not closes.index.equals(positions.index):
+        raise ScorerInputError("closes and positions must share one index (bar-aligned)")
+    equity, turnover, fees, valid = score_arrays(closes.to_numpy(), positions.to_numpy(), cost_rate)
+    curve = pd.Series(equity, index=closes.index, name="equity")
+    return ScoreResult(float(equity[-1] - 1.0), curve, turnover, fees, valid)
+
+
+# ----------------------------------------------------------------------------- rank score
+def percentile(value: float, distribution: np.ndarray) -> float:
+    """Share of ``distribution`` below ``value``, ties counted half (mid-rank), in [0, 1]."""
+    d = np.sort(np.asarray(distribution, dtype="float64"))
+    if d.size == 0:
+        raise ScorerInputError("empty distribution")
+    below = np.searchsorted(d, value, side="left")
+    at_or_below = np.searchsorted(d, value, side="right")
+    return float((below + 0.5 * (at_or_below - below)) / d.size)
+
+
+def rank_score(p: float, n_players: int) -> float:
+    """``-log10(1 - p)``, with ``p`` capped at ``n / (n + 1)``: beating all ``n`` players scores
+    ``log10(n + 1)`` (4.3 for 20,000), never infinity. 2.0 = luck reaches you once in a hundred."""
+    if not 0.0 <= p <= 1.0:
+        raise ScorerInputError(f"percentile {p} is not in [0, 1]")
+    capped = min(p, n_players / (n_players + 1.0))
+    return float(-math.log10(1.0 - capped))
+
+
+# ----------------------------------------------------------------------------- self-check
+class ScorerSelfCheckError(RuntimeError):
+    """The scorer failed one of its closed-form cases: no score may be trusted."""
+
+
+def _cases() -> list[tuple[str, bool]]:
+    rng = np.random.default_rng(7)
+    c = 100.0 * np.cumprod(1.0 + rng.normal(0.0, 0.02, 250))
+    r = c[1:] / c[:-1] - 1.0
+    n = len(c)
+
+    def ret(w, rate=0.0, prices=c):
+        return score_arrays(prices, np.asarray(w, dtype=float), rate)[0][-1] - 1.0
+
+    jump = np.array([100.0, 100.0, 200.0, 200.0])
+    saw = 100.0 * np.cumprod(np.r_[1.0, np.tile([1.1, 1 / 1.1], 20)])  # +10%, back, ...
+    saw_r = saw[1:] / saw[:-1] - 1.0
+    up = 100.0 * 1.01 ** np.arange(101)
+    down = 100.0 * 0.99 ** np.arange(101)
+    random_w = rng.uniform(-1, 1, n)
+    returns = np.sort(rng.normal(0, 0.1, 1001))
+    scores = [rank_score(percentile(x, returns), returns.size) for x in returns]
+    players = rng.normal(0, 0.1, 20_000)
+    return [
+        ("position 0 returns exactly 0", ret(np.zeros(n), 0.001) == 0.0),
+        ("position +1 equals buy-and-hold at zero cost", math.isclose(
+            ret(np.ones(n)), c[-1] / c[0] - 1.0, rel_tol=1e-12)),
+        ("position -1 compounds inversely bar by bar", math.isclose(
+            ret(-np.ones(n)), float(np.prod(1.0 - r) - 1.0), rel_tol=1e-12)
+         and not math.isclose(ret(-np.ones(n)), -(c[-1] / c[0] - 1.0), rel_tol=1e-6)),
+        ("a position of 2.0 is clipped to 1.0", ret(np.full(n, 2.0)) == ret(np.ones(n))),
+        ("no lookahead: a position set on the jump bar does not earn the jump",
+         ret([0, 0, 1, 1], prices=jump) == 0.0 and ret([0, 1, 1, 1], prices=jump) == 1.0),
+        ("costs reduce the return", ret(random_w, 0.0006) < ret(random_w, 0.0)),
+        ("the rank score is monotonic in return", bool(np.all(np.diff(scores) >= 0))),
+        ("a median zero-skill result scores about 0.30", math.isclose(
+            rank_score(percentile(float(np.median(players)), players), players.size),
+            -math.log10(0.5), abs_tol=0.01)),
+        ("a flat path returns exactly 0", ret(random_w, prices=np.full(n, 50.0)) == 0.0),
+        ("a sawtooth: held long it returns 0 over whole teeth; long up-legs and short "
+         "down-legs earn every move", math.isclose(ret(np.ones(len(saw)), prices=saw), 0.0,
+                                                   abs_tol=1e-12)
+         and math.isclose(ret(np.where(np.arange(len(saw)) % 2 == 0, 1.0, -1.0), prices=saw),
+                          float(np.prod(1 + np.abs(saw_r)) - 1), rel_tol=1e-12)),
+        ("symmetric trends: long up = short down = 1.01^100 - 1", math.isclose(
+            ret(np.ones(101), prices=up), 1.01**100 - 1, rel_tol=1e-12)
+         and math.isclose(ret(-np.ones(101), prices=down), 1.01**100 - 1, rel_tol=1e-12)),
+    ]
+
+
+def self_check() -> list[str]:
+    """Run every closed-form case; raise :class:`ScorerSelfCheckError` naming the failures."""
+    failed = [name for name, ok in _cases() if not ok]
+    if failed:
+        raise ScorerSelfCheckError("scorer self-check failed, scoring stopped: " + "; ".join(failed))
+    return [name for name, _ in _cases()]
+
+
+_CHECKED = False
+
+
+def ensure_self_checked() -> None:
+    """Run :func:`self_check` once per process, before the first scoring run."""
+    global _CHECKED
+    if not _CHECKED:
+        self_check()
+        _CHECKED = True
