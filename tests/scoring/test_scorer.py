@@ -8,8 +8,15 @@ import pandas as pd
 import pytest
 
 from arena.scoring import scorer
-from arena.scoring.scorer import (ScorerInputError, ScorerSelfCheckError, percentile, rank_score,
-                                  score, score_arrays, self_check)
+from arena.scoring.scorer import (
+    ScorerInputError,
+    ScorerSelfCheckError,
+    percentile,
+    rank_score,
+    score,
+    score_arrays,
+    self_check,
+)
 
 GOOG = Path(__file__).resolve().parents[1] / "fixtures" / "prices" / "GOOG.csv"
 
@@ -49,7 +56,7 @@ def test_hand_computed_series():
 
 def test_nan_positions_are_flat_and_not_valid():
     closes = np.array([100.0, 120.0, 60.0])
-    equity, turnover, fees, valid = score_arrays(closes, np.array([np.nan, 1.0, np.nan]), 0.0)
+    equity, turnover, _fees, valid = score_arrays(closes, np.array([np.nan, 1.0, np.nan]), 0.0)
     assert math.isclose(equity[-1], 0.5) and turnover == 2.0 and math.isclose(valid, 1 / 3)
 
 
