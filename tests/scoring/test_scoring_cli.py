@@ -1,0 +1,68 @@
+"""`arena score`, `arena luck`, `arena rules` as documented (JSON numbers are fractions)."""
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from arena.cli import main
+
+GOOG = Path(__file__).resolve().parents[1] / "fixtures" / "prices" / "GOOG.csv"
+
+
+@pytest.fixture
+def files(tmp_path):
+    prices = tmp_path / "prices.csv"
+    pd.DataFrame({"timestamp": pd.date_range("2025-01-01", periods=5, freq="D", tz="UTC")
+                  .strftime("%Y-%m-%dT%H:%M:%SZ"),
+                  "open": 100.0, "high": [101, 111, 101, 121, 131], "low": 99.0,
+                  "close": [100.0, 110.0, 99.0, 118.8, 118.8], "volume": 1.0}).to_csv(prices, index=False)
+    positions = tmp_path / "w.csv"
+    positions.write_text("timestamp,position\n2025-01-01T00:00:00Z,1\n2025-01-03T00:00:00Z,-0.5\n")
+    return prices, positions
+
+
+def test_score_json_contract(files, capsys):
+    prices, positions = files
+    assert main(["score", "--prices", str(prices), "--positions", str(positions),
+                 "--cost-rate", "0.001", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    # +1 held over bars 0-2 (+10%, -10%), -0.5 from bar 2 on (+20% then flat)
+    expected = 0.999 * 1.1 * 0.9 * (1 - 0.001 * 1.5) * (1 - 0.5 * 0.2) - 1
+    assert math.isclose(out["return"], expected, rel_tol=1e-12)
+    assert out["turnover"] == 2.5 and out["valid_share"] == 1.0 and out["fees"] > 0
+
+
+def test_luck_json_contract_with_an_entrant(capsys):
+    goog_positions = Path(GOOG).with_name("goog_buy_and_hold.csv")
+    assert goog_positions.exists()
+    assert main(["luck", "--prices", str(GOOG), "--players", "4000", "--seed", "5",
+                 "--entrant", str(goog_positions), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["players"] == 4000 and set(out["quantiles"]) == {"0.05", "0.25", "0.5", "0.75", "0.95"}
+    assert out["ceiling"] == out["quantiles"]["0.95"] and out["cost_rate"] == 0.0002
+    # buy-and-hold of GOOG 2004-2013 (+700%) beats every zero-skill player: capped rank score
+    assert out["entrant_return"] > 6 and out["percentile"] == 1.0
+    assert math.isclose(out["rank_score"], math.log10(4001))
+
+
+def test_luck_same_seed_same_numbers(capsys):
+    args = ["luck", "--prices", str(GOOG), "--players", "2000", "--seed", "9", "--json"]
+    main(args)
+    first = json.loads(capsys.readouterr().out)
+    main(args)
+    assert json.loads(capsys.readouterr().out) == first
+
+
+def test_scoring_commands_refuse_bad_files(tmp_path, files, capsys):
+    prices, _ = files
+    bad = tmp_path / "bad.csv"
+    bad.write_text("timestamp,position\n2030-01-01T00:00:00Z,1\n")
+    assert main(["score", "--prices", str(prices), "--positions", str(bad)]) == 2
+    assert "not bars of the price file" in capsys.readouterr().err
+    assert main(["luck", "--prices", str(tmp_path / "missing.csv")]) == 2
+    html = tmp_path / "page.csv"
+    html.write_text("<html><body>blocked</body></html>")
+    assert main(["luck", "--prices", str(html)]) == 2
