@@ -66,3 +66,22 @@ def test_scoring_commands_refuse_bad_files(tmp_path, files, capsys):
     html = tmp_path / "page.csv"
     html.write_text("<html><body>blocked</body></html>")
     assert main(["luck", "--prices", str(html)]) == 2
+
+
+def test_rules_table_json_contract(capsys):
+    assert main(["rules", "--prices", str(GOOG), "--start", "2012-03-01", "--players", "3000",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = {r["rule"]: r for r in out["rules"]}
+    assert len([r for r in out["rules"] if r["kind"] == "rule"]) == 13
+    assert {r["rule"] for r in out["rules"] if r["kind"] == "baseline"} == \
+        {"buy_and_hold", "volatility_targeting", "random"}
+    ranks = sorted(r["rank"] for r in out["rules"] if r["kind"] == "rule")
+    assert ranks[0] == 1 and ranks[-1] <= 13
+    bh = rows["buy_and_hold"]
+    # buy and hold from the first displayed bar: the price ratio, minus one entry cost
+    goog = pd.read_csv(GOOG)
+    shown = goog[goog.timestamp >= "2012-03-01"].close.to_numpy()
+    assert math.isclose(bh["return"], (1 - 0.0002) * shown[-1] / shown[0] - 1, rel_tol=1e-12)
+    assert bh["turnover"] == 1.0 and 0 <= bh["percentile"] <= 1
+    assert out["luck"]["players"] == 3000 and out["grid"] == "1d" and out["calendar"] == "XNYS"
