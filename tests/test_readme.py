@@ -47,3 +47,11 @@ def test_readme_reason_codes_are_the_engines():
     listed = re.findall(r"`([a-z_]+)`", text.split("every rejection carries one of these codes:")[1]
                         .split("\n\n")[0])
     assert listed == list(REASON_CODES)
+
+
+def test_readme_luck_example_runs(capsys):
+    text = (ROOT / "README.md").read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("$ arena luck "))
+    assert main(line.split()[2:]) == 0
+    shown = text.split(line, 1)[1].split("```", 1)[0].strip().splitlines()
+    assert capsys.readouterr().out.strip().splitlines() == shown
