@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -52,13 +52,15 @@ class Universe:
     """An ordered, immutable collection of assets addressed by house symbol."""
 
     assets: tuple[Asset, ...]
+    _index: dict[str, Asset] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        seen: set[str] = set()
+        index: dict[str, Asset] = {}
         for a in self.assets:
-            if a.symbol in seen:
+            if a.symbol in index:
                 raise UniverseError(f"duplicate symbol {a.symbol!r} in universe")
-            seen.add(a.symbol)
+            index[a.symbol] = a
+        object.__setattr__(self, "_index", index)
 
     def __iter__(self) -> Iterator[Asset]:
         return iter(self.assets)
@@ -67,13 +69,13 @@ class Universe:
         return len(self.assets)
 
     def __contains__(self, symbol: object) -> bool:
-        return any(a.symbol == symbol for a in self.assets)
+        return symbol in self._index
 
     def __getitem__(self, symbol: str) -> Asset:
-        for a in self.assets:
-            if a.symbol == symbol:
-                return a
-        raise UniverseError(f"unknown symbol {symbol!r}: not in the universe")
+        try:
+            return self._index[symbol]
+        except KeyError:
+            raise UniverseError(f"unknown symbol {symbol!r}: not in the universe") from None
 
     @property
     def symbols(self) -> list[str]:

@@ -183,8 +183,10 @@ def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float
         if len(state.portfolio.positions) >= rules.max_positions:
             return no(MAX_POSITIONS, f"{rules.max_positions} positions are open already")
     equity = state.portfolio.equity(prices)
-    cap = max(state.portfolio.cash, 0.0) / (1.0 + rules.fee_rate)
-    notional = min(d.percent_of_equity / 100.0 * equity, cap)
+    cash = max(state.portfolio.cash, 0.0)
+    notional = min(d.percent_of_equity / 100.0 * equity, cash / (1.0 + rules.fee_rate))
+    while notional > 0 and notional * (1.0 + rules.fee_rate) > cash:  # rounding: never spend
+        notional = math.nextafter(notional, 0.0)                       # a cent more than cash
     if is_open and notional < rules.min_open_share * equity * (1 - 1e-12):
         return no(BELOW_MIN_SIZE, f"only ${notional:,.2f} of cash is free; a new position needs "
                                   f"at least {rules.min_open_share:.0%} of equity "

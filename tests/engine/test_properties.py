@@ -48,7 +48,7 @@ def test_money_is_only_moved_by_prices_and_fees(plan):
         portfolio = result.state.portfolio
         all_fills += result.fills
         # cash never negative; fees never negative
-        assert portfolio.cash >= -1e-9
+        assert portfolio.cash >= 0.0  # the cap never spends a rounding error more than cash
         assert all(f.fee >= 0 for f in result.fills)
         # equity identity: start + realised + unrealised - fees
         unrealised = sum(p.unrealised(cycle_prices[s]) for s, p in portfolio.positions.items())

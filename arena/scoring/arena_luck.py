@@ -1,0 +1,394 @@
+"""Portfolio-level luck for the arena (SPEC §5): zero-skill contestants that play the arena's rules.
+
+Each random player starts with ``rules.start_cash`` and, at every cycle of the season, writes a
+random but *valid* :class:`~arena.engine.contract.Answer` that goes through the real
+:func:`~arena.engine.broker.execute_answer` - the same validator, broker, sizing and fees as any
+contestant. Between cycles the real invalidation monitor
+(:func:`~arena.engine.monitor.check_invalidations`) closes the positions whose level the price
+reached, when 15-minute bars are given. The final returns of the players form the distribution an
+arena contestant's return is placed in (:meth:`ArenaLuck.place`: percentile and rank score through
+:mod:`arena.scoring.scorer`).
+
+What a zero-skill player does at a cycle (:class:`RandomProfile` holds the probabilities):
+
+* for each held position whose asset trades today and has a price this cycle: close it with
+  probability ``close_prob`` (a partial close of a random 1-100% with probability
+  ``partial_prob``, else a full close); otherwise, if it is in profit, add 10-100% of equity with
+  probability ``add_prob`` (0 by default: no adds); otherwise hold (no decision is sent);
+* with probability ``open_prob``: one new position in a random asset that trades today, has a
+  price this cycle, is not held and was not closed this cycle; long or short 50/50; size uniform in
+  the rules' equity range (10-100%); confidence uniform in [min confidence, 1]; an invalidation
+  level on the losing side at ``entry x (1 -/+ u)``, ``u ~ U[level_min, level_max]``. The open is
+  skipped (not sent) when the player already holds the maximum number of positions or when the free
+  cash after this cycle's closes and adds would cap it below the minimum size: a zero-skill player
+  stays inside the rules. Rejections are still counted from the broker's results (they must be 0).
+
+Prices. ``cycle_prices`` has one row per cycle (UTC times) and one column per tradable house
+symbol; NaN means "no execution price this cycle" (a stock on a weekend). Nothing is traded
+without a price of its own cycle; positions are marked (equity, sizing, the final return) at the
+last known price of each symbol. The final return is the equity at the last cycle's marks divided
+by the start cash, minus 1 (open positions are not liquidated, as for contestants).
+
+Invalidation monitor. With ``bars`` (house symbol -> 15-minute bar frame), each player's portfolio
+goes through ``check_invalidations`` over ``(previous cycle, this cycle]`` before the cycle's
+answer, exactly as a contestant's would. Without ``bars`` there is no monitor: levels are set but
+never enforced (use this only when no intraday bars exist; it understates the churn of tight
+levels). For speed the monitor is given, for each held level, only the bars of the window whose
+open or close reach that level (none: no call at all): each bar is observed on its own, at its
+close or a session's opening print, so the first observation that reaches a level comes from such
+a bar and the fills are the same. The tests prove it against the monitor over every bar.
+
+Determinism: player ``i`` draws from ``np.random.default_rng([seed, i])`` and nothing else, so its
+return does not depend on how many players run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from arena.calendar import interval_delta, utc
+from arena.engine.broker import execute_answer
+from arena.engine.contract import Answer, Decision
+from arena.engine.monitor import check_invalidations
+from arena.engine.portfolio import LONG, SHORT, Fill, Portfolio, fee
+from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules, tradeable_today
+from arena.scoring.luck import QUANTILES
+from arena.scoring.scorer import percentile, rank_score
+from arena.universe import Asset, Universe
+
+RANDOM_TEXT = "random"  # thesis / invalidation / reasoning of every random decision
+_SIZE_MARGIN = 1e-9  # relative safety margin so float rounding never turns a skip into a rejection
+MONITOR_INTERVAL = "15m"  # the bars the monitor reads (its default interval)
+
+
+# ----------------------------------------------------------------------------- profile
+@dataclass(frozen=True)
+class RandomProfile:
+    """How often a zero-skill player acts, per cycle (probabilities in [0, 1]).
+
+    The defaults trade about as often as the medium-term investor the arena's prompt asks for
+    (positions held for weeks, reviewed once a day): ``open_prob=0.3`` is a new position about
+    every three days (eight or nine a 28-day season); ``close_prob=0.1`` holds a position about ten
+    cycles on average (geometric); so about three positions are open at a time when cash allows.
+    A quarter of the closes are partial (``partial_prob``). No adds by default (``add_prob=0``):
+    adding is a choice about winners a random player has no reason to make; set it to explore.
+    Levels 5-30% away from the entry are ordinary stop distances for weeks-long positions.
+    """
+
+    open_prob: float = 0.3
+    close_prob: float = 0.1
+    partial_prob: float = 0.25
+    add_prob: float = 0.0
+    level_min: float = 0.05
+    level_max: float = 0.30
+
+    def __post_init__(self) -> None:
+        for name in ("open_prob", "close_prob", "partial_prob", "add_prob"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name}={value} is not a probability in [0, 1]")
+        if not 0.0 < self.level_min <= self.level_max < 1.0:
+            raise ValueError(f"level range {self.level_min}-{self.level_max} must satisfy "
+                             "0 < level_min <= level_max < 1")
+
+
+# ----------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class ArenaLuck:
+    """The distribution of zero-skill arena players' final returns (fractions)."""
+
+    returns: np.ndarray
+    seed: int
+    cycles: int
+    rejections: int  # total rejections the random players got: 0 when they play inside the rules
+
+    def place(self, value: float) -> tuple[float, float]:
+        """(percentile, rank score) of a final return ``value`` among the players."""
+        p = percentile(value, self.returns)
+        return p, rank_score(p, len(self.returns))
+
+    def quantile(self, q: float) -> float:
+        return float(np.quantile(self.returns, q))
+
+    @property
+    def ceiling(self) -> float:
+        """The arena's luck ceiling: the 95th percentile of the players' returns."""
+        return self.quantile(0.95)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"players": len(self.returns), "seed": self.seed, "cycles": self.cycles,
+                "rejections": self.rejections,
+                "quantiles": {f"{q:g}": self.quantile(q) for q in QUANTILES},
+                "ceiling": self.ceiling, "mean": float(np.mean(self.returns))}
+
+
+@dataclass(frozen=True)
+class PlayerRun:
+    """One random player's season: every fill (automatic closes included), every rejection, the
+    answers sent (one per cycle, possibly empty), cash and equity after each cycle, and the end."""
+
+    player: int
+    final_return: float
+    portfolio: Portfolio
+    fills: tuple[Fill, ...]
+    rejections: tuple[Rejection, ...]
+    answers: tuple[Answer, ...]
+    cash: tuple[float, ...]
+    equity: tuple[float, ...]
+
+
+# ----------------------------------------------------------------------------- the season
+class _IndexedUniverse(Universe):
+    """The same universe with dictionary look-ups (the base class scans its tuple), for speed."""
+
+    @cached_property
+    def _by_symbol(self) -> dict[str, Asset]:
+        return {a.symbol: a for a in self.assets}
+
+    def __contains__(self, symbol: object) -> bool:
+        return symbol in self._by_symbol
+
+    def __getitem__(self, symbol: str) -> Asset:
+        asset = self._by_symbol.get(symbol)
+        return asset if asset is not None else super().__getitem__(symbol)
+
+
+@dataclass
+class _Season:
+    """Everything every player shares, computed once: cycle times, execution prices, marks, the
+    assets open for trading at each cycle, and the monitor's windows."""
+
+    cycles: list[pd.Timestamp]
+    universe: Universe
+    exec_prices: list[dict[str, float]]  # finite positive prices of this cycle
+    marks: list[dict[str, float]]  # last known price of every symbol seen so far
+    tradeable: list[tuple[str, ...]]  # tradeable today with a price this cycle, column order
+    bars: dict[str, pd.DataFrame] | None  # None: no monitor
+    # per symbol: first and end row of each window's bars, and each bar's (low, high) of open/close
+    _rows: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _bounds: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, cycle_prices: pd.DataFrame, universe: Universe,
+              bars: Mapping[str, pd.DataFrame] | None) -> _Season:
+        if not isinstance(cycle_prices.index, pd.DatetimeIndex) or cycle_prices.index.tz is None:
+            raise ValueError("cycle_prices needs a timezone-aware DatetimeIndex of cycle times")
+        if len(cycle_prices) == 0:
+            raise ValueError("cycle_prices has no cycles")
+        if not cycle_prices.index.is_monotonic_increasing or not cycle_prices.index.is_unique:
+            raise ValueError("cycle times must be unique and increasing")
+        fast = _IndexedUniverse(universe.assets)
+        symbols = [str(s) for s in cycle_prices.columns]
+        assets = [fast[s] for s in symbols]  # UniverseError names an unknown symbol
+        values = cycle_prices.to_numpy(dtype="float64", na_value=np.nan)
+        valid = np.isfinite(values) & (values > 0)
+        marked = pd.DataFrame(np.where(valid, values, np.nan)).ffill().to_numpy()
+        cycles = [utc(t) for t in cycle_prices.index]
+        exec_prices, marks, tradeable = [], [], []
+        for k, at in enumerate(cycles):
+            fresh = {s: float(values[k, j]) for j, s in enumerate(symbols) if valid[k, j]}
+            exec_prices.append(fresh)
+            marks.append({s: float(marked[k, j]) for j, s in enumerate(symbols)
+                          if math.isfinite(marked[k, j])})
+            tradeable.append(tuple(a.symbol for a in assets
+                                   if a.symbol in fresh and tradeable_today(a.symbol, fast, at)))
+        season = cls(cycles, fast, exec_prices, marks, tradeable, None)
+        if bars is not None:
+            season._prepare_monitor(bars)
+        return season
+
+    def _prepare_monitor(self, bars: Mapping[str, pd.DataFrame]) -> None:
+        """Index the bars once: for each window (c[k-1], c[k]], the rows of each symbol that can
+        hold an observation there (those opening in ``(c[k-1] - 15 minutes, c[k]]``: a bar opening
+        earlier closed by ``c[k-1]``), and the lowest and highest of each bar's open and close."""
+        self.bars = {}
+        edges = pd.DatetimeIndex(self.cycles).as_unit("ns").asi8
+        first = edges - interval_delta(MONITOR_INTERVAL).value
+        for symbol, frame in bars.items():
+            if symbol not in self.universe or frame is None or frame.empty:
+                continue
+            frame = frame.sort_values("timestamp", kind="stable").reset_index(drop=True)
+            stamps = pd.DatetimeIndex(pd.to_datetime(frame["timestamp"], utc=True)).as_unit("ns")
+            opens = frame["open"].to_numpy(dtype="float64")
+            closes = frame["close"].to_numpy(dtype="float64")
+            self.bars[symbol] = frame
+            self._rows[symbol] = (np.searchsorted(stamps.asi8, first, side="right"),
+                                  np.searchsorted(stamps.asi8, edges, side="right"))
+            self._bounds[symbol] = (np.fmin(opens, closes), np.fmax(opens, closes))  # NaN-ignoring
+
+    def _window(self, symbol: str, k: int) -> slice:
+        starts, ends = self._rows[symbol]
+        return slice(int(starts[k - 1]), int(ends[k]))
+
+    def monitor_bars(self, portfolio: Portfolio, k: int, *, screen: bool = True
+                     ) -> dict[str, pd.DataFrame]:
+        """The bars to give the monitor for window k.
+
+        Unscreened: every bar of the window of every symbol. Screened: for each held position with
+        a level, only the bars whose open or close reach that level, and no entry for a position
+        none of whose bars do. The result is the same: the monitor observes each bar at its close
+        (and a session's first bar at its open) independently of the other bars, and closes a
+        position at the first observation that reaches its level, which can only come from a bar
+        whose open or close reaches it.
+        """
+        assert self.bars is not None, "no bars: no monitor"
+        out: dict[str, pd.DataFrame] = {}
+        if not screen:
+            for symbol, frame in self.bars.items():
+                out[symbol] = frame.iloc[self._window(symbol, k)]
+            return out
+        for symbol, p in portfolio.positions.items():
+            level = p.invalidation_price
+            if level is None or symbol not in self.bars:
+                continue
+            rows = self._window(symbol, k)
+            lows, highs = self._bounds[symbol]
+            reach = lows[rows] <= level if p.side == LONG else highs[rows] >= level
+            hits = np.flatnonzero(reach)
+            if hits.size:
+                out[symbol] = self.bars[symbol].iloc[rows.start + hits]
+        return out
+
+
+# ----------------------------------------------------------------------------- one player
+def _random_answer(rng: np.random.Generator, portfolio: Portfolio, k: int, season: _Season,
+                   rules: Rules, profile: RandomProfile) -> Answer:
+    """A random answer that the validator accepts in full at cycle k."""
+    fresh = season.exec_prices[k]
+    marks = season.marks[k]
+    open_today = set(season.tradeable[k])
+    decisions: list[Decision] = []
+    equity = portfolio.equity(marks)
+    cash = portfolio.cash
+    positions_after = len(portfolio.positions)
+    closing: set[str] = set()
+    adds: list[tuple[str, float, float]] = []  # (symbol, percent of equity, level)
+    for symbol in sorted(portfolio.positions):
+        if symbol not in open_today:  # no trading today, or no price of this cycle
+            continue
+        held, price = portfolio.positions[symbol], fresh[symbol]
+        if rng.random() < profile.close_prob:
+            pct = None
+            if rng.random() < profile.partial_prob:
+                pct = float(rng.uniform(*rules.position_percent))
+            decisions.append(Decision(action="close", symbol=symbol, percent_of_position=pct,
+                                      rationale=RANDOM_TEXT))
+            share = 1.0 if pct is None else pct / 100.0
+            part = replace(held, quantity=held.quantity * share)
+            close_fee = fee(part.quantity * price, rules.fee_rate)
+            cash += part.value(price) - close_fee
+            equity -= close_fee
+            closing.add(symbol)
+            if pct is None or pct >= 100.0:
+                positions_after -= 1
+        elif profile.add_prob > 0 and held.in_profit(price) and rng.random() < profile.add_prob:
+            adds.append((symbol, float(rng.uniform(*rules.equity_percent)),
+                         _level(rng, held.side, price, profile)))
+    for symbol, pct, level in adds:  # the broker runs adds after every close
+        cap = max(cash, 0.0) / (1.0 + rules.fee_rate)
+        if equity <= 0 or cap <= _SIZE_MARGIN * equity:
+            continue  # no free cash: an add would be refused
+        notional = min(pct / 100.0 * equity, cap)
+        decisions.append(_entry("add", symbol, pct, level, rng, rules))
+        cash -= notional + fee(notional, rules.fee_rate)
+        equity -= fee(notional, rules.fee_rate)
+    if rng.random() < profile.open_prob and positions_after < rules.max_positions:
+        candidates = [s for s in season.tradeable[k]
+                      if s not in portfolio.positions and s not in closing]
+        cap = max(cash, 0.0) / (1.0 + rules.fee_rate)
+        if candidates and equity > 0 and cap >= rules.min_open_share * equity * (1 + _SIZE_MARGIN):
+            symbol = candidates[int(rng.integers(len(candidates)))]
+            side = LONG if rng.random() < 0.5 else SHORT
+            pct = float(rng.uniform(*rules.equity_percent))
+            level = _level(rng, side, fresh[symbol], profile)
+            action = "open_long" if side == LONG else "open_short"
+            decisions.append(_entry(action, symbol, pct, level, rng, rules))
+    return Answer(reasoning=RANDOM_TEXT, decisions=decisions)
+
+
+def _level(rng: np.random.Generator, side: str, price: float, profile: RandomProfile) -> float:
+    u = float(rng.uniform(profile.level_min, profile.level_max))
+    return price * (1.0 - u) if side == LONG else price * (1.0 + u)
+
+
+def _entry(action: str, symbol: str, pct: float, level: float, rng: np.random.Generator,
+           rules: Rules) -> Decision:
+    return Decision(action=action, symbol=symbol, percent_of_equity=pct, invalidation_price=level,
+                    confidence=float(rng.uniform(rules.min_confidence, 1.0)), thesis=RANDOM_TEXT,
+                    invalidation=RANDOM_TEXT, rationale=RANDOM_TEXT)
+
+
+def _play(season: _Season, player: int, seed: int, rules: Rules, profile: RandomProfile, *,
+          trace: bool, screen_monitor: bool = True) -> PlayerRun:
+    rng = np.random.default_rng([seed, player])
+    portfolio = Portfolio(cash=rules.start_cash)
+    fills: list[Fill] = []
+    rejections: list[Rejection] = []
+    answers: list[Answer] = []
+    cash: list[float] = []
+    equity: list[float] = []
+    for k, at in enumerate(season.cycles):
+        if k > 0 and season.bars is not None and portfolio.positions:
+            window = season.monitor_bars(portfolio, k, screen=screen_monitor)
+            if window:
+                checked = check_invalidations(portfolio, window, season.universe,
+                                              season.cycles[k - 1], at, fee_rate=rules.fee_rate)
+                portfolio = checked.portfolio
+                fills.extend(checked.fills)
+        answer = _random_answer(rng, portfolio, k, season, rules, profile)
+        if answer.decisions:
+            result = execute_answer(CycleState(portfolio, at), answer, season.marks[k],
+                                    season.universe, rules)
+            portfolio = result.state.portfolio
+            fills.extend(result.fills)
+            rejections.extend(result.rejections)
+        if trace:
+            answers.append(answer)
+            cash.append(portfolio.cash)
+            equity.append(portfolio.equity(season.marks[k]))
+    final = portfolio.equity(season.marks[-1]) / rules.start_cash - 1.0
+    return PlayerRun(player, final, portfolio, tuple(fills), tuple(rejections), tuple(answers),
+                     tuple(cash), tuple(equity))
+
+
+# ----------------------------------------------------------------------------- public API
+def play_player(cycle_prices: pd.DataFrame, universe: Universe, player: int, *, seed: int = 0,
+                rules: Rules = ARENA_RULES, bars: Mapping[str, pd.DataFrame] | None = None,
+                profile: RandomProfile = RandomProfile(),
+                screen_monitor: bool = True) -> PlayerRun:
+    """The full trace of player ``player`` of :func:`arena_zero_skill` (same draws, same return).
+
+    ``screen_monitor=False`` gives the monitor every bar of every window instead of only the bars
+    that can reach a held level (slower, same result: the tests compare both)."""
+    season = _Season.build(cycle_prices, universe, bars)
+    return _play(season, player, seed, rules, profile, trace=True, screen_monitor=screen_monitor)
+
+
+def arena_zero_skill(cycle_prices: pd.DataFrame, universe: Universe, *, players: int = 1000,
+                     seed: int = 0, rules: Rules = ARENA_RULES,
+                     bars: Mapping[str, pd.DataFrame] | None = None,
+                     profile: RandomProfile = RandomProfile(),
+                     ) -> ArenaLuck:
+    """Play ``players`` zero-skill contestants through the season of ``cycle_prices``.
+
+    ``cycle_prices``: index = cycle times (timezone-aware, increasing), columns = house symbols,
+    NaN where an asset has no price that cycle. ``bars``: house symbol -> 15-minute bars
+    (``timestamp`` = bar open UTC, ``open``/``close``) for the invalidation monitor, or None for no
+    monitor. Returns the final returns, and the total number of rejections (0 expected).
+    """
+    if players < 1:
+        raise ValueError(f"players={players}: at least one player is needed")
+    season = _Season.build(cycle_prices, universe, bars)
+    returns = np.empty(players)
+    rejected = 0
+    for i in range(players):
+        run = _play(season, i, seed, rules, profile, trace=False)
+        returns[i] = run.final_return
+        rejected += len(run.rejections)
+    return ArenaLuck(returns, seed, len(season.cycles), rejected)
