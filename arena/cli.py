@@ -186,32 +186,38 @@ def _scoring_inputs(args: argparse.Namespace):
     return bars, (default if args.cost_rate is None else args.cost_rate), calendar, grid
 
 
+def _scoring(name: str, command):
+    """Exit 2 on unusable input, 1 when the scorer's self-check fails (nothing is scored)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from arena.scoring.scorer import ScorerInputError, ScorerSelfCheckError
+
+        try:
+            return command(args)
+        except ScorerInputError as exc:
+            print(f"arena {name}: {exc}", file=sys.stderr)
+            return EXIT_UNUSABLE
+        except ScorerSelfCheckError as exc:
+            print(f"arena {name}: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+
+    return run
+
+
 def pd_index(bars):
     import pandas as pd
 
     return pd.DatetimeIndex(bars["timestamp"])
 
 
-def _cmd_score(args: argparse.Namespace) -> int:
-    from arena.scoring.scorer import (
-        ScorerInputError,
-        ScorerSelfCheckError,
-        ensure_self_checked,
-        score,
-    )
+def _score(args: argparse.Namespace) -> int:
+    from arena.scoring.scorer import ensure_self_checked, score
     from arena.scoring.table import load_positions
 
-    try:
-        ensure_self_checked()
-        bars, rate, calendar, grid = _scoring_inputs(args)
-        closes = bars.set_index("timestamp")["close"]
-        result = score(closes, load_positions(args.positions, closes.index), rate)
-    except ScorerInputError as exc:
-        print(f"arena score: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    except ScorerSelfCheckError as exc:
-        print(f"arena score: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    ensure_self_checked()
+    bars, rate, calendar, grid = _scoring_inputs(args)
+    closes = bars.set_index("timestamp")["close"]
+    result = score(closes, load_positions(args.positions, closes.index), rate)
     payload = {**result.as_dict(), "cost_rate": rate, "grid": grid, "calendar": calendar}
     if args.json:
         _print_json(payload)
@@ -222,27 +228,20 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_luck(args: argparse.Namespace) -> int:
+def _luck(args: argparse.Namespace) -> int:
     from arena.scoring.luck import luck
-    from arena.scoring.scorer import ScorerInputError, ScorerSelfCheckError, score
+    from arena.scoring.scorer import score
     from arena.scoring.table import load_positions
 
-    try:
-        bars, rate, calendar, grid = _scoring_inputs(args)
-        closes = bars.set_index("timestamp")["close"]
-        result = luck(closes, players=args.players, seed=args.seed, cost_rate=rate,
-                      step=args.step, calendar=calendar, draw=args.draw)
-        payload = {**result.as_dict(), "grid": grid, "calendar": calendar}
-        if args.entrant:
-            entrant = score(closes, load_positions(args.entrant, closes.index), rate)
-            p, rank = result.place(entrant.total_return)
-            payload.update(entrant_return=entrant.total_return, percentile=p, rank_score=rank)
-    except ScorerInputError as exc:
-        print(f"arena luck: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    except ScorerSelfCheckError as exc:
-        print(f"arena luck: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    bars, rate, calendar, grid = _scoring_inputs(args)
+    closes = bars.set_index("timestamp")["close"]
+    result = luck(closes, players=args.players, seed=args.seed, cost_rate=rate,
+                  step=args.step, calendar=calendar, draw=args.draw)
+    payload = {**result.as_dict(), "grid": grid, "calendar": calendar}
+    if args.entrant:
+        entrant = score(closes, load_positions(args.entrant, closes.index), rate)
+        p, rank = result.place(entrant.total_return)
+        payload.update(entrant_return=entrant.total_return, percentile=p, rank_score=rank)
     if args.json:
         _print_json(payload)
         return EXIT_OK
@@ -257,22 +256,14 @@ def _cmd_luck(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_rules(args: argparse.Namespace) -> int:
+def _rules(args: argparse.Namespace) -> int:
     from arena.scoring.clocks import PERIODS_PER_YEAR
-    from arena.scoring.scorer import ScorerInputError, ScorerSelfCheckError
     from arena.scoring.table import rules_table
 
-    try:
-        bars, rate, calendar, grid = _scoring_inputs(args)
-        table, ruler = rules_table(bars, cost_rate=rate, start=args.start, players=args.players,
-                                   seed=args.seed, calendar=calendar,
-                                   periods_per_year=PERIODS_PER_YEAR[(calendar, grid)])
-    except ScorerInputError as exc:
-        print(f"arena rules: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    except ScorerSelfCheckError as exc:
-        print(f"arena rules: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    bars, rate, calendar, grid = _scoring_inputs(args)
+    table, ruler = rules_table(bars, cost_rate=rate, start=args.start, players=args.players,
+                               seed=args.seed, calendar=calendar,
+                               periods_per_year=PERIODS_PER_YEAR[(calendar, grid)])
     if args.json:
         _print_json({"grid": grid, "calendar": calendar, "cost_rate": rate,
                      "luck": ruler.as_dict(), "rules": table.to_dict(orient="records")})
@@ -336,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     sco = sub.add_parser("score", help="score a position series on a price file")
     scoring_args(sco)
     sco.add_argument("--positions", required=True, help="CSV timestamp,position (held until replaced)")
-    sco.set_defaults(func=_cmd_score)
+    sco.set_defaults(func=_scoring("score", _score))
 
     lck = sub.add_parser("luck", help="zero-skill distribution, luck ceiling, an entrant's rank")
     scoring_args(lck)
@@ -346,14 +337,14 @@ def build_parser() -> argparse.ArgumentParser:
     lck.add_argument("--draw", choices=("uniform", "sign"), default="uniform",
                      help="position draw: uniform on [-1, 1] (default) or -1/0/+1")
     lck.add_argument("--entrant", help="positions CSV to place among the players")
-    lck.set_defaults(func=_cmd_luck)
+    lck.set_defaults(func=_scoring("luck", _luck))
 
     rul = sub.add_parser("rules", help="the reference-rules table of a price file")
     scoring_args(rul)
     rul.add_argument("--start", help="score from this date on (indicators use the whole file)")
     rul.add_argument("--players", type=int, default=20_000, help="zero-skill players (default 20,000)")
     rul.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    rul.set_defaults(func=_cmd_rules)
+    rul.set_defaults(func=_scoring("rules", _rules))
     return parser
 
 
