@@ -85,3 +85,14 @@ def test_rules_table_json_contract(capsys):
     assert math.isclose(bh["return"], (1 - 0.0002) * shown[-1] / shown[0] - 1, rel_tol=1e-12)
     assert bh["turnover"] == 1.0 and 0 <= bh["percentile"] <= 1
     assert out["luck"]["players"] == 3000 and out["grid"] == "1d" and out["calendar"] == "XNYS"
+
+
+def test_a_failed_self_check_stops_scoring(monkeypatch, files, capsys):
+    from arena.scoring import scorer
+
+    monkeypatch.setattr(scorer, "_CHECKED", False)
+    monkeypatch.setattr(scorer, "_cases", lambda: [("costs reduce the return", False)])
+    prices, positions = files
+    assert main(["score", "--prices", str(prices), "--positions", str(positions)]) == 1
+    err = capsys.readouterr().err
+    assert "self-check failed, scoring stopped: costs reduce the return" in err
