@@ -61,8 +61,9 @@ def main() -> None:
     start = end - pd.Timedelta(days=122)
     hourly = provider.fetch_bars(btc, "1h", start, end).set_index("timestamp")["close"]
     daily = provider.fetch_bars(btc, "1d", start, end).set_index("timestamp")["close"]
-    run("synthetic BTC, hourly", hourly, args.players, args.loop_sample)
+    # the smaller run first: the process peak RSS only grows, so each figure is its own run's
     run("synthetic BTC, daily", daily, args.players, args.loop_sample)
+    run("synthetic BTC, hourly", hourly, args.players, args.loop_sample)
 
 
 if __name__ == "__main__":

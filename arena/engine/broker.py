@@ -80,8 +80,9 @@ def _execute(state: CycleState, order: Order, rules: Rules) -> tuple[CycleState,
         closed = state.closed if d.symbol in after.positions else (*state.closed, d.symbol)
         return replace(state, portfolio=after, closed=closed), fill
     kind = ADD if d.action == "add" else OPEN
-    fill = Fill(state.at, d.symbol, order.side, kind, order.notional / order.price, order.price,
-                fee(order.notional, rules.fee_rate), decision_index=order.decision_index,
+    quantity = order.notional / order.price
+    fill = Fill(state.at, d.symbol, order.side, kind, quantity, order.price,
+                fee(quantity * order.price, rules.fee_rate), decision_index=order.decision_index,
                 invalidation_price=d.invalidation_price, thesis=d.thesis or "",
                 invalidation=d.invalidation or "")
     opened = (*state.opened, d.symbol) if kind == OPEN else state.opened

@@ -17,6 +17,7 @@ fence or even be broken: the point is to see what the engine makes of it).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -94,11 +95,15 @@ def load_prices(path: Path) -> dict[str, float]:
         raise CheckInputError(f"prices file {path} must map symbols to prices")
     prices = {}
     for symbol, value in raw.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0 \
-                or value == float("inf"):
-            raise CheckInputError(f"prices file {path}: {symbol} has price {value!r}, not a "
-                                  "positive number")
-        prices[symbol] = float(value)
+        try:
+            price = float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+                else float("nan")
+        except OverflowError:
+            price = float("inf")
+        if not (math.isfinite(price) and price > 0):
+            raise CheckInputError(f"prices file {path}: {symbol} has price {str(value)[:40]}, not "
+                                  "a positive finite number")
+        prices[symbol] = price
     return prices
 
 

@@ -106,6 +106,11 @@ def parse_answer(raw: str) -> ParsedAnswer | ParseFailure:
     if len(raw) > MAX_ANSWER_CHARS:
         return ParseFailure(f"the answer is {len(raw):,} characters long; the limit is "
                             f"{MAX_ANSWER_CHARS:,}: answer with the JSON object only")
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        return ParseFailure("the answer contains characters that are not valid Unicode "
+                            "(a lone surrogate): send plain UTF-8 text")
     text = raw.strip()
     if not text:
         return ParseFailure("the answer is empty: answer with one JSON object")

@@ -16,6 +16,7 @@ holds after every fill (tested as a property).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -111,16 +112,24 @@ class Portfolio:
         """Cash locked as short collateral."""
         return sum(p.cost for p in self.positions.values() if p.side == SHORT)
 
+    def unmarked(self, prices: Mapping[str, float]) -> list[str]:
+        """Held symbols without a usable (finite, positive) price in ``prices``."""
+        return sorted(s for s in self.positions
+                      if not (isinstance(prices.get(s), int | float) and math.isfinite(prices[s])
+                              and prices[s] > 0))
+
     def equity(self, prices: Mapping[str, float]) -> float:
         """Cash plus every position marked at ``prices`` (KeyError names a missing price)."""
-        missing = [s for s in self.positions if s not in prices]
+        missing = self.unmarked(prices)
         if missing:
-            raise KeyError(f"no price for held symbol(s) {', '.join(sorted(missing))}")
+            raise KeyError(f"no usable price for held symbol(s) {', '.join(missing)}")
         return self.cash + sum(p.value(prices[s]) for s, p in self.positions.items())
 
     def apply(self, fill: Fill) -> Portfolio:
         """The state after ``fill``."""
-        if fill.quantity <= 0 or fill.price <= 0 or fill.fee < 0:
+        if not (math.isfinite(fill.quantity) and math.isfinite(fill.price)
+                and math.isfinite(fill.fee) and fill.quantity > 0 and fill.price > 0
+                and fill.fee >= 0):
             raise PortfolioError(f"fill with quantity {fill.quantity}, price {fill.price}, "
                                  f"fee {fill.fee}: all must be positive")
         held = self.positions.get(fill.symbol)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from arena.calendar import CRYPTO, is_trading_day
 from arena.engine.contract import ACTIONS, Decision
-from arena.engine.portfolio import FEE_RATE, LONG, SHORT, START_CASH, Portfolio
+from arena.engine.portfolio import FEE_RATE, LONG, SHORT, START_CASH, Portfolio, fee
 from arena.universe import Universe
 
 # Every reason code the validator emits (the contract with analysts and dashboards).
@@ -182,11 +182,16 @@ def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float
                                           "already opened this cycle; one per cycle")
         if len(state.portfolio.positions) >= rules.max_positions:
             return no(MAX_POSITIONS, f"{rules.max_positions} positions are open already")
+    unmarked = state.portfolio.unmarked(prices)
+    if unmarked:
+        return no(NO_PRICE, f"equity cannot be measured without a price for held "
+                            f"{', '.join(unmarked)}; nothing can be sized this cycle")
     equity = state.portfolio.equity(prices)
     cash = max(state.portfolio.cash, 0.0)
     notional = min(d.percent_of_equity / 100.0 * equity, cash / (1.0 + rules.fee_rate))
-    while notional > 0 and notional * (1.0 + rules.fee_rate) > cash:  # rounding: never spend
-        notional = math.nextafter(notional, 0.0)                       # a cent more than cash
+    # the cap in the exact arithmetic the fill will use: never spend a rounding error past cash
+    while notional > 0 and cash_after_buy(cash, notional, price, rules.fee_rate) < 0:
+        notional = math.nextafter(notional, 0.0)
     if is_open and notional < rules.min_open_share * equity * (1 - 1e-12):
         return no(BELOW_MIN_SIZE, f"only ${notional:,.2f} of cash is free; a new position needs "
                                   f"at least {rules.min_open_share:.0%} of equity "
@@ -194,6 +199,13 @@ def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float
     if notional <= 0:
         return no(NO_CASH, "no free cash to add with")
     return Order(index, d, side, price, notional=notional)
+
+
+def cash_after_buy(cash: float, notional: float, price: float, fee_rate: float) -> float:
+    """Cash left after buying ``notional`` at ``price``, in the exact arithmetic (and order) of
+    the broker's fill and :meth:`Portfolio.apply`: quantity x price, its fee, then the notional."""
+    filled = (notional / price) * price
+    return (cash - fee(filled, fee_rate)) - filled
 
 
 def _on_losing_side(level: float, side: str, price: float) -> bool:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from arena.scoring.scorer import (
     ScorerInputError,
+    check_cost_rate,
     ensure_self_checked,
     percentile,
     rank_score,
@@ -108,6 +109,7 @@ def zero_skill_returns(closes: np.ndarray, steps: np.ndarray, *, players: int = 
         raise ScorerInputError("prices must be positive and finite")
     if players < 1:
         raise ScorerInputError("need at least one player")
+    check_cost_rate(cost_rate)
     n_steps = int(steps.max()) + 1
     r_next = c[1:] / c[:-1] - 1.0  # earned by the position held at the previous close
     blocks = -(-players // BLOCK)

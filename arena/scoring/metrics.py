@@ -220,9 +220,14 @@ def leaderboard_metrics(equity: pd.Series, fills: Sequence[Fill], *, btc: pd.Ser
                         start_equity: float = START_CASH) -> dict[str, float | int | None]:
     """Every SPEC §4 metric for one contestant and season (fractions, counts, or None).
 
-    Benchmarks run over ``equity``'s first to last timestamp (see the module docstring).
+    ``equity`` must begin with the season-start mark (``start_equity`` at the season's start), so
+    returns, Sharpe, drawdown and the benchmark windows all start at the same instant; the mark is
+    counted once. Benchmarks run over ``equity``'s first to last timestamp.
     """
     _require(equity)
+    if not math.isclose(float(equity.iloc[0]), start_equity, rel_tol=1e-12):
+        raise ValueError(f"the equity series must begin with the season-start mark {start_equity:,.2f}"
+                         f" (got {float(equity.iloc[0]):,.2f} at {equity.index[0]})")
     start, end = equity.index[0], equity.index[-1]
     ret = total_return(equity, start_equity)
     trips = round_trips(fills)
@@ -231,8 +236,8 @@ def leaderboard_metrics(equity: pd.Series, fills: Sequence[Fill], *, btc: pd.Ser
         spy=buy_and_hold_return(window_prices(spy, start, end).iloc[:, 0]),
         universe=equal_weight_return(window_prices(universe, start, end)))
     return {"return": ret,
-            "sharpe": sharpe(equity, risk_free_rate=risk_free_rate, start_equity=start_equity),
-            "max_drawdown": max_drawdown(equity, start_equity), "win_rate": win_rate(trips),
+            "sharpe": sharpe(equity, risk_free_rate=risk_free_rate, start_equity=None),
+            "max_drawdown": max_drawdown(equity, None), "win_rate": win_rate(trips),
             "trades": trade_count(fills), "round_trips": len(trips),
             "excess_vs_btc": excess["vs_btc"], "excess_vs_spy": excess["vs_spy"],
             "excess_vs_universe": excess["vs_universe"]}

@@ -37,6 +37,7 @@ import pandas as pd
 
 Rule = Callable[..., pd.Series]
 
+SESSIONS_PER_YEAR = 252.0  # an exchange clock: a "day" is a session
 DAYS_PER_YEAR = 365.0  # a day on an intraday clock is periods_per_year / DAYS_PER_YEAR bars
 DAILY_MAX_PERIODS = 366.0  # periods_per_year at or below this: daily (or coarser) bars, 1 bar = 1 day
 RISKMETRICS_LAMBDA = 0.94  # daily decay of the RiskMetrics EWMA variance
@@ -49,14 +50,17 @@ def bars_per_day(periods_per_year: float) -> float:
     """Bars in one day of the textbook lookbacks on a clock with ``periods_per_year`` bars a year.
 
     Daily or coarser data (``periods_per_year <= 366``: 365 crypto days, 252 stock sessions): 1,
-    so a 200-day MA is 200 bars. Intraday data: ``periods_per_year / 365`` (crypto hourly 8760 ->
-    24). On an exchange clock this counts calendar days (252 x 7 hourly stock bars a year -> 4.83
-    bars a day, so "200 days" is 966 hourly bars, about 138 sessions).
+    so a 200-day MA is 200 bars. Intraday data on an exchange clock (a multiple of 252 sessions a
+    year, e.g. 252 x 7 hourly stock bars): bars per session, so "200 days" is 200 sessions on
+    hourly bars as on daily ones. Other intraday data: ``periods_per_year / 365`` (crypto hourly
+    8760 -> 24).
     """
     if not periods_per_year > 0:
         raise ValueError(f"periods_per_year must be positive, got {periods_per_year}")
     if periods_per_year <= DAILY_MAX_PERIODS:
         return 1.0
+    if periods_per_year % SESSIONS_PER_YEAR == 0:
+        return periods_per_year / SESSIONS_PER_YEAR
     return periods_per_year / DAYS_PER_YEAR
 
 

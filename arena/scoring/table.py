@@ -28,7 +28,7 @@ def load_positions(path: str | Path, bars: pd.DatetimeIndex) -> pd.Series:
         raise ScorerInputError(f"positions file {path} needs the columns timestamp,position")
     ts = pd.to_datetime(frame["timestamp"], utc=True, errors="coerce")
     values = pd.to_numeric(frame["position"], errors="coerce")
-    if ts.isna().any() or values.isna().any():
+    if ts.isna().any() or values.isna().any() or not np.isfinite(values).all():
         bad = int((ts.isna() | values.isna()).idxmax()) + 2
         raise ScorerInputError(f"positions file {path}, line {bad}: not a time and a number")
     series = pd.Series(values.to_numpy(), index=pd.DatetimeIndex(ts).as_unit("us"))
@@ -50,7 +50,10 @@ def rules_table(bars: pd.DataFrame, *, cost_rate: float, periods_per_year: float
 
     ensure_self_checked()
     closes = bars.set_index("timestamp")["close"]
-    keep = closes.index >= utc(start) if start is not None else np.ones(len(closes), bool)
+    try:
+        keep = closes.index >= utc(start) if start is not None else np.ones(len(closes), bool)
+    except (ValueError, TypeError) as exc:
+        raise ScorerInputError(f"--start {start!r} is not a date") from exc
     if keep.sum() < 2:
         raise ScorerInputError(f"fewer than two bars on or after {start}")
     shown = closes[keep]

@@ -53,7 +53,8 @@ def test_check_reports_an_unparseable_answer(tmp_path, capsys):
      '"entry_price": 1}]}', '{"ETH": 1}', "side"),
     ('{"cash": 1, "positions": [{"symbol": "ETH", "side": "long", "quantity": 1, '
      '"entry_price": 1}]}', '{"SOL": 1}', "no price for held ETH"),
-    ('{"cash": 1}', '{"ETH": -3}', "not a positive number"),
+    ('{"cash": 1}', '{"ETH": -3}', "not a positive finite number"),
+    ('{"cash": 1}', '{"ETH": 1' + '0' * 400 + '}', "not a positive finite number"),
     ("not json", '{"ETH": 1}', "not JSON"),
 ])
 def test_unusable_inputs_exit_2_naming_the_problem(tmp_path, capsys, state, prices, message):

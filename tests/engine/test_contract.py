@@ -80,3 +80,8 @@ def test_rules_are_not_syntax():
 
 def test_not_text_is_a_failure():
     assert not parse_answer(None).ok  # type: ignore[arg-type]
+
+
+def test_a_lone_surrogate_is_refused_before_it_reaches_a_log():
+    parsed = parse_answer(TEXT.replace('"ETH"', '"\ud800"'))
+    assert not parsed.ok and "not valid Unicode" in parsed.reason

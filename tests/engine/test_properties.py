@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from arena.engine.broker import execute_answer
 from arena.engine.contract import ACTIONS, Answer, parse_answer
-from arena.engine.portfolio import START_CASH, Portfolio, fold
+from arena.engine.portfolio import Portfolio, fold
 from arena.engine.rules import CycleState
 from arena.universe import load_universe
 from tests.conftest import ts
@@ -32,17 +32,22 @@ decision = st.fixed_dictionaries({
     "thesis": st.just("t"),
     "invalidation": st.just("i"),
 })
-# prices stay within 0.5x-1.9x of where any position could have opened, so a short never loses
-# more than its collateral here and cash must stay non-negative
-prices = st.fixed_dictionaries({s: st.floats(55, 95) | st.floats(100, 104) for s in SYMBOLS})
-cycles = st.lists(st.tuples(st.lists(decision, max_size=6), prices), min_size=1, max_size=3)
+# each symbol gets a base price anywhere in $1-$5,000 and moves within 0.55x-1.04x of it, so a
+# short never loses its whole collateral here and cash must stay non-negative
+multipliers = st.fixed_dictionaries({s: st.floats(0.55, 1.04) for s in SYMBOLS})
+cycles = st.lists(st.tuples(st.lists(decision, max_size=6), multipliers), min_size=1, max_size=3)
+bases = st.fixed_dictionaries({s: st.floats(1.0, 5_000.0) for s in SYMBOLS})
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cycles)
-def test_money_is_only_moved_by_prices_and_fees(plan):
-    portfolio, all_fills = Portfolio(), []
-    for (decisions, cycle_prices), at in zip(plan, DAYS, strict=False):
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cycles, bases, st.floats(1_000.0, 20_000.0))
+def test_money_is_only_moved_by_prices_and_fees(plan, base, start_cash):
+    portfolio, all_fills = Portfolio(cash=start_cash), []
+    for (decisions, moves), at in zip(plan, DAYS, strict=False):
+        cycle_prices = {s: base[s] * moves[s] for s in SYMBOLS}
+        # sizes in percent of equity and levels relative to the price, so every rule is reachable
+        decisions = [{**d, **({"invalidation_price": d["invalidation_price"] / 100 * base.get(
+            d["symbol"], 100.0)} if "invalidation_price" in d else {})} for d in decisions]
         answer = Answer.model_validate({"reasoning": "r", "decisions": decisions})
         result = execute_answer(CycleState(portfolio, at), answer, cycle_prices, UNIVERSE)
         portfolio = result.state.portfolio
@@ -52,20 +57,20 @@ def test_money_is_only_moved_by_prices_and_fees(plan):
         assert all(f.fee >= 0 for f in result.fills)
         # equity identity: start + realised + unrealised - fees
         unrealised = sum(p.unrealised(cycle_prices[s]) for s, p in portfolio.positions.items())
-        expected = START_CASH + portfolio.realised_pnl + unrealised - portfolio.fees_paid
+        expected = start_cash + portfolio.realised_pnl + unrealised - portfolio.fees_paid
         assert np.isclose(portfolio.equity(cycle_prices), expected, rtol=0, atol=1e-6)
         assert np.isclose(portfolio.fees_paid, sum(f.fee for f in all_fills), atol=1e-9)
         assert len(portfolio.positions) <= 10
         assert sum(f.kind == "open" for f in result.fills) <= 1
     # the state is the fold of the fills ...
-    refolded = fold(all_fills)
+    refolded = fold(all_fills, Portfolio(cash=start_cash))
     assert np.isclose(refolded.cash, portfolio.cash, atol=1e-6)
     # ... and folding symbol by symbol in any order gives the same end state
     by_symbol: dict[str, list] = {}
     for f in all_fills:
         by_symbol.setdefault(f.symbol, []).append(f)
     for order in list(permutations(by_symbol))[:6]:
-        other = fold([f for s in order for f in by_symbol[s]])
+        other = fold([f for s in order for f in by_symbol[s]], Portfolio(cash=start_cash))
         assert np.isclose(other.cash, portfolio.cash, atol=1e-6)
         assert np.isclose(other.fees_paid, portfolio.fees_paid, atol=1e-9)
         assert {s: round(p.quantity, 9) for s, p in other.positions.items()} == \

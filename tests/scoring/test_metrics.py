@@ -142,8 +142,11 @@ def test_leaderboard_metrics_aligns_benchmarks_to_the_equity_window() -> None:
     m = leaderboard_metrics(equity, FILLS, btc=btc, spy=spy, universe=universe)
     ret = 10_504.9494 / 10_000 - 1
     btc_r, spy_r = 125.0 / 100.0 - 1, 451.0 / 400.0 - 1
-    assert close(m["return"], ret) and close(m["sharpe"], sharpe(equity))
-    assert m["max_drawdown"] == max_drawdown(equity) and close(m["max_drawdown"], 0.01)
+    # the start mark is counted once: the five daily returns of FIVE, Sharpe sqrt(146) by hand
+    assert close(m["return"], ret) and close(m["sharpe"], math.sqrt(146.0))
+    assert close(m["max_drawdown"], (10_100.0 - 9_999.0) / 10_100.0)
+    with pytest.raises(ValueError, match="season-start mark"):
+        leaderboard_metrics(FIVE, FILLS, btc=btc, spy=spy, universe=universe)
     assert (m["win_rate"], m["trades"], m["round_trips"]) == (0.5, 6, 2)
     assert close(m["excess_vs_btc"], ret - btc_r) and close(m["excess_vs_spy"], ret - spy_r)
     assert close(m["excess_vs_universe"], ret - (btc_r + spy_r) / 2)

@@ -71,7 +71,7 @@ def test_registry_names_and_order() -> None:
 def test_bars_per_day_and_lookbacks() -> None:
     assert bars_per_day(365) == bars_per_day(252) == 1.0  # daily data: a day is a bar
     assert bars_per_day(8760) == 24.0
-    assert bars_per_day(252 * 7) == pytest.approx(1764 / 365)
+    assert bars_per_day(252 * 7) == 7.0  # hourly stocks: a day is a session of 7 bars
     assert lookback(200, 365) == lookback(200, 252) == 200
     assert lookback(200, 8760) == 4800
     assert lookback(1, 8760) == 24

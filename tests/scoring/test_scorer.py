@@ -94,3 +94,16 @@ def test_rank_score():
 def test_bad_inputs_are_named(closes, positions, message):
     with pytest.raises(ScorerInputError, match=message):
         score_arrays(np.array(closes), np.array(positions), 0.0)
+
+
+def test_non_finite_returns_are_never_ranked():
+    with pytest.raises(ScorerInputError, match="non-finite"):
+        percentile(float("nan"), np.array([0.1, 0.2]))
+    with pytest.raises(ScorerInputError, match="non-finite"):
+        percentile(0.1, np.array([0.1, np.nan]))
+
+
+@pytest.mark.parametrize("rate", [-0.5, 1.0, float("nan")])
+def test_cost_rates_are_fractions(rate):
+    with pytest.raises(ScorerInputError, match="fraction"):
+        score_arrays(np.array([1.0, 2.0]), np.array([1.0, 1.0]), rate)

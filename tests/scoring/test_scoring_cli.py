@@ -96,3 +96,20 @@ def test_a_failed_self_check_stops_scoring(monkeypatch, files, capsys):
     assert main(["score", "--prices", str(prices), "--positions", str(positions)]) == 1
     err = capsys.readouterr().err
     assert "self-check failed, scoring stopped: costs reduce the return" in err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["luck", "--cost-rate", "-0.5"], "fraction"),
+    (["rules", "--start", "sometime"], "not a date"),
+])
+def test_scoring_arguments_are_checked(args, message, capsys):
+    assert main([args[0], "--prices", str(GOOG), *args[1:], "--players", "100"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_infinite_position_is_refused(files, tmp_path, capsys):
+    prices, _ = files
+    bad = tmp_path / "inf.csv"
+    bad.write_text("timestamp,position\n2025-01-01T00:00:00Z,inf\n")
+    assert main(["score", "--prices", str(prices), "--positions", str(bad)]) == 2
+    assert "not a time and a number" in capsys.readouterr().err
