@@ -1,0 +1,88 @@
+"""The one contestant interface.
+
+A contestant receives a :class:`Briefing` (the structured data of the cycle and the rendered
+prompt) and returns a :class:`Reply`: the raw text answer, plus a :class:`CallRecord` for every
+model call it made. The engine then parses, validates and executes the answer; when a repair is
+due it calls :meth:`Contestant.repair` exactly once with the follow-up text, and the contestant
+continues the same conversation.
+
+A contestant never raises for a failed model call: it returns a reply whose ``text`` is ``None``
+and whose ``error`` says why (the cycle is forfeited for that contestant, the others go on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One model call (or one house-agent computation). Tokens and cost are ``None`` when unknown;
+    ``cost_usd`` is in US dollars, ``latency_s`` in seconds."""
+
+    contestant: str
+    role: str  # "decision", "repair", "bull", "bear", "risk", "judge", "researcher", ...
+    model: str
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    retries: int = 0
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system", "user", "assistant", "tool"
+    content: str
+
+
+@dataclass(frozen=True)
+class Briefing:
+    """Everything a contestant may see at one cycle: identical for all contestants except
+    ``portfolio`` (its own). ``messages`` is the rendered prompt (system + user)."""
+
+    at: pd.Timestamp
+    contestant: str
+    data: Mapping[str, Any]
+    messages: tuple[Message, ...]
+    portfolio: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompt_text(self) -> str:
+        return "\n\n".join(m.content for m in self.messages)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A contestant's raw answer. ``transcript`` holds every message of the conversation so far
+    (for the ledger and for the repair round); ``text`` is ``None`` when no answer came back."""
+
+    text: str | None
+    calls: tuple[CallRecord, ...] = ()
+    transcript: tuple[Message, ...] = ()
+    error: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # debate transcript, tool calls, ...
+
+
+@runtime_checkable
+class Contestant(Protocol):
+    """Every contestant kind (llm, debate, researcher, reverse, house, replay)."""
+
+    name: str
+    kind: str
+
+    def answer(self, briefing: Briefing) -> Reply:
+        """The cycle's answer to ``briefing`` (never raises for a failed model call)."""
+        ...
+
+    def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
+        """One follow-up in the same conversation, after ``previous`` was rejected or unparseable."""
+        ...
