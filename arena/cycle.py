@@ -1,0 +1,109 @@
+"""One contestant's turn in a decision cycle: answer, parse, validate, execute, one repair round.
+
+The same round trip for every contestant kind (SPEC §2 steps 8-9):
+
+1. the contestant answers the briefing;
+2. the engine parses the answer and executes what passes, at the cycle prices;
+3. if the answer did not parse, or any decision was rejected, exactly one follow-up goes back
+   with the reasons, what already executed and the budget left (the engine's repair context);
+4. the repair answer is validated and executed under the same cycle state (one new position per
+   cycle, repair included). A second failure stays failed: there is no third call. An answer
+   unparseable twice forfeits the cycle.
+
+Pure: no I/O beyond the contestant's own calls; the caller records the outcome in the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from arena.agents.base import Briefing, Contestant, Reply
+from arena.engine.broker import CycleResult, execute_answer
+from arena.engine.contract import ParsedAnswer, ParseFailure, parse_answer
+from arena.engine.portfolio import Fill
+from arena.engine.repair import RepairContext, repair_context
+from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules
+from arena.universe import Universe
+
+EXECUTED, REPAIRED, FORFEITED, NO_ANSWER = "executed", "repaired", "forfeited", "no_answer"
+
+
+@dataclass(frozen=True)
+class Round:
+    """One exchange: ``"answer"`` or ``"repair"``."""
+
+    name: str
+    reply: Reply
+    parsed: ParsedAnswer | ParseFailure | None
+    result: CycleResult | None
+    follow_up: str | None = None  # the repair prompt that led to this round
+
+    @property
+    def ok(self) -> bool:
+        """Parsed, and every decision accepted."""
+        return self.result is not None and not self.result.rejections
+
+
+@dataclass(frozen=True)
+class ContestantCycle:
+    """Everything one contestant's cycle produced, for the ledger and the report."""
+
+    contestant: str
+    status: str
+    rounds: tuple[Round, ...]
+    state: CycleState
+    repair: RepairContext | None
+
+    @property
+    def fills(self) -> tuple[Fill, ...]:
+        return tuple(f for r in self.rounds if r.result for f in r.result.fills)
+
+    @property
+    def rejections(self) -> tuple[tuple[str, Rejection], ...]:
+        return tuple((r.name, x) for r in self.rounds if r.result for x in r.result.rejections)
+
+
+def default_follow_up(context: RepairContext) -> str:
+    """The follow-up text when no template is supplied: the engine's facts, plainly."""
+    return (context.render() + "\nAnswer again with one JSON object in the same format, "
+            "containing only the decisions you still want to make.")
+
+
+def _judge(reply: Reply, state: CycleState, prices: Mapping[str, float], universe: Universe,
+           rules: Rules) -> tuple[ParsedAnswer | ParseFailure | None, CycleResult | None]:
+    if reply.text is None:
+        return None, None
+    parsed = parse_answer(reply.text)
+    if not parsed.ok:
+        return parsed, None
+    return parsed, execute_answer(state, parsed.answer, prices, universe, rules)
+
+
+def run_contestant_cycle(contestant: Contestant, briefing: Briefing, state: CycleState,
+                         prices: Mapping[str, float], universe: Universe, *,
+                         rules: Rules = ARENA_RULES,
+                         follow_up: Callable[[RepairContext], str] = default_follow_up
+                         ) -> ContestantCycle:
+    """Run the round trip for one contestant (see the module docstring)."""
+    first = contestant.answer(briefing)
+    if first.text is None:
+        return ContestantCycle(contestant.name, NO_ANSWER, (Round("answer", first, None, None),),
+                               state, None)
+    parsed, result = _judge(first, state, prices, universe, rules)
+    rounds = [Round("answer", first, parsed, result)]
+    if result is not None:
+        state = result.state
+    context = repair_context(state, prices, result=result, rules=rules,
+                             parse_error=None if parsed.ok else parsed.reason)
+    if not context.needed:
+        return ContestantCycle(contestant.name, EXECUTED, tuple(rounds), state, None)
+
+    text = follow_up(context)
+    second = contestant.repair(briefing, first, text)
+    parsed2, result2 = _judge(second, state, prices, universe, rules)
+    rounds.append(Round("repair", second, parsed2, result2, follow_up=text))
+    if result2 is not None:
+        state = result2.state
+    status = FORFEITED if result is None and result2 is None else REPAIRED
+    return ContestantCycle(contestant.name, status, tuple(rounds), state, context)
