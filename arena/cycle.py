@@ -65,9 +65,10 @@ class ContestantCycle:
 
 
 def default_follow_up(context: RepairContext) -> str:
-    """The follow-up text when no template is supplied: the engine's facts, plainly."""
-    return (context.render() + "\nAnswer again with one JSON object in the same format, "
-            "containing only the decisions you still want to make.")
+    """The repair follow-up: the ``repair`` prompt template around the engine's facts."""
+    from arena.briefing import repair_prompt
+
+    return repair_prompt(context.render())
 
 
 def _judge(reply: Reply, state: CycleState, prices: Mapping[str, float], universe: Universe,

@@ -1,0 +1,76 @@
+"""Synthetic lakes shared by the screener, briefing and prompt tests (built once per session).
+
+* ``cut_fri``: ingested up to Friday 2025-11-21 16:00 UTC (an NYSE session, before its close);
+* ``cut_sat``: the same, then ingested on up to Saturday 2025-11-22 16:00 UTC;
+* ``full``: the same, then ingested on up to 2025-12-02 (holds Thanksgiving and later bars).
+
+Each starts 220 days before Friday, so 26 weekly candles (and then some) exist.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import pandas as pd
+
+from arena.data.ingest import run_ingest
+from arena.data.lake import Lake
+from arena.data.providers.synthetic import SyntheticProvider
+from arena.engine.portfolio import LONG, SHORT, Portfolio, Position
+from arena.engine.rules import CycleState
+from arena.universe import Universe
+from tests.conftest import ts
+
+FRI = ts("2025-11-21 16:00")
+SAT = ts("2025-11-22 16:00")
+THANKSGIVING = ts("2025-11-27 16:00")
+START = (FRI - pd.Timedelta(days=220)).normalize()
+FULL_END = ts("2025-12-02")
+NOW = ts("2026-01-01")  # the injected clock of every ingest (all windows are in its past)
+PROVIDER = "synthetic"
+
+
+@dataclass(frozen=True)
+class Lakes:
+    cut_fri: Lake
+    cut_sat: Lake
+    full: Lake
+
+
+_built: dict[str, Lakes] = {}
+
+
+def market_lakes(tmp_path_factory, universe: Universe) -> Lakes:
+    """The three lakes, ingested once per test session (about 20 s)."""
+    if "lakes" not in _built:
+        root = tmp_path_factory.mktemp("market_lakes")
+        provider = SyntheticProvider()
+        fri, sat, full = (Lake(root / name) for name in ("cut_fri", "cut_sat", "full"))
+        run_ingest(provider, universe, start=START, end=FRI, lake=fri, now=NOW)
+        shutil.copytree(fri.root, sat.root)
+        run_ingest(provider, universe, start=FRI.normalize(), end=SAT, lake=sat, now=NOW)
+        shutil.copytree(sat.root, full.root)
+        run_ingest(provider, universe, start=SAT.normalize(), end=FULL_END, lake=full, now=NOW)
+        _built["lakes"] = Lakes(fri, sat, full)
+    return _built["lakes"]
+
+
+THESIS = ("The weekly trend has made higher highs and higher lows for three months and the last "
+          "pullback held above the rising 30-day range, so the move should run for several weeks.")
+INVALIDATION = "A daily close below the last swing low would break the higher-low sequence."
+
+
+def book_state(prices: dict[str, float], held: tuple[str, ...], at: pd.Timestamp) -> CycleState:
+    """A contestant holding ``held`` (alternating long/short), with carried theses and levels."""
+    positions = {}
+    for i, sym in enumerate(held):
+        price = prices[sym]
+        side = LONG if i % 2 == 0 else SHORT
+        entry = price * (0.95 if side == LONG else 1.04)
+        level = price * (0.9 if side == LONG else 1.1)
+        positions[sym] = Position(sym, side, round(1500.0 / entry, 6), entry,
+                                  at - pd.Timedelta(days=5 + i), level, THESIS, INVALIDATION)
+    cost = sum(p.cost for p in positions.values())
+    return CycleState(Portfolio(10_000.0 - cost - 4.5, MappingProxyType(positions), 4.5, 0.0), at)
