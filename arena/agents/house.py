@@ -1,0 +1,174 @@
+"""House agents: rule-based contestants with no LLM, always available offline.
+
+They read the same briefing as everyone (the universe table, the contestant's own portfolio),
+answer the same JSON contract and go through the same parsing, validation and repair path. Each
+opens at most one position per cycle, sized within the rules, with an invalidation level on the
+losing side; their simple logic is stated per strategy:
+
+* ``momentum``: close a long whose 10-day return turned negative; open a long in the tradeable
+  asset with the best positive 30-day return (20% of equity, level 10% below).
+* ``mean_reversion``: close a long once its 14-day RSI is back above 50; open a long in the most
+  oversold tradeable asset (RSI below 30; 15%, level 8% below).
+* ``trend_following``: close a long trading more than 5% below its 30-day high; open a long in
+  the tradeable asset nearest its 30-day high with a positive 30-day return (20%, level 7%
+  below).
+* ``equal_weight``: a buy-and-hold of an equally weighted basket, within the arena's limits: one
+  new 10% position per cycle, in order of dollar volume, until ten are held; never sells.
+* ``random``: the zero-skill player of :mod:`arena.scoring.arena_luck`, seeded by the cycle time.
+
+A repair follow-up (rare: house answers are valid by construction) is answered with holds only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from arena.agents.base import Briefing, CallRecord, Message, Reply
+
+Row = Mapping[str, Any]
+Answer = dict[str, Any]
+
+
+def _answer(reasoning: str, decisions: list[dict[str, Any]]) -> Answer:
+    return {"reasoning": reasoning,
+            "market_context": {"overall_sentiment": "neutral", "key_factors": []},
+            "decisions": decisions}
+
+
+def _open(row: Row, pct: float, stop: float, thesis: str) -> dict[str, Any]:
+    return {"action": "open_long", "symbol": row["symbol"], "percent_of_equity": pct,
+            "confidence": 0.85, "invalidation_price": round(row["price"] * (1 - stop), 8),
+            "thesis": thesis, "invalidation": f"a close {stop:.0%} below entry",
+            "rationale": thesis}
+
+
+def _close(symbol: str, why: str) -> dict[str, Any]:
+    return {"action": "close", "symbol": symbol, "rationale": why}
+
+
+def _candidates(table: list[Row], book: Mapping[str, Any], key: str) -> list[Row]:
+    held = {p["symbol"] for p in book.get("positions", [])}
+    return [r for r in table if r["tradeable_today"] and r["symbol"] not in held
+            and r.get("price") and r.get(key) is not None]
+
+
+def _can_open(book: Mapping[str, Any], min_share: float = 0.10, fee_rate: float = 0.001) -> bool:
+    """A new-position slot is left and free cash can fund the rules' minimum size."""
+    equity = book.get("equity") or 0.0
+    return (book.get("new_positions_left", 0) > 0
+            and book.get("cash", 0.0) / (1 + fee_rate) >= min_share * equity * 1.0001)
+
+
+def momentum(table: list[Row], book: Mapping[str, Any]) -> Answer:
+    rows = {r["symbol"]: r for r in table}
+    closes = [_close(p["symbol"], "10-day momentum turned negative")
+              for p in book.get("positions", []) if p["side"] == "long"
+              and rows.get(p["symbol"], {}).get("tradeable_today")
+              and (rows[p["symbol"]].get("return_10d") or 0) < 0]
+    opens = []
+    best = sorted(_candidates(table, book, "return_30d"), key=lambda r: -r["return_30d"])
+    if best and best[0]["return_30d"] > 0 and _can_open(book):
+        opens.append(_open(best[0], 20, 0.10, f"strongest 30-day return ({best[0]['return_30d']:.1%})"))
+    return _answer("Ride the strongest 30-day trend; cut when 10-day momentum fades.", closes + opens)
+
+
+def mean_reversion(table: list[Row], book: Mapping[str, Any]) -> Answer:
+    rows = {r["symbol"]: r for r in table}
+    closes = [_close(p["symbol"], "RSI recovered above 50")
+              for p in book.get("positions", []) if p["side"] == "long"
+              and rows.get(p["symbol"], {}).get("tradeable_today")
+              and (rows[p["symbol"]].get("rsi_14d") or 0) > 50]
+    opens = []
+    oversold = sorted((r for r in _candidates(table, book, "rsi_14d") if r["rsi_14d"] < 30),
+                      key=lambda r: r["rsi_14d"])
+    if oversold and _can_open(book):
+        opens.append(_open(oversold[0], 15, 0.08, f"oversold, RSI {oversold[0]['rsi_14d']:.0f}"))
+    return _answer("Buy the most oversold asset; take profit when RSI normalises.", closes + opens)
+
+
+def trend_following(table: list[Row], book: Mapping[str, Any]) -> Answer:
+    rows = {r["symbol"]: r for r in table}
+    closes = [_close(p["symbol"], "fell more than 5% below its 30-day high")
+              for p in book.get("positions", []) if p["side"] == "long"
+              and rows.get(p["symbol"], {}).get("tradeable_today")
+              and (rows[p["symbol"]].get("distance_from_30d_high") or 0) < -0.05]
+    opens = []
+    near = sorted((r for r in _candidates(table, book, "distance_from_30d_high")
+                   if (r.get("return_30d") or 0) > 0), key=lambda r: -r["distance_from_30d_high"])
+    if near and _can_open(book):
+        opens.append(_open(near[0], 20, 0.07, "trading at its 30-day high in an uptrend"))
+    return _answer("Follow assets making new highs; exit on a 5% pullback.", closes + opens)
+
+
+def equal_weight(table: list[Row], book: Mapping[str, Any]) -> Answer:
+    pool = sorted(_candidates(table, book, "adv_usd"), key=lambda r: (-r["adv_usd"], r["symbol"]))
+    room = book.get("max_positions", 10) - book.get("open_positions", 0)
+    if not pool or room <= 0 or not _can_open(book):
+        return _answer("Equal-weight basket complete or nothing tradeable today: hold.", [])
+    return _answer("Build an equal-weight basket one 10% position a day, then hold.",
+                   [_open(pool[0], 10, 0.5, "equal-weight buy and hold")])
+
+
+STRATEGIES: dict[str, Callable[[list[Row], Mapping[str, Any]], Answer]] = {
+    "momentum": momentum, "mean_reversion": mean_reversion, "trend_following": trend_following,
+    "equal_weight": equal_weight,
+}
+
+
+def random_answer(table: list[Row], book: Mapping[str, Any], seed: int) -> Answer:
+    """The zero-skill player: a random valid answer (sizes 10-100%, levels 5-30% away)."""
+    rng = np.random.default_rng(seed)
+    decisions = [_close(p["symbol"], "random") for p in book.get("positions", [])
+                 if rng.random() < 0.1 and any(r["symbol"] == p["symbol"] and r["tradeable_today"]
+                                               for r in table)]
+    pool = _candidates(table, book, "price")
+    if pool and _can_open(book) and rng.random() < 0.3:
+        row = pool[int(rng.integers(len(pool)))]
+        side = "open_long" if rng.random() < 0.5 else "open_short"
+        u = rng.uniform(0.05, 0.30)
+        level = row["price"] * (1 - u if side == "open_long" else 1 + u)
+        decisions.append({"action": side, "symbol": row["symbol"],
+                          "percent_of_equity": float(rng.uniform(10, 100)),
+                          "confidence": float(rng.uniform(0.8, 1.0)),
+                          "invalidation_price": level, "thesis": "random", "invalidation": "random"})
+    return _answer("Zero-skill random player.", decisions)
+
+
+class HouseContestant:
+    """A roster contestant of kind ``house`` (``strategy`` picks the rule)."""
+
+    kind = "house"
+
+    def __init__(self, name: str, strategy: str, *, seed: int = 0) -> None:
+        if strategy not in {*STRATEGIES, "random"}:
+            raise ValueError(f"unknown house strategy {strategy!r}")
+        self.name, self.strategy, self.seed = name, strategy, seed
+
+    def __repr__(self) -> str:
+        return f"HouseContestant({self.name!r}, {self.strategy!r})"
+
+    def answer(self, briefing: Briefing) -> Reply:
+        t0 = time.perf_counter()
+        table = list(briefing.data["market"]["table"])
+        book = briefing.portfolio
+        if self.strategy == "random":
+            key = zlib.crc32(f"{self.name}|{briefing.at.isoformat()}".encode())
+            answer = random_answer(table, book, seed=self.seed * 2**32 + key)
+        else:
+            answer = STRATEGIES[self.strategy](table, book)
+        text = json.dumps(answer)
+        record = CallRecord(self.name, "decision", f"house/{self.strategy}", 0, 0,
+                            time.perf_counter() - t0, 0.0)
+        return Reply(text, (record,), (*briefing.messages, Message("assistant", text)))
+
+    def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
+        text = json.dumps(_answer("Repair: keep what executed, hold the rest.", []))
+        record = CallRecord(self.name, "repair", f"house/{self.strategy}", 0, 0, 0.0, 0.0)
+        return Reply(text, (record,), (*previous.transcript, Message("user", follow_up),
+                                       Message("assistant", text)))
