@@ -1,0 +1,158 @@
+"""One daily decision cycle for the whole roster, recorded exactly once per contestant.
+
+Every contestant gets the same market (one :func:`arena.briefing.build_market` per cycle) and
+its own portfolio, folded from the ledger; its round trip (:func:`arena.cycle.run_contestant_cycle`)
+runs inside :meth:`arena.ledger.Ledger.record_cycle`, so a cycle re-run, or two runs at the same
+time, never execute a contestant's trades twice. Contestants play in parallel (a bounded pool);
+reverse contestants play after the one they mirror. One contestant's failure never stops the
+others: it is recorded as forfeited with the error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from arena.agents.base import Contestant
+from arena.agents.factory import ReverseContestant
+from arena.briefing import MarketData, build_briefing, build_market, portfolio_snapshot
+from arena.calendar import utc
+from arena.cycle import NO_ANSWER, ContestantCycle, Round, run_contestant_cycle
+from arena.data.lake import Lake
+from arena.engine.rules import ARENA_RULES, CycleState, Rules
+from arena.ledger import (
+    ANSWER,
+    EXECUTED,
+    FORFEITED,
+    CycleRecord,
+    Ledger,
+    RecordStatus,
+    equity_snapshot,
+)
+from arena.universe import Universe
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One contestant's line of the cycle report."""
+
+    contestant: str
+    recorded: str  # "recorded" or "already recorded"
+    status: str
+    fills: int
+    rejections: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+    latency_s: float
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def to_record(cycle: ContestantCycle, briefing_prompt: str, prices: Mapping[str, float],
+              at: object) -> CycleRecord:
+    """The ledger record of a played cycle."""
+    rounds: Sequence[Round] = cycle.rounds
+    last = rounds[-1].reply
+    status = EXECUTED if cycle.status not in (NO_ANSWER, "forfeited") else FORFEITED
+    return CycleRecord(
+        contestant=cycle.contestant, cycle_at=utc(at), status=status, prompt=briefing_prompt,
+        messages=tuple(last.transcript),
+        responses={r.name: r.reply.text for r in rounds},
+        decisions={r.name: [d.model_dump() for d in r.parsed.answer.decisions]
+                   for r in rounds if r.parsed is not None and r.parsed.ok},
+        rejections={r.name: list(r.result.rejections) for r in rounds if r.result},
+        fills={r.name: list(r.result.fills) for r in rounds if r.result},
+        calls=tuple(c for r in rounds for c in r.reply.calls),
+        equity=equity_snapshot(cycle.state.portfolio, prices),
+        parse_errors={r.name: r.parsed.reason for r in rounds
+                      if r.parsed is not None and not r.parsed.ok},
+        errors=tuple(r.reply.error for r in rounds if r.reply.error))
+
+
+def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: object) -> Outcome:
+    """The cycle report line of a recorded (cycle, contestant), read back from the ledger."""
+    at_ts = utc(at)
+
+    def rows(table: str):
+        frame = ledger.table(table, name)
+        return frame[frame["cycle_at"] == at_ts] if len(frame) else frame
+
+    outcome, calls = rows("outcome").iloc[0], rows("calls")
+    costs = calls["cost_usd"].dropna() if len(calls) else calls
+    errors = [e for e in (outcome["errors"] if outcome["errors"] is not None else []) if e]
+    return Outcome(
+        name, str(recorded), str(outcome["status"]), int(outcome["n_fills"]),
+        int(outcome["n_rejections"]),
+        int(calls["tokens_in"].fillna(0).sum()) if len(calls) else 0,
+        int(calls["tokens_out"].fillna(0).sum()) if len(calls) else 0,
+        float(costs.sum()) if len(costs) else None,
+        float(calls["latency_s"].max()) if len(calls) else 0.0,
+        "; ".join(errors) or None)
+
+
+def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
+         at: object, *, rules: Rules = ARENA_RULES,
+         source: Callable[[], str | None] | None = None) -> Outcome:
+    """Play and record one contestant's cycle (at most once per cycle, however often called)."""
+    at_ts = utc(at)
+
+    def build() -> CycleRecord:
+        state = CycleState(ledger.portfolio(contestant.name), at_ts)
+        briefing = build_briefing(market, contestant.name, portfolio_snapshot(state, market.prices))
+        player = contestant
+        if isinstance(contestant, ReverseContestant):
+            mirrored = contestant.answer_from(briefing, source() if source else None)
+            player = _Fixed(contestant, mirrored)
+        cycle = run_contestant_cycle(player, briefing, state, market.prices, universe, rules=rules)
+        return to_record(cycle, briefing.prompt_text, market.prices, at_ts)
+
+    recorded = ledger.record_cycle(at_ts, contestant.name, build)
+    return _summary(contestant.name, recorded, ledger, at_ts)
+
+
+class _Fixed:
+    """A contestant whose first answer is already known (a reverse's mirror)."""
+
+    def __init__(self, inner: ReverseContestant, reply) -> None:
+        self.inner, self.reply = inner, reply
+        self.name, self.kind = inner.name, inner.kind
+
+    def answer(self, briefing):
+        return self.reply
+
+    def repair(self, briefing, previous, follow_up):
+        return self.inner.repair(briefing, previous, follow_up)
+
+
+def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequence[Contestant],
+              at: object, *, ledger: Ledger | None = None, workers: int = 4,
+              rules: Rules = ARENA_RULES) -> list[Outcome]:
+    """The daily cycle at ``at`` for every contestant (see the module docstring)."""
+    ledger = ledger or Ledger(lake)
+    at_ts = utc(at)
+    held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions})
+    market = build_market(lake, provider, universe, at_ts, held=held)
+    first = [c for c in contestants if not isinstance(c, ReverseContestant)]
+    mirrors = [c for c in contestants if isinstance(c, ReverseContestant)]
+
+    def safe(contestant: Contestant, **kw) -> Outcome:
+        try:
+            return play(contestant, market, ledger, universe, at_ts, rules=rules, **kw)
+        except Exception as exc:
+            log.exception("contestant %s failed at %s", contestant.name, at_ts)
+            return Outcome(contestant.name, "not recorded", "failed", 0, 0, 0, 0, None, 0.0,
+                           f"{type(exc).__name__}: {exc}")
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        outcomes = list(pool.map(safe, first))
+        for mirror in mirrors:
+            outcomes.append(safe(mirror, source=lambda m=mirror: ledger.responses(
+                m.mirror_of, at_ts).get(ANSWER)))
+    return outcomes

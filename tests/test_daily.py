@@ -1,0 +1,65 @@
+"""A whole daily cycle over the house roster, recorded once per contestant in the ledger."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from arena.agents.factory import ReverseContestant, build_contestant
+from arena.daily import run_cycle
+from arena.ledger import Ledger
+from arena.roster import ContestantSpec, load_roster
+from tests.conftest import ts
+from tests.market_lakes import PROVIDER, market_lakes
+
+MON, TUE = ts("2025-11-24 16:00"), ts("2025-11-25 16:00")
+
+
+@pytest.fixture
+def setup(tmp_path_factory, universe, tmp_path):
+    lake = market_lakes(tmp_path_factory, universe).full
+    ledger = Ledger(tmp_path / "ledger-root")
+    runnable, _ = load_roster().available({})
+    contestants = [build_contestant(s) for s in runnable]
+    contestants.append(ReverseContestant(ContestantSpec(name="anti-momentum", kind="reverse",
+                                                        mirror_of="momentum")))
+    return lake, ledger, contestants
+
+
+def test_a_cycle_records_every_contestant_once(setup, universe):
+    lake, ledger, contestants = setup
+    first = run_cycle(lake, PROVIDER, universe, contestants, MON, ledger=ledger)
+    assert {o.recorded for o in first} == {"recorded"}
+    assert all(o.status == "executed" for o in first), [o.as_dict() for o in first]
+    fills_before = {c.name: len(ledger.fills(c.name)) for c in contestants}
+    again = run_cycle(lake, PROVIDER, universe, contestants, MON, ledger=ledger)
+    assert {o.recorded for o in again} == {"already recorded"}
+    assert {c.name: len(ledger.fills(c.name)) for c in contestants} == fills_before
+    assert [o.fills for o in again] == [o.fills for o in first]
+
+
+def test_two_runs_at_the_same_time_execute_once(setup, universe):
+    lake, ledger, contestants = setup
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(
+        run_cycle(lake, PROVIDER, universe, contestants, TUE, ledger=Ledger(ledger.dir.parent))))
+        for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    by_name = {}
+    for outcome in (o for run in results for o in run):
+        by_name.setdefault(outcome.contestant, []).append(outcome.recorded)
+    assert all(sorted(v) == ["already recorded", "recorded"] for v in by_name.values()), by_name
+    assert len(ledger.records()) == len(contestants)
+
+
+def test_the_reverse_mirrors_its_target(setup, universe):
+    lake, ledger, contestants = setup
+    run_cycle(lake, PROVIDER, universe, contestants, MON, ledger=ledger)
+    source = ledger.fills("momentum")
+    mirror = ledger.fills("anti-momentum")
+    assert [(f.symbol, f.side) for f in mirror] == [
+        (f.symbol, "short" if f.side == "long" else "long") for f in source]
