@@ -131,28 +131,43 @@ class _Fixed:
         return self.inner.repair(briefing, previous, follow_up)
 
 
+def cycle_market(lake: Lake, provider: str, universe: Universe,
+                 contestants: Sequence[Contestant], at: object, ledger: Ledger) -> MarketData:
+    """The cycle's market, with full depth for everything any contestant holds."""
+    held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions})
+    return build_market(lake, provider, universe, utc(at), held=held)
+
+
+def play_safely(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
+                at: object, *, rules: Rules = ARENA_RULES) -> Outcome:
+    """:func:`play`, with a reverse fed its target's answer; a failure becomes a report line."""
+    source = None
+    if isinstance(contestant, ReverseContestant):
+        def source() -> str | None:
+            return ledger.responses(contestant.mirror_of, utc(at)).get(ANSWER)
+    try:
+        return play(contestant, market, ledger, universe, at, rules=rules, source=source)
+    except Exception as exc:
+        log.exception("contestant %s failed at %s", contestant.name, at)
+        return Outcome(contestant.name, "not recorded", "failed", 0, 0, 0, 0, None, 0.0,
+                       f"{type(exc).__name__}: {exc}")
+
+
+def split_mirrors(contestants: Sequence[Contestant]) -> tuple[list[Contestant], list[Contestant]]:
+    """(contestants that answer themselves, reverse contestants that play after them)."""
+    return ([c for c in contestants if not isinstance(c, ReverseContestant)],
+            [c for c in contestants if isinstance(c, ReverseContestant)])
+
+
 def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequence[Contestant],
               at: object, *, ledger: Ledger | None = None, workers: int = 4,
               rules: Rules = ARENA_RULES) -> list[Outcome]:
-    """The daily cycle at ``at`` for every contestant (see the module docstring)."""
+    """The daily cycle at ``at`` for every contestant, in-process (the Prefect flow runs the same
+    steps as tasks)."""
     ledger = ledger or Ledger(lake)
-    at_ts = utc(at)
-    held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions})
-    market = build_market(lake, provider, universe, at_ts, held=held)
-    first = [c for c in contestants if not isinstance(c, ReverseContestant)]
-    mirrors = [c for c in contestants if isinstance(c, ReverseContestant)]
-
-    def safe(contestant: Contestant, **kw) -> Outcome:
-        try:
-            return play(contestant, market, ledger, universe, at_ts, rules=rules, **kw)
-        except Exception as exc:
-            log.exception("contestant %s failed at %s", contestant.name, at_ts)
-            return Outcome(contestant.name, "not recorded", "failed", 0, 0, 0, 0, None, 0.0,
-                           f"{type(exc).__name__}: {exc}")
-
+    market = cycle_market(lake, provider, universe, contestants, at, ledger)
+    first, mirrors = split_mirrors(contestants)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        outcomes = list(pool.map(safe, first))
-        for mirror in mirrors:
-            outcomes.append(safe(mirror, source=lambda m=mirror: ledger.responses(
-                m.mirror_of, at_ts).get(ANSWER)))
-    return outcomes
+        outcomes = list(pool.map(lambda c: play_safely(c, market, ledger, universe, at,
+                                                       rules=rules), first))
+    return outcomes + [play_safely(m, market, ledger, universe, at, rules=rules) for m in mirrors]

@@ -139,10 +139,11 @@ def _map() -> Any:
 class CycleRecord:
     """What the cycle step hands the ledger for one contestant. Per-round fields are keyed by
     round (``"answer"``, ``"repair"``); ``decisions`` are the parsed decisions of a round as dicts
-    (``Decision.model_dump()``), in answer order (index = decision index); ``prompt`` is the
-    rendered prompt text (``Briefing.prompt_text``); ``messages`` the whole conversation;
-    ``equity`` a snapshot with :data:`EQUITY_FIELDS` (see :func:`equity_snapshot`), empty when
-    none; ``parse_errors`` the parse failure reason per round."""
+    (``Decision.model_dump()``; a pydantic model is dumped too), in answer order (index = decision
+    index); ``prompt`` is the rendered prompt text (``Briefing.prompt_text``); ``messages`` the
+    whole conversation; ``equity`` a snapshot with :data:`EQUITY_FIELDS` (see
+    :func:`equity_snapshot`), empty when none; ``parse_errors`` the parse failure reason per
+    round."""
 
     contestant: str
     cycle_at: pd.Timestamp
@@ -486,6 +487,7 @@ class Ledger:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)  # same content whoever wins
+        _fsync_dir(path.parent)  # durable before any record that references it
 
     # ------------------------------------------------------------------ reading
     def has(self, cycle_at: object, contestant: str) -> bool:

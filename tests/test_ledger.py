@@ -195,7 +195,7 @@ def test_processes_started_together_build_once(tmp_path):
     for key in keys:
         assert sum(line.endswith(key) for line in lines) == 1, lines
         assert sorted(s for k, s in got if k == key) == ["already recorded"] * (n - 1) + ["recorded"]
-    # and the fold sees each cycle's trade once: five opens would fail; one per cycle is one record
+    # each cycle's trade is in the ledger once
     assert len(Ledger(tmp_path).fills("momentum")) == len(keys)
 
 
