@@ -277,6 +277,47 @@ def _rules(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ----------------------------------------------------------------------------------------- cycle
+def _cmd_cycle(args: argparse.Namespace) -> int:
+    import os
+
+    from arena.agents.factory import build_contestant
+    from arena.calendar import CalendarError, utc
+    from arena.daily import run_cycle
+    from arena.data.lake import Lake
+    from arena.roster import RosterError, load_roster
+    from arena.universe import load_universe
+
+    try:
+        at = utc(args.at)
+        runnable, skipped = load_roster(args.roster).available(os.environ)
+        contestants = [build_contestant(spec) for spec in runnable]
+    except (RosterError, CalendarError, ValueError) as exc:
+        print(f"arena cycle: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    lake = Lake(args.lake)
+    try:
+        outcomes = run_cycle(lake, args.provider, load_universe(), contestants, at)
+    except (LookupError, KeyError, ValueError) as exc:
+        print(f"arena cycle: cannot build the market at {at}: {exc} (run arena ingest first)",
+              file=sys.stderr)
+        return EXIT_UNUSABLE
+    rows = [o.as_dict() for o in outcomes]
+    if args.json:
+        _print_json({"at": at.isoformat(), "outcomes": rows,
+                     "skipped": [{"contestant": s.spec.name, "reason": s.reason} for s in skipped]})
+    else:
+        print(f"decision cycle {at.isoformat()} ({args.provider})")
+        for o in outcomes:
+            cost = "" if o.cost_usd is None else f"  ${o.cost_usd:.4f}"
+            print(f"  {o.contestant:<22} {o.status:<10} {o.recorded:<17} fills {o.fills}  "
+                  f"rejections {o.rejections}  tokens {o.tokens_in}/{o.tokens_out}{cost}"
+                  + (f"  error: {o.error}" if o.error else ""))
+        for s in skipped:
+            print(f"  {s.spec.name:<22} {s.reason}")
+    return EXIT_FAILED if any(o.status == "failed" for o in outcomes) else EXIT_OK
+
+
 # ------------------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
     from arena.calendar import INTERVAL_ORDER
@@ -317,6 +358,14 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--at", required=True, help="cycle time, ISO-8601 UTC")
     chk.add_argument("--json", action="store_true", help="machine-readable result")
     chk.set_defaults(func=_cmd_check)
+
+    cyc = sub.add_parser("cycle", help="run one decision cycle for the roster")
+    cyc.add_argument("--at", required=True, help="cycle time, ISO-8601 UTC (the arena uses 16:00)")
+    cyc.add_argument("--roster", help="roster YAML (default: models/roster.yaml)")
+    cyc.add_argument("--provider", default="synthetic", help="lake provider of the bars")
+    cyc.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
+    cyc.add_argument("--json", action="store_true", help="machine-readable result")
+    cyc.set_defaults(func=_cmd_cycle)
 
     def scoring_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--prices", required=True, help="price CSV/Parquet: timestamp,open,high,low,close,volume")

@@ -1,22 +1,8 @@
 """Smoke tests of the ingest flow under a real (temporary) Prefect server."""
 
-import pytest
 
 from arena.data.lake import Lake
 from tests.conftest import ts
-
-
-@pytest.fixture(scope="session")
-def prefect_server():
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=60):
-        yield
-
-
-@pytest.fixture
-def local_storage(tmp_path, monkeypatch):
-    monkeypatch.setenv("PREFECT_LOCAL_STORAGE_PATH", str(tmp_path / "prefect-storage"))
 
 
 def test_ingest_flow_publishes_and_reports(prefect_server, local_storage, tmp_path):

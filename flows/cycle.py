@@ -1,0 +1,74 @@
+"""Prefect flow: the daily decision cycle, one task per contestant.
+
+The market is built once; every contestant plays in its own task (a bounded thread pool, so one
+slow model never holds the others back), reverse contestants after the one they mirror. Each task
+records its contestant's cycle in the ledger exactly once: re-running the flow for the same cycle
+executes nothing twice. Model calls retry transient errors inside the contestant (429, 5xx,
+timeouts), so the tasks themselves do not retry. A table artifact shows each contestant's outcome.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from arena.agents.base import Contestant
+from arena.agents.factory import build_contestant
+from arena.briefing import MarketData
+from arena.calendar import utc
+from arena.daily import Outcome, cycle_market, play_safely, split_mirrors
+from arena.data.lake import Lake
+from arena.ledger import Ledger
+from arena.roster import load_roster
+from arena.universe import Universe, load_universe
+
+CONTESTANT_WORKERS = 8
+
+
+@task(cache_policy=NO_CACHE, task_run_name="play-{contestant.name}")
+def play_contestant(contestant: Contestant, market: MarketData, ledger: Ledger,
+                    universe: Universe, at: pd.Timestamp) -> Outcome:
+    """Play and record one contestant's cycle."""
+    return play_safely(contestant, market, ledger, universe, at)
+
+
+def cycle_at(now: pd.Timestamp) -> pd.Timestamp:
+    """The latest 16:00 UTC cycle time at or before ``now``."""
+    today = now.normalize() + pd.Timedelta(hours=16)
+    return today if today <= now else today - pd.Timedelta(days=1)
+
+
+@flow(name="cycle", task_runner=ThreadPoolTaskRunner(max_workers=CONTESTANT_WORKERS))
+def cycle_flow(at: str | None = None, roster: str | None = None, lake_root: str | None = None,
+               provider: str = "synthetic") -> list[dict]:
+    """Run the decision cycle at ``at`` (default: the latest 16:00 UTC) for the roster."""
+    logger = get_run_logger()
+    at_ts = utc(at) if at else cycle_at(pd.Timestamp.now(tz="UTC"))
+    universe = load_universe()
+    runnable, skipped = load_roster(roster).available(os.environ)
+    for item in skipped:
+        logger.warning("contestant %s", item)
+    contestants = [build_contestant(spec) for spec in runnable]
+    lake = Lake(lake_root)
+    ledger = Ledger(lake)
+    market = cycle_market(lake, provider, universe, contestants, at_ts, ledger)
+    first, mirrors = split_mirrors(contestants)
+    outcomes = [f.result() for f in [play_contestant.submit(c, market, ledger, universe, at_ts)
+                                     for c in first]]
+    outcomes += [play_contestant(m, market, ledger, universe, at_ts) for m in mirrors]
+    rows = [o.as_dict() for o in outcomes] + [
+        {"contestant": s.spec.name, "recorded": "skipped", "status": s.reason} for s in skipped]
+    create_table_artifact(rows, key="cycle-outcomes",
+                          description=f"decision cycle {at_ts.isoformat()} ({provider})")
+    logger.info("cycle %s: %d contestants played, %d skipped", at_ts, len(outcomes), len(skipped))
+    return rows
+
+
+if __name__ == "__main__":
+    for row in cycle_flow():
+        print(row)

@@ -1,0 +1,53 @@
+"""The cycle flow under a real Prefect server: house agents plus an LLM on a loopback server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from arena.ledger import Ledger
+from tests.agents.openai_stub import OpenAIStub, StubResponse
+from tests.market_lakes import market_lakes
+
+SENTINEL = "SENTINEL-CYCLE-KEY-3141592653"
+ANSWER = json.dumps({"reasoning": "Buy ETH on strength.", "decisions": [
+    {"action": "open_long", "symbol": "ETH", "percent_of_equity": 20, "confidence": 0.9,
+     "invalidation_price": 1.0, "thesis": "trend", "invalidation": "breaks down"}]})
+
+
+def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storage, tmp_path,
+                                                    tmp_path_factory, universe, monkeypatch):
+    from prefect.client.orchestration import get_client
+
+    from flows.cycle import cycle_flow
+
+    lake_root = tmp_path / "lake"
+    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
+    monkeypatch.setenv("STUB_LLM_API_KEY", SENTINEL)
+    with OpenAIStub(default=StubResponse.answer(ANSWER)) as stub:
+        roster = tmp_path / "roster.yaml"
+        roster.write_text(
+            "contestants:\n"
+            "  - {name: momentum, kind: house, strategy: momentum}\n"
+            f"  - {{name: stub-llm, kind: llm, model: openai/stub-model, api_base: '{stub.url}',"
+            " api_key_env: STUB_LLM_API_KEY, params: {temperature: 0.2, max_tokens: 400,"
+            " timeout: 5, num_retries: 1}}\n"
+            "  - {name: hosted, kind: llm, model: openai/gpt-4o-mini, api_key_env: NOT_SET_KEY}\n")
+        rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+        assert all(r.headers["authorization"] == f"Bearer {SENTINEL}" for r in stub.chat_requests)
+    by_name = {r["contestant"]: r for r in rows}
+    assert by_name["stub-llm"]["status"] == "executed" and by_name["stub-llm"]["fills"] == 1
+    assert by_name["stub-llm"]["tokens_in"] > 0 and by_name["momentum"]["recorded"] == "recorded"
+    assert by_name["hosted"]["status"] == "skipped: NOT_SET_KEY is not set"
+    ledger = Ledger(lake_root)
+    assert [f.symbol for f in ledger.fills("stub-llm")] == ["ETH"]
+    # the key is never written anywhere in the lake
+    for path in ledger.dir.rglob("*"):
+        if path.is_file():
+            assert SENTINEL.encode() not in path.read_bytes(), path
+    with get_client(sync_client=True) as client:
+        assert "cycle-outcomes" in {a.key for a in client.read_artifacts()}
+    # re-running the flow for the same cycle executes nothing twice
+    again = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+    assert {r["recorded"] for r in again if r["contestant"] != "hosted"} == {"already recorded"}
+    assert len(ledger.fills("stub-llm")) == 1
