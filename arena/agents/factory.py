@@ -53,4 +53,8 @@ def build_contestant(spec: ContestantSpec, *, env: Mapping[str, str] | None = No
         return DebateContestant(spec, env=env)
     if spec.kind == "reverse":
         return ReverseContestant(spec)
+    if spec.kind == "replay":
+        from arena.agents.replay import ReplayContestant
+
+        return ReplayContestant(spec.name, spec.ledger_source or "")
     raise ValueError(f"contestant {spec.name!r}: kind {spec.kind!r} cannot play a live cycle yet")
