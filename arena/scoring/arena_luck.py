@@ -47,7 +47,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -60,7 +59,7 @@ from arena.engine.portfolio import LONG, SHORT, Fill, Portfolio, fee
 from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules, tradeable_today
 from arena.scoring.luck import QUANTILES
 from arena.scoring.scorer import percentile, rank_score
-from arena.universe import Asset, Universe
+from arena.universe import Universe
 
 RANDOM_TEXT = "random"  # thesis / invalidation / reasoning of every random decision
 _SIZE_MARGIN = 1e-9  # relative safety margin so float rounding never turns a skip into a rejection
@@ -144,21 +143,6 @@ class PlayerRun:
 
 
 # ----------------------------------------------------------------------------- the season
-class _IndexedUniverse(Universe):
-    """The same universe with dictionary look-ups (the base class scans its tuple), for speed."""
-
-    @cached_property
-    def _by_symbol(self) -> dict[str, Asset]:
-        return {a.symbol: a for a in self.assets}
-
-    def __contains__(self, symbol: object) -> bool:
-        return symbol in self._by_symbol
-
-    def __getitem__(self, symbol: str) -> Asset:
-        asset = self._by_symbol.get(symbol)
-        return asset if asset is not None else super().__getitem__(symbol)
-
-
 @dataclass
 class _Season:
     """Everything every player shares, computed once: cycle times, execution prices, marks, the
@@ -183,9 +167,8 @@ class _Season:
             raise ValueError("cycle_prices has no cycles")
         if not cycle_prices.index.is_monotonic_increasing or not cycle_prices.index.is_unique:
             raise ValueError("cycle times must be unique and increasing")
-        fast = _IndexedUniverse(universe.assets)
         symbols = [str(s) for s in cycle_prices.columns]
-        assets = [fast[s] for s in symbols]  # UniverseError names an unknown symbol
+        assets = [universe[s] for s in symbols]  # UniverseError names an unknown symbol
         values = cycle_prices.to_numpy(dtype="float64", na_value=np.nan)
         valid = np.isfinite(values) & (values > 0)
         marked = pd.DataFrame(np.where(valid, values, np.nan)).ffill().to_numpy()
@@ -197,8 +180,8 @@ class _Season:
             marks.append({s: float(marked[k, j]) for j, s in enumerate(symbols)
                           if math.isfinite(marked[k, j])})
             tradeable.append(tuple(a.symbol for a in assets
-                                   if a.symbol in fresh and tradeable_today(a.symbol, fast, at)))
-        season = cls(cycles, fast, exec_prices, marks, tradeable, None)
+                                   if a.symbol in fresh and tradeable_today(a.symbol, universe, at)))
+        season = cls(cycles, universe, exec_prices, marks, tradeable, None)
         if bars is not None:
             season._prepare_monitor(bars)
         return season
