@@ -58,6 +58,15 @@ def _candidates(table: list[Row], book: Mapping[str, Any], key: str) -> list[Row
             and r.get("price") and r.get(key) is not None]
 
 
+def _closes(table: list[Row], book: Mapping[str, Any], exit_when: Callable[[Row], bool],
+            why: str) -> list[dict[str, Any]]:
+    """Close every held long (tradeable today) whose universe row meets ``exit_when``."""
+    rows = {r["symbol"]: r for r in table}
+    return [_close(p["symbol"], why) for p in book.get("positions", [])
+            if p["side"] == "long" and rows.get(p["symbol"], {}).get("tradeable_today")
+            and exit_when(rows[p["symbol"]])]
+
+
 def _can_open(book: Mapping[str, Any], min_share: float = 0.10, fee_rate: float = 0.001) -> bool:
     """A new-position slot is left and free cash can fund the rules' minimum size."""
     equity = book.get("equity") or 0.0
@@ -66,11 +75,8 @@ def _can_open(book: Mapping[str, Any], min_share: float = 0.10, fee_rate: float 
 
 
 def momentum(table: list[Row], book: Mapping[str, Any]) -> Answer:
-    rows = {r["symbol"]: r for r in table}
-    closes = [_close(p["symbol"], "10-day momentum turned negative")
-              for p in book.get("positions", []) if p["side"] == "long"
-              and rows.get(p["symbol"], {}).get("tradeable_today")
-              and (rows[p["symbol"]].get("return_10d") or 0) < 0]
+    closes = _closes(table, book, lambda r: (r.get("return_10d") or 0) < 0,
+                     "10-day momentum turned negative")
     opens = []
     best = sorted(_candidates(table, book, "return_30d"), key=lambda r: -r["return_30d"])
     if best and best[0]["return_30d"] > 0 and _can_open(book):
@@ -79,11 +85,7 @@ def momentum(table: list[Row], book: Mapping[str, Any]) -> Answer:
 
 
 def mean_reversion(table: list[Row], book: Mapping[str, Any]) -> Answer:
-    rows = {r["symbol"]: r for r in table}
-    closes = [_close(p["symbol"], "RSI recovered above 50")
-              for p in book.get("positions", []) if p["side"] == "long"
-              and rows.get(p["symbol"], {}).get("tradeable_today")
-              and (rows[p["symbol"]].get("rsi_14d") or 0) > 50]
+    closes = _closes(table, book, lambda r: (r.get("rsi_14d") or 0) > 50, "RSI recovered above 50")
     opens = []
     oversold = sorted((r for r in _candidates(table, book, "rsi_14d") if r["rsi_14d"] < 30),
                       key=lambda r: r["rsi_14d"])
@@ -93,11 +95,8 @@ def mean_reversion(table: list[Row], book: Mapping[str, Any]) -> Answer:
 
 
 def trend_following(table: list[Row], book: Mapping[str, Any]) -> Answer:
-    rows = {r["symbol"]: r for r in table}
-    closes = [_close(p["symbol"], "fell more than 5% below its 30-day high")
-              for p in book.get("positions", []) if p["side"] == "long"
-              and rows.get(p["symbol"], {}).get("tradeable_today")
-              and (rows[p["symbol"]].get("distance_from_30d_high") or 0) < -0.05]
+    closes = _closes(table, book, lambda r: (r.get("distance_from_30d_high") or 0) < -0.05,
+                     "fell more than 5% below its 30-day high")
     opens = []
     near = sorted((r for r in _candidates(table, book, "distance_from_30d_high")
                    if (r.get("return_30d") or 0) > 0), key=lambda r: -r["distance_from_30d_high"])
