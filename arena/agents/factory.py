@@ -51,6 +51,10 @@ def build_contestant(spec: ContestantSpec, *, env: Mapping[str, str] | None = No
         from arena.agents.debate import DebateContestant
 
         return DebateContestant(spec, env=env)
+    if spec.kind == "researcher":
+        from arena.agents.researcher import ResearcherContestant
+
+        return ResearcherContestant(spec, env=env)
     if spec.kind == "reverse":
         return ReverseContestant(spec)
     if spec.kind == "replay":

@@ -261,6 +261,13 @@ def _usage(response: Any) -> tuple[int | None, int | None]:
             int(tokens_out) if tokens_out is not None else None)
 
 
+def _tool_calls(response: Any) -> list[Any]:
+    try:
+        return list(response.choices[0].message.tool_calls or [])
+    except (AttributeError, IndexError, TypeError):
+        return []
+
+
 def _content(response: Any) -> str | None:
     try:
         content = response.choices[0].message.content
@@ -272,6 +279,7 @@ def _content(response: Any) -> str | None:
 def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
              contestant: str | None = None, env: Mapping[str, str] | None = None,
              retry: RetryPolicy = RetryPolicy(), sleep: Callable[[float], None] = time.sleep,
+             raw_messages: Sequence[Mapping[str, Any]] | None = None,
              **overrides: Any) -> Completion:
     """One model answer to ``messages`` through litellm, retrying transient failures.
 
@@ -300,7 +308,9 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     params = spec.params
     kwargs: dict[str, Any] = {
         "model": model,
-        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        # raw_messages: OpenAI-format dicts (tool calls and tool results of a researcher)
+        "messages": list(raw_messages) if raw_messages is not None
+        else [{"role": m.role, "content": m.content} for m in messages],
         "api_key": key,
         "timeout": params.timeout,
         "num_retries": 0,  # retries are ours (see the module docstring)
@@ -341,7 +351,7 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     cost = _cost(litellm, spec, response, tokens_in, tokens_out)
     text = _content(response)
     error = None
-    if text is None:
+    if text is None and not _tool_calls(response):  # a tool call is an answer without text
         error = "empty_answer: the model returned no text"
         log.warning("%s (%s): %s", name, role, error)
     record = CallRecord(name, role, model, tokens_in=tokens_in, tokens_out=tokens_out,
