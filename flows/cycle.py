@@ -4,7 +4,10 @@ The market is built once; every contestant plays in its own task (a bounded thre
 slow model never holds the others back), reverse contestants after the one they mirror. Each task
 records its contestant's cycle in the ledger exactly once: re-running the flow for the same cycle
 executes nothing twice. Model calls retry transient errors inside the contestant (429, 5xx,
-timeouts), so the tasks themselves do not retry. A table artifact shows each contestant's outcome.
+timeouts), so the tasks themselves do not retry. Contestants of one model provider share a strict
+Prefect global concurrency limit (``model-provider-<provider>``, ``$ARENA_PROVIDER_CONCURRENCY``
+slots, default 4; created by the flow if missing), so a provider is never sent more concurrent
+contestants than it allows. A table artifact shows each contestant's outcome.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import pandas as pd
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.client.orchestration import get_client
+from prefect.concurrency.sync import concurrency
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from arena.agents.base import Contestant
@@ -24,17 +29,40 @@ from arena.calendar import utc
 from arena.daily import Outcome, cycle_market, play_safely, split_mirrors
 from arena.data.lake import Lake
 from arena.ledger import Ledger
-from arena.roster import load_roster
+from arena.roster import is_loopback, load_roster
 from arena.universe import Universe, load_universe
 
 CONTESTANT_WORKERS = 8
+PROVIDER_CONCURRENCY_ENV = "ARENA_PROVIDER_CONCURRENCY"
+
+
+def provider_limit(contestant: Contestant) -> str | None:
+    """The concurrency limit a contestant's model calls count against (None: no model)."""
+    spec = getattr(contestant, "spec", None)
+    model = getattr(spec, "model", None)
+    if not model:
+        return None
+    provider = "local" if is_loopback(spec.api_base) else model.split("/", 1)[0]
+    return f"model-provider-{provider}"
+
+
+def ensure_limits(names: set[str]) -> None:
+    """Create (or resize) the providers' global concurrency limits before the tasks need them."""
+    slots = int(os.environ.get(PROVIDER_CONCURRENCY_ENV, "4"))
+    with get_client(sync_client=True) as client:
+        for name in sorted(names):
+            client.upsert_global_concurrency_limit_by_name(name, slots)
 
 
 @task(cache_policy=NO_CACHE, task_run_name="play-{contestant.name}")
 def play_contestant(contestant: Contestant, market: MarketData, ledger: Ledger,
                     universe: Universe, at: pd.Timestamp) -> Outcome:
-    """Play and record one contestant's cycle."""
-    return play_safely(contestant, market, ledger, universe, at)
+    """Play and record one contestant's cycle (holding a slot of its provider's limit)."""
+    limit = provider_limit(contestant)
+    if limit is None:
+        return play_safely(contestant, market, ledger, universe, at)
+    with concurrency(limit, occupy=1, strict=True):
+        return play_safely(contestant, market, ledger, universe, at)
 
 
 def cycle_at(now: pd.Timestamp) -> pd.Timestamp:
@@ -54,6 +82,7 @@ def cycle_flow(at: str | None = None, roster: str | None = None, lake_root: str 
     for item in skipped:
         logger.warning("contestant %s", item)
     contestants = [build_contestant(spec) for spec in runnable]
+    ensure_limits({name for c in contestants if (name := provider_limit(c))})
     lake = Lake(lake_root)
     ledger = Ledger(lake)
     market = cycle_market(lake, provider, universe, contestants, at_ts, ledger)

@@ -51,3 +51,35 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
     again = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
     assert {r["recorded"] for r in again if r["contestant"] != "hosted"} == {"already recorded"}
     assert len(ledger.fills("stub-llm")) == 1
+
+
+def test_a_provider_limit_of_one_serialises_its_contestants(prefect_server, local_storage, tmp_path,
+                                                            tmp_path_factory, universe,
+                                                            monkeypatch):
+    import time
+
+    from prefect.client.orchestration import get_client
+
+    from flows.cycle import cycle_flow
+
+    lake_root = tmp_path / "lake"
+    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
+    monkeypatch.setenv("ARENA_PROVIDER_CONCURRENCY", "1")
+    arrivals: list[float] = []
+
+    def handler(request):
+        arrivals.append(time.monotonic())
+        return StubResponse.answer(ANSWER, delay=1.0)
+
+    with OpenAIStub(handler=handler) as stub:
+        roster = tmp_path / "roster.yaml"
+        entry = (f"model: openai/stub-model, api_base: '{stub.url}', params: {{temperature: 0.2,"
+                 " max_tokens: 300, timeout: 5, num_retries: 1}")
+        roster.write_text("contestants:\n"
+                          f"  - {{name: first-llm, kind: llm, {entry}}}\n"
+                          f"  - {{name: second-llm, kind: llm, {entry}}}\n")
+        rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+    assert [r["status"] for r in rows] == ["executed", "executed"]
+    assert len(arrivals) == 2 and arrivals[1] - arrivals[0] >= 0.9  # one at a time
+    with get_client(sync_client=True) as client:
+        assert client.read_global_concurrency_limit_by_name("model-provider-local").limit == 1
