@@ -31,6 +31,7 @@ from arena.ledger import (
     RecordStatus,
     equity_snapshot,
 )
+from arena.roster import MIRROR_WORST
 from arena.universe import Universe
 
 log = logging.getLogger(__name__)
@@ -138,13 +139,33 @@ def cycle_market(lake: Lake, provider: str, universe: Universe,
     return build_market(lake, provider, universe, utc(at), held=held)
 
 
+def worst_performer(ledger: Ledger, at: object, candidates: Sequence[str]) -> str | None:
+    """Among ``candidates``, the contestant with the lowest equity at its last cycle before
+    ``at`` (ties by name); ``None`` before anyone has a recorded cycle."""
+    equity = ledger.table("equity")
+    if equity.empty:
+        return None
+    equity = equity[(equity["cycle_at"] < utc(at)) & equity["contestant"].isin(list(candidates))]
+    latest = equity.sort_values("cycle_at").groupby("contestant").tail(1).dropna(subset=["equity"])
+    if latest.empty:
+        return None
+    return str(latest.sort_values(["equity", "contestant"]).iloc[0]["contestant"])
+
+
 def play_safely(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
-                at: object, *, rules: Rules = ARENA_RULES) -> Outcome:
-    """:func:`play`, with a reverse fed its target's answer; a failure becomes a report line."""
+                at: object, *, rules: Rules = ARENA_RULES,
+                candidates: Sequence[str] = ()) -> Outcome:
+    """:func:`play`, with a reverse fed its target's answer (``mirror_of: worst``: the worst of
+    ``candidates`` so far); a failure becomes a report line."""
     source = None
     if isinstance(contestant, ReverseContestant):
         def source() -> str | None:
-            return ledger.responses(contestant.mirror_of, utc(at)).get(ANSWER)
+            target = contestant.mirror_of
+            if target == MIRROR_WORST:
+                target = worst_performer(ledger, at, candidates)
+                if target is None:
+                    return None
+            return ledger.responses(target, utc(at)).get(ANSWER)
     try:
         return play(contestant, market, ledger, universe, at, rules=rules, source=source)
     except Exception as exc:
@@ -170,4 +191,6 @@ def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequen
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         outcomes = list(pool.map(lambda c: play_safely(c, market, ledger, universe, at,
                                                        rules=rules), first))
-    return outcomes + [play_safely(m, market, ledger, universe, at, rules=rules) for m in mirrors]
+    names = [c.name for c in first]
+    return outcomes + [play_safely(m, market, ledger, universe, at, rules=rules, candidates=names)
+                       for m in mirrors]

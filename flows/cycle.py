@@ -56,13 +56,14 @@ def ensure_limits(names: set[str]) -> None:
 
 @task(cache_policy=NO_CACHE, task_run_name="play-{contestant.name}")
 def play_contestant(contestant: Contestant, market: MarketData, ledger: Ledger,
-                    universe: Universe, at: pd.Timestamp) -> Outcome:
+                    universe: Universe, at: pd.Timestamp,
+                    candidates: tuple[str, ...] = ()) -> Outcome:
     """Play and record one contestant's cycle (holding a slot of its provider's limit)."""
     limit = provider_limit(contestant)
     if limit is None:
-        return play_safely(contestant, market, ledger, universe, at)
+        return play_safely(contestant, market, ledger, universe, at, candidates=candidates)
     with concurrency(limit, occupy=1, strict=True):
-        return play_safely(contestant, market, ledger, universe, at)
+        return play_safely(contestant, market, ledger, universe, at, candidates=candidates)
 
 
 def cycle_at(now: pd.Timestamp) -> pd.Timestamp:
@@ -89,7 +90,8 @@ def cycle_flow(at: str | None = None, roster: str | None = None, lake_root: str 
     first, mirrors = split_mirrors(contestants)
     outcomes = [f.result() for f in [play_contestant.submit(c, market, ledger, universe, at_ts)
                                      for c in first]]
-    outcomes += [play_contestant(m, market, ledger, universe, at_ts) for m in mirrors]
+    names = tuple(c.name for c in first)
+    outcomes += [play_contestant(m, market, ledger, universe, at_ts, names) for m in mirrors]
     rows = [o.as_dict() for o in outcomes] + [
         {"contestant": s.spec.name, "recorded": "skipped", "status": s.reason} for s in skipped]
     create_table_artifact(rows, key="cycle-outcomes",

@@ -63,3 +63,29 @@ def test_the_reverse_mirrors_its_target(setup, universe):
     mirror = ledger.fills("anti-momentum")
     assert [(f.symbol, f.side) for f in mirror] == [
         (f.symbol, "short" if f.side == "long" else "long") for f in source]
+
+
+def test_mirror_of_worst_mirrors_the_worst_performer_so_far(setup, universe):
+    lake, ledger, contestants = setup
+    worst_mirror = ReverseContestant(ContestantSpec(name="anti-worst", kind="reverse",
+                                                    mirror_of="worst"))
+    players = [c for c in contestants if not isinstance(c, ReverseContestant)]
+    first = run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], MON, ledger=ledger)
+    assert next(o for o in first if o.contestant == "anti-worst").status == "forfeited"  # no past
+    run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], TUE, ledger=ledger)
+    from arena.daily import worst_performer
+
+    worst = worst_performer(ledger, TUE, [p.name for p in players])
+    equity = ledger.table("equity")
+    monday = equity[equity["cycle_at"] == MON].set_index("contestant")["equity"]
+    assert worst == monday.loc[[p.name for p in players]].idxmin()
+    source = ledger.responses(worst, TUE)["answer"]
+    mirrored = ledger.responses("anti-worst", TUE)["answer"]
+    assert json_actions(mirrored) == [{"open_long": "open_short", "open_short": "open_long"}.get(a, a)
+                                      for a in json_actions(source)]
+
+
+def json_actions(text: str) -> list[str]:
+    import json
+
+    return [d["action"] for d in json.loads(text)["decisions"]]
