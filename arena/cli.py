@@ -318,6 +318,60 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
     return EXIT_FAILED if any(o.status == "failed" for o in outcomes) else EXIT_OK
 
 
+# ---------------------------------------------------------------------------------------- replay
+def _cmd_replay(args: argparse.Namespace) -> int:
+    import os
+    import time
+
+    from arena.agents.factory import build_contestant
+    from arena.calendar import CalendarError, utc
+    from arena.data.ingest import IngestError
+    from arena.data.lake import Lake
+    from arena.data.providers import make_provider
+    from arena.roster import RosterError, load_roster
+    from arena.season import replay_season
+    from arena.universe import UniverseError, load_universe
+
+    try:
+        start = utc(args.start)
+        runnable, skipped = load_roster(args.roster).available(os.environ)
+        contestants = [build_contestant(spec) for spec in runnable]
+        universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
+        provider = make_provider("synthetic", seed=args.seed)
+    except (RosterError, CalendarError, UniverseError, ValueError) as exc:
+        print(f"arena replay: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.days < 1:
+        print("arena replay: --days must be at least 1", file=sys.stderr)
+        return EXIT_UNUSABLE
+    for s in skipped:
+        print(f"  {s.spec.name}: {s.reason}", file=sys.stderr)
+    began = time.perf_counter()
+
+    def progress(day, done: int, total: int) -> None:
+        trades = sum(o.fills for o in day.outcomes) + day.automatic_closes
+        print(f"  day {done:>2}/{total}  {day.at:%Y-%m-%d %H:%M}  trades {trades:>3}  "
+              f"({day.seconds:.1f} s, {time.perf_counter() - began:.0f} s elapsed)", flush=True)
+
+    if not args.json:
+        print(f"replaying {args.days} days from {start.date()} on the SYNTHETIC market "
+              f"({len(contestants)} contestants)")
+    try:
+        report = replay_season(provider, universe, contestants, start, args.days,
+                               lake=Lake(args.lake), progress=None if args.json else progress)
+    except IngestError as exc:
+        print(f"arena replay: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        _print_json({"start": report.start.isoformat(), "days": [
+            {"at": d.at.isoformat(), "automatic_closes": d.automatic_closes,
+             "outcomes": [o.as_dict() for o in d.outcomes]} for d in report.days]})
+    else:
+        print(f"done: {len(report.days)} cycles, {report.trades} trades, "
+              f"{time.perf_counter() - began:.0f} s")
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
     from arena.calendar import INTERVAL_ORDER
@@ -366,6 +420,16 @@ def build_parser() -> argparse.ArgumentParser:
     cyc.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
     cyc.add_argument("--json", action="store_true", help="machine-readable result")
     cyc.set_defaults(func=_cmd_cycle)
+
+    rep = sub.add_parser("replay", help="replay a season on the synthetic market (resumable)")
+    rep.add_argument("--start", required=True, help="first cycle day, ISO date")
+    rep.add_argument("--days", type=int, default=28, help="season length in days (default 28)")
+    rep.add_argument("--roster", help="roster YAML (default: models/roster.yaml)")
+    rep.add_argument("--symbols", help="comma-separated house symbols (default: whole universe)")
+    rep.add_argument("--seed", type=int, help="seed of the synthetic market")
+    rep.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
+    rep.add_argument("--json", action="store_true", help="machine-readable result")
+    rep.set_defaults(func=_cmd_replay)
 
     def scoring_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--prices", required=True, help="price CSV/Parquet: timestamp,open,high,low,close,volume")
