@@ -260,20 +260,22 @@ def portfolio_snapshot(state: CycleState, prices: Mapping[str, float],
     the position's size at the cycle price (``quantity x price``), ``cost`` at entry.
     """
     book = state.portfolio
-    missing = book.unmarked(prices)
-    if missing:
-        raise ValueError(f"no cycle price for held {', '.join(missing)}: cannot value the book")
-    equity = book.equity(prices)
+    # a held symbol without a cycle price cannot be valued: equity is unknown (the engine then
+    # refuses to size anything this cycle) but the book is still shown
+    unmarked = set(book.unmarked(prices))
+    equity = None if unmarked else book.equity(prices)
     positions = []
     for sym in sorted(book.positions):
         p = book.positions[sym]
-        price = float(prices[sym])
-        pnl = p.unrealised(price)
+        price = None if sym in unmarked else float(prices[sym])
+        pnl = None if price is None else p.unrealised(price)
         positions.append({
             "symbol": sym, "side": p.side, "quantity": p.quantity, "entry_price": p.entry_price,
-            "price": price, "notional": p.quantity * price, "cost": p.cost,
-            "unrealised_pnl": pnl, "unrealised_pct": pnl / p.cost if p.cost else 0.0,
-            "percent_of_equity": p.value(price) / equity if equity > 0 else None,
+            "price": price, "notional": None if price is None else p.quantity * price,
+            "cost": p.cost, "unrealised_pnl": pnl,
+            "unrealised_pct": None if pnl is None else (pnl / p.cost if p.cost else 0.0),
+            "percent_of_equity": (p.value(price) / equity
+                                  if price is not None and equity else None),
             "invalidation_price": p.invalidation_price, "thesis": p.thesis,
             "invalidation": p.invalidation, "opened_at": utc(p.opened_at).isoformat()})
     return {"at": utc(state.at).isoformat(), "cash": book.cash, "equity": equity,

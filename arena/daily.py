@@ -74,7 +74,8 @@ def to_record(cycle: ContestantCycle, briefing_prompt: str, prices: Mapping[str,
         equity=equity_snapshot(cycle.state.portfolio, prices),
         parse_errors={r.name: r.parsed.reason for r in rounds
                       if r.parsed is not None and not r.parsed.ok},
-        errors=tuple(r.reply.error for r in rounds if r.reply.error))
+        errors=tuple(r.reply.error for r in rounds if r.reply.error),
+        extras={r.name: dict(r.reply.extra) for r in rounds if r.reply.extra})
 
 
 def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: object) -> Outcome:
@@ -135,7 +136,8 @@ class _Fixed:
 def cycle_market(lake: Lake, provider: str, universe: Universe,
                  contestants: Sequence[Contestant], at: object, ledger: Ledger) -> MarketData:
     """The cycle's market, with full depth for everything any contestant holds."""
-    held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions})
+    held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions
+                   if s in universe})  # a symbol dropped from the universe has no market
     return build_market(lake, provider, universe, utc(at), held=held)
 
 
@@ -165,13 +167,22 @@ def play_safely(contestant: Contestant, market: MarketData, ledger: Ledger, univ
                 target = worst_performer(ledger, at, candidates)
                 if target is None:
                     return None
-            return ledger.responses(target, utc(at)).get(ANSWER)
+            try:
+                return ledger.responses(target, utc(at)).get(ANSWER)
+            except KeyError:  # the target has no record this cycle: nothing to mirror
+                return None
     try:
         return play(contestant, market, ledger, universe, at, rules=rules, source=source)
     except Exception as exc:
         log.exception("contestant %s failed at %s", contestant.name, at)
         return Outcome(contestant.name, "not recorded", "failed", 0, 0, 0, 0, None, 0.0,
                        f"{type(exc).__name__}: {exc}")
+
+
+def secret_names(contestants: Sequence[Contestant]) -> set[str]:
+    """The environment variables holding the contestants' keys (never to be written)."""
+    return {name for c in contestants
+            if (name := getattr(getattr(c, "spec", None), "api_key_env", None))}
 
 
 def split_mirrors(contestants: Sequence[Contestant]) -> tuple[list[Contestant], list[Contestant]]:
@@ -185,7 +196,7 @@ def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequen
               rules: Rules = ARENA_RULES) -> list[Outcome]:
     """The daily cycle at ``at`` for every contestant, in-process (the Prefect flow runs the same
     steps as tasks)."""
-    ledger = ledger or Ledger(lake)
+    ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
     market = cycle_market(lake, provider, universe, contestants, at, ledger)
     first, mirrors = split_mirrors(contestants)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:

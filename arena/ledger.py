@@ -74,7 +74,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -158,6 +158,7 @@ class CycleRecord:
     equity: Mapping[str, float | int | None] = _map()
     parse_errors: Mapping[str, str] = _map()
     errors: Sequence[str] = ()
+    extras: Mapping[str, Mapping[str, Any]] = _map()  # per round: debate transcript, tool calls
 
     @property
     def repaired(self) -> bool:
@@ -210,7 +211,7 @@ SCHEMAS = _schemas(_CYCLE_KEY, {
               ("latency_s", _F), ("cost_usd", _F), ("retries", _I), ("error", _S)],
     "messages": [("seq", _I), ("role", _S), ("chars", _I), ("content", _S),
                  ("prompt_sha256", _S), ("prompt_offset", _I)],
-    "responses": [("round", _S), ("text", _S), ("chars", _I)],
+    "responses": [("round", _S), ("text", _S), ("chars", _I), ("extra", _S)],
     "decisions": [*_ROUND_IDX, ("decision", _S)],
     "rejections": [*_ROUND_IDX, ("code", _S), ("message", _S)],
     "fills": _FILL,
@@ -288,8 +289,10 @@ def _cycle_rows(r: CycleRecord) -> tuple[Rows, dict[str, str]]:
     for rnd in ROUNDS:
         if rnd in r.responses:
             text = r.responses[rnd]
+            extra = r.extras.get(rnd)
             rows["responses"].append({**key, "round": rnd, "text": text,
-                                      "chars": None if text is None else len(text)})
+                                      "chars": None if text is None else len(text),
+                                      "extra": None if not extra else json.dumps(extra, default=str)})
         rejected = {j.decision_index for j in r.rejections.get(rnd, ())}
         for i, d in enumerate(r.decisions.get(rnd, ())):
             d = d.model_dump() if hasattr(d, "model_dump") else dict(d)
@@ -322,10 +325,12 @@ def _monitor_rows(r: MonitorRecord) -> Rows:
                          "errors": list(r.errors)}]}
 
 
-def _refuse_secrets(rows: Rows, texts: Mapping[str, str], what: str) -> None:
-    """Raise :class:`SecretInRecord` if any string to be written holds a ``*_API_KEY`` value."""
+def _refuse_secrets(rows: Rows, texts: Mapping[str, str], what: str,
+                    names: frozenset[str] = frozenset()) -> None:
+    """Raise :class:`SecretInRecord` if any string to be written holds the value of a
+    ``*_API_KEY`` variable or of a variable named in ``names`` (the roster's key variables)."""
     secrets = {n: v for n, v in os.environ.items()
-               if n.upper().endswith(SECRET_SUFFIX) and len(v) >= MIN_SECRET_CHARS}
+               if (n.upper().endswith(SECRET_SUFFIX) or n in names) and len(v) >= MIN_SECRET_CHARS}
     if not secrets:
         return
 
@@ -382,9 +387,13 @@ def _flock(path: Path, wait: float | None) -> Iterator[None]:
 class Ledger:
     """The ledger under ``<lake root>/ledger``: exactly-once writes, and reads for the engine."""
 
-    def __init__(self, root: str | Path | Lake | None = None) -> None:
+    def __init__(self, root: str | Path | Lake | None = None, *,
+                 secret_names: Iterable[str] = ()) -> None:
+        """``secret_names``: environment variables (besides ``*_API_KEY``) whose values must
+        never be written, e.g. the roster's ``api_key_env`` names."""
         lake_root = root.root if isinstance(root, Lake) else Path(root) if root else default_root()
         self.dir = lake_root / "ledger"
+        self.secret_names = frozenset(secret_names)
 
     def __repr__(self) -> str:
         return f"Ledger({str(self.dir)!r})"
@@ -432,6 +441,10 @@ class Ledger:
             if clash:
                 raise LedgerError(f"monitor window ({s}, {e}] of {contestant} overlaps the "
                                   f"recorded window ({clash[0].start}, {clash[0].end}]")
+            later = [k for k in self.records(contestant) if k.cycle_at > s]
+            if later:  # its fills would fold before a cycle that already ran without them
+                raise LedgerError(f"monitor window ({s}, {e}] of {contestant} comes after its "
+                                  f"recorded cycle at {later[0].cycle_at}: history is append-only")
             record = build()
             if (record.contestant, utc(record.start), utc(record.end)) != (contestant, s, e):
                 raise LedgerError(f"build() returned the monitor record of {record.contestant} "
@@ -452,7 +465,7 @@ class Ledger:
                 shutil.rmtree(leftover, ignore_errors=True)
             rows, texts = make()
             what = f"{final.parent.name}/{final.name}"
-            _refuse_secrets(rows, texts, what)
+            _refuse_secrets(rows, texts, what, self.secret_names)
             tables = {n: pa.Table.from_pylist(rows.get(n, []), schema=s) for n, s in schemas.items()}
             tmp = staging / f"{contestant}+{final.parent.name}+{os.getpid()}+{uuid.uuid4().hex[:8]}"
             tmp.mkdir(parents=True)

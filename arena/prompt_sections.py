@@ -64,8 +64,8 @@ def fmt_num(x: float | None, decimals: int = 1) -> str:
     return NA if x is None else f"{x:.{decimals}f}"
 
 
-def _money(x: float) -> str:
-    return f"${x:,.2f}"
+def _money(x: float | None) -> str:
+    return NA if x is None else f"${x:,.2f}"
 
 
 # --------------------------------------------------------------------------------- sections
@@ -168,7 +168,8 @@ def portfolio_section(snapshot: Mapping[str, Any]) -> str:
         share = NA if p["percent_of_equity"] is None else fmt_pct(p["percent_of_equity"], 1, False)
         lines.append(",".join((
             p["symbol"], p["side"], f"{p['quantity']:.6g}", fmt_price(p["entry_price"], dec),
-            fmt_price(p["price"], dec), f"{p['notional']:.2f}", f"{p['unrealised_pnl']:+.2f}",
+            fmt_price(p["price"], dec), fmt_price(p["notional"], 2),
+            NA if p["unrealised_pnl"] is None else f"{p['unrealised_pnl']:+.2f}",
             fmt_pct(p["unrealised_pct"]), share,
             fmt_price(p["invalidation_price"], dec), p["opened_at"][:16])))
         lines.append(f"  {p['symbol']} thesis: {p['thesis'] or NA}")

@@ -26,7 +26,7 @@ from arena.agents.base import Contestant
 from arena.agents.factory import build_contestant
 from arena.briefing import MarketData
 from arena.calendar import utc
-from arena.daily import Outcome, cycle_market, play_safely, split_mirrors
+from arena.daily import Outcome, cycle_market, play_safely, secret_names, split_mirrors
 from arena.data.lake import Lake
 from arena.ledger import Ledger
 from arena.roster import is_loopback, load_roster
@@ -85,7 +85,7 @@ def cycle_flow(at: str | None = None, roster: str | None = None, lake_root: str 
     contestants = [build_contestant(spec) for spec in runnable]
     ensure_limits({name for c in contestants if (name := provider_limit(c))})
     lake = Lake(lake_root)
-    ledger = Ledger(lake)
+    ledger = Ledger(lake, secret_names=secret_names(contestants))
     market = cycle_market(lake, provider, universe, contestants, at_ts, ledger)
     first, mirrors = split_mirrors(contestants)
     outcomes = [f.result() for f in [play_contestant.submit(c, market, ledger, universe, at_ts)

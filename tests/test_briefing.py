@@ -206,8 +206,10 @@ def test_portfolio_snapshot(friday):
         assert rows["ETH"][key] not in (None, "")
     assert snap["new_positions_left"] == 1 and snap["max_positions"] == 10
     assert json.loads(json.dumps(snap)) == snap
-    with pytest.raises(ValueError, match="ETH"):
-        portfolio_snapshot(state, {"AAPL": 1.0})
+    # a held symbol without a cycle price: shown, not valued; equity unknown (nothing is sized)
+    blind = portfolio_snapshot(state, {"AAPL": 1.0})
+    assert blind["equity"] is None
+    assert {p["symbol"]: p["price"] for p in blind["positions"]}["ETH"] is None
 
 
 def test_briefing_shows_own_holdings_only(friday):

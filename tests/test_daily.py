@@ -89,3 +89,11 @@ def json_actions(text: str) -> list[str]:
     import json
 
     return [d["action"] for d in json.loads(text)["decisions"]]
+
+
+def test_a_reverse_without_a_target_record_forfeits_and_is_recorded(setup, universe):
+    lake, ledger, _ = setup
+    ghost = ReverseContestant(ContestantSpec(name="anti-ghost", kind="reverse", mirror_of="ghost"))
+    [outcome] = run_cycle(lake, PROVIDER, universe, [ghost], MON, ledger=ledger)
+    assert (outcome.recorded, outcome.status) == ("recorded", "forfeited")
+    assert "no answer to mirror" in outcome.error

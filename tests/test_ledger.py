@@ -360,6 +360,9 @@ def test_monitor_records_are_once_per_window_and_never_overlap(tmp_path):
     with pytest.raises(ValueError, match="outside the window"):
         ledger.record_monitor(C3, C3 + pd.Timedelta("1D"), "momentum",
                               lambda: MonitorRecord("momentum", C3, C3 + pd.Timedelta("1D"), [STOP_BTC]))
+    with pytest.raises(LedgerError, match="append-only"):  # before a cycle already recorded
+        ledger.record_monitor(C1 - pd.Timedelta("1h"), C1 - pd.Timedelta("30min"), "momentum",
+                              lambda: pytest.fail("must not build"))
     out = ledger.table("outcome", monitor=True)
     assert list(out.n_fills) == [1] and out.checked.iloc[0] == '{"BTC": 45, "ETH": 96}'
 

@@ -64,12 +64,23 @@ def run_tool(briefing: Briefing, name: str, arguments: Mapping[str, Any]) -> dic
 
 
 def _packages(text: str | None) -> list[dict[str, Any]]:
+    """The researcher's packages: the JSON object in its answer (prose or a fence around it is
+    tolerated here - this is the team's internal note, not the contract)."""
+    text = text or ""
+    start, end = text.find("{"), text.rfind("}")
     try:
-        payload = json.loads((text or "").strip().removeprefix("```json").removesuffix("```"))
-        packages = payload.get("packages", []) if isinstance(payload, dict) else []
+        payload = json.loads(text[start:end + 1]) if start >= 0 < end else {}
     except ValueError:
         return []
-    return [p for p in packages if isinstance(p, dict)]
+    packages = payload.get("packages") if isinstance(payload, dict) else None
+    return [p for p in packages if isinstance(p, dict)] if isinstance(packages, list) else []
+
+
+def _confidence(package: Mapping[str, Any]) -> float:
+    try:
+        return float(package.get("confidence") or 0)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 class ResearcherContestant:
@@ -89,6 +100,13 @@ class ResearcherContestant:
                         sleep=self._sleep, raw_messages=messages, **extra)
 
     def answer(self, briefing: Briefing) -> Reply:
+        """Research, then decide. Whatever the model sends, this returns a Reply (never raises)."""
+        try:
+            return self._answer(briefing)
+        except Exception as exc:
+            return Reply(None, error=f"researcher failed: {type(exc).__name__}: {exc}")
+
+    def _answer(self, briefing: Briefing) -> Reply:
         sections = dict(briefing.data["sections"])
         fields = {"max_tool_calls": self.max_tool_calls,
                   "min_package_confidence": MIN_PACKAGE_CONFIDENCE}
@@ -100,7 +118,8 @@ class ResearcherContestant:
             allow_tools = used < self.max_tool_calls
             done = self._call("researcher", messages, **({"tools": TOOLS} if allow_tools else {}))
             calls.append(done.record)
-            message = done.response.choices[0].message if done.response is not None else None
+            choices = getattr(done.response, "choices", None) or []
+            message = choices[0].message if choices else None
             tool_calls = list(getattr(message, "tool_calls", None) or []) if allow_tools else []
             if not tool_calls:
                 break
@@ -114,6 +133,7 @@ class ResearcherContestant:
                     args = json.loads(call.function.arguments or "{}")
                 except ValueError:
                     args = {}
+                args = args if isinstance(args, dict) else {}
                 result = (run_tool(briefing, call.function.name, args) if used <= self.max_tool_calls
                           else {"error": f"the limit of {self.max_tool_calls} tool calls is reached"})
                 tool_log.append({"tool": call.function.name, "arguments": args, "result": result})
@@ -123,8 +143,7 @@ class ResearcherContestant:
         if done.text is None:
             return Reply(None, tuple(calls), error=done.error or "the researcher gave no answer",
                          extra=extra)
-        packages = [p for p in _packages(done.text)
-                    if (p.get("confidence") or 0) > MIN_PACKAGE_CONFIDENCE]
+        packages = [p for p in _packages(done.text) if _confidence(p) > MIN_PACKAGE_CONFIDENCE]
         extra["packages"] = packages
         strategist = (briefing.messages[0], Message("user", self._prompts.render(
             "strategist", **sections, **fields, packages=json.dumps(packages, indent=1))))

@@ -90,3 +90,17 @@ def test_tool_call_turns_are_not_errors(openai_stub):
                                  ).answer(BRIEFING)
     assert reply.text == DECISION and [c.error for c in reply.calls] == [None, None, None]
     assert reply.extra["packages"] == []
+
+
+def test_odd_model_output_is_an_error_or_no_package_never_a_crash(openai_stub):
+    spec = ContestantSpec(name="researcher-stub", kind="researcher", model="openai/stub-model",
+                          api_base=openai_stub.url,
+                          params=Params(temperature=0.3, max_tokens=400, timeout=5, num_retries=1))
+    odd = _tool_calls(1, 0)
+    odd.body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = "[]"
+    openai_stub.script(odd, StubResponse.answer('Notes:\n```json\n{"packages": 5}\n```'),
+                       StubResponse.answer(DECISION))
+    reply = ResearcherContestant(spec, retry=RetryPolicy(backoff_s=0.01, max_backoff_s=0.02)
+                                 ).answer(BRIEFING)
+    assert reply.text == DECISION and reply.extra["packages"] == []
+    assert "no data for ''" in reply.extra["tool_calls"][0]["result"]["error"]
