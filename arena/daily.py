@@ -79,24 +79,16 @@ def to_record(cycle: ContestantCycle, briefing_prompt: str, prices: Mapping[str,
 
 
 def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: object) -> Outcome:
-    """The cycle report line of a recorded (cycle, contestant), read back from the ledger."""
-    at_ts = utc(at)
-
-    def rows(table: str):
-        frame = ledger.table(table, name)
-        return frame[frame["cycle_at"] == at_ts] if len(frame) else frame
-
-    outcome, calls = rows("outcome").iloc[0], rows("calls")
-    costs = calls["cost_usd"].dropna() if len(calls) else calls
-    errors = [e for e in (outcome["errors"] if outcome["errors"] is not None else []) if e]
+    """The cycle report line of a recorded (cycle, contestant), read back from its record."""
+    [outcome] = ledger.record_rows("outcome", at, name)
+    calls = ledger.record_rows("calls", at, name)
+    costs = [c["cost_usd"] for c in calls if c["cost_usd"] is not None]
+    errors = [e for e in outcome["errors"] or [] if e]
     return Outcome(
         name, str(recorded), str(outcome["status"]), int(outcome["n_fills"]),
-        int(outcome["n_rejections"]),
-        int(calls["tokens_in"].fillna(0).sum()) if len(calls) else 0,
-        int(calls["tokens_out"].fillna(0).sum()) if len(calls) else 0,
-        float(costs.sum()) if len(costs) else None,
-        float(calls["latency_s"].max()) if len(calls) else 0.0,
-        "; ".join(errors) or None)
+        int(outcome["n_rejections"]), sum(c["tokens_in"] or 0 for c in calls),
+        sum(c["tokens_out"] or 0 for c in calls), float(sum(costs)) if costs else None,
+        max((c["latency_s"] for c in calls), default=0.0), "; ".join(errors) or None)
 
 
 def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,

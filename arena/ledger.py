@@ -565,7 +565,8 @@ class Ledger:
             state = state.apply(event) if isinstance(event, Fill) else state.with_level(*event)
         return state
 
-    def _record_rows(self, name: str, cycle_at: object, contestant: str) -> list[dict[str, Any]]:
+    def record_rows(self, name: str, cycle_at: object, contestant: str) -> list[dict[str, Any]]:
+        """One table of one (cycle, contestant) record, as rows (KeyError: no such record)."""
         path = self.record_dir(cycle_at, contestant) / f"{name}.parquet"
         if not path.is_file():
             raise KeyError(f"no ledger record for {contestant} at {utc(cycle_at)}")
@@ -573,12 +574,12 @@ class Ledger:
 
     def responses(self, contestant: str, cycle_at: object) -> dict[str, str | None]:
         """The raw response text per round of a recorded cycle (for the replay contestant)."""
-        return {r["round"]: r["text"] for r in self._record_rows("responses", cycle_at, contestant)}
+        return {r["round"]: r["text"] for r in self.record_rows("responses", cycle_at, contestant)}
 
     def messages(self, contestant: str, cycle_at: object) -> list[Message]:
         """The recorded conversation, prompt parts restored from the prompt store."""
         out = []
-        for r in sorted(self._record_rows("messages", cycle_at, contestant), key=lambda r: r["seq"]):
+        for r in sorted(self.record_rows("messages", cycle_at, contestant), key=lambda r: r["seq"]):
             if r["prompt_sha256"] is None:
                 out.append(Message(r["role"], r["content"]))
             else:
