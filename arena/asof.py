@@ -13,12 +13,11 @@ import datetime as dt
 
 import pandas as pd
 
-from arena.calendar import INTERVAL_ORDER, bar_close_times, utc
+from arena.calendar import INTERVAL_ORDER, NY, bar_close_times, utc
 from arena.data.bars import drop_unclosed
 from arena.data.lake import Lake, PartitionKey, TableKey
 from arena.universe import Asset
 
-NY = "America/New_York"
 _PRICE_LOOKBACK = pd.Timedelta(days=14)  # longer than any market closure: a last print exists
 
 

@@ -35,7 +35,7 @@ INTERVALS: dict[str, pd.Timedelta] = {
 }
 INTERVAL_ORDER = tuple(INTERVALS)  # finest first
 _INTRADAY = ("15m", "1h", "4h")
-_NY = "America/New_York"
+NY = "America/New_York"  # the NYSE clock
 TS_UNIT = "us"  # resolution of every timestamp column the product writes
 _CAL_START, _CAL_END = "1990-01-02", "2035-12-31"
 
@@ -89,7 +89,7 @@ def _schedule() -> pd.DataFrame:
     sched = _xnys().schedule[["open", "close"]].copy()
     sched["open"] = sched["open"].dt.tz_convert("UTC")
     sched["close"] = sched["close"].dt.tz_convert("UTC")
-    ny_close = sched["close"].dt.tz_convert(_NY)
+    ny_close = sched["close"].dt.tz_convert(NY)
     sched["early_close"] = (ny_close.dt.hour * 60 + ny_close.dt.minute) < 16 * 60
     return sched
 
@@ -177,7 +177,7 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
     if calendar == CRYPTO:
         return (idx + step).as_unit(TS_UNIT)
     sched = _schedule()
-    day = idx.tz_convert(_NY).tz_localize(None).normalize()
+    day = idx.tz_convert(NY).tz_localize(None).normalize()
     if interval == "1w":
         # a weekly bar closes at the last session close of its week
         closes = sched["close"].groupby(sched.index.to_period("W-SUN")).max()
@@ -208,7 +208,7 @@ def canonical_labels(ts: pd.DatetimeIndex, calendar: str, interval: str) -> pd.D
     if calendar != NYSE or interval not in ("1d", "1w") or not len(ts):
         return ts
     ts = pd.DatetimeIndex(ts).tz_convert("UTC")
-    ny = ts.tz_convert(_NY)
+    ny = ts.tz_convert(NY)
     utc_mid = np.asarray((ts == ts.normalize()) & ~ts.isna())
     ny_mid = np.asarray((ny == ny.normalize()) & ~ts.isna()) & ~utc_mid
     dated = utc_mid | ny_mid
@@ -239,5 +239,5 @@ def is_open(calendar: str, ts: object) -> bool:
     if calendar == CRYPTO:
         return True
     t = utc(ts)
-    sess = regular_session(t.tz_convert(_NY).date())
+    sess = regular_session(t.tz_convert(NY).date())
     return sess is not None and sess.open <= t < sess.close

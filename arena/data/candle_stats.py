@@ -21,6 +21,7 @@ import pandas as pd
 
 from arena.calendar import (
     CALENDARS,
+    NY,
     NYSE,
     TS_UNIT,
     CalendarError,
@@ -255,7 +256,7 @@ def grid_offset_seconds(ts: pd.DatetimeIndex, calendar: str, interval: str) -> n
         anchor = pd.Timestamp("1970-01-05").value // 1000 if interval == "1w" else 0
         off = np.mod(micros - anchor, step)
     else:
-        local = ts.tz_convert("America/New_York")
+        local = ts.tz_convert(NY)
         since_local_midnight = pd.TimedeltaIndex(local - local.normalize()).as_unit("us").asi8
         since_open = since_local_midnight - 34_200_000_000  # 9:30 in microseconds
         if interval in ("1d", "1w"):
@@ -269,7 +270,7 @@ def grid_offset_seconds(ts: pd.DatetimeIndex, calendar: str, interval: str) -> n
     return out
 
 
-OHLC_COLUMNS = ("timestamp", "open", "high", "low", "close", "volume")  # order the suite uses
+OHLC_COLUMNS = BAR_COLUMNS  # the order the suite uses
 
 
 def ohlc_problems(bars: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from arena.calendar import NY
+
 MAD_TO_SIGMA = 1.4826  # robust sigma = 1.4826 x median absolute deviation (normal consistency)
 MEAN_AD_TO_SIGMA = 1.2533  # fallback when over half of the returns are identical (MAD = 0)
 MAX_SIGMAS = 1e6  # cap for a move in a series that never moved before
@@ -49,7 +51,7 @@ def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: pd.Datetime
     simple[pos[1:]] = np.expm1(log_ret)
     gap = np.zeros(len(log_ret), dtype=bool)
     if sessions_gap:
-        day = bar_time[pos].tz_convert("America/New_York").normalize().asi8
+        day = bar_time[pos].tz_convert(NY).normalize().asi8
         gap = day[1:] != day[:-1]
         overnight[pos[1:]] = gap
     if len(log_ret) < min_returns:

@@ -13,10 +13,15 @@ from pathlib import Path
 import pandas as pd
 
 from arena.data.errors import BlockedError, NoDataError
-from arena.data.providers.base import BAR_COLUMNS, empty_bars, looks_like_html, to_bar_frame
+from arena.data.providers.base import (
+    BAR_COLUMNS,
+    TIME_ALIASES,
+    empty_bars,
+    looks_like_html,
+    to_bar_frame,
+)
 
 _PARQUET_MAGIC = b"PAR1"
-_TIME_ALIASES = ("datetime", "date", "time", "open_time")  # what to_bar_frame also accepts
 
 
 class UnusableInputError(ValueError):
@@ -50,7 +55,7 @@ def read_price_file(path: str | os.PathLike[str], *, symbol: str | None = None
     frame = _read_table(path, head)
     frame.columns = [str(c).strip().lower() for c in frame.columns]
     frame, label = _one_symbol(frame, symbol, label, path)
-    has_time = "timestamp" in frame.columns or any(a in frame.columns for a in _TIME_ALIASES)
+    has_time = "timestamp" in frame.columns or any(a in frame.columns for a in TIME_ALIASES)
     missing = [c for c in BAR_COLUMNS[1:] if c not in frame.columns] + ([] if has_time else
                                                                         ["timestamp"])
     if missing:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from arena.calendar import CRYPTO, is_trading_day
+from arena.calendar import CRYPTO, NY, is_trading_day
 from arena.engine.contract import ACTIONS, Decision
 from arena.engine.portfolio import FEE_RATE, LONG, SHORT, START_CASH, Portfolio, fee
 from arena.universe import Universe
@@ -105,7 +105,7 @@ def tradeable_today(symbol: str, universe: Universe, at: pd.Timestamp) -> bool:
     asset = universe[symbol]
     if not asset.tradable:
         return False
-    return asset.calendar == CRYPTO or is_trading_day(at.tz_convert("America/New_York").date())
+    return asset.calendar == CRYPTO or is_trading_day(at.tz_convert(NY).date())
 
 
 def _finite(value: float | None) -> bool:

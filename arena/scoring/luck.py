@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from arena.calendar import NY
 from arena.scoring.scorer import (
     ScorerInputError,
     check_cost_rate,
@@ -83,7 +84,7 @@ def decision_steps(timestamps: pd.DatetimeIndex, step: str, calendar: str = "24/
     if step != "1d":
         raise ScorerInputError(f"unknown step {step!r}; use '1d' or 'bar'")
     ts = pd.DatetimeIndex(timestamps)
-    local = ts.tz_convert("America/New_York") if calendar == "XNYS" else ts.tz_convert("UTC")
+    local = ts.tz_convert(NY) if calendar == "XNYS" else ts.tz_convert("UTC")
     days = local.tz_localize(None).normalize().asi8
     return np.concatenate([[0], np.cumsum(days[1:] != days[:-1])]).astype(np.int64)
 

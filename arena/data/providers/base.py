@@ -23,6 +23,7 @@ from arena.universe import Asset
 BAR_COLUMNS = ("timestamp", "open", "high", "low", "close", "volume")
 PRICE_COLUMNS = ("open", "high", "low", "close")
 FUNDING_COLUMNS = ("timestamp", "funding_rate")
+TIME_ALIASES = ("datetime", "date", "time", "open_time")  # accepted in place of "timestamp"
 
 
 @runtime_checkable
@@ -74,7 +75,7 @@ def to_bar_frame(raw: pd.DataFrame | Sequence[Sequence[object]], *, provider: st
         frame = raw.copy()
         frame.columns = [str(c).strip().lower() for c in frame.columns]
         if "timestamp" not in frame.columns:
-            for alt in ("datetime", "date", "time", "open_time"):
+            for alt in TIME_ALIASES:
                 if alt in frame.columns:
                     frame = frame.rename(columns={alt: "timestamp"})
                     break

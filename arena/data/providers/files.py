@@ -32,7 +32,8 @@ def read_table(path: Path, *, provider: str = "files", symbol: str = "") -> pd.D
     try:
         if path.suffix == ".parquet":
             return pd.read_parquet(path, partitioning=None)
-        head = path.read_bytes()[:512]
+        with path.open("rb") as fh:
+            head = fh.read(512)
         if looks_like_html(head):
             raise BlockedError(f"{path.name} holds an HTML page, not candles",
                                provider=provider, symbol=symbol)

@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from arena.calendar import NYSE, TS_UNIT, expected_bars, sessions, utc
+from arena.calendar import NY, NYSE, TS_UNIT, expected_bars, sessions, utc
 from arena.data.errors import (
     BadSymbolError,
     BlockedError,
@@ -45,7 +45,6 @@ from arena.universe import Asset
 INTERVALS = frozenset({"1h", "1d", "1w"})
 _YF_INTERVAL = {"1h": "1h", "1d": "1d", "1w": "1wk"}
 _PAD = {"1h": pd.Timedelta(0), "1d": pd.Timedelta(days=1), "1w": pd.Timedelta(days=7)}
-_NY = "America/New_York"
 _OPEN_NY = pd.Timedelta(hours=9, minutes=30)
 _OBSERVED_PATHS = ("/v8/finance/chart/", "/calendar/earnings")
 _STATUS = threading.local()  # HTTP status of this thread's last chart / earnings call
@@ -119,7 +118,7 @@ class YFinanceProvider:
         if end_ts <= start_ts:
             raise NoDataError("empty window", provider=self.name, symbol=asset.symbol)
         # Yahoo's daily/weekly range filters are midnight-based: ask wider, clip afterwards
-        ask_from = start_ts.tz_convert(_NY).normalize() - _PAD[interval]
+        ask_from = start_ts.tz_convert(NY).normalize() - _PAD[interval]
         raw = self._call(asset, lambda t: t.history(
             start=ask_from, end=end_ts + _PAD[interval], interval=_YF_INTERVAL[interval],
             auto_adjust=False, back_adjust=False, actions=False, prepost=False, repair=False,
@@ -152,7 +151,7 @@ class YFinanceProvider:
             raise NoDataError("no earnings table on Yahoo's earnings calendar page",
                               provider=self.name, symbol=asset.symbol)
         idx = pd.DatetimeIndex(table.index)
-        local = idx.tz_convert(_NY).tz_localize(None) if idx.tz is not None else idx
+        local = idx.tz_convert(NY).tz_localize(None) if idx.tz is not None else idx
         days = pd.DatetimeIndex(local.normalize().unique()).tz_localize("UTC").as_unit(TS_UNIT)
         lo, hi = utc(start), utc(end)
         return sorted(d for d in days if lo <= d < hi)
@@ -172,7 +171,7 @@ class YFinanceProvider:
         if asset.calendar == NYSE:
             # Known exchange timezone: spares yfinance its timezone probe (one chart request per
             # symbol, and a quoteSummary fallback that turns an unknown symbol into odd errors).
-            ticker._tz = _NY
+            ticker._tz = NY
         _forget_cached_responses(yf)
         _STATUS.code = None
         try:
@@ -221,7 +220,7 @@ def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
     """UTC open times of yfinance's bar labels (see the module docstring)."""
     if interval == "1h":
         return labels.tz_convert("UTC").as_unit(TS_UNIT)
-    local = labels.tz_convert(_NY).tz_localize(None) if labels.tz is not None else labels
+    local = labels.tz_convert(NY).tz_localize(None) if labels.tz is not None else labels
     days = local.normalize()
     if interval == "1d":  # the session's open (as arena.calendar.regular_session, vectorised)
         if len(days) == 0:
@@ -231,11 +230,11 @@ def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
     mondays = days - pd.to_timedelta(days.weekday, unit="D")
     if len(mondays) == 0:
         return pd.DatetimeIndex([], tz="UTC").as_unit(TS_UNIT)
-    first = mondays.min().tz_localize(_NY).tz_convert("UTC")
-    last = mondays.max().tz_localize(_NY).tz_convert("UTC") + pd.Timedelta(days=7)
+    first = mondays.min().tz_localize(NY).tz_convert("UTC")
+    last = mondays.max().tz_localize(NY).tz_convert("UTC") + pd.Timedelta(days=7)
     week_open = {}
     for o in expected_bars(NYSE, "1w", first, last):
-        local_day = o.tz_convert(_NY).tz_localize(None).normalize()
+        local_day = o.tz_convert(NY).tz_localize(None).normalize()
         week_open[local_day - pd.Timedelta(days=local_day.weekday())] = o
     found = pd.DatetimeIndex([week_open.get(m, pd.NaT) for m in mondays], tz="UTC")
     return found.where(found.notna(), _fallback_open(mondays)).as_unit(TS_UNIT)
@@ -243,5 +242,5 @@ def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
 
 def _fallback_open(day: pd.DatetimeIndex) -> pd.DatetimeIndex:
     """9:30 New York on naive dates, in UTC (for labels without an NYSE session)."""
-    return (day + _OPEN_NY).tz_localize(_NY).tz_convert("UTC")
+    return (day + _OPEN_NY).tz_localize(NY).tz_convert("UTC")
 
