@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from arena.agents.base import Briefing, Message, Reply
-from arena.agents.llm import Completion, RetryPolicy, complete
+from arena.agents.llm import Completion, RetryPolicy, complete, reply_from
 from arena.prompts import Prompts
 from arena.roster import ContestantSpec
 
@@ -67,14 +67,8 @@ class DebateContestant:
         verdict = self._call(judge_messages, "judge", JUDGE_TEMPERATURE)
         debate["judge"] = {"answer": verdict.text, "error": verdict.error}
         calls = (*calls, verdict.record)
-        if verdict.text is None:
-            return Reply(None, calls, judge_messages, error=verdict.error, extra={"debate": debate})
-        return Reply(verdict.text, calls, (*judge_messages, Message("assistant", verdict.text)),
-                     extra={"debate": debate})
+        return reply_from(verdict, judge_messages, calls, {"debate": debate})
 
     def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
         history = (*previous.transcript, Message("user", follow_up))
-        done = self._call(history, "repair", JUDGE_TEMPERATURE)
-        if done.text is None:
-            return Reply(None, (done.record,), history, error=done.error)
-        return Reply(done.text, (done.record,), (*history, Message("assistant", done.text)))
+        return reply_from(self._call(history, "repair", JUDGE_TEMPERATURE), history)

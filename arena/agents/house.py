@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from arena.agents.base import Briefing, CallRecord, Message, Reply
+from arena.engine.rules import ARENA_RULES, Rules
 
 Row = Mapping[str, Any]
 Answer = dict[str, Any]
@@ -67,11 +68,11 @@ def _closes(table: list[Row], book: Mapping[str, Any], exit_when: Callable[[Row]
             and exit_when(rows[p["symbol"]])]
 
 
-def _can_open(book: Mapping[str, Any], min_share: float = 0.10, fee_rate: float = 0.001) -> bool:
+def _can_open(book: Mapping[str, Any], rules: Rules = ARENA_RULES) -> bool:
     """A new-position slot is left and free cash can fund the rules' minimum size."""
     equity = book.get("equity") or 0.0
-    return (book.get("new_positions_left", 0) > 0
-            and book.get("cash", 0.0) / (1 + fee_rate) >= min_share * equity * 1.0001)
+    return (book.get("new_positions_left", 0) > 0 and book.get("cash", 0.0) / (1 + rules.fee_rate)
+            >= rules.min_open_share * equity * 1.0001)
 
 
 def momentum(table: list[Row], book: Mapping[str, Any]) -> Answer:
@@ -107,8 +108,7 @@ def trend_following(table: list[Row], book: Mapping[str, Any]) -> Answer:
 
 def equal_weight(table: list[Row], book: Mapping[str, Any]) -> Answer:
     pool = sorted(_candidates(table, book, "adv_usd"), key=lambda r: (-r["adv_usd"], r["symbol"]))
-    room = book.get("max_positions", 10) - book.get("open_positions", 0)
-    if not pool or room <= 0 or not _can_open(book):
+    if not pool or not _can_open(book):  # new_positions_left already counts the 10-position cap
         return _answer("Equal-weight basket complete or nothing tradeable today: hold.", [])
     return _answer("Build an equal-weight basket one 10% position a day, then hold.",
                    [_open(pool[0], 10, 0.5, "equal-weight buy and hold")])

@@ -369,6 +369,18 @@ def _finish_reason(response: Any) -> str | None:
         return None
 
 
+def reply_from(done: Completion, history: Sequence[Message],
+               calls: Sequence[CallRecord] | None = None,
+               extra: Mapping[str, Any] | None = None) -> Reply:
+    """The contestant's reply for a finished call: the answer appended to ``history``, or the
+    call's error (``calls`` default to this call's record)."""
+    calls = tuple(calls) if calls is not None else (done.record,)
+    extra = dict(extra or {})
+    if done.text is None:
+        return Reply(None, calls, tuple(history), error=done.error, extra=extra)
+    return Reply(done.text, calls, (*history, Message("assistant", done.text)), extra=extra)
+
+
 class LLMContestant:
     """A roster contestant of kind ``llm``: one model call per answer, one per repair.
 
@@ -409,10 +421,7 @@ class LLMContestant:
             extra = {"finish_reason": _finish_reason(done.response),
                      "response_model": getattr(done.response, "model", None),
                      "response_id": getattr(done.response, "id", None)}
-        if done.text is None:
-            return Reply(None, (done.record,), transcript, error=done.error, extra=extra)
-        transcript = (*transcript, Message("assistant", done.text))
-        return Reply(done.text, (done.record,), transcript, extra=extra)
+        return reply_from(done, transcript, extra=extra)
 
     def answer(self, briefing: Briefing) -> Reply:
         """The model's raw answer to the briefing's messages (never raises)."""

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from arena.agents.base import Briefing, Message, Reply
-from arena.agents.llm import RetryPolicy, complete
+from arena.agents.llm import RetryPolicy, complete, reply_from
 from arena.prompts import Prompts
 from arena.roster import ContestantSpec
 
@@ -150,15 +150,9 @@ class ResearcherContestant:
         decided = complete(self.spec, strategist, role="strategist", env=self._env,
                            retry=self._retry, sleep=self._sleep)
         calls.append(decided.record)
-        if decided.text is None:
-            return Reply(None, tuple(calls), strategist, error=decided.error, extra=extra)
-        return Reply(decided.text, tuple(calls), (*strategist, Message("assistant", decided.text)),
-                     extra=extra)
+        return reply_from(decided, strategist, calls, extra)
 
     def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
         history = (*previous.transcript, Message("user", follow_up))
-        done = complete(self.spec, history, role="repair", env=self._env, retry=self._retry,
-                        sleep=self._sleep)
-        if done.text is None:
-            return Reply(None, (done.record,), history, error=done.error)
-        return Reply(done.text, (done.record,), (*history, Message("assistant", done.text)))
+        return reply_from(complete(self.spec, history, role="repair", env=self._env,
+                                   retry=self._retry, sleep=self._sleep), history)
