@@ -57,8 +57,7 @@ from arena.engine.contract import Answer, Decision
 from arena.engine.monitor import check_invalidations
 from arena.engine.portfolio import LONG, SHORT, Fill, Portfolio, fee
 from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules, tradeable_today
-from arena.scoring.luck import QUANTILES
-from arena.scoring.scorer import percentile, rank_score
+from arena.scoring.luck import Distribution
 from arena.universe import Universe
 
 RANDOM_TEXT = "random"  # thesis / invalidation / reasoning of every random decision
@@ -99,7 +98,7 @@ class RandomProfile:
 
 # ----------------------------------------------------------------------------- results
 @dataclass(frozen=True)
-class ArenaLuck:
+class ArenaLuck(Distribution):
     """The distribution of zero-skill arena players' final returns (fractions)."""
 
     returns: np.ndarray
@@ -107,24 +106,9 @@ class ArenaLuck:
     cycles: int
     rejections: int  # total rejections the random players got: 0 when they play inside the rules
 
-    def place(self, value: float) -> tuple[float, float]:
-        """(percentile, rank score) of a final return ``value`` among the players."""
-        p = percentile(value, self.returns)
-        return p, rank_score(p, len(self.returns))
-
-    def quantile(self, q: float) -> float:
-        return float(np.quantile(self.returns, q))
-
-    @property
-    def ceiling(self) -> float:
-        """The arena's luck ceiling: the 95th percentile of the players' returns."""
-        return self.quantile(0.95)
-
     def as_dict(self) -> dict[str, object]:
-        return {"players": len(self.returns), "seed": self.seed, "cycles": self.cycles,
-                "rejections": self.rejections,
-                "quantiles": {f"{q:g}": self.quantile(q) for q in QUANTILES},
-                "ceiling": self.ceiling, "mean": float(np.mean(self.returns))}
+        return {"players": self.players, "seed": self.seed, "cycles": self.cycles,
+                "rejections": self.rejections, **self.summary()}
 
 
 @dataclass(frozen=True)

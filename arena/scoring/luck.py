@@ -39,17 +39,11 @@ QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 DRAWS = ("uniform", "sign")
 
 
-@dataclass(frozen=True)
-class LuckResult:
-    """The luck distribution of one asset over one window."""
+class Distribution:
+    """What every luck distribution answers, from its ``returns`` (fractions): quantiles, the luck
+    ceiling (95th percentile) and the place of a result among the players."""
 
     returns: np.ndarray
-    seed: int
-    cost_rate: float
-    draw: str
-    step: str
-    bars: int
-    steps: int
 
     @property
     def players(self) -> int:
@@ -68,11 +62,27 @@ class LuckResult:
         p = percentile(value, self.returns)
         return p, rank_score(p, self.players)
 
+    def summary(self) -> dict[str, object]:
+        return {"quantiles": {f"{q:g}": self.quantile(q) for q in QUANTILES},
+                "ceiling": self.ceiling, "mean": float(np.mean(self.returns))}
+
+
+@dataclass(frozen=True)
+class LuckResult(Distribution):
+    """The luck distribution of one asset over one window."""
+
+    returns: np.ndarray
+    seed: int
+    cost_rate: float
+    draw: str
+    step: str
+    bars: int
+    steps: int
+
     def as_dict(self) -> dict[str, object]:
         return {"players": self.players, "seed": self.seed, "cost_rate": self.cost_rate,
                 "draw": self.draw, "step": self.step, "bars": self.bars, "steps": self.steps,
-                "quantiles": {f"{q:g}": self.quantile(q) for q in QUANTILES},
-                "ceiling": self.ceiling, "mean": float(self.returns.mean())}
+                **self.summary()}
 
 
 def decision_steps(timestamps: pd.DatetimeIndex, step: str, calendar: str = "24/7") -> np.ndarray:
