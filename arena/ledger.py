@@ -23,6 +23,9 @@ Layout under ``<lake root>/ledger/`` (one directory per record, one Parquet file
     monitor/window=2025-11-26T16-00-00_2025-11-26T16-15-00/contestant=momentum/
         outcome.parquet, fills.parquet                   automatic closes of one monitor window
     prompts/<sha256>.txt   each prompt text once, content-addressed
+    cycles/_schema/_schema/<table>.parquet, monitor/_schema/_schema/<table>.parquet
+                       every table empty, with its schema: a glob over a table's files always
+                       matches one, so SQL readers (dbt) work before the first monitor window
     _staging/          records being written (never read; a crashed run's leftovers are removed)
     _locks/            one flock file per contestant (never deleted; holds the last holder's pid)
 
@@ -406,6 +409,18 @@ class Ledger:
         return (self.dir / "monitor" / f"window={_stamp(start)}_{_stamp(end)}"
                 / f"contestant={_name(contestant)}")
 
+    def write_schemas(self) -> None:
+        """Write the empty schema file of every table (idempotent; see the module docstring)."""
+        for kind, schemas in (("cycles", SCHEMAS), ("monitor", MONITOR_SCHEMAS)):
+            folder = self.dir / kind / "_schema" / "_schema"
+            for name, schema in schemas.items():
+                path = folder / f"{name}.parquet"
+                if not path.is_file():
+                    folder.mkdir(parents=True, exist_ok=True)
+                    tmp = path.with_name(f".{name}.{uuid.uuid4().hex[:8]}.tmp")
+                    self._write_table(tmp, schema.empty_table())
+                    os.replace(tmp, path)
+
     def pattern(self, table: str, monitor: bool = False) -> str:
         """The glob of one table's files, for ``read_parquet(..., hive_partitioning=true)``."""
         return str(self.dir / ("monitor" if monitor else "cycles") / "*" / "*" / f"{table}.parquet")
@@ -460,6 +475,7 @@ class Ledger:
         with _flock(self.dir / "_locks" / f"contestant={contestant}.lock", wait):
             if final.is_dir():  # a concurrent run committed while this one waited
                 return RecordStatus.ALREADY_RECORDED
+            self.write_schemas()
             staging = self.dir / "_staging"
             for leftover in staging.glob(f"{contestant}+*"):  # crashed runs' partial writes
                 shutil.rmtree(leftover, ignore_errors=True)

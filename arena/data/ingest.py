@@ -23,7 +23,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from arena.calendar import INTERVAL_ORDER, bar_close_times, coarser_or_equal, interval_delta, utc
+from arena.calendar import (
+    INTERVAL_ORDER,
+    bar_close_times,
+    coarser_or_equal,
+    expected_bars,
+    interval_delta,
+    utc,
+)
 from arena.data.bars import drop_unclosed, resample
 from arena.data.errors import NoDataError, ProviderError, UnsupportedError
 from arena.data.lake import Key, Lake, PartitionKey, TableKey, concat_partitions, merge_bars
@@ -188,6 +195,7 @@ class IngestPlan:
     base: str
     assets: tuple[Asset, ...]
     asked_end: pd.Timestamp
+    closed: tuple[str, ...] = ()  # served, but their market had no bar in the window: not asked
 
     @property
     def symbols(self) -> list[str]:
@@ -204,11 +212,21 @@ def plan_ingest(provider: Provider, universe: Universe, *, start: object, end: o
     if end_ts <= start_ts:
         why = "starts in the future" if start_ts >= started else "is empty"
         raise ValueError(f"window {start_ts} .. {asked_end} {why} (now {started})")
-    assets = tuple(a for a in universe if provider.supports(a))
-    if not assets:
+    served = tuple(a for a in universe if provider.supports(a))
+    if not served:
         raise ValueError(f"{provider.name} serves none of the requested assets")
+    base = base_interval(provider)
+    assets = tuple(a for a in served if _bars_close_in(a.calendar, base, start_ts, end_ts))
+    closed = tuple(a.symbol for a in served if a not in assets)
     return IngestPlan(new_run_id(provider.name, started), provider.name, started, start_ts,
-                      end_ts, base_interval(provider), assets, asked_end)
+                      end_ts, base, assets, asked_end, closed)
+
+
+def _bars_close_in(calendar: str, interval: str, start: pd.Timestamp, end: pd.Timestamp) -> bool:
+    """Whether the calendar expects a bar that opens at or after ``start`` and closes by ``end``
+    (a stock over a weekend expects none: asking would only return "no data")."""
+    opens = expected_bars(calendar, interval, start, end)
+    return bool(len(opens)) and bool((bar_close_times(calendar, interval, opens) <= end).any())
 
 
 @dataclass
@@ -315,7 +333,8 @@ def _manifest(lake: Lake, plan: IngestPlan, parts: Sequence[AssetPartitions],
     return {
         "run_id": plan.run_id, "provider": plan.provider, "synthetic": plan.provider == "synthetic",
         "status": "published" if ok else "failed", "started": plan.started,
-        "asked": {"symbols": plan.symbols, "start": plan.start, "end": plan.asked_end,
+        "asked": {"symbols": plan.symbols, "market_closed": list(plan.closed),
+                  "start": plan.start, "end": plan.asked_end,
                   "end_used": plan.end, "base_interval": plan.base,
                   "intervals": list(coarser_or_equal(plan.base))},
         "got": {p.symbol: p.stats for p in parts},

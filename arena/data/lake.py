@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,3 +227,20 @@ def concat_partitions(frames: Iterable[tuple[PartitionKey, pd.DataFrame]]) -> pd
     if not parts:
         return empty_bars().assign(symbol=pd.Series([], dtype=str), interval=pd.Series([], dtype=str))
     return pd.concat(parts, ignore_index=True)
+
+
+def swap_dir(staging: Path, final: Path) -> None:
+    """Replace directory ``final`` by ``staging`` with two renames (readers see the old set or
+    the new one); on failure ``final`` keeps the old set."""
+    old = None
+    if final.exists():
+        old = final.with_name(f".{final.name}.old.{uuid.uuid4().hex[:8]}")
+        os.rename(final, old)
+    try:
+        os.rename(staging, final)
+    except BaseException:
+        if old is not None:
+            os.rename(old, final)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

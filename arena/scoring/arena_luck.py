@@ -105,6 +105,13 @@ class ArenaLuck(Distribution):
     seed: int
     cycles: int
     rejections: int  # total rejections the random players got: 0 when they play inside the rules
+    equity: np.ndarray | None = None  # players x cycles: equity after each cycle (``curves=True``)
+
+    def band(self, quantiles: tuple[float, ...] = (0.05, 0.5, 0.95)) -> np.ndarray:
+        """Quantiles of the players' equity after each cycle: ``len(quantiles)`` x cycles."""
+        if self.equity is None:
+            raise ValueError("no equity curves: play with curves=True")
+        return np.quantile(self.equity, quantiles, axis=0)
 
     def as_dict(self) -> dict[str, object]:
         return {"players": self.players, "seed": self.seed, "cycles": self.cycles,
@@ -292,7 +299,7 @@ def _entry(action: str, symbol: str, pct: float, level: float, rng: np.random.Ge
 
 
 def _play(season: _Season, player: int, seed: int, rules: Rules, profile: RandomProfile, *,
-          trace: bool, screen_monitor: bool = True) -> PlayerRun:
+          trace: bool, screen_monitor: bool = True, curve: bool = False) -> PlayerRun:
     rng = np.random.default_rng([seed, player])
     portfolio = Portfolio(cash=rules.start_cash)
     fills: list[Fill] = []
@@ -318,6 +325,7 @@ def _play(season: _Season, player: int, seed: int, rules: Rules, profile: Random
         if trace:
             answers.append(answer)
             cash.append(portfolio.cash)
+        if trace or curve:
             equity.append(portfolio.equity(season.marks[k]))
     final = portfolio.equity(season.marks[-1]) / rules.start_cash - 1.0
     return PlayerRun(player, final, portfolio, tuple(fills), tuple(rejections), tuple(answers),
@@ -340,22 +348,26 @@ def play_player(cycle_prices: pd.DataFrame, universe: Universe, player: int, *, 
 def arena_zero_skill(cycle_prices: pd.DataFrame, universe: Universe, *, players: int = 1000,
                      seed: int = 0, rules: Rules = ARENA_RULES,
                      bars: Mapping[str, pd.DataFrame] | None = None,
-                     profile: RandomProfile = RandomProfile(),
+                     profile: RandomProfile = RandomProfile(), curves: bool = False,
                      ) -> ArenaLuck:
     """Play ``players`` zero-skill contestants through the season of ``cycle_prices``.
 
     ``cycle_prices``: index = cycle times (timezone-aware, increasing), columns = house symbols,
     NaN where an asset has no price that cycle. ``bars``: house symbol -> 15-minute bars
     (``timestamp`` = bar open UTC, ``open``/``close``) for the invalidation monitor, or None for no
-    monitor. Returns the final returns, and the total number of rejections (0 expected).
+    monitor. Returns the final returns, and the total number of rejections (0 expected);
+    with ``curves`` also every player's equity after each cycle (for the zero-skill band).
     """
     if players < 1:
         raise ValueError(f"players={players}: at least one player is needed")
     season = _Season.build(cycle_prices, universe, bars)
     returns = np.empty(players)
+    equity = np.empty((players, len(season.cycles))) if curves else None
     rejected = 0
     for i in range(players):
-        run = _play(season, i, seed, rules, profile, trace=False)
+        run = _play(season, i, seed, rules, profile, trace=False, curve=curves)
         returns[i] = run.final_return
         rejected += len(run.rejections)
-    return ArenaLuck(returns, seed, len(season.cycles), rejected)
+        if equity is not None:
+            equity[i] = run.equity
+    return ArenaLuck(returns, seed, len(season.cycles), rejected, equity)

@@ -1,0 +1,4 @@
+{#- The per-period rate that compounds to an annual rate (arena/scoring/metrics.py). -#}
+{% macro per_period_rate(annual_rate, periods_per_year) -%}
+    (pow(1.0 + {{ annual_rate }}, 1.0 / {{ periods_per_year }}) - 1.0)
+{%- endmacro %}

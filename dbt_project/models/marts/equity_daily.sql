@@ -1,0 +1,59 @@
+-- Cash, market value, equity and drawdown per contestant after each cycle of the season.
+-- cash = start + every cash movement of the fold up to the cycle; equity = cash + market value;
+-- drawdown from the running peak, the start cash being the first peak (SPEC §4).
+with money as (
+    select
+        g.contestant,
+        g.cycle_at,
+        {{ var('start_cash') }} + coalesce(sum(f.cash_delta), 0.0) as cash,
+        coalesce(sum(f.fee), 0.0) as fees_paid,
+        coalesce(sum(f.realised_pnl), 0.0) as realised_pnl,
+        count(f.event) filter (where f.event = 'fill') as fills_to_date
+    from {{ ref('int_season_cycles') }} as g
+    left join {{ ref('int_position_fold') }} as f
+        on f.contestant = g.contestant and f.effective_at <= g.cycle_at
+    group by g.contestant, g.cycle_at
+),
+
+book as (
+    select contestant, cycle_at, sum(market_value) as market_value, count(*) as positions,
+           count(*) filter (where mark_price is null) as unmarked
+    from {{ ref('positions') }}
+    group by contestant, cycle_at
+),
+
+equity as (
+    select
+        m.contestant,
+        m.cycle_at,
+        m.cash,
+        coalesce(b.market_value, 0.0) as market_value,
+        case when coalesce(b.unmarked, 0) = 0 then m.cash + coalesce(b.market_value, 0.0) end
+            as equity,
+        coalesce(b.positions, 0) as positions,
+        m.fees_paid,
+        m.realised_pnl,
+        m.fills_to_date
+    from money as m
+    left join book as b on b.contestant = m.contestant and b.cycle_at = m.cycle_at
+)
+
+select
+    contestant,
+    cycle_at,
+    cast(cycle_at as date) as day,
+    cash,
+    market_value,
+    equity,
+    positions,
+    fees_paid,
+    realised_pnl,
+    fills_to_date,
+    equity / coalesce(lag(equity) over w, {{ var('start_cash') }}) - 1 as daily_return,
+    greatest({{ var('start_cash') }}, max(equity) over (w rows between unbounded preceding and current row))
+        as peak_equity,
+    1 - equity / greatest({{ var('start_cash') }},
+                          max(equity) over (w rows between unbounded preceding and current row))
+        as drawdown
+from equity
+window w as (partition by contestant order by cycle_at)

@@ -1,0 +1,123 @@
+-- One row per contestant for the season (SPEC §4): return, Sharpe, drawdown, win rate, trades,
+-- excess returns over BTC, SPY and the equal-weighted universe, the place among the arena's
+-- zero-skill players, and what the model calls cost. Fractions, not percent.
+-- The equity series starts with the season-start mark (the start cash at the first cycle,
+-- before its trades): it is the first peak and the base of the first daily return; benchmarks
+-- are bought at the first cycle's prices and marked at the last cycle's.
+with season as (
+    select min(cycle_at) as first_cycle, max(cycle_at) as last_cycle
+    from {{ ref('stg_analytics__cycle_prices') }}
+),
+
+last_equity as (
+    select contestant, arg_max(equity, cycle_at) as final_equity, count(*) as cycles,
+           count(*) filter (where equity is null) as unmarked_cycles
+    from {{ ref('equity_daily') }}
+    group by contestant
+),
+
+returns as (
+    select
+        contestant,
+        avg(daily_return - {{ per_period_rate(var('risk_free_rate'), var('periods_per_year')) }})
+            as mean_excess,
+        stddev_samp(daily_return) as volatility,
+        count(daily_return) as n_returns,
+        max(drawdown) as max_drawdown
+    from {{ ref('equity_daily') }}
+    group by contestant
+),
+
+trips as (
+    select
+        contestant,
+        count(*) filter (where status = 'closed') as round_trips,
+        count(*) filter (where status = 'closed' and net_pnl > 0) as winning_trips,
+        cast(sum(fills) as bigint) as trades,
+        count(*) filter (where closed_by = 'automatic') as automatic_closes
+    from {{ ref('trades') }}
+    group by contestant
+),
+
+window_prices as (
+    select
+        p.symbol,
+        arg_min(p.mark_price, p.cycle_at) as first_price,
+        arg_max(p.mark_price, p.cycle_at) as last_price
+    from {{ ref('int_marks') }} as p
+    group by p.symbol
+),
+
+benchmarks as (
+    select
+        max(last_price / first_price - 1) filter (where symbol = 'BTC') as btc_return,
+        max(last_price / first_price - 1) filter (where symbol = 'SPY') as spy_return,
+        avg(last_price / first_price - 1) filter (where u.tradable) as universe_return
+    from window_prices as w
+    inner join {{ ref('universe') }} as u using (symbol)
+    where first_price > 0 and last_price is not null
+),
+
+luck as (
+    select count(*) as players from {{ ref('stg_analytics__arena_luck') }}
+),
+
+placed as (
+    select
+        e.contestant,
+        (count(*) filter (where z.final_return < e.final_equity / {{ var('start_cash') }} - 1)
+         + 0.5 * count(*) filter (where z.final_return = e.final_equity / {{ var('start_cash') }} - 1))
+            / any_value(l.players) as zero_skill_percentile
+    from last_equity as e
+    cross join {{ ref('stg_analytics__arena_luck') }} as z
+    cross join luck as l
+    group by e.contestant
+),
+
+costs as (
+    select contestant, sum(cost_usd) as cost_usd, cast(sum(tokens_in) as bigint) as tokens_in,
+           cast(sum(tokens_out) as bigint) as tokens_out, count(*) as calls
+    from {{ ref('stg_ledger__calls') }}
+    group by contestant
+),
+
+board as (
+    select
+        e.contestant,
+        e.cycles,
+        e.final_equity,
+        e.final_equity / {{ var('start_cash') }} - 1 as total_return,
+        case
+            when r.n_returns >= 2 and r.volatility > 1e-12
+            then r.mean_excess / r.volatility * sqrt({{ var('periods_per_year') }})
+        end as sharpe,
+        r.max_drawdown,
+        t.winning_trips / nullif(t.round_trips, 0) as win_rate,
+        coalesce(t.trades, 0) as trades,
+        coalesce(t.round_trips, 0) as round_trips,
+        coalesce(t.automatic_closes, 0) as automatic_closes,
+        e.final_equity / {{ var('start_cash') }} - 1 - b.btc_return as excess_vs_btc,
+        e.final_equity / {{ var('start_cash') }} - 1 - b.spy_return as excess_vs_spy,
+        e.final_equity / {{ var('start_cash') }} - 1 - b.universe_return as excess_vs_universe,
+        p.zero_skill_percentile,
+        -log10(1 - least(p.zero_skill_percentile, l.players / (l.players + 1.0))) as rank_score,
+        l.players as zero_skill_players,
+        coalesce(c.calls, 0) as model_calls,
+        coalesce(c.tokens_in, 0) as tokens_in,
+        coalesce(c.tokens_out, 0) as tokens_out,
+        c.cost_usd,
+        (e.final_equity - {{ var('start_cash') }}) / nullif(c.cost_usd, 0) as pnl_per_call_dollar,
+        e.unmarked_cycles
+    from last_equity as e
+    inner join returns as r using (contestant)
+    left join trips as t using (contestant)
+    left join placed as p using (contestant)
+    left join costs as c using (contestant)
+    cross join benchmarks as b
+    cross join luck as l
+)
+
+select
+    rank() over (order by total_return desc) as place,
+    *
+from board

@@ -1,0 +1,54 @@
+-- Per contestant: what its model calls cost and how its answers fared (tokens, cost, latency,
+-- retries, rejections, repair outcomes).
+with calls as (
+    select
+        contestant,
+        count(*) as calls,
+        cast(sum(tokens_in) as bigint) as tokens_in,
+        cast(sum(tokens_out) as bigint) as tokens_out,
+        sum(cost_usd) as cost_usd,
+        avg(latency_s) as mean_latency_s,
+        quantile_cont(latency_s, 0.95) as p95_latency_s,
+        cast(sum(retries) as bigint) as retries,
+        count(*) filter (where error is not null) as failed_calls
+    from {{ ref('stg_ledger__calls') }}
+    group by contestant
+),
+
+cycles as (
+    select
+        contestant,
+        count(*) as cycles,
+        count(*) filter (where status = 'executed') as executed,
+        count(*) filter (where status = 'forfeited') as forfeited,
+        count(*) filter (where parse_error_answer is not null) as unparsable_answers,
+        count(*) filter (where repaired) as repair_rounds,
+        count(*) filter (where repaired and status = 'executed' and parse_error_repair is null)
+            as repairs_succeeded,
+        cast(sum(n_rejections) as bigint) as rejections,
+        cast(sum(n_fills) as bigint) as fills
+    from {{ ref('stg_ledger__outcomes') }}
+    group by contestant
+)
+
+select
+    y.contestant,
+    y.cycles,
+    y.executed,
+    y.forfeited,
+    coalesce(c.calls, 0) as calls,
+    coalesce(c.tokens_in, 0) as tokens_in,
+    coalesce(c.tokens_out, 0) as tokens_out,
+    c.cost_usd,
+    c.cost_usd / y.cycles as cost_per_cycle_usd,
+    c.mean_latency_s,
+    c.p95_latency_s,
+    coalesce(c.retries, 0) as retries,
+    coalesce(c.failed_calls, 0) as failed_calls,
+    y.rejections,
+    y.fills,
+    y.unparsable_answers,
+    y.repair_rounds,
+    y.repairs_succeeded
+from cycles as y
+left join calls as c using (contestant)

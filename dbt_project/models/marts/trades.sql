@@ -1,0 +1,72 @@
+-- Round trips: a position from its open until fully closed (adds and partial closes belong to
+-- it; arena/scoring/metrics.py). Prices are volume-weighted over the entries / the exits; the
+-- reasoning reference is the ledger key of the decision that opened (and closed) the trip.
+with fills as (
+    select * from {{ ref('int_position_fold') }} where event = 'fill'
+),
+
+trips as (
+    select
+        contestant,
+        symbol,
+        trip,
+        any_value(side) filter (where kind = 'open') as side,
+        min(filled_at) filter (where kind = 'open') as opened_at,
+        max(filled_at) filter (where kind = 'close') as last_exit_at,
+        sum(trade_quantity) filter (where kind <> 'close') as quantity,
+        sum(trade_quantity * trade_price) filter (where kind <> 'close')
+            / sum(trade_quantity) filter (where kind <> 'close') as entry_price,
+        sum(trade_quantity * trade_price) filter (where kind = 'close')
+            / sum(trade_quantity) filter (where kind = 'close') as exit_price,
+        sum(fee) as fees,
+        sum(realised_pnl) as gross_pnl,
+        count(*) as fills,
+        count(*) filter (where kind = 'add') as adds,
+        count(*) filter (where kind = 'close') as exits,
+        arg_max(quantity, symbol_event) as quantity_left,
+        arg_max(automatic, symbol_event) filter (where kind = 'close') as last_exit_automatic,
+        arg_max(source, symbol_event) filter (where kind = 'close') as last_exit_source,
+        any_value(cycle_at) filter (where kind = 'open') as entry_cycle_at,
+        any_value(round) filter (where kind = 'open') as entry_round,
+        any_value(decision_index) filter (where kind = 'open') as entry_decision_index,
+        any_value(thesis) filter (where kind = 'open') as thesis,
+        arg_max(cycle_at, symbol_event) filter (where kind = 'close') as exit_cycle_at,
+        arg_max(round, symbol_event) filter (where kind = 'close') as exit_round,
+        arg_max(decision_index, symbol_event) filter (where kind = 'close') as exit_decision_index
+    from fills
+    group by contestant, symbol, trip
+)
+
+select
+    contestant || '/' || symbol || '/' || trip as trade_id,
+    contestant,
+    symbol,
+    trip,
+    side,
+    case when quantity_left = 0 then 'closed' else 'open' end as status,
+    opened_at,
+    case when quantity_left = 0 then last_exit_at end as closed_at,
+    case when quantity_left = 0
+         then date_diff('second', opened_at, last_exit_at) / 86400.0 end as holding_days,
+    quantity,
+    entry_price,
+    exit_price,
+    fees,
+    gross_pnl,
+    gross_pnl - fees as net_pnl,
+    case
+        when quantity_left > 0 then null
+        when last_exit_automatic then 'automatic'
+        else 'decision'
+    end as closed_by,
+    fills,
+    adds,
+    exits,
+    entry_cycle_at,
+    entry_round,
+    entry_decision_index,
+    thesis,
+    exit_cycle_at,
+    exit_round,
+    exit_decision_index
+from trips

@@ -1,0 +1,2 @@
+select player, final_return
+from {{ source('analytics', 'arena_luck') }}

@@ -1,0 +1,2 @@
+select symbol_a, symbol_b, correlation, observations
+from {{ source('analytics', 'correlations') }}

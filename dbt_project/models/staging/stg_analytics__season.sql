@@ -1,0 +1,3 @@
+select provider, season_start, season_end, cycles, arena_players, asset_players, seed,
+       arena_rejections, start_cash
+from {{ source('analytics', 'season') }}

@@ -1,0 +1,13 @@
+select
+    cycle_at,
+    contestant,
+    seq,
+    role,
+    model,
+    tokens_in,
+    tokens_out,
+    latency_s,
+    cost_usd,
+    retries,
+    error
+from {{ source('ledger', 'calls') }}

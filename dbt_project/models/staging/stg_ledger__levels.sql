@@ -1,0 +1,2 @@
+select cycle_at, contestant, round, decision_index, symbol, invalidation_price
+from {{ source('ledger', 'levels') }}

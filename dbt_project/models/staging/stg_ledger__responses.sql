@@ -1,0 +1,2 @@
+select cycle_at, contestant, round, text, chars, extra
+from {{ source('ledger', 'responses') }}
