@@ -439,9 +439,14 @@ def date_ticks(
 
 
 def _num(value: object) -> float | None:
-    """The value as a finite float; None for None, NaN, infinities, pd.NA and non-numbers."""
-    if isinstance(value, bool) or not isinstance(value, Real):
+    """The value as a finite float; None for None, NaN, infinities and pd.NA.
+
+    Anything else that is not a number (a string, a bool) is a caller's bug: TypeError.
+    """
+    if value is None or value is pd.NA:
         return None
+    if isinstance(value, bool | str | bytes) or not hasattr(value, "__float__"):
+        raise TypeError(f"charts plot numbers, not {type(value).__name__} {value!r}")
     number = float(value)
     return number if math.isfinite(number) else None
 

@@ -124,6 +124,13 @@ def test_missing_values_break_the_line_and_an_isolated_point_becomes_a_dot():
     assert len(by_class(root, "circle", "point")) == 1  # point 4
 
 
+def test_values_that_are_not_numbers_are_refused():
+    with pytest.raises(TypeError, match="not str '12'"):
+        charts.line_chart({"a": [(DAYS[0], "12")]}, title="t")
+    with pytest.raises(TypeError, match="not bool"):
+        charts.bar_chart(["a"], [True], title="t")
+
+
 def test_a_single_point_renders_as_a_dot_with_distinct_tick_labels():
     root = parse(charts.line_chart({"one": [("2026-06-01", 5.0)]}, title="t"))
     assert len(by_class(root, "circle", "point")) == 1

@@ -1,0 +1,11 @@
+-- The SQL fold marked at the cycle prices gives, to the cent, the cash, equity, fees, realised P&L
+-- and position count the engine recorded after every cycle (arena/ledger.py equity table).
+select e.contestant, e.cycle_at, e.equity, s.equity as recorded_equity, e.cash, s.cash as recorded_cash
+from {{ ref('equity_daily') }} as e
+inner join {{ ref('stg_ledger__equity') }} as s using (contestant, cycle_at)
+where abs(e.cash - s.cash) > {{ var('cent') }}
+   or abs(e.equity - s.equity) > {{ var('cent') }}
+   or (e.equity is null) <> (s.equity is null)
+   or abs(e.fees_paid - s.fees_paid) > {{ var('cent') }}
+   or abs(e.realised_pnl - s.realised_pnl) > {{ var('cent') }}
+   or e.positions <> s.positions
