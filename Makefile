@@ -20,9 +20,12 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	touch $@
 
 run: $(VENV)/.installed
-	$(BIN)/arena ingest --source synthetic
+	$(BIN)/arena demo
+
+CHROMIUM := /usr/bin/chromium  # Debian's Chromium: the report's tests open it in a real browser
 
 test: $(VENV)/.installed-test
+	test -x $(CHROMIUM) || (apt-get update && apt-get install -y --no-install-recommends chromium)
 	$(BIN)/ruff check arena flows expectations tests benchmarks
 	$(BIN)/python -m pytest
 

@@ -319,6 +319,19 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------- replay
+
+
+def _print_leaderboard(board) -> None:
+    print(f"\n{'#':>2}  {'contestant':<20} {'return':>8} {'luck pct':>8} {'rank':>5} "
+          f"{'Sharpe':>7} {'max DD':>7} {'trades':>6} {'calls $':>9}")
+    for r in board.sort_values("place").itertuples():
+        sharpe = "-" if r.sharpe != r.sharpe or r.sharpe is None else f"{r.sharpe:.2f}"
+        cost = "-" if r.cost_usd is None or r.cost_usd != r.cost_usd else f"{r.cost_usd:.4f}"
+        print(f"{r.place:>2}  {r.contestant:<20} {r.total_return:>+8.2%} "
+              f"{r.zero_skill_percentile:>8.1%} {r.rank_score:>5.2f} {sharpe:>7} "
+              f"{r.max_drawdown:>7.2%} {r.trades:>6} {cost:>9}")
+
+
 def _cmd_replay(args: argparse.Namespace) -> int:
     import os
     import time
@@ -328,10 +341,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from arena.data.ingest import IngestError
     from arena.data.lake import Lake
     from arena.data.providers import make_provider
+    from arena.report import ReportError
     from arena.roster import RosterError, load_roster
-    from arena.season import replay_season
+    from arena.season import SeasonError, cycle_times, finish_season, replay_season
     from arena.universe import UniverseError, load_universe
+    from arena.warehouse import MartsError
 
+    name = args.command
     try:
         start = utc(args.start)
         runnable, skipped = load_roster(args.roster).available(os.environ)
@@ -339,36 +355,69 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
         provider = make_provider("synthetic", seed=args.seed)
     except (RosterError, CalendarError, UniverseError, ValueError) as exc:
-        print(f"arena replay: {exc}", file=sys.stderr)
+        print(f"arena {name}: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     if args.days < 1:
-        print("arena replay: --days must be at least 1", file=sys.stderr)
+        print(f"arena {name}: --days must be at least 1", file=sys.stderr)
         return EXIT_UNUSABLE
     for s in skipped:
         print(f"  {s.spec.name}: {s.reason}", file=sys.stderr)
+    lake = Lake(args.lake)
     began = time.perf_counter()
+    say = (lambda _m: None) if args.json else (lambda m: print(f"  {m}", flush=True))
 
     def progress(day, done: int, total: int) -> None:
         trades = sum(o.fills for o in day.outcomes) + day.automatic_closes
-        print(f"  day {done:>2}/{total}  {day.at:%Y-%m-%d %H:%M}  trades {trades:>3}  "
-              f"({day.seconds:.1f} s, {time.perf_counter() - began:.0f} s elapsed)", flush=True)
+        say(f"day {done:>2}/{total}  {day.at:%Y-%m-%d %H:%M}  trades {trades:>3}  "
+            f"({day.seconds:.1f} s, {time.perf_counter() - began:.0f} s elapsed)")
 
     if not args.json:
         print(f"replaying {args.days} days from {start.date()} on the SYNTHETIC market "
-              f"({len(contestants)} contestants)")
+              f"({len(contestants)} contestants) into {lake.root}")
     try:
-        report = replay_season(provider, universe, contestants, start, args.days,
-                               lake=Lake(args.lake), progress=None if args.json else progress)
-    except IngestError as exc:
-        print(f"arena replay: {exc}", file=sys.stderr)
+        report = replay_season(provider, universe, contestants, start, args.days, lake=lake,
+                               progress=progress)
+        say(f"season played: {len(report.days)} cycles, {report.trades} trades, "
+            f"{time.perf_counter() - began:.0f} s; building the luck tables, marts and report")
+        done = finish_season(lake, provider.name, universe, cycle_times(start, args.days),
+                             players=args.players, quiet=True, progress=say)
+    except (IngestError, SeasonError, MartsError, ReportError) as exc:
+        print(f"arena {name}: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    import pandas as pd
+
+    board = pd.read_parquet(done.marts.marts / "leaderboard.parquet")
     if args.json:
-        _print_json({"start": report.start.isoformat(), "days": [
-            {"at": d.at.isoformat(), "automatic_closes": d.automatic_closes,
-             "outcomes": [o.as_dict() for o in d.outcomes]} for d in report.days]})
-    else:
-        print(f"done: {len(report.days)} cycles, {report.trades} trades, "
-              f"{time.perf_counter() - began:.0f} s")
+        _print_json({"start": report.start.isoformat(), "lake": str(lake.root),
+                     "report": str(done.report), "warehouse": str(done.marts.warehouse),
+                     "marts": str(done.marts.marts), "seconds": done.seconds,
+                     "leaderboard": board.to_dict(orient="records"),
+                     "days": [{"at": d.at.isoformat(), "automatic_closes": d.automatic_closes,
+                               "outcomes": [o.as_dict() for o in d.outcomes]}
+                              for d in report.days]})
+        return EXIT_OK
+    _print_leaderboard(board)
+    print(f"\nluck: {done.seconds['luck']:.1f} s, dbt: {done.marts.count('model')} models and "
+          f"{done.marts.count('test') + done.marts.count('unit_test')} tests in "
+          f"{done.seconds['dbt']:.1f} s; {time.perf_counter() - began:.0f} s in all")
+    print(f"warehouse: {done.marts.warehouse}  (marts as Parquet: {done.marts.marts})")
+    print(f"daily reports: {lake.root / 'reports' / 'daily'}")
+    print(f"season report: {done.report}")
+    return EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from arena.data.lake import Lake
+    from arena.report import ReportError, write_season_report
+
+    try:
+        path = write_season_report(Lake(args.lake), Path(args.out) if args.out else None)
+    except ReportError as exc:
+        print(f"arena report: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    print(path)
     return EXIT_OK
 
 
@@ -421,15 +470,33 @@ def build_parser() -> argparse.ArgumentParser:
     cyc.add_argument("--json", action="store_true", help="machine-readable result")
     cyc.set_defaults(func=_cmd_cycle)
 
-    rep = sub.add_parser("replay", help="replay a season on the synthetic market (resumable)")
-    rep.add_argument("--start", required=True, help="first cycle day, ISO date")
-    rep.add_argument("--days", type=int, default=28, help="season length in days (default 28)")
-    rep.add_argument("--roster", help="roster YAML (default: models/roster.yaml)")
-    rep.add_argument("--symbols", help="comma-separated house symbols (default: whole universe)")
-    rep.add_argument("--seed", type=int, help="seed of the synthetic market")
-    rep.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
-    rep.add_argument("--json", action="store_true", help="machine-readable result")
-    rep.set_defaults(func=_cmd_replay)
+    def season_args(p: argparse.ArgumentParser, start: str | None, lake: str) -> None:
+        p.add_argument("--start", required=start is None, default=start,
+                       help="first cycle day, ISO date" + (f" (default {start})" if start else ""))
+        p.add_argument("--days", type=int, default=28, help="season length in days (default 28)")
+        p.add_argument("--roster", help="roster YAML (default: models/roster.yaml)")
+        p.add_argument("--symbols", help="comma-separated house symbols (default: whole universe)")
+        p.add_argument("--seed", type=int, help="seed of the synthetic market")
+        p.add_argument("--players", type=int, default=20_000,
+                       help="zero-skill players per asset for the luck tables (default 20,000)")
+        p.add_argument("--lake", default=lake, help=f"lake root of the season (default: {lake})")
+        p.add_argument("--json", action="store_true", help="machine-readable result")
+        p.set_defaults(func=_cmd_replay)
+
+    from arena.data.lake import default_root
+
+    dem = sub.add_parser("demo", help="replay a season offline, build the marts and the report")
+    from arena.season import DEMO_START
+
+    season_args(dem, DEMO_START, str(default_root() / "demo"))
+    rep = sub.add_parser("replay", help="replay a season on the synthetic market (resumable), "
+                         "then build the marts and the report")
+    season_args(rep, None, str(default_root()))
+
+    rpt = sub.add_parser("report", help="write the season report from the published marts")
+    rpt.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
+    rpt.add_argument("--out", help="HTML file to write (default: <lake>/reports/season.html)")
+    rpt.set_defaults(func=_cmd_report)
 
     def scoring_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--prices", required=True, help="price CSV/Parquet: timestamp,open,high,low,close,volume")

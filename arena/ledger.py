@@ -573,11 +573,16 @@ class Ledger:
         """Every recorded fill of ``contestant`` (cycles and monitor) in fold order."""
         return [e for _, e in self._events(contestant) if isinstance(e, Fill)]
 
-    def portfolio(self, contestant: str, start: Portfolio | None = None) -> Portfolio:
+    def portfolio(self, contestant: str, start: Portfolio | None = None, *,
+                  until: object | None = None) -> Portfolio:
         """The contestant's state: ``start`` (default $10,000 cash) with every recorded fill and
-        level move applied in order."""
+        level move applied in order - all of them, or those up to the cycle at ``until`` (that
+        cycle and the monitor window ending at it included)."""
         state = start or Portfolio()
-        for _, event in self._events(contestant):
+        end = None if until is None else utc(until)
+        for key, event in self._events(contestant):
+            if end is not None and key[0] > end:
+                break
             state = state.apply(event) if isinstance(event, Fill) else state.with_level(*event)
         return state
 

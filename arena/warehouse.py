@@ -151,8 +151,9 @@ def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
     return lake.root / "warehouse.duckdb", lake.root / "marts"
 
 
-def build_marts(lake: Lake, invoke: Invoke | None = None) -> BuildResult:
-    """Build (:func:`run_dbt`) and publish (:func:`publish`) the marts of ``lake``."""
-    result = run_dbt(lake, invoke)
+def build_marts(lake: Lake, invoke: Invoke | None = None, *, quiet: bool = False) -> BuildResult:
+    """Build (:func:`run_dbt`) and publish (:func:`publish`) the marts of ``lake``; ``quiet``
+    keeps dbt's own log off the console (errors still raise)."""
+    result = run_dbt(lake, invoke, *(["--quiet"] if quiet else []))
     result.warehouse, result.marts = publish(lake)
     return result

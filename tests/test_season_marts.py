@@ -1,0 +1,296 @@
+"""A replayed season end to end: luck tables, a real `dbt build`, the published warehouse, the
+season report in a real browser - and the engine's Python fold against the dbt marts, to the cent.
+
+The season (six days over a weekend, eight assets) has the house agents, an LLM contestant on a
+loopback OpenAI-compatible server, and a contestant with tight invalidation levels, so the
+monitor closes positions automatically inside the replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from arena.agents.base import Briefing, CallRecord, Message, Reply
+from arena.agents.factory import build_contestant
+from arena.analytics import read_analytics
+from arena.data.lake import Lake
+from arena.data.providers.synthetic import SyntheticProvider
+from arena.ledger import Ledger
+from arena.report import read_marts
+from arena.roster import load_roster
+from arena.scoring.metrics import leaderboard_metrics, round_trips
+from arena.scoring.scorer import percentile, rank_score
+from arena.season import SeasonError, cycle_times, finish_season, replay_season
+from arena.warehouse import MartsError, build_marts
+from tests.agents.openai_stub import OpenAIStub, StubResponse
+
+SYMBOLS = ["BTC", "SPY", "ETH", "SOL", "AAPL", "MSFT", "NVDA", "JNJ"]
+START, DAYS = "2026-10-01", 6  # Thursday to Tuesday: a weekend without stock sessions
+PLAYERS, ARENA_PLAYERS = 2_000, 200
+LLM_ANSWER = json.dumps({"reasoning": "Steady: a small ETH position.", "decisions": [
+    {"action": "open_long", "symbol": "ETH", "percent_of_equity": 15, "confidence": 0.8,
+     "invalidation_price": 1.0, "thesis": "trend intact", "invalidation": "a collapse"}]})
+
+
+class TightStops:
+    """Opens a long BTC and a short SOL whenever flat, with levels 0.4% away: the monitor closes
+    them within the day, so the season has automatic closes (and re-opens)."""
+
+    kind = "house"
+
+    def __init__(self, name: str = "tight-stops") -> None:
+        self.name = name
+
+    def answer(self, briefing: Briefing) -> Reply:
+        prices = {r["symbol"]: r["price"] for r in briefing.data["market"]["table"]}
+        held = {p["symbol"] for p in briefing.portfolio.get("positions", ())}
+        decisions = []
+        for symbol, action, level in (("BTC", "open_long", 0.996), ("SOL", "open_short", 1.004)):
+            if symbol not in held and prices.get(symbol):
+                decisions.append({"action": action, "symbol": symbol, "percent_of_equity": 20,
+                                  "confidence": 0.9, "invalidation_price": prices[symbol] * level,
+                                  "thesis": f"tight {symbol}", "invalidation": "any wobble"})
+        text = json.dumps({"reasoning": "Tight stops, always in.", "decisions": decisions})
+        call = CallRecord(self.name, "decision", "house/tight", 0, 0, 0.0, 0.0)
+        return Reply(text, (call,), (*briefing.messages, Message("assistant", text)))
+
+    def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
+        text = json.dumps({"reasoning": "hold", "decisions": []})
+        return Reply(text, (), (*previous.transcript, Message("assistant", text)))
+
+
+@pytest.fixture(scope="module")
+def season(tmp_path_factory, universe):
+    """The replayed and finished season: (lake, ledger, times, outputs, contestant names)."""
+    root = tmp_path_factory.mktemp("season") / "lake"
+    with OpenAIStub(default=StubResponse.answer(LLM_ANSWER)) as stub:
+        roster = tmp_path_factory.mktemp("roster") / "roster.yaml"
+        roster.write_text(
+            "contestants:\n"
+            f"  - {{name: stub-llm, kind: llm, model: openai/stub-model, api_base: '{stub.url}',"
+            " params: {temperature: 0.2, max_tokens: 400, timeout: 5, num_retries: 1}}\n")
+        runnable, _ = load_roster().available({})
+        llm, _ = load_roster(roster).available({})
+        contestants = [build_contestant(s) for s in [*runnable, *llm]] + [TightStops()]
+        lake = Lake(root)
+        sub = universe.select(SYMBOLS)
+        replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=lake)
+    times = cycle_times(START, DAYS)
+    outputs = finish_season(lake, "synthetic", sub, times, players=PLAYERS,
+                            arena_players=ARENA_PLAYERS)
+    return lake, Ledger(lake), times, outputs, [c.name for c in contestants]
+
+
+def _warehouse(lake: Lake) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(str(lake.root / "warehouse.duckdb"), read_only=True)
+
+
+def test_the_season_has_automatic_closes_and_an_llm(season):
+    lake, ledger, _, _, names = season
+    auto = ledger.table("fills", monitor=True)
+    assert (auto["contestant"] == "tight-stops").sum() >= 2
+    trades = read_marts(lake)["trades"]
+    closed_auto = trades[trades["closed_by"] == "automatic"]
+    assert len(closed_auto) == len(auto[auto["contestant"] == "tight-stops"])
+    calls = read_marts(lake)["model_calls"].set_index("contestant")
+    llm = calls.loc["stub-llm"]
+    # it opens ETH every day: once it holds ETH that is rejected, in the answer and in the repair
+    assert llm["tokens_in"] > 0 and llm["repair_rounds"] == DAYS - 1
+    assert llm["rejections"] == 2 * (DAYS - 1)
+    assert llm["calls"] == DAYS + llm["repair_rounds"]
+    assert set(read_marts(lake)["leaderboard"]["contestant"]) == set(names)
+
+
+def test_the_python_fold_and_the_dbt_marts_agree_to_the_cent(season):
+    lake, ledger, times, _, names = season
+    prices = read_analytics(lake, "cycle_prices").pivot(index="cycle_at", columns="symbol",
+                                                        values="price")
+    with _warehouse(lake) as con:
+        equity = con.execute("select contestant, cycle_at, cash, equity, positions "
+                             "from equity_daily").df().set_index(["contestant", "cycle_at"])
+        positions = con.execute("select contestant, cycle_at, symbol, side, quantity, "
+                                "entry_price, market_value, invalidation_price from positions"
+                                ).df().set_index(["contestant", "cycle_at", "symbol"])
+    assert len(equity) == len(names) * DAYS
+    checked = 0
+    for name in names:
+        for at in times:
+            book = ledger.portfolio(name, until=at)
+            marks = prices.loc[at].dropna().to_dict()
+            row = equity.loc[(name, at)]
+            assert row["cash"] == pytest.approx(book.cash, abs=0.005)
+            assert row["equity"] == pytest.approx(book.equity(marks), abs=0.005)
+            assert row["positions"] == len(book.positions)
+            for symbol, p in book.positions.items():
+                mart = positions.loc[(name, at, symbol)]
+                assert mart["side"] == p.side
+                assert mart["quantity"] == pytest.approx(p.quantity, rel=1e-12)
+                assert mart["entry_price"] == pytest.approx(p.entry_price, rel=1e-12)
+                assert mart["market_value"] == pytest.approx(p.value(marks[symbol]), abs=0.005)
+                if p.invalidation_price is None:
+                    assert pd.isna(mart["invalidation_price"])
+                else:
+                    assert mart["invalidation_price"] == pytest.approx(p.invalidation_price)
+                checked += 1
+    assert checked > 20  # positions were really compared, not an empty loop
+
+
+def test_the_leaderboard_matches_the_python_metrics(season, universe):
+    lake, ledger, times, _, names = season
+    prices = read_analytics(lake, "cycle_prices").pivot(index="cycle_at", columns="symbol",
+                                                        values="price")
+    zero_skill = read_analytics(lake, "arena_luck")["final_return"].to_numpy()
+    assert len(zero_skill) == ARENA_PLAYERS
+    tradable = [s for s in prices.columns if universe[s].tradable]
+    board = read_marts(lake)["leaderboard"].set_index("contestant")
+    equity = read_marts(lake)["equity_daily"]
+    for name in names:
+        curve = equity[equity["contestant"] == name].set_index("cycle_at")["equity"].sort_index()
+        series = pd.concat([pd.Series([10_000.0], index=[times[0]]), curve])
+        fills = ledger.fills(name)
+        expected = leaderboard_metrics(series, fills, btc=prices["BTC"], spy=prices["SPY"],
+                                       universe=prices[tradable])
+        row = board.loc[name]
+        for metric, column in (("return", "total_return"), ("max_drawdown", "max_drawdown"),
+                               ("excess_vs_btc", "excess_vs_btc"),
+                               ("excess_vs_spy", "excess_vs_spy"),
+                               ("excess_vs_universe", "excess_vs_universe")):
+            assert row[column] == pytest.approx(expected[metric], abs=1e-12), (name, metric)
+        if expected["sharpe"] is None:
+            assert pd.isna(row["sharpe"])
+        else:
+            assert row["sharpe"] == pytest.approx(expected["sharpe"], rel=1e-9)
+        if expected["win_rate"] is None:
+            assert pd.isna(row["win_rate"])
+        else:
+            assert row["win_rate"] == pytest.approx(expected["win_rate"])
+        assert row["trades"] == expected["trades"] and row["round_trips"] == expected["round_trips"]
+        p = percentile(expected["return"], zero_skill)
+        assert row["zero_skill_percentile"] == pytest.approx(p, abs=1e-12)
+        assert row["rank_score"] == pytest.approx(rank_score(p, ARENA_PLAYERS), abs=1e-12)
+    assert list(board.sort_values("place")["total_return"]) == \
+        sorted(board["total_return"], reverse=True)
+
+
+def test_trades_are_the_engines_round_trips(season):
+    lake, ledger, _, _, names = season
+    trades = read_marts(lake)["trades"]
+    for name in names:
+        trips = round_trips(ledger.fills(name))
+        mine = trades[(trades["contestant"] == name) & (trades["status"] == "closed")]
+        mine = mine.sort_values(["closed_at", "symbol"])
+        assert len(mine) == len(trips)
+        for trip, row in zip(sorted(trips, key=lambda t: (t.closed_at, t.symbol)),
+                             mine.itertuples(), strict=True):
+            assert (row.symbol, row.side) == (trip.symbol, trip.side)
+            assert row.net_pnl == pytest.approx(trip.net_pnl, abs=0.005)
+            assert row.entry_price == pytest.approx(trip.entry_price, rel=1e-12)
+            assert (row.closed_by == "automatic") == trip.automatic
+
+
+def test_luck_tables_land_in_the_marts(season):
+    lake, *_ = season
+    marts = read_marts(lake)
+    luck = marts["luck_ceiling"]
+    assert set(luck["symbol"]) == {s for s in SYMBOLS if s not in ("BTC", "SPY")}
+    assert (luck["players"] == PLAYERS).all() and (luck["ceiling"] == luck["q95"]).all()
+    assert (luck["q05"] < luck["q50"]).all() and (luck["q50"] < luck["ceiling"]).all()
+    assert set(luck["grid"]) == {"1h"}
+    rules = marts["reference_rules"]
+    assert rules.groupby("symbol").size().nunique() == 1 and len(rules) >= 16 * len(luck)
+    assert rules["percentile"].between(0, 1).all()
+    band = marts["zero_skill_band"]
+    assert len(band) == DAYS and (band["q05"] <= band["q50"]).all() and (band["q50"] <= band["q95"]).all()
+    corr = marts["asset_correlations"]
+    diag = corr[corr["symbol_a"] == corr["symbol_b"]]["correlation"]
+    assert np.allclose(diag, 1.0)
+
+
+def test_the_warehouse_copy_stays_readable_while_the_marts_are_rebuilt(season):
+    lake, *_ = season
+    analyst = _warehouse(lake)  # an analyst's session on the published copy
+    before = analyst.execute("select count(*) from leaderboard").fetchone()
+    result = build_marts(lake)  # the pipeline builds and publishes again meanwhile
+    assert result.count("model") >= 25 and result.count("unit_test") == 2
+    assert analyst.execute("select count(*) from leaderboard").fetchone() == before
+    analyst.close()
+    with _warehouse(lake) as con:
+        schemas = {r[0] for r in con.execute("select distinct table_schema from information_schema.tables").fetchall()}
+    assert {"main", "staging", "intermediate"} <= schemas
+    assert (lake.root / "marts" / "leaderboard.parquet").is_file()
+
+
+def test_a_failing_dbt_test_publishes_nothing(season, tmp_path):
+    import shutil
+
+    lake, *_ = season
+    broken = Lake(tmp_path / "lake")
+    shutil.copytree(lake.root, broken.root)
+    published = hashlib.sha256((broken.root / "warehouse.duckdb").read_bytes()).hexdigest()
+    # the engine's recorded equity of one record no longer matches its fills
+    path = next((broken.root / "ledger" / "cycles").glob("cycle=*/contestant=momentum/equity.parquet"))
+    table = pq.ParquetFile(path).read()  # the file alone (no hive keys from its path)
+    frame = table.to_pandas()
+    frame["equity"] += 1.0
+    pq.write_table(pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False), path)
+    with pytest.raises(MartsError, match="equity_matches_the_engines_snapshots"):
+        build_marts(broken)
+    assert hashlib.sha256((broken.root / "warehouse.duckdb").read_bytes()).hexdigest() == published
+
+
+def test_a_lake_of_another_season_is_refused(season, universe):
+    lake, *_ = season
+    with pytest.raises(SeasonError, match="another season"):
+        replay_season(SyntheticProvider(), universe.select(SYMBOLS), [TightStops()],
+                      "2026-11-01", 2, lake=lake)
+
+
+def test_daily_reports_say_who_leads_and_why(season):
+    lake, _, times, _, names = season
+    files = sorted((lake.root / "reports" / "daily").glob("*.md"))
+    assert [f.stem for f in files] == [f"{t:%Y-%m-%d}" for t in times]
+    text = files[-1].read_text()
+    for heading in ("## Standings", "## Who leads and lags", "## Key trades",
+                    "## From the reasoning", "## Market context"):
+        assert heading in text
+    assert all(name in text for name in names)
+    assert "Steady: a small ETH position." in text  # the LLM's own reasoning is quoted
+    assert "automatic close" in "".join(f.read_text() for f in files)
+
+
+def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
+    from tests.browser import load_page
+
+    *_, outputs, _ = season
+    html = outputs.report.read_text()
+    assert html.startswith("<!doctype html>")
+    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", html)  # nothing fetched
+    for section in ("Leaderboard", "Equity curves", "Luck ceiling per asset", "Reference rules",
+                    "Asset correlations", "Model calls"):
+        assert section in html
+    t0 = time.perf_counter()
+    result = load_page(outputs.report, tmp_path / "season.png")
+    assert result.console_errors == [] and result.page_errors == []
+    assert result.external_requests == []
+    assert result.svg_count >= 4  # equity curves, ceilings, correlations, call costs
+    assert result.screenshot.stat().st_size > 100_000
+    assert time.perf_counter() - t0 < 60
+
+
+def test_season_outputs_report_their_timings(season):
+    *_, outputs, _ = season
+    for step in ("luck", "dbt", "report"):
+        assert outputs.seconds[step] > 0 and math.isfinite(outputs.seconds[step])
+    assert Path(outputs.analytics).is_dir()
