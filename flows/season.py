@@ -34,7 +34,7 @@ from arena.roster import load_roster
 from arena.scoring.luck import DEFAULT_PLAYERS
 from arena.season import DEMO_START, DayReport, check_season_ledger, cycle_times, play_day
 from arena.universe import Universe, load_universe
-from arena.warehouse import BuildResult, publish, run_dbt
+from arena.warehouse import DBT_PROJECT, BuildResult, publish, run_dbt
 
 
 @task(cache_policy=NO_CACHE, task_run_name="day-{at:%Y-%m-%d}")
@@ -62,9 +62,14 @@ def luck_tables(lake: Lake, provider: str, universe: Universe, times: list[pd.Ti
 def build_marts_in_flow(lake: Lake) -> BuildResult:
     """``dbt build`` through prefect-dbt's runner: each dbt node becomes a task of the flow run;
     a failed model or test raises (:class:`arena.warehouse.MartsError`) and fails the flow."""
-    from prefect_dbt import PrefectDbtRunner
+    from dbt_common.events.base_types import EventLevel
+    from prefect_dbt import PrefectDbtRunner, PrefectDbtSettings
 
-    return run_dbt(lake, PrefectDbtRunner(raise_on_failure=True).invoke)
+    # explicit settings: by default the runner derives dbt's log level from Prefect's, and
+    # Prefect's "WARNING" is not a level dbt knows ("warn")
+    settings = PrefectDbtSettings(project_dir=DBT_PROJECT, profiles_dir=DBT_PROJECT,
+                                  log_level=EventLevel.INFO)
+    return run_dbt(lake, PrefectDbtRunner(settings=settings, raise_on_failure=True).invoke)
 
 
 @task(cache_policy=NO_CACHE)

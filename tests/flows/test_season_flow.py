@@ -1,0 +1,58 @@
+"""The season flow under a real Prefect server: days as tasks, every dbt node a task of its own,
+artifacts for the daily reports and the leaderboard, and a failing dbt test failing the flow."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+SYMBOLS = ["BTC", "SPY", "ETH", "SOL", "AAPL", "MSFT"]
+ROSTER = ("contestants:\n"
+          "  - {name: momentum, kind: house, strategy: momentum}\n"
+          "  - {name: random, kind: house, strategy: random}\n")
+
+
+def _task_names(flow_run_id) -> list[str]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])),
+                                     limit=200)
+    return [r.name for r in runs]
+
+
+def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
+        prefect_server, local_storage, tmp_path):
+    from prefect.client.orchestration import get_client
+
+    from flows.season import season_flow
+
+    roster = tmp_path / "roster.yaml"
+    roster.write_text(ROSTER)
+    lake = tmp_path / "lake"
+    kwargs = {"start": "2026-10-01", "days": 2, "roster": str(roster), "lake_root": str(lake),
+              "symbols": SYMBOLS, "players": 500, "arena_players": 50}
+    state = season_flow(**kwargs, return_state=True)
+    assert state.is_completed(), state
+    result = state.result()
+    assert (lake / "reports" / "season.html").is_file() and result["dbt_nodes"] >= 60
+    names = _task_names(state.state_details.flow_run_id)
+    assert {"day-2026-10-01", "day-2026-10-02"} <= set(names)
+    # prefect-dbt made a task of every dbt node: models, seeds, data tests and unit tests
+    assert any("leaderboard" in n and "test" not in n for n in names), names
+    assert any("equity_matches_the_engines_snapshots" in n for n in names), names
+    with get_client(sync_client=True) as client:
+        keys = {a.key for a in client.read_artifacts()}
+    assert {"daily-report", "season-leaderboard"} <= keys
+
+    # the engine's recorded equity no longer matches the fills: the dbt test, and the flow, fail
+    path = next((lake / "ledger" / "cycles").glob("cycle=*/contestant=momentum/equity.parquet"))
+    table = pq.ParquetFile(path).read()
+    frame = table.to_pandas()
+    frame["equity"] += 1.0
+    pq.write_table(pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False), path)
+    failed = season_flow(**kwargs, return_state=True)
+    assert failed.is_failed()
+    assert "equity_matches_the_engines_snapshots" in str(failed.message) + repr(
+        failed.result(raise_on_failure=False))
