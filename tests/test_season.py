@@ -7,6 +7,7 @@ import json
 import pytest
 
 from arena.agents.factory import build_contestant
+from arena.cli import main
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger import Ledger
@@ -49,10 +50,8 @@ def test_a_season_replays_and_resumes_without_duplicates(tmp_path, universe, con
 
 
 def test_replay_command(tmp_path, capsys):
-    from arena.cli import main
-
     args = ["replay", "--start", "2025-11-24", "--days", "2", "--symbols", ",".join(SYMBOLS),
-            "--lake", str(tmp_path / "lake")]
+            "--players", "500", "--lake", str(tmp_path / "lake")]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "day  2/2  2025-11-25 16:00" in out and "SYNTHETIC" in out
@@ -60,3 +59,28 @@ def test_replay_command(tmp_path, capsys):
     again = json.loads(capsys.readouterr().out)
     assert {o["recorded"] for d in again["days"] for o in d["outcomes"]} == {"already recorded"}
     assert main(["replay", "--start", "someday"]) == 2
+
+
+def test_demo_prints_the_leaderboard_and_the_report_then_report_rebuilds_it(tmp_path, capsys):
+    lake = tmp_path / "demo"
+    args = ["demo", "--days", "2", "--symbols", "BTC,SPY,ETH,AAPL", "--players", "500",
+            "--lake", str(lake)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "day  2/2" in out and "contestant" in out and "luck pct" in out
+    assert f"season report: {lake / 'reports' / 'season.html'}" in out
+    board = [line for line in out.splitlines() if line[:3].strip().isdigit()]
+    assert len(board) == 5  # one line per house agent, ranked
+    assert main([*args, "--json"]) == 0  # resumes: nothing played twice, same leaderboard
+    payload = json.loads(capsys.readouterr().out)
+    assert {o["recorded"] for d in payload["days"] for o in d["outcomes"]} == {"already recorded"}
+    assert [r["contestant"] for r in payload["leaderboard"]] == [line.split()[1] for line in board]
+    (lake / "reports" / "season.html").unlink()
+    assert main(["report", "--lake", str(lake)]) == 0
+    assert (lake / "reports" / "season.html").stat().st_size > 10_000
+    # a report without marts, and a second season in the same lake, are refused clearly
+    assert main(["report", "--lake", str(tmp_path / "empty")]) == 2
+    assert "build the marts first" in capsys.readouterr().err
+    assert main(["replay", "--start", "2026-11-01", "--days", "1", "--symbols", "BTC,SPY",
+                 "--lake", str(lake)]) == 1
+    assert "another season" in capsys.readouterr().err
