@@ -23,9 +23,10 @@ Layout under ``<lake root>/ledger/`` (one directory per record, one Parquet file
     monitor/window=2025-11-26T16-00-00_2025-11-26T16-15-00/contestant=momentum/
         outcome.parquet, fills.parquet                   automatic closes of one monitor window
     prompts/<sha256>.txt   each prompt text once, content-addressed
-    cycles/_schema/_schema/<table>.parquet, monitor/_schema/_schema/<table>.parquet
+    cycles/cycle=_schema/contestant=_schema/<table>.parquet (and monitor/window=_schema/...)
                        every table empty, with its schema: a glob over a table's files always
-                       matches one, so SQL readers (dbt) work before the first monitor window
+                       matches one, so SQL readers (dbt) work before the first monitor window;
+                       ``_schema`` is no contestant name (names start with a letter or digit)
     _staging/          records being written (never read; a crashed run's leftovers are removed)
     _locks/            one flock file per contestant (never deleted; holds the last holder's pid)
 
@@ -103,6 +104,7 @@ EQUITY_FIELDS = ("cash", "equity", "fees_paid", "realised_pnl", "positions")
 SECRET_SUFFIX = "_API_KEY"  # env vars whose values must never reach the ledger
 MIN_SECRET_CHARS = 8  # shorter values are not keys (and would match ordinary text)
 _STAMP = "%Y-%m-%dT%H-%M-%S"
+SCHEMA_DIR = "_schema"  # the directory names of the empty schema files (see write_schemas)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -411,14 +413,14 @@ class Ledger:
 
     def write_schemas(self) -> None:
         """Write the empty schema file of every table (idempotent; see the module docstring)."""
-        for kind, schemas in (("cycles", SCHEMAS), ("monitor", MONITOR_SCHEMAS)):
-            folder = self.dir / kind / "_schema" / "_schema"
+        for kind, key, schemas in (("cycles", "cycle", SCHEMAS), ("monitor", "window", MONITOR_SCHEMAS)):
+            folder = self.dir / kind / f"{key}={SCHEMA_DIR}" / f"contestant={SCHEMA_DIR}"
             for name, schema in schemas.items():
                 path = folder / f"{name}.parquet"
                 if not path.is_file():
                     folder.mkdir(parents=True, exist_ok=True)
                     tmp = path.with_name(f".{name}.{uuid.uuid4().hex[:8]}.tmp")
-                    self._write_table(tmp, schema.empty_table())
+                    pq.write_table(schema.empty_table(), tmp)
                     os.replace(tmp, path)
 
     def pattern(self, table: str, monitor: bool = False) -> str:
@@ -475,7 +477,6 @@ class Ledger:
         with _flock(self.dir / "_locks" / f"contestant={contestant}.lock", wait):
             if final.is_dir():  # a concurrent run committed while this one waited
                 return RecordStatus.ALREADY_RECORDED
-            self.write_schemas()
             staging = self.dir / "_staging"
             for leftover in staging.glob(f"{contestant}+*"):  # crashed runs' partial writes
                 shutil.rmtree(leftover, ignore_errors=True)
@@ -494,6 +495,7 @@ class Ledger:
                 final.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(tmp, final)  # the commit: the record appears whole, or not at all
                 _fsync_dir(final.parent)
+                self.write_schemas()
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
@@ -537,7 +539,8 @@ class Ledger:
 
     def _dirs(self, kind: str, contestant: str | None) -> list[Path]:
         name = "*" if contestant is None else _name(contestant)
-        return sorted(p for p in (self.dir / kind).glob(f"*/contestant={name}") if p.is_dir())
+        return sorted(p for p in (self.dir / kind).glob(f"*/contestant={name}")
+                      if p.is_dir() and p.name != f"contestant={SCHEMA_DIR}")
 
     def _arrow(self, name: str, contestant: str | None = None, monitor: bool = False) -> pa.Table:
         schema = (MONITOR_SCHEMAS if monitor else SCHEMAS)[name]

@@ -50,6 +50,7 @@ class DayReport:
     automatic_closes: int
     seconds: float
     daily_report: str = ""
+    timings: dict[str, float] = field(default_factory=dict)  # ingest, validation, monitor, ...
 
 
 @dataclass
@@ -93,19 +94,29 @@ def play_day(provider: Provider, universe: Universe, contestants: Sequence[Conte
              ledger: Ledger) -> DayReport:
     """One simulated day ending at the cycle ``at``: ingest up to ``at``, the monitor window
     since ``previous`` (none on the first day), the cycle, then its daily report."""
+    timings: dict[str, float] = {}
     t0 = time.perf_counter()
     history_start = at.normalize() - pd.Timedelta(days=HISTORY_DAYS)
     try:
-        run_ingest(provider, universe, start=previous or history_start, end=at, lake=lake, now=at)
+        ingest = run_ingest(provider, universe, start=previous or history_start, end=at,
+                            lake=lake, now=at)
     except IngestError as exc:
         raise IngestError(f"season day {at.date()}: {exc}", exc.manifest) from exc
+    timings["validation"] = float(ingest.manifest["timings_seconds"].get("validate", 0.0))
+    timings["ingest"] = time.perf_counter() - t0 - timings["validation"]
+    t = time.perf_counter()
     closes = 0
     if previous is not None:
         closes = monitor_day(lake, ledger, provider.name, universe, contestants, previous, at)
+    timings["monitor"] = time.perf_counter() - t
+    t = time.perf_counter()
     outcomes = run_cycle(lake, provider.name, universe, contestants, at, ledger=ledger)
+    timings["cycle"] = time.perf_counter() - t
+    t = time.perf_counter()
     text = daily_report(ledger, lake, provider.name, universe, at)
     write_daily_report(lake, text, at)
-    return DayReport(at, outcomes, closes, time.perf_counter() - t0, text)
+    timings["daily_report"] = time.perf_counter() - t
+    return DayReport(at, outcomes, closes, time.perf_counter() - t0, text, timings)
 
 
 def replay_season(provider: Provider, universe: Universe, contestants: Sequence[Contestant],

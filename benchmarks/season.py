@@ -1,0 +1,82 @@
+"""The demo season end to end (what `arena demo` runs): total wall time and its split - ingest,
+validation, cycles, monitor, daily reports, luck tables, dbt, report - peak memory, and the dbt
+build alone. Baseline, measured in the same run: the whole season's bars ingested in one batch,
+against the 28 daily ingests the simulated clock makes.
+
+    python benchmarks/season.py [--days 28] [--symbols BTC,ETH,...] [--players 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pandas as pd
+
+from arena.agents.factory import build_contestant
+from arena.data.ingest import run_ingest
+from arena.data.lake import Lake
+from arena.data.providers.synthetic import SyntheticProvider
+from arena.roster import load_roster
+from arena.season import DEMO_START, HISTORY_DAYS, cycle_times, finish_season, replay_season
+from arena.universe import load_universe
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--days", type=int, default=28)
+    parser.add_argument("--symbols", help="comma-separated house symbols (default: all 62)")
+    parser.add_argument("--players", type=int, default=20_000, help="zero-skill players per asset")
+    args = parser.parse_args()
+    universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
+    runnable, _ = load_roster().available(os.environ)
+    contestants = [build_contestant(s) for s in runnable]
+    times = cycle_times(DEMO_START, args.days)
+    with tempfile.TemporaryDirectory() as tmp:
+        lake = Lake(Path(tmp) / "season")
+        t0 = time.perf_counter()
+        played = replay_season(SyntheticProvider(), universe, contestants, DEMO_START, args.days,
+                               lake=lake)
+        replay = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        done = finish_season(lake, "synthetic", universe, times, players=args.players, quiet=True)
+        finish = time.perf_counter() - t0
+        total = replay + finish
+        t0 = time.perf_counter()
+        run_ingest(SyntheticProvider(), universe, lake=Lake(Path(tmp) / "batch"),
+                   start=times[0].normalize() - pd.Timedelta(days=HISTORY_DAYS), end=times[-1],
+                   now=times[-1])
+        batch = time.perf_counter() - t0
+    split: dict[str, float] = defaultdict(float)
+    for day in played.days:
+        for step, seconds in day.timings.items():
+            split[step] += seconds
+    split["luck tables"] = done.seconds["luck"]
+    split["dbt build + publish"] = done.seconds["dbt"]
+    split["season report"] = done.seconds["report"]
+    print(f"season: {args.days} days, {len(universe)} assets, {len(contestants)} contestants, "
+          f"{played.trades} trades, {args.players:,} zero-skill players per asset")
+    print(f"  total wall time   {total:8.1f} s  (replay {replay:.1f} s, end of season {finish:.1f} s)")
+    for step in ("ingest", "validation", "monitor", "cycle", "daily_report", "luck tables",
+                 "dbt build + publish", "season report"):
+        print(f"    {step:<20} {split[step]:8.1f} s  {split[step] / total:6.1%}")
+    print(f"  dbt build alone   {done.marts.seconds:8.1f} s  ({done.marts.count('model')} models, "
+          f"{done.marts.count('test') + done.marts.count('unit_test')} tests)")
+    print(f"  per simulated day {replay / args.days:8.2f} s")
+    daily_ingest = split["ingest"] + split["validation"]
+    print(f"  baseline: one batch ingest of the season {batch:.1f} s; the {args.days} daily "
+          f"ingests {daily_ingest:.1f} s ({daily_ingest / batch:.1f}x)")
+    print(f"  peak memory       {_rss_mb():8,.0f} MB RSS")
+
+
+if __name__ == "__main__":
+    main()
