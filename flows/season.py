@@ -25,7 +25,7 @@ from arena.agents.factory import build_contestant
 from arena.analytics import ARENA_PLAYERS, build_analytics, write_analytics
 from arena.calendar import utc
 from arena.daily import secret_names
-from arena.data.lake import Lake
+from arena.data.lake import Lake, default_root
 from arena.data.providers import make_provider
 from arena.data.providers.base import Provider
 from arena.ledger import Ledger
@@ -88,7 +88,8 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
                 lake_root: str | None = None, symbols: list[str] | None = None,
                 seed: int | None = None, players: int = DEFAULT_PLAYERS,
                 arena_players: int = ARENA_PLAYERS) -> dict:
-    """Replay ``days`` cycles from ``start`` on the synthetic market, then build everything."""
+    """Replay ``days`` cycles from ``start`` on the synthetic market into ``lake_root`` (default:
+    the demo's lake, ``data_lake/demo``), then build the luck tables, marts and report."""
     logger = get_run_logger()
     began = time.perf_counter()
     universe = load_universe().select(symbols)
@@ -97,7 +98,7 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
         logger.warning("contestant %s", item)
     contestants = [build_contestant(spec) for spec in runnable]
     provider = make_provider("synthetic", seed=seed)
-    lake = Lake(lake_root)
+    lake = Lake(lake_root or default_root() / "demo")  # a lake holds one season
     ledger = Ledger(lake, secret_names=secret_names(contestants))
     times = cycle_times(utc(start), days)
     check_season_ledger(ledger, times)
