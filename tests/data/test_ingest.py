@@ -225,3 +225,23 @@ def test_a_short_window_publishes_what_is_complete(lake, universe, synthetic):
                         end=ts("2025-10-10"), lake=lake)
     assert result.manifest["got"]["ETH"]["no_complete_bar_yet"] == ["1w"]
     assert {k.interval for k in lake.partitions()} == {"15m", "1h", "4h", "1d"}
+
+
+def test_daily_runs_derive_the_same_bars_as_one_batch(tmp_path, universe, synthetic):
+    """Each run re-derives coarse bars only from two weeks before its first new bar; the stored
+    ones before that cannot change, so day after day the lake equals one batch of the span."""
+    from arena.data.lake import Lake
+
+    sub = universe.select(["ETH", "AAPL"])
+    end = START + pd.Timedelta(days=20, hours=16)
+    batch, daily = Lake(tmp_path / "batch"), Lake(tmp_path / "daily")
+    run_ingest(synthetic, sub, start=START, end=end, lake=batch, now=end)
+    previous = START
+    for at in pd.date_range(START + pd.Timedelta(days=9, hours=16), end, freq="1D"):
+        run_ingest(synthetic, sub, start=previous, end=at, lake=daily, now=at)
+        previous = at
+    keys = batch.partitions()
+    assert {k.interval for k in keys} == {"15m", "1h", "4h", "1d", "1w"}
+    assert keys == daily.partitions()
+    for key in keys:
+        pd.testing.assert_frame_equal(daily.read_bars(key), batch.read_bars(key), obj=str(key))
