@@ -126,21 +126,12 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     merged, revised = merge_bars(existing, fetched.base)
     frames: dict[Key, pd.DataFrame] = {base_key: merged}
     not_yet = []
-    # coarser bars that end before the first fetched bar cannot change: keep the stored ones and
-    # derive again only from a week boundary a week before it (a daily run re-derives two weeks,
-    # not the whole history)
-    first = utc(fetched.base["timestamp"].min())
-    cutoff = first.normalize() - pd.Timedelta(days=first.weekday() + 7)
-    tail = merged[merged["timestamp"] >= cutoff]
     for interval in coarser_or_equal(base)[1:]:
-        key = PartitionKey(provider_name, interval, asset.symbol)
-        stored = lake.read_bars(key, end=cutoff) if len(existing) else existing.iloc[0:0]
-        fresh = derive_complete(tail, base, interval, asset.calendar)
-        derived = fresh if stored.empty else pd.concat([stored, fresh], ignore_index=True)
+        derived = derive_complete(merged, base, interval, asset.calendar)
         if derived.empty:
             not_yet.append(interval)
         else:
-            frames[key] = derived
+            frames[PartitionKey(provider_name, interval, asset.symbol)] = derived
     if fetched.funding is not None and not fetched.funding.empty:
         fkey = TableKey("funding", provider_name, asset.symbol)
         frames[fkey] = (pd.concat([lake.read_table(fkey), fetched.funding], ignore_index=True)

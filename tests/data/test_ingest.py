@@ -228,8 +228,8 @@ def test_a_short_window_publishes_what_is_complete(lake, universe, synthetic):
 
 
 def test_daily_runs_derive_the_same_bars_as_one_batch(tmp_path, universe, synthetic):
-    """Each run re-derives coarse bars only from two weeks before its first new bar; the stored
-    ones before that cannot change, so day after day the lake equals one batch of the span."""
+    """Day after day (cycles at 16:00, as a season replays), the lake equals one batch of the
+    span: merged base bars, and every coarse bar derived only once complete."""
     from arena.data.lake import Lake
 
     sub = universe.select(["ETH", "AAPL"])
