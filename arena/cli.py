@@ -324,7 +324,7 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
 def _print_leaderboard(board) -> None:
     print(f"\n{'#':>2}  {'contestant':<20} {'return':>8} {'luck pct':>8} {'rank':>5} "
           f"{'Sharpe':>7} {'max DD':>7} {'trades':>6} {'calls $':>9}")
-    for r in board.sort_values("place").itertuples():
+    for r in board.itertuples():
         sharpe = "-" if r.sharpe != r.sharpe or r.sharpe is None else f"{r.sharpe:.2f}"
         cost = "-" if r.cost_usd is None or r.cost_usd != r.cost_usd else f"{r.cost_usd:.4f}"
         print(f"{r.place:>2}  {r.contestant:<20} {r.total_return:>+8.2%} "
@@ -386,7 +386,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     import pandas as pd
 
-    board = pd.read_parquet(done.marts.marts / "leaderboard.parquet")
+    board = pd.read_parquet(done.marts.marts / "leaderboard.parquet").sort_values(
+        ["place", "contestant"], ignore_index=True)
     if args.json:
         _print_json({"start": report.start.isoformat(), "lake": str(lake.root),
                      "report": str(done.report), "warehouse": str(done.marts.warehouse),

@@ -135,7 +135,7 @@ def _correlation_section(corr: pd.DataFrame) -> str:
 
 def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season report") -> str:
     """The season report's HTML from the marts."""
-    board = marts["leaderboard"].sort_values("place")
+    board = marts["leaderboard"].sort_values(["place", "contestant"])
     if board.empty:
         raise ReportError("the leaderboard is empty: no contestant played this season")
     equity = marts["equity_daily"]

@@ -113,7 +113,8 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
     build = build_marts_in_flow(lake)
     warehouse, marts = publish_marts(lake)
     report = season_report(lake)
-    board = pd.read_parquet(os.path.join(marts, "leaderboard.parquet"))
+    board = pd.read_parquet(os.path.join(marts, "leaderboard.parquet")).sort_values(
+        ["place", "contestant"])
     columns = ["place", "contestant", "total_return", "zero_skill_percentile", "rank_score",
                "sharpe", "max_drawdown", "trades", "cost_usd"]
     create_table_artifact(board[columns].astype(object).where(board[columns].notna(), None)
