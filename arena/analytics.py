@@ -4,7 +4,8 @@ dbt folds the ledger in SQL; what SQL should not do - simulate thousands of zero
 run the reference rules' indicators, read the cycle prices exactly as the engine read them - is
 computed here, once per season, through the same modules the rest of the product uses:
 
-* ``season``           one row: provider, first and last cycle, cycle count, players, seed
+* ``season``           one row: provider, first and last cycle, cycle count, players, seed, and
+                       the assets left out of the per-asset tables (no bars in the season)
 * ``cycle_prices``     the price every symbol had at every cycle (:func:`arena.asof.last_price`:
                        the engine's own marks), with when it printed; NaN-free, long format
 * ``arena_luck``       each arena zero-skill player's final return (portfolio-level luck)
@@ -38,6 +39,7 @@ import pyarrow.parquet as pq
 from arena.asof import closed_bars, last_price, price_interval
 from arena.calendar import TS_UNIT, bar_close_times, utc
 from arena.data.lake import Lake, PartitionKey, swap_dir
+from arena.engine.portfolio import START_CASH
 from arena.scoring.arena_luck import arena_zero_skill
 from arena.scoring.clocks import asset_clock
 from arena.scoring.luck import DEFAULT_PLAYERS
@@ -72,7 +74,7 @@ def cycle_prices(lake: Lake, provider: str, universe: Universe,
     """Long table ``cycle_at, symbol, price, printed_at``: each symbol's last completed price at
     each cycle, read from the finest interval the lake holds, exactly as
     :func:`arena.asof.last_price` reads it for the cycle (one partition read per symbol)."""
-    cycles = [utc(c) for c in cycles]
+    cycles = sorted(utc(c) for c in cycles)
     rows: list[pd.DataFrame] = []
     for asset in universe:
         interval = price_interval(lake, provider, asset.symbol)
@@ -186,13 +188,15 @@ def build_analytics(lake: Lake, provider: str, universe: Universe, cycles: Seque
     seconds["arena_luck"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    ceilings, rules = [], []
+    ceilings, rules, missing = [], [], []
     assets = list(universe.tradable)
     for i, asset in enumerate(assets, start=1):
         try:
             row, table = asset_tables(lake, provider, asset, start, end, players=players, seed=seed)
         except (LookupError, ValueError) as exc:  # no bars for this asset in the season
             log.warning("no luck table for %s: %s", asset.symbol, exc)
+            say(f"no luck table for {asset.symbol}: {exc}")
+            missing.append(asset.symbol)
             continue
         ceilings.append(row)
         rules.append(table)
@@ -208,7 +212,8 @@ def build_analytics(lake: Lake, provider: str, universe: Universe, cycles: Seque
     season = pd.DataFrame([{
         "provider": provider, "season_start": start, "season_end": end, "cycles": len(times),
         "arena_players": arena_players, "asset_players": players, "seed": seed,
-        "arena_rejections": rejected, "start_cash": 10_000.0}])
+        "arena_rejections": rejected, "start_cash": START_CASH,
+        "assets_without_luck_tables": ",".join(missing)}])
     tables = {"season": season, "cycle_prices": prices, "arena_luck": luck_returns,
               "arena_luck_band": band, "luck_ceiling": pd.DataFrame(ceilings),
               "reference_rules": pd.concat(rules, ignore_index=True), "correlations": corr}

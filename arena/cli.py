@@ -336,7 +336,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     import os
     import time
 
+    import duckdb
+
     from arena.agents.factory import build_contestant
+    from arena.analytics import AnalyticsError
     from arena.calendar import CalendarError, utc
     from arena.data.ingest import IngestError
     from arena.data.lake import Lake
@@ -381,8 +384,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             f"{time.perf_counter() - began:.0f} s; building the luck tables, marts and report")
         done = finish_season(lake, provider.name, universe, cycle_times(start, args.days),
                              players=args.players, quiet=True, progress=say)
-    except (IngestError, SeasonError, MartsError, ReportError) as exc:
-        print(f"arena {name}: {exc}", file=sys.stderr)
+    except (IngestError, SeasonError, AnalyticsError, MartsError, ReportError,
+            duckdb.Error, OSError) as exc:
+        print(f"arena {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     import pandas as pd
 
@@ -487,7 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
     from arena.data.lake import default_root
 
     dem = sub.add_parser("demo", help="replay a season offline, build the marts and the report")
-    from arena.season import DEMO_START
+    from arena import DEMO_START
 
     season_args(dem, DEMO_START, str(default_root() / "demo"))
     rep = sub.add_parser("replay", help="replay a season on the synthetic market (resumable), "

@@ -50,7 +50,7 @@ LEADERBOARD_COLUMNS = [
     ("total_return", "return", "{:+.2%}"), ("zero_skill_percentile", "luck pct", "{:.1%}"),
     ("rank_score", "rank score", "{:.2f}"), ("sharpe", "Sharpe", "{:.2f}"),
     ("max_drawdown", "max DD", "{:.2%}"), ("win_rate", "win rate", "{:.0%}"),
-    ("trades", "trades", "{:d}"), ("automatic_closes", "auto closes", "{:d}"),
+    ("trades", "fills", "{:d}"), ("automatic_closes", "auto-closed trips", "{:d}"),
     ("excess_vs_btc", "vs BTC", "{:+.2%}"), ("excess_vs_spy", "vs SPY", "{:+.2%}"),
     ("excess_vs_universe", "vs universe", "{:+.2%}"), ("cost_usd", "calls $", "{:,.4f}"),
     ("pnl_per_call_dollar", "P&L per $", "{:,.0f}"),
@@ -164,7 +164,8 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
            "equal-weighted universe from the first to the last cycle.</p>"),
         ("Equity curves", _equity_section(marts)),
         ("Key trades", html_table(_records(key), TRADE_COLUMNS)
-         + f"<p>The {len(key)} closed round trips with the largest net P&L, of {len(closed)} "
+         + f"<p>The {len(key)} closed round trips with the largest net P&L either way (winners "
+           f"and losers), of {len(closed)} "
            f"closed and {int((trades['status'] == 'open').sum())} still open.</p>"),
         ("Luck ceiling per asset", html_table(_luck_rows(luck, marts["reference_rules"]), LUCK_COLUMNS)
          + "<p>Per asset: the distribution of zero-skill players with random positions on the "
@@ -232,17 +233,21 @@ def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, 
     lines = [f"# Daily report {at:%Y-%m-%d %H:%M} UTC", ""]
     if not standings:
         return "\n".join([*lines, "No contestant has a record at this cycle."])
-    lines += ["## Standings", "", "| # | contestant | equity | change today |", "|---|---|---:|---:|"]
+    lines += ["## Standings", "",
+              "| # | contestant | equity | change since its previous cycle |", "|---|---|---:|---:|"]
     for i, s in enumerate(standings, start=1):
         eq = "–" if s.equity is None else f"{s.equity:,.2f}"
         ch = "–" if s.change is None else f"{s.change:+,.2f}"
         lines.append(f"| {i} | {s.contestant} | {eq} | {ch} |")
+    absent = sorted(set(ledger.table("outcome")["contestant"]) - {s.contestant for s in standings})
+    if absent:
+        lines += ["", f"No record at this cycle (skipped or not yet playing): {', '.join(absent)}."]
     prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at])
     wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
     moves = (wide.iloc[-1] / wide.iloc[0] - 1).dropna() if len(wide) == 2 else pd.Series(dtype=float)
     why = []
     for s in (standings[0], standings[-1]) if len(standings) > 1 else (standings[0],):
-        book = ledger.portfolio(s.contestant)
+        book = ledger.portfolio(s.contestant, until=at)  # the book of that cycle, not today's
         contrib = sorted(((sym, p.unrealised(float(wide.iloc[-1].get(sym, np.nan))))
                           for sym, p in book.positions.items()
                           if sym in wide.columns and not pd.isna(wide.iloc[-1][sym])),

@@ -39,7 +39,6 @@ from arena.warehouse import BuildResult, Invoke, build_marts
 
 log = logging.getLogger(__name__)
 CYCLE_HOUR = 16
-DEMO_START = "2026-10-01"  # the demo's fixed season: the same leaderboard on every machine
 HISTORY_DAYS = 220  # before the first cycle: enough for 26 weekly candles and the screen
 
 

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from arena import DEMO_START
 from arena.agents.factory import build_contestant
 from arena.data.ingest import run_ingest
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.roster import load_roster
-from arena.season import DEMO_START, HISTORY_DAYS, cycle_times, finish_season, replay_season
+from arena.season import HISTORY_DAYS, cycle_times, finish_season, replay_season
 from arena.universe import load_universe
 
 

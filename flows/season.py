@@ -20,6 +20,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from arena import DEMO_START
 from arena.agents.base import Contestant
 from arena.agents.factory import build_contestant
 from arena.analytics import ARENA_PLAYERS, build_analytics, write_analytics
@@ -32,7 +33,7 @@ from arena.ledger import Ledger
 from arena.report import write_season_report
 from arena.roster import load_roster
 from arena.scoring.luck import DEFAULT_PLAYERS
-from arena.season import DEMO_START, DayReport, check_season_ledger, cycle_times, play_day
+from arena.season import DayReport, check_season_ledger, cycle_times, play_day
 from arena.universe import Universe, load_universe
 from arena.warehouse import DBT_PROJECT, BuildResult, publish, run_dbt
 

@@ -30,7 +30,7 @@ from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger import Ledger
 from arena.report import read_marts
 from arena.roster import load_roster
-from arena.scoring.metrics import leaderboard_metrics, round_trips
+from arena.scoring.metrics import leaderboard_metrics, open_trips, round_trips
 from arena.scoring.scorer import percentile, rank_score
 from arena.season import SeasonError, cycle_times, finish_season, replay_season
 from arena.warehouse import MartsError, build_marts
@@ -113,25 +113,31 @@ def test_the_season_has_automatic_closes_and_an_llm(season):
     assert set(read_marts(lake)["leaderboard"]["contestant"]) == set(names)
 
 
-def test_the_python_fold_and_the_dbt_marts_agree_to_the_cent(season):
-    lake, ledger, times, _, names = season
+def assert_fold_matches_marts(lake: Lake, ledger: Ledger, names, times) -> int:
+    """The engine's Python fold (``Ledger.portfolio(until=...)``) marked at the cycle prices
+    against ``equity_daily`` and ``positions``, every contestant and cycle; returns how many
+    positions were compared."""
     prices = read_analytics(lake, "cycle_prices").pivot(index="cycle_at", columns="symbol",
                                                         values="price")
     with _warehouse(lake) as con:
-        equity = con.execute("select contestant, cycle_at, cash, equity, positions "
-                             "from equity_daily").df().set_index(["contestant", "cycle_at"])
-        positions = con.execute("select contestant, cycle_at, symbol, side, quantity, "
-                                "entry_price, market_value, invalidation_price from positions"
-                                ).df().set_index(["contestant", "cycle_at", "symbol"])
-    assert len(equity) == len(names) * DAYS
+        equity = con.execute("select contestant, cycle_at, cash, equity, positions, fees_paid, "
+                             "realised_pnl from equity_daily").df()
+        positions = con.execute("select contestant, cycle_at, symbol, side, quantity, entry_price, "
+                                "market_value, invalidation_price, opened_at, thesis, trip "
+                                "from positions").df()
+    equity = equity.set_index(["contestant", "cycle_at"])
+    positions = positions.set_index(["contestant", "cycle_at", "symbol"])
+    assert len(equity) == len(names) * len(times)  # every contestant on the season's window
     checked = 0
     for name in names:
         for at in times:
             book = ledger.portfolio(name, until=at)
             marks = prices.loc[at].dropna().to_dict()
             row = equity.loc[(name, at)]
-            assert row["cash"] == pytest.approx(book.cash, abs=0.005)
-            assert row["equity"] == pytest.approx(book.equity(marks), abs=0.005)
+            assert row["cash"] == pytest.approx(book.cash, abs=0.005), (name, at)
+            assert row["equity"] == pytest.approx(book.equity(marks), abs=0.005), (name, at)
+            assert row["fees_paid"] == pytest.approx(book.fees_paid, abs=0.005)
+            assert row["realised_pnl"] == pytest.approx(book.realised_pnl, abs=0.005)
             assert row["positions"] == len(book.positions)
             for symbol, p in book.positions.items():
                 mart = positions.loc[(name, at, symbol)]
@@ -139,12 +145,51 @@ def test_the_python_fold_and_the_dbt_marts_agree_to_the_cent(season):
                 assert mart["quantity"] == pytest.approx(p.quantity, rel=1e-12)
                 assert mart["entry_price"] == pytest.approx(p.entry_price, rel=1e-12)
                 assert mart["market_value"] == pytest.approx(p.value(marks[symbol]), abs=0.005)
+                assert pd.Timestamp(mart["opened_at"]) == p.opened_at
+                assert (mart["thesis"] or "") == p.thesis
                 if p.invalidation_price is None:
                     assert pd.isna(mart["invalidation_price"])
                 else:
                     assert mart["invalidation_price"] == pytest.approx(p.invalidation_price)
                 checked += 1
-    assert checked > 20  # positions were really compared, not an empty loop
+    return checked
+
+
+def assert_trades_match_round_trips(lake: Lake, ledger: Ledger, names) -> int:
+    """``trades`` against :func:`round_trips` / :func:`open_trips`; returns the closed trips."""
+    trades = read_marts(lake)["trades"]
+    total = 0
+    for name in names:
+        fills = ledger.fills(name)
+        trips = sorted(round_trips(fills), key=lambda t: (t.closed_at, t.symbol))
+        mine = trades[(trades["contestant"] == name) & (trades["status"] == "closed")]
+        mine = mine.sort_values(["closed_at", "symbol"])
+        assert len(mine) == len(trips)
+        for trip, row in zip(trips, mine.itertuples(), strict=True):
+            assert (row.symbol, row.side) == (trip.symbol, trip.side)
+            assert pd.Timestamp(row.opened_at) == trip.opened_at
+            assert pd.Timestamp(row.closed_at) == trip.closed_at
+            for field in ("entry_price", "exit_price", "quantity"):
+                assert getattr(row, field) == pytest.approx(getattr(trip, field), rel=1e-12)
+            for field in ("fees", "gross_pnl", "net_pnl"):
+                assert getattr(row, field) == pytest.approx(getattr(trip, field), abs=0.005)
+            assert (row.closed_by == "automatic") == trip.automatic
+            # the reasoning key of the last close: its monitor window, or its decision
+            if trip.automatic:
+                assert row.exit_round == "monitor" and pd.isna(row.exit_cycle_at)
+                assert pd.Timestamp(row.exit_window_end) >= trip.closed_at
+            else:
+                assert pd.Timestamp(row.exit_cycle_at) == trip.closed_at
+                assert pd.isna(row.exit_window_end)
+        still = trades[(trades["contestant"] == name) & (trades["status"] == "open")]
+        assert set(still["symbol"]) == set(open_trips(fills))
+        total += len(trips)
+    return total
+
+
+def test_the_python_fold_and_the_dbt_marts_agree_to_the_cent(season):
+    lake, ledger, times, _, names = season
+    assert assert_fold_matches_marts(lake, ledger, names, times) > 20  # not an empty loop
 
 
 def test_the_leaderboard_matches_the_python_metrics(season, universe):
@@ -186,18 +231,7 @@ def test_the_leaderboard_matches_the_python_metrics(season, universe):
 
 def test_trades_are_the_engines_round_trips(season):
     lake, ledger, _, _, names = season
-    trades = read_marts(lake)["trades"]
-    for name in names:
-        trips = round_trips(ledger.fills(name))
-        mine = trades[(trades["contestant"] == name) & (trades["status"] == "closed")]
-        mine = mine.sort_values(["closed_at", "symbol"])
-        assert len(mine) == len(trips)
-        for trip, row in zip(sorted(trips, key=lambda t: (t.closed_at, t.symbol)),
-                             mine.itertuples(), strict=True):
-            assert (row.symbol, row.side) == (trip.symbol, trip.side)
-            assert row.net_pnl == pytest.approx(trip.net_pnl, abs=0.005)
-            assert row.entry_price == pytest.approx(trip.entry_price, rel=1e-12)
-            assert (row.closed_by == "automatic") == trip.automatic
+    assert assert_trades_match_round_trips(lake, ledger, names) >= 5
 
 
 def test_luck_tables_land_in_the_marts(season):
@@ -316,3 +350,128 @@ def test_season_outputs_report_their_timings(season):
     for step in ("luck", "dbt", "report"):
         assert outputs.seconds[step] > 0 and math.isfinite(outputs.seconds[step])
     assert Path(outputs.analytics).is_dir()
+
+
+def test_daily_reports_are_written_without_hindsight(season, universe):
+    """A day's report regenerated after the season (as a resumed replay does) says exactly what
+    it said that day: every number comes from the ledger up to that cycle."""
+    from arena.report import daily_report
+
+    lake, ledger, times, _, _ = season
+    for at in times[:-1]:
+        written = (lake.root / "reports" / "daily" / f"{at:%Y-%m-%d}.md").read_text()
+        assert daily_report(ledger, lake, "synthetic", universe.select(SYMBOLS), at) == written
+
+
+# ------------------------------------------------------------------ the fold's hard cases
+def _fill(book, at, symbol, side, kind, quantity, price, *, level=None, thesis="", automatic=False):
+    """A fill as the broker makes it (fee, realised P&L from the book), and the book after it."""
+    from arena.engine.portfolio import Fill, fee
+
+    draft = Fill(at, symbol, side, kind, quantity, price, fee(quantity * price), 0.0, 0,
+                 automatic, level, thesis, "")
+    after = book.apply(draft)
+    fill = Fill(at, symbol, side, kind, quantity, price, draft.fee,
+                after.realised_pnl - book.realised_pnl, 0, automatic, level, thesis, "")
+    return after, fill
+
+
+@pytest.fixture(scope="module")
+def crafted(season, tmp_path_factory):
+    """A hand-written ledger on the season's prices that reaches every case of the fold: adds
+    after partial closes, a short partly closed then closed by the monitor, level moves in a
+    repair round, a monitor close at the window's end and a re-open in the cycle at that time,
+    closes within the 1e-12 tolerance (over and under), a re-open on the other side, and a
+    contestant whose first record comes late, with a forfeited cycle."""
+    import shutil
+
+    from arena.engine.portfolio import ADD, CLOSE, LONG, OPEN, SHORT
+    from arena.ledger import CycleRecord, MonitorRecord, equity_snapshot
+
+    source, _, times, _, _ = season
+    lake = Lake(tmp_path_factory.mktemp("crafted") / "lake")
+    lake.root.mkdir(parents=True)
+    shutil.copytree(source.root / "analytics", lake.root / "analytics")
+    (lake.root / "bars").symlink_to(source.root / "bars")
+    ledger = Ledger(lake)
+    marks = read_analytics(lake, "cycle_prices").pivot(index="cycle_at", columns="symbol",
+                                                       values="price")
+
+    def cycle(name, k, rounds=None, levels=None, status="executed"):
+        at = times[k]
+        book = ledger.portfolio(name)
+        fills, decisions = {}, {}
+        for rnd, specs in (rounds or {}).items():
+            fills[rnd] = []
+            for symbol, side, kind, quantity, price, *extra in specs:
+                options = extra[0] if extra else {}
+                book, fill = _fill(book, at, symbol, side, kind, quantity, price, **options)
+                fills[rnd].append(fill)
+            decisions[rnd] = [{"action": kind, "symbol": spec[0]} for spec in specs]
+        for rnd, moves in (levels or {}).items():
+            for symbol, level in moves:
+                decisions.setdefault(rnd, []).append(
+                    {"action": "hold", "symbol": symbol, "invalidation_price": level})
+                book = book.with_level(symbol, level)
+        record = CycleRecord(name, at, status, fills=fills, decisions=decisions,
+                             equity=equity_snapshot(book, marks.loc[at].dropna().to_dict()))
+        ledger.record_cycle(at, name, lambda: record)
+
+    def monitor(name, k, closes):
+        start, end = times[k - 1], times[k]
+        book, fills = ledger.portfolio(name), []
+        for after, symbol, side, quantity, price in closes:
+            book, fill = _fill(book, start + after, symbol, side, CLOSE, quantity, price,
+                               automatic=True)
+            fills.append(fill)
+        ledger.record_monitor(start, end, name, lambda: MonitorRecord(name, start, end, fills))
+
+    hour = pd.Timedelta(hours=1)
+    cycle("x", 0, {"answer": [("BTC", LONG, OPEN, 0.01, 64_000.0, {"level": 60_000.0, "thesis": "btc"}),
+                              ("ETH", SHORT, OPEN, 0.2, 3_000.0, {"level": 3_300.0, "thesis": "eth"})]})
+    monitor("x", 1, [])
+    cycle("x", 1, {"answer": [("ETH", SHORT, CLOSE, 0.05, 3_050.0),
+                              ("BTC", LONG, ADD, 0.005, 66_000.0, {"level": 61_000.0})]},
+          levels={"repair": [("ETH", 3_400.0)]})
+    monitor("x", 2, [])
+    cycle("x", 2, {"answer": [("BTC", LONG, CLOSE, 0.007, 65_500.0),
+                              ("SOL", LONG, OPEN, 5.0, 150.0, {"level": 140.0, "thesis": "sol"})],
+                   "repair": [("BTC", LONG, ADD, 0.002, 65_800.0, {"level": 62_000.0,
+                                                                   "thesis": "btc again"})]})
+    # the monitor closes the rest of the short inside the window, SOL at the window's end ...
+    monitor("x", 3, [(5 * hour, "ETH", SHORT, 0.15, 3_420.0), (24 * hour, "SOL", LONG, 5.0, 139.0)])
+    # ... and the cycle at that same time opens SOL again (its second trip)
+    cycle("x", 3, {"answer": [("SOL", LONG, OPEN, 3.0, 141.0, {"level": 130.0, "thesis": "sol 2"})]})
+    monitor("x", 4, [])
+    btc, sol = (ledger.portfolio("x").positions[s].quantity for s in ("BTC", "SOL"))
+    cycle("x", 4, {"answer": [("BTC", LONG, CLOSE, btc * (1 + 5e-13), 65_000.0),
+                              ("SOL", LONG, CLOSE, sol * (1 - 5e-13), 138.0)]})
+    monitor("x", 5, [])
+    cycle("x", 5, {"answer": [("BTC", SHORT, OPEN, 0.01, 64_500.0, {"level": 70_000.0})]},
+          levels={"repair": [("BTC", 68_000.0)]})
+    cycle("late", 2, {"answer": [("ETH", LONG, OPEN, 0.5, 3_100.0, {"level": 2_900.0})]})
+    cycle("late", 3, status="forfeited")
+    cycle("late", 4, {"answer": [("ETH", LONG, CLOSE, 0.5, 3_200.0)]})
+    cycle("late", 5)
+    build_marts(lake)
+    return lake, ledger, times, ["late", "x"]
+
+
+def test_the_fold_matches_the_engine_in_its_hard_cases(crafted):
+    lake, ledger, times, names = crafted
+    fold = read_marts(lake)["positions"]
+    assert assert_fold_matches_marts(lake, ledger, names, times) >= 10
+    assert assert_trades_match_round_trips(lake, ledger, names) == 5
+    # the within-tolerance closes really closed, and SOL's second trip is numbered as such
+    last = fold[fold["cycle_at"] == times[4]]
+    assert set(last[last["contestant"] == "x"]["symbol"]) == set()
+    assert set(fold[fold["symbol"] == "SOL"]["trip"]) == {1, 2}
+    # the late contestant holds its start cash until its first record, on the season's window
+    with _warehouse(lake) as con:
+        early = con.execute("select equity from equity_daily where contestant = 'late' "
+                            f"and cycle_at < '{times[2].isoformat()}'").fetchall()
+        trip = con.execute("select exit_round, exit_window_end from trades "
+                           "where contestant = 'x' and symbol = 'ETH'").fetchall()
+    assert early == [(10_000.0,), (10_000.0,)]
+    # ETH was partly closed by a decision, then by the monitor: the link is the monitor window
+    assert trip[0][0] == "monitor" and pd.Timestamp(trip[0][1]) == times[3]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -230,17 +231,30 @@ def concat_partitions(frames: Iterable[tuple[PartitionKey, pd.DataFrame]]) -> pd
 
 
 def swap_dir(staging: Path, final: Path) -> None:
-    """Replace directory ``final`` by ``staging`` with two renames (readers see the old set or
-    the new one); on failure ``final`` keeps the old set."""
-    old = None
-    if final.exists():
-        old = final.with_name(f".{final.name}.old.{uuid.uuid4().hex[:8]}")
-        os.rename(final, old)
+    """Publish directory ``staging`` as ``final`` in one atomic step.
+
+    ``final`` is a symbolic link to a versioned sibling (``.<name>.v-<ns>``) and is replaced by
+    one ``os.replace`` of a new link: a reader opening ``final/<file>`` gets the old set or the
+    new one, never a mix and never nothing. The previous version stays (a reader that listed it
+    can finish); older ones are removed. A real directory at ``final`` (a lake copied without its
+    links) is moved aside first. On failure ``final`` is left as it was."""
+    version = final.with_name(f".{final.name}.v-{time.time_ns():020d}")
+    os.rename(staging, version)
+    link = final.with_name(f".{final.name}.link-{uuid.uuid4().hex[:8]}")
+    legacy = None
     try:
-        os.rename(staging, final)
+        os.symlink(version.name, link)
+        if final.is_dir() and not final.is_symlink():
+            legacy = final.with_name(f".{final.name}.legacy-{uuid.uuid4().hex[:8]}")
+            os.rename(final, legacy)
+        os.replace(link, final)
     except BaseException:
-        if old is not None:
-            os.rename(old, final)
+        link.unlink(missing_ok=True)
+        if legacy is not None and not final.exists():
+            os.rename(legacy, final)
+        shutil.rmtree(version, ignore_errors=True)
         raise
-    if old is not None:
+    if legacy is not None:
+        shutil.rmtree(legacy, ignore_errors=True)
+    for old in sorted(final.parent.glob(f".{final.name}.v-*"))[:-2]:  # keep current + previous
         shutil.rmtree(old, ignore_errors=True)

@@ -9,3 +9,10 @@ where abs(e.cash - s.cash) > {{ var('cent') }}
    or abs(e.fees_paid - s.fees_paid) > {{ var('cent') }}
    or abs(e.realised_pnl - s.realised_pnl) > {{ var('cent') }}
    or e.positions <> s.positions
+union all
+-- and no snapshot of the season is left without its row (an empty join would pass the above)
+select s.contestant, s.cycle_at, null, s.equity, null, s.cash
+from {{ ref('stg_ledger__equity') }} as s
+left join {{ ref('equity_daily') }} as e using (contestant, cycle_at)
+where e.cycle_at is null
+  and s.cycle_at in (select cycle_at from {{ ref('stg_analytics__cycle_prices') }})

@@ -1,3 +1,4 @@
+{{ config(materialized='table') }}
 -- Every event that changes a contestant's book, in the engine's fold order (arena/ledger.py):
 -- by time; at equal times the monitor window ending then comes before the cycle; inside a
 -- cycle the answer round before the repair round, and in a round its fills before its level

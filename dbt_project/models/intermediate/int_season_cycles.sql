@@ -1,14 +1,14 @@
--- Every contestant at every cycle of the season from its first record on.
+-- Every contestant of the ledger at every cycle of the season. A contestant whose first record
+-- comes later (a missing key, a late entry) holds its start cash until then: every result is
+-- measured over the same window, the season's (SPEC §4).
 with cycles as (
     select distinct cycle_at from {{ ref('stg_analytics__cycle_prices') }}
 ),
 
-firsts as (
-    select contestant, min(cycle_at) as first_cycle
-    from {{ ref('stg_ledger__outcomes') }}
-    group by contestant
+contestants as (
+    select distinct contestant from {{ ref('stg_ledger__outcomes') }}
 )
 
-select f.contestant, c.cycle_at
-from firsts as f
-inner join cycles as c on c.cycle_at >= f.first_cycle
+select c.contestant, s.cycle_at
+from contestants as c
+cross join cycles as s

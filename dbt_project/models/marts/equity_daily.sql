@@ -49,7 +49,9 @@ select
     fees_paid,
     realised_pnl,
     fills_to_date,
-    equity / coalesce(lag(equity) over w, {{ var('start_cash') }}) - 1 as daily_return,
+    -- against the start cash on the first cycle; a missing previous equity gives no return
+    equity / case when row_number() over w = 1 then {{ var('start_cash') }}
+                  else lag(equity) over w end - 1 as daily_return,
     greatest({{ var('start_cash') }}, max(equity) over (w rows between unbounded preceding and current row))
         as peak_equity,
     1 - equity / greatest({{ var('start_cash') }},

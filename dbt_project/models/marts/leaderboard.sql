@@ -10,10 +10,12 @@ with season as (
 ),
 
 last_equity as (
-    select contestant, arg_max(equity, cycle_at) as final_equity, count(*) as cycles,
-           count(*) filter (where equity is null) as unmarked_cycles
-    from {{ ref('equity_daily') }}
-    group by contestant
+    -- the equity after the season's last cycle itself (null if unmarked: never an older value)
+    select e.contestant, max(e.equity) filter (where e.cycle_at = s.last_cycle) as final_equity,
+           count(*) as cycles, count(*) filter (where e.equity is null) as unmarked_cycles
+    from {{ ref('equity_daily') }} as e
+    cross join season as s
+    group by e.contestant
 ),
 
 returns as (
@@ -40,11 +42,14 @@ trips as (
 ),
 
 window_prices as (
+    -- each symbol's mark at the first and at the last cycle (no later first price for an asset
+    -- that had none at the start: it is left out, as arena/scoring/metrics.py does)
     select
         p.symbol,
-        arg_min(p.mark_price, p.cycle_at) as first_price,
-        arg_max(p.mark_price, p.cycle_at) as last_price
+        max(p.mark_price) filter (where p.cycle_at = s.first_cycle) as first_price,
+        max(p.mark_price) filter (where p.cycle_at = s.last_cycle) as last_price
     from {{ ref('int_marks') }} as p
+    cross join season as s
     group by p.symbol
 ),
 

@@ -26,7 +26,7 @@ cycles as (
         count(*) filter (where repaired and status = 'executed' and parse_error_repair is null)
             as repairs_succeeded,
         cast(sum(n_rejections) as bigint) as rejections,
-        cast(sum(n_fills) as bigint) as fills
+        cast(sum(n_fills) as bigint) as cycle_fills
     from {{ ref('stg_ledger__outcomes') }}
     group by contestant
 )
@@ -46,7 +46,7 @@ select
     coalesce(c.retries, 0) as retries,
     coalesce(c.failed_calls, 0) as failed_calls,
     y.rejections,
-    y.fills,
+    y.cycle_fills,
     y.unparsable_answers,
     y.repair_rounds,
     y.repairs_succeeded

@@ -1,6 +1,7 @@
 -- Round trips: a position from its open until fully closed (adds and partial closes belong to
 -- it; arena/scoring/metrics.py). Prices are volume-weighted over the entries / the exits; the
--- reasoning reference is the ledger key of the decision that opened (and closed) the trip.
+-- reasoning reference is the ledger key of the decision that opened (and closed) the trip: the
+-- cycle, round and decision index, or for an automatic close its monitor window's end.
 with fills as (
     select * from {{ ref('int_position_fold') }} where event = 'fill'
 ),
@@ -25,14 +26,15 @@ trips as (
         count(*) filter (where kind = 'close') as exits,
         arg_max(quantity, symbol_event) as quantity_left,
         arg_max(automatic, symbol_event) filter (where kind = 'close') as last_exit_automatic,
-        arg_max(source, symbol_event) filter (where kind = 'close') as last_exit_source,
         any_value(cycle_at) filter (where kind = 'open') as entry_cycle_at,
         any_value(round) filter (where kind = 'open') as entry_round,
         any_value(decision_index) filter (where kind = 'open') as entry_decision_index,
         any_value(thesis) filter (where kind = 'open') as thesis,
-        arg_max(cycle_at, symbol_event) filter (where kind = 'close') as exit_cycle_at,
-        arg_max(round, symbol_event) filter (where kind = 'close') as exit_round,
-        arg_max(decision_index, symbol_event) filter (where kind = 'close') as exit_decision_index
+        -- the last close's keys taken together (arg_max of one column would skip its nulls and
+        -- mix an earlier close's cycle with a later monitor close)
+        arg_max({'cycle_at': cycle_at, 'round': round, 'decision_index': decision_index,
+                 'window_end': case when source = 'monitor' then effective_at end},
+                symbol_event) filter (where kind = 'close') as exit_key
     from fills
     group by contestant, symbol, trip
 )
@@ -66,7 +68,8 @@ select
     entry_round,
     entry_decision_index,
     thesis,
-    exit_cycle_at,
-    exit_round,
-    exit_decision_index
+    exit_key.cycle_at as exit_cycle_at,
+    exit_key.round as exit_round,
+    exit_key.decision_index as exit_decision_index,
+    exit_key.window_end as exit_window_end
 from trips
