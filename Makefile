@@ -25,7 +25,7 @@ run: $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium  # Debian's Chromium: the report's tests open it in a real browser
 
 test: $(VENV)/.installed-test
-	test -x $(CHROMIUM) || (apt-get update && apt-get install -y --no-install-recommends chromium)
+	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium)
 	$(BIN)/ruff check arena flows expectations tests benchmarks
 	$(BIN)/python -m pytest
 
