@@ -22,7 +22,8 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 run: $(VENV)/.installed
 	$(BIN)/arena demo
 
-CHROMIUM := /usr/bin/chromium  # Debian's Chromium: the report's tests open it in a real browser
+# Debian's Chromium: the season report's tests open it in a real (headless) browser
+CHROMIUM := /usr/bin/chromium
 
 test: $(VENV)/.installed-test
 	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium)
