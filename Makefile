@@ -26,7 +26,7 @@ run: $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
 
 test: $(VENV)/.installed-test
-	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium)
+	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation)
 	$(BIN)/ruff check arena flows expectations tests benchmarks
 	$(BIN)/python -m pytest
 
