@@ -43,7 +43,7 @@ from arena.engine.portfolio import START_CASH
 from arena.scoring.arena_luck import arena_zero_skill
 from arena.scoring.clocks import asset_clock
 from arena.scoring.luck import DEFAULT_PLAYERS
-from arena.scoring.scorer import COST_RATES
+from arena.scoring.scorer import default_cost_rate
 from arena.scoring.table import rules_table
 from arena.universe import Asset, Universe
 
@@ -128,7 +128,7 @@ def asset_tables(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp, e
     """(luck-ceiling row, reference-rules rows) of one asset over the season ``[start, end)``,
     the rules warmed up on :data:`RULES_HISTORY_DAYS` before it."""
     clock = asset_clock(lake, provider, asset, start - pd.Timedelta(days=RULES_HISTORY_DAYS), end)
-    rate = COST_RATES["crypto" if asset.calendar == "24/7" else "stock"]
+    rate = default_cost_rate(asset.calendar)
     table, ruler = rules_table(clock.bars, cost_rate=rate, periods_per_year=clock.periods_per_year,
                                start=start, players=players, seed=seed, calendar=asset.calendar)
     ceiling = {"symbol": asset.symbol, "asset_class": asset.asset_class, "grid": clock.grid,

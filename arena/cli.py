@@ -173,7 +173,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _scoring_inputs(args: argparse.Namespace):
     from arena.data.validation import UnusableInputError, load_price_file
     from arena.scoring.clocks import infer_grid
-    from arena.scoring.scorer import COST_RATES, ScorerInputError
+    from arena.scoring.scorer import ScorerInputError, default_cost_rate
 
     try:
         bars = load_price_file(args.prices)
@@ -182,7 +182,7 @@ def _scoring_inputs(args: argparse.Namespace):
     if len(bars) < 2:
         raise ScorerInputError(f"prices file {args.prices} has {len(bars)} bar(s); need two")
     calendar, grid = infer_grid(pd_index(bars))
-    default = COST_RATES["crypto" if calendar == "24/7" else "stock"]
+    default = default_cost_rate(calendar)
     return bars, (default if args.cost_rate is None else args.cost_rate), calendar, grid
 
 

@@ -399,6 +399,7 @@ class Ledger:
         lake_root = root.root if isinstance(root, Lake) else Path(root) if root else default_root()
         self.dir = lake_root / "ledger"
         self.secret_names = frozenset(secret_names)
+        self._schemas_written = False
 
     def __repr__(self) -> str:
         return f"Ledger({str(self.dir)!r})"
@@ -412,7 +413,10 @@ class Ledger:
                 / f"contestant={_name(contestant)}")
 
     def write_schemas(self) -> None:
-        """Write the empty schema file of every table (idempotent; see the module docstring)."""
+        """Write the empty schema file of every table (idempotent; see the module docstring).
+        Once per instance: later calls (one after every committed record) do nothing."""
+        if self._schemas_written:
+            return
         for kind, key, schemas in (("cycles", "cycle", SCHEMAS), ("monitor", "window", MONITOR_SCHEMAS)):
             folder = self.dir / kind / f"{key}={SCHEMA_DIR}" / f"contestant={SCHEMA_DIR}"
             for name, schema in schemas.items():
@@ -422,6 +426,7 @@ class Ledger:
                     tmp = path.with_name(f".{name}.{uuid.uuid4().hex[:8]}.tmp")
                     pq.write_table(schema.empty_table(), tmp)
                     os.replace(tmp, path)
+        self._schemas_written = True
 
     def pattern(self, table: str, monitor: bool = False) -> str:
         """The glob of one table's files, for ``read_parquet(..., hive_partitioning=true)``."""

@@ -19,7 +19,7 @@ import pandas as pd
 from arena.analytics import cycle_prices
 from arena.calendar import utc
 from arena.charts import bar_chart, heatmap, html_table, line_chart, page
-from arena.data.lake import Lake
+from arena.data.lake import Lake, write_text
 from arena.ledger import ANSWER, Ledger
 from arena.universe import Universe
 
@@ -189,13 +189,8 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
 
 def write_season_report(lake: Lake, path: Path | None = None, *, title: str = "Season report") -> Path:
     """Write the season report from the lake's published marts; returns its path."""
-    path = path or lake.root / REPORTS_DIR / SEASON_FILE
     text = season_report(read_marts(lake), title=title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text(path or lake.root / REPORTS_DIR / SEASON_FILE, text)
 
 
 # ----------------------------------------------------------------------------- daily report
@@ -305,12 +300,7 @@ def _reasoning(text: str | None) -> str | None:
 
 
 def write_daily_report(lake: Lake, text: str, at: object) -> Path:
-    path = lake.root / REPORTS_DIR / "daily" / f"{utc(at):%Y-%m-%d}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text(lake.root / REPORTS_DIR / "daily" / f"{utc(at):%Y-%m-%d}.md", text)
 
 
 def daily_reports(lake: Lake, provider: str, universe: Universe,

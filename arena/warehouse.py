@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -73,17 +74,21 @@ def dbt_args(lake: Lake, command: str = "build", *extra: str) -> list[str]:
 
 @contextmanager
 def lake_env(lake: Lake) -> Iterator[None]:
-    """``ARENA_LAKE`` set to the lake's absolute root while dbt runs (dbt reads it in-process)."""
-    previous = os.environ.get("ARENA_LAKE")
-    os.environ["ARENA_LAKE"] = str(lake.root.resolve())
-    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    """``ARENA_LAKE`` set to the lake's absolute root while dbt runs (dbt reads it in-process),
+    and dbt's usage statistics off unless the caller chose; both restored afterwards."""
+    settings = {"ARENA_LAKE": str(lake.root.resolve()),
+                "DBT_SEND_ANONYMOUS_USAGE_STATS": os.environ.get("DBT_SEND_ANONYMOUS_USAGE_STATS",
+                                                                 "false")}
+    previous = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop("ARENA_LAKE", None)
-        else:
-            os.environ["ARENA_LAKE"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _nodes(result: Any) -> list[NodeResult]:
@@ -97,8 +102,6 @@ def _nodes(result: Any) -> list[NodeResult]:
 
 def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResult:
     """``dbt build`` the marts of ``lake``; :class:`MartsError` names what failed."""
-    import time
-
     if invoke is None:
         from dbt.cli.main import dbtRunner
 

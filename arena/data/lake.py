@@ -196,15 +196,19 @@ class Lake:
     # ------------------------------------------------------------------ records
     def write_json(self, relative: str | Path, payload: Mapping[str, object]) -> Path:
         """Write a JSON record atomically (temp file + rename)."""
-        path = self.root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        return write_text(self.root / relative, json.dumps(payload, indent=2, default=str))
 
     def manifests(self) -> list[Path]:
         return sorted((self.root / "manifests" / "ingest").glob("*.json"))
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Write a text file atomically (a temp file beside it, then one rename); returns ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFrame, int]:

@@ -25,6 +25,11 @@ import pandas as pd
 COST_RATES = {"crypto": 0.0006, "stock": 0.0002, "etf": 0.0002}  # per unit of |Δw|
 
 
+def default_cost_rate(calendar: str) -> float:
+    """The default cost rate of an asset on ``calendar``: crypto around the clock, else stocks."""
+    return COST_RATES["crypto" if calendar == "24/7" else "stock"]
+
+
 @dataclass(frozen=True)
 class ScoreResult:
     """``total_return``: final equity - 1; ``turnover``: sum of |Δw| (the first entry included);
