@@ -4,8 +4,10 @@ dbt folds the ledger in SQL; what SQL should not do - simulate thousands of zero
 run the reference rules' indicators, read the cycle prices exactly as the engine read them - is
 computed here, once per season, through the same modules the rest of the product uses:
 
-* ``season``           one row: provider, first and last cycle, cycle count, players, seed, and
-                       the assets left out of the per-asset tables (no bars in the season)
+* ``season``           one row: provider, its market label (``SYNTHETIC`` or the real provider's
+                       name: :func:`arena.data.providers.market_label`), first and last cycle,
+                       cycle count, players, seed, and the assets left out of the per-asset
+                       tables (no bars in the season)
 * ``cycle_prices``     the price every symbol had at every cycle (:func:`arena.asof.last_price`:
                        the engine's own marks), with when it printed; NaN-free, long format
 * ``arena_luck``       each arena zero-skill player's final return (portfolio-level luck)
@@ -39,6 +41,7 @@ import pyarrow.parquet as pq
 from arena.asof import closed_bars, last_price, price_interval
 from arena.calendar import TS_UNIT, bar_close_times, utc
 from arena.data.lake import Lake, PartitionKey, swap_dir
+from arena.data.providers import market_label
 from arena.engine.portfolio import START_CASH
 from arena.scoring.arena_luck import arena_zero_skill
 from arena.scoring.clocks import asset_clock
@@ -210,8 +213,8 @@ def build_analytics(lake: Lake, provider: str, universe: Universe, cycles: Seque
     corr = correlations(lake, provider, universe, end)
     seconds["correlations"] = time.perf_counter() - t0
     season = pd.DataFrame([{
-        "provider": provider, "season_start": start, "season_end": end, "cycles": len(times),
-        "arena_players": arena_players, "asset_players": players, "seed": seed,
+        "provider": provider, "market": market_label(provider), "season_start": start,
+        "season_end": end, "cycles": len(times), "arena_players": arena_players, "asset_players": players, "seed": seed,
         "arena_rejections": rejected, "start_cash": START_CASH,
         "assets_without_luck_tables": ",".join(missing)}])
     tables = {"season": season, "cycle_prices": prices, "arena_luck": luck_returns,

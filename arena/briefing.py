@@ -17,8 +17,16 @@ Conventions of the universe table (fractions in the data, percent only in the re
   ``close[-1] / max(high over the last 30 daily bars) - 1``; ``adv_usd`` the mean of
   ``close x volume`` over the last 30 daily bars; ``days_to_earnings`` the calendar days from the
   cycle's New York date to the next earnings date (stocks; ``None`` for crypto or unknown).
-* RSIs are computed on the last :data:`RSI_HISTORY` closed bars of their interval, so the value
-  does not depend on how far back the lake happens to reach. Too little history gives ``None``.
+* RSIs (``rsi_4h``, ``rsi_1d``, ``rsi_1w``; ``rsi_14d`` is ``rsi_1d``) are computed on the last
+  :data:`RSI_HISTORY` (100) closed bars of their interval, seeded at the first of them: with at
+  least 100 bars in the lake the value does not depend on how far back the lake reaches. With
+  fewer, it is computed on all the bars there are, seeded at the lake's first bar, so it changes
+  when the lake reaches further back. The default 200-day lake (``arena ingest``) holds, at the
+  16:00 UTC cycle, 1204 4h, 200 daily and 27-28 weekly bars of a crypto asset, and 267-280 4h,
+  134-140 daily and 28-29 weekly bars of a NYSE stock (a season's lake starts 220 days before
+  its first cycle: 30-31 weekly bars). So ``rsi_4h`` and ``rsi_1d`` do not depend on the lake's
+  depth, and ``rsi_1w`` does (until the lake holds 100 weeks, about 700 days). Fewer than
+  ``RSI_PERIOD + 1`` (15) bars give ``None``.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from arena.agents.base import Briefing, Message
 from arena.asof import closed_bars, last_price, latest_funding, next_earnings_days
 from arena.calendar import utc
 from arena.data.lake import Lake
+from arena.data.providers import is_synthetic
 from arena.engine.rules import ARENA_RULES, CycleState, Rules, tradeable_today
 from arena.prompt_sections import sections
 from arena.prompts import Prompts
@@ -51,10 +60,11 @@ from arena.universe import Asset, Universe, UniverseError
 
 DEPTH = {"1w": 26, "1d": 30, "4h": 24}  # candles shown per interval (SPEC §1)
 RSI_PERIOD = 14
-RSI_HISTORY = 100  # closed bars each RSI is computed on (Wilder's seed weighs < 0.2% after it)
+# closed bars each RSI is computed on at most (Wilder's seed weighs < 0.2% after 100); a series
+# with fewer (the weekly one of a 200-day lake: 27-29) is seeded at the lake's first bar
+RSI_HISTORY = 100
 VOL_DAYS = 30
 HIGH_DAYS = 30
-SYNTHETIC = "synthetic"
 
 
 def _clean(x: float | None) -> float | None:
@@ -142,7 +152,7 @@ class MarketData:
 
     @property
     def synthetic(self) -> bool:
-        return self.provider == SYNTHETIC
+        return is_synthetic(self.provider)
 
     @property
     def prices(self) -> dict[str, float]:

@@ -300,11 +300,13 @@ def html_table(
     )
 
 
-def page(title: str, sections: Sequence[tuple[str, str]], *, subtitle: str = "") -> str:
+def page(title: str, sections: Sequence[tuple[str, str]], *, subtitle: str = "",
+         banner: str = "") -> str:
     """A complete, self-contained HTML5 document.
 
     Each section is (heading, body HTML); the heading is escaped and gets an anchor listed in
     the table of contents, the body is inserted as is (it is the output of the functions above).
+    A ``banner`` (plain text) is a warning shown above everything else, title included.
     """
     anchors = _anchors([heading for heading, _ in sections])
     toc = "\n".join(
@@ -322,8 +324,10 @@ def page(title: str, sections: Sequence[tuple[str, str]], *, subtitle: str = "")
         "</head>",
         "<body>",
         "<header>",
-        f"<h1>{_esc(title)}</h1>",
     ]
+    if banner:
+        parts.append(f'<p class="banner" role="alert">{_esc(banner)}</p>')
+    parts.append(f"<h1>{_esc(title)}</h1>")
     if subtitle:
         parts.append(f'<p class="subtitle">{_esc(subtitle)}</p>')
     if sections:
@@ -687,6 +691,8 @@ h2 { font-size: 1.35rem; margin: 2.5rem 0 .75rem; padding-bottom: .25rem;
 h2 a { color: inherit; text-decoration: none; }
 h2 a:hover { text-decoration: underline; }
 .subtitle { color: #555555; margin: 0 0 1.25rem; }
+.banner { background: #FFF4E5; border: 2px solid #B35C00; border-radius: 6px; color: #6B3700;
+  font-weight: 700; letter-spacing: .02em; margin: 0 0 1rem; padding: .6rem 1rem; }
 nav { background: #F6F7F9; border: 1px solid #E4E6EA; border-radius: 6px; padding: .6rem 1.2rem;
   display: inline-block; min-width: 16rem; }
 nav .toc-title { font-size: .8rem; text-transform: uppercase; letter-spacing: .06em; margin: 0;

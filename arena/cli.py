@@ -285,6 +285,7 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
     from arena.calendar import CalendarError, utc
     from arena.daily import run_cycle
     from arena.data.lake import Lake
+    from arena.engine.outcomes import FAILED
     from arena.roster import RosterError, load_roster
     from arena.universe import load_universe
 
@@ -313,9 +314,10 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
             print(f"  {o.contestant:<22} {o.status:<10} {o.recorded:<17} fills {o.fills}  "
                   f"rejections {o.rejections}  tokens {o.tokens_in}/{o.tokens_out}{cost}"
                   + (f"  error: {o.error}" if o.error else ""))
-        for s in skipped:
-            print(f"  {s.spec.name:<22} {s.reason}")
-    return EXIT_FAILED if any(o.status == "failed" for o in outcomes) else EXIT_OK
+        for s in skipped:  # not played, so not recorded: setting the key lets a re-run play it
+            print(f"  {s.spec.name:<22} {'skipped':<10} {'not recorded':<17} "
+                  f"{s.reason.removeprefix('skipped: ')}")
+    return EXIT_FAILED if any(o.status == FAILED for o in outcomes) else EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------- replay

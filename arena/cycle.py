@@ -4,11 +4,18 @@ The same round trip for every contestant kind (SPEC §2 steps 8-9):
 
 1. the contestant answers the briefing;
 2. the engine parses the answer and executes what passes, at the cycle prices;
-3. if the answer did not parse, or any decision was rejected, exactly one follow-up goes back
-   with the reasons, what already executed and the budget left (the engine's repair context);
+3. if the answer did not parse (an empty answer included), or any decision was rejected, exactly
+   one follow-up goes back with the reasons, what already executed and the budget left (the
+   engine's repair context); the rejected answer is repeated in that conversation once, cut to
+   :data:`arena.engine.repair.ECHO_CHARS` characters;
 4. the repair answer is validated and executed under the same cycle state (one new position per
-   cycle, repair included). A second failure stays failed: there is no third call. An answer
-   unparseable twice forfeits the cycle.
+   cycle, repair included). A second failure stays failed: there is no third call.
+
+The outcome (:mod:`arena.engine.outcomes`) is ``traded`` or ``no_trade`` once any answer was
+read, ``forfeited`` when none could be, ``skipped`` when the contestant did not play. When the
+first call never reached the model (an operational failure) there is nothing to record:
+:class:`ContestantFailed` is raised, and the caller records nothing. A repair call that fails
+keeps what the first answer executed.
 
 Pure: no I/O beyond the contestant's own calls; the caller records the outcome in the ledger.
 """
@@ -16,17 +23,25 @@ Pure: no I/O beyond the contestant's own calls; the caller records the outcome i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from arena.agents.base import Briefing, Contestant, Reply
+from arena.agents.base import Briefing, Contestant, Message, Reply
 from arena.engine.broker import CycleResult, execute_answer
 from arena.engine.contract import ParsedAnswer, ParseFailure, parse_answer
+from arena.engine.outcomes import CycleOutcome, played
 from arena.engine.portfolio import Fill
-from arena.engine.repair import RepairContext, repair_context
+from arena.engine.repair import RepairContext, echo, repair_context
 from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules
 from arena.universe import Universe
 
-EXECUTED, REPAIRED, FORFEITED, NO_ANSWER = "executed", "repaired", "forfeited", "no_answer"
+
+class ContestantFailed(RuntimeError):
+    """The contestant's first call never produced an answer (an operational failure): nothing
+    happened in the game, so nothing is to be recorded. ``reply`` carries the error and calls."""
+
+    def __init__(self, contestant: str, reply: Reply) -> None:
+        super().__init__(f"{contestant}: {reply.error or 'no answer'}")
+        self.contestant, self.reply = contestant, reply
 
 
 @dataclass(frozen=True)
@@ -50,7 +65,7 @@ class ContestantCycle:
     """Everything one contestant's cycle produced, for the ledger and the report."""
 
     contestant: str
-    status: str
+    status: CycleOutcome
     rounds: tuple[Round, ...]
     state: CycleState
     repair: RepairContext | None
@@ -62,6 +77,10 @@ class ContestantCycle:
     @property
     def rejections(self) -> tuple[tuple[str, Rejection], ...]:
         return tuple((r.name, x) for r in self.rounds if r.result for x in r.result.rejections)
+
+    @property
+    def repaired(self) -> bool:
+        return len(self.rounds) > 1
 
 
 def default_follow_up(context: RepairContext) -> str:
@@ -81,6 +100,17 @@ def _judge(reply: Reply, state: CycleState, prices: Mapping[str, float], univers
     return parsed, execute_answer(state, parsed.answer, prices, universe, rules)
 
 
+def echoed(reply: Reply) -> Reply:
+    """``reply`` as the repair conversation continues it: its answer, the last assistant message
+    of the transcript, cut by :func:`arena.engine.repair.echo`."""
+    transcript = reply.transcript
+    if (reply.text is None or not transcript or transcript[-1].role != "assistant"
+            or echo(transcript[-1].content) == transcript[-1].content):
+        return reply
+    last = transcript[-1]
+    return replace(reply, transcript=(*transcript[:-1], Message(last.role, echo(last.content))))
+
+
 def run_contestant_cycle(contestant: Contestant, briefing: Briefing, state: CycleState,
                          prices: Mapping[str, float], universe: Universe, *,
                          rules: Rules = ARENA_RULES,
@@ -88,23 +118,25 @@ def run_contestant_cycle(contestant: Contestant, briefing: Briefing, state: Cycl
                          ) -> ContestantCycle:
     """Run the round trip for one contestant (see the module docstring)."""
     first = contestant.answer(briefing)
+    if first.skipped:
+        return ContestantCycle(contestant.name, CycleOutcome.SKIPPED,
+                               (Round("answer", first, None, None),), state, None)
     if first.text is None:
-        return ContestantCycle(contestant.name, NO_ANSWER, (Round("answer", first, None, None),),
-                               state, None)
+        raise ContestantFailed(contestant.name, first)
     parsed, result = _judge(first, state, prices, universe, rules)
     rounds = [Round("answer", first, parsed, result)]
     if result is not None:
         state = result.state
     context = repair_context(state, prices, result=result, rules=rules,
                              parse_error=None if parsed.ok else parsed.reason)
-    if not context.needed:
-        return ContestantCycle(contestant.name, EXECUTED, tuple(rounds), state, None)
-
-    text = follow_up(context)
-    second = contestant.repair(briefing, first, text)
-    parsed2, result2 = _judge(second, state, prices, universe, rules)
-    rounds.append(Round("repair", second, parsed2, result2, follow_up=text))
-    if result2 is not None:
-        state = result2.state
-    status = FORFEITED if result is None and result2 is None else REPAIRED
-    return ContestantCycle(contestant.name, status, tuple(rounds), state, context)
+    if context.needed:
+        text = follow_up(context)
+        second = contestant.repair(briefing, echoed(first), text)
+        parsed2, result2 = _judge(second, state, prices, universe, rules)
+        rounds.append(Round("repair", second, parsed2, result2, follow_up=text))
+        if result2 is not None:
+            state = result2.state
+    read = [r for r in rounds if r.result is not None]
+    status = played(sum(len(r.result.fills) for r in read)) if read else CycleOutcome.FORFEITED
+    return ContestantCycle(contestant.name, status, tuple(rounds), state,
+                           context if context.needed else None)

@@ -5,7 +5,8 @@ its own portfolio, folded from the ledger; its round trip (:func:`arena.cycle.ru
 runs inside :meth:`arena.ledger.Ledger.record_cycle`, so a cycle re-run, or two runs at the same
 time, never execute a contestant's trades twice. Contestants play in parallel (a bounded pool);
 reverse contestants play after the one they mirror. One contestant's failure never stops the
-others: it is recorded as forfeited with the error.
+others. An operational failure (its model never answered) records nothing and is reported as
+``failed`` (:data:`arena.engine.outcomes.FAILED`), so a later run of the cycle can play it.
 """
 
 from __future__ import annotations
@@ -19,18 +20,11 @@ from arena.agents.base import Contestant
 from arena.agents.factory import ReverseContestant
 from arena.briefing import MarketData, build_briefing, build_market, portfolio_snapshot
 from arena.calendar import utc
-from arena.cycle import NO_ANSWER, ContestantCycle, Round, run_contestant_cycle
+from arena.cycle import ContestantCycle, ContestantFailed, Round, run_contestant_cycle
 from arena.data.lake import Lake
+from arena.engine.outcomes import FAILED
 from arena.engine.rules import ARENA_RULES, CycleState, Rules
-from arena.ledger import (
-    ANSWER,
-    EXECUTED,
-    FORFEITED,
-    CycleRecord,
-    Ledger,
-    RecordStatus,
-    equity_snapshot,
-)
+from arena.ledger import ANSWER, CycleRecord, Ledger, RecordStatus, equity_snapshot
 from arena.roster import MIRROR_WORST
 from arena.universe import Universe
 
@@ -42,8 +36,8 @@ class Outcome:
     """One contestant's line of the cycle report."""
 
     contestant: str
-    recorded: str  # "recorded" or "already recorded"
-    status: str
+    recorded: str  # "recorded", "already recorded" or "not recorded"
+    status: str  # an outcome of arena.engine.outcomes, or "failed" (not recorded)
     fills: int
     rejections: int
     tokens_in: int
@@ -61,21 +55,30 @@ def to_record(cycle: ContestantCycle, briefing_prompt: str, prices: Mapping[str,
     """The ledger record of a played cycle."""
     rounds: Sequence[Round] = cycle.rounds
     last = rounds[-1].reply
-    status = EXECUTED if cycle.status not in (NO_ANSWER, "forfeited") else FORFEITED
+    read = [r for r in rounds if r.parsed is not None and r.parsed.ok]
     return CycleRecord(
-        contestant=cycle.contestant, cycle_at=utc(at), status=status, prompt=briefing_prompt,
-        messages=tuple(last.transcript),
+        contestant=cycle.contestant, cycle_at=utc(at), status=cycle.status,
+        prompt=briefing_prompt, messages=tuple(last.transcript),
         responses={r.name: r.reply.text for r in rounds},
-        decisions={r.name: [d.model_dump() for d in r.parsed.answer.decisions]
-                   for r in rounds if r.parsed is not None and r.parsed.ok},
+        decisions={r.name: [d.as_json() for d in r.parsed.answer.decisions] for r in read},
         rejections={r.name: list(r.result.rejections) for r in rounds if r.result},
         fills={r.name: list(r.result.fills) for r in rounds if r.result},
+        levels={r.name: list(r.result.levels) for r in rounds if r.result},
         calls=tuple(c for r in rounds for c in r.reply.calls),
         equity=equity_snapshot(cycle.state.portfolio, prices),
         parse_errors={r.name: r.parsed.reason for r in rounds
                       if r.parsed is not None and not r.parsed.ok},
         errors=tuple(r.reply.error for r in rounds if r.reply.error),
-        extras={r.name: dict(r.reply.extra) for r in rounds if r.reply.extra})
+        extras={r.name: dict(r.reply.extra) for r in rounds if r.reply.extra},
+        notes={r.name: _notes(r) for r in read if _notes(r)})
+
+
+def _notes(r: Round) -> list[str]:
+    """What the parser noted of a read round, unknown fields included."""
+    notes = list(r.parsed.notes)
+    if r.parsed.ignored_fields:
+        notes.append(f"unknown fields ignored: {', '.join(r.parsed.ignored_fields)}")
+    return notes
 
 
 def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: object) -> Outcome:
@@ -165,9 +168,16 @@ def play_safely(contestant: Contestant, market: MarketData, ledger: Ledger, univ
                 return None
     try:
         return play(contestant, market, ledger, universe, at, rules=rules, source=source)
+    except ContestantFailed as exc:  # the model never answered: nothing happened, nothing recorded
+        log.warning("contestant %s failed at %s (nothing recorded): %s", contestant.name, at,
+                    exc.reply.error)
+        calls = exc.reply.calls
+        return Outcome(contestant.name, "not recorded", FAILED, 0, 0,
+                       sum(c.tokens_in or 0 for c in calls), sum(c.tokens_out or 0 for c in calls),
+                       None, max((c.latency_s for c in calls), default=0.0), exc.reply.error)
     except Exception as exc:
         log.exception("contestant %s failed at %s", contestant.name, at)
-        return Outcome(contestant.name, "not recorded", "failed", 0, 0, 0, 0, None, 0.0,
+        return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0,
                        f"{type(exc).__name__}: {exc}")
 
 

@@ -9,12 +9,15 @@ trades - which the write protocol below rules out.
 Layout under ``<lake root>/ledger/`` (one directory per record, one Parquet file per table)::
 
     cycles/cycle=2025-11-26T16-00-00/contestant=momentum/
-        outcome.parquet    1 row: status (executed|forfeited|skipped), repaired, parse errors,
-                           errors, prompt hash, counts
+        outcome.parquet    1 row: status (traded|no_trade|forfeited|skipped, see
+                           arena.engine.outcomes), repaired, parse errors, errors, prompt hash,
+                           counts
         calls.parquet      one row per model call: role, model, tokens in/out, latency, cost, ...
         messages.parquet   the conversation; a system/user message that is part of the prompt
                            is stored as (prompt_sha256, prompt_offset, chars), others inline
-        responses.parquet  raw response text per round ("answer", "repair")
+        responses.parquet  response text per round ("answer", "repair"), the parser's notes;
+                           ``raw_json``: the exact text as a JSON string literal when it held
+                           characters UTF-8 cannot store (a lone surrogate), else null
         decisions.parquet  parsed decisions per round: action, symbol, the decision as JSON
         rejections.parquet code, message, decision index, round
         fills.parquet      every Fill field + round + seq (+ notional for analysts)
@@ -64,8 +67,13 @@ rename left nothing behind (its trades never happened for the fold), so the next
 Ordering for the fold: by time; at equal times monitor fills come before the cycle's (a window
 ``(start, t]`` describes what happened up to ``t``; the cycle at ``t`` acts on that state), so run
 the monitor window ending at ``t`` before the cycle at ``t``. Within a cycle: the answer round,
-then the repair round; in a round, its fills, then its level moves (one decision per symbol per
-round, so a round's holds commute with its fills).
+then the repair round; in a round, its fills, then its level moves - the broker's own order
+(closes, then holds, then adds and opens; a symbol appears twice in an answer only as a close and
+a hold, and an add of a symbol excludes a hold of it).
+
+Every string is written as UTF-8: text a model sent that UTF-8 cannot hold (a lone surrogate) is
+stored with U+FFFD in its place (:func:`arena.text.storable`), and the raw response keeps an
+exact copy in ``responses.raw_json``, so nothing a model sends can make a record fail to write.
 """
 
 from __future__ import annotations
@@ -93,13 +101,14 @@ import pyarrow.parquet as pq
 from arena.agents.base import CallRecord, Message
 from arena.calendar import TS_UNIT, utc
 from arena.data.lake import Lake, default_root
+from arena.engine.broker import LevelMove
+from arena.engine.outcomes import OUTCOMES
 from arena.engine.portfolio import Fill, Portfolio
 from arena.engine.rules import Rejection
+from arena.text import dumps, from_json_literal, is_storable, storable, to_json_literal
 
 ANSWER, REPAIR, MONITOR = "answer", "repair", "monitor"
 ROUNDS = (ANSWER, REPAIR)
-EXECUTED, FORFEITED, SKIPPED = "executed", "forfeited", "skipped"
-STATUSES = (EXECUTED, FORFEITED, SKIPPED)
 EQUITY_FIELDS = ("cash", "equity", "fees_paid", "realised_pnl", "positions")
 SECRET_SUFFIX = "_API_KEY"  # env vars whose values must never reach the ledger
 MIN_SECRET_CHARS = 8  # shorter values are not keys (and would match ordinary text)
@@ -144,11 +153,13 @@ def _map() -> Any:
 class CycleRecord:
     """What the cycle step hands the ledger for one contestant. Per-round fields are keyed by
     round (``"answer"``, ``"repair"``); ``decisions`` are the parsed decisions of a round as dicts
-    (``Decision.model_dump()``; a pydantic model is dumped too), in answer order (index = decision
-    index); ``prompt`` is the rendered prompt text (``Briefing.prompt_text``); ``messages`` the
-    whole conversation; ``equity`` a snapshot with :data:`EQUITY_FIELDS` (see
+    (``Decision.as_json()``, or a malformed decision exactly as sent: any JSON value), in answer
+    order (index = decision index); ``levels`` the level moves of a round's accepted holds
+    (``CycleResult.levels``); ``prompt`` is the rendered prompt text (``Briefing.prompt_text``);
+    ``messages`` the whole conversation; ``equity`` a snapshot with :data:`EQUITY_FIELDS` (see
     :func:`equity_snapshot`), empty when none; ``parse_errors`` the parse failure reason per
-    round."""
+    round; ``notes`` what the parser noted per round (missing reasoning, cleaned text, ignored
+    fields); ``status`` one of :data:`arena.engine.outcomes.OUTCOMES`."""
 
     contestant: str
     cycle_at: pd.Timestamp
@@ -156,14 +167,16 @@ class CycleRecord:
     prompt: str = ""
     messages: Sequence[Message] = ()
     responses: Mapping[str, str | None] = _map()
-    decisions: Mapping[str, Sequence[Mapping[str, Any]]] = _map()
+    decisions: Mapping[str, Sequence[Any]] = _map()
     rejections: Mapping[str, Sequence[Rejection]] = _map()
     fills: Mapping[str, Sequence[Fill]] = _map()
+    levels: Mapping[str, Sequence[LevelMove]] = _map()
     calls: Sequence[CallRecord] = ()
     equity: Mapping[str, float | int | None] = _map()
     parse_errors: Mapping[str, str] = _map()
     errors: Sequence[str] = ()
     extras: Mapping[str, Mapping[str, Any]] = _map()  # per round: debate transcript, tool calls
+    notes: Mapping[str, Sequence[str]] = _map()
 
     @property
     def repaired(self) -> bool:
@@ -216,7 +229,8 @@ SCHEMAS = _schemas(_CYCLE_KEY, {
               ("latency_s", _F), ("cost_usd", _F), ("retries", _I), ("error", _S)],
     "messages": [("seq", _I), ("role", _S), ("chars", _I), ("content", _S),
                  ("prompt_sha256", _S), ("prompt_offset", _I)],
-    "responses": [("round", _S), ("text", _S), ("chars", _I), ("extra", _S)],
+    "responses": [("round", _S), ("text", _S), ("chars", _I), ("extra", _S),
+                  ("notes", pa.list_(_S)), ("raw_json", _S)],
     "decisions": [*_ROUND_IDX, ("decision", _S)],
     "rejections": [*_ROUND_IDX, ("code", _S), ("message", _S)],
     "fills": _FILL,
@@ -267,25 +281,38 @@ def _fill(row: Mapping[str, Any]) -> Fill:
                 row["automatic"], row["invalidation_price"], row["thesis"], row["invalidation"])
 
 
+def _decision_row(d: Any) -> dict[str, Any]:
+    """``action``, ``symbol`` and the JSON text of one recorded decision (any JSON value)."""
+    d = d.as_json() if hasattr(d, "as_json") else d
+    d = d.model_dump() if hasattr(d, "model_dump") else d
+    fields = d if isinstance(d, Mapping) else {}
+    action, symbol = fields.get("action"), fields.get("symbol")
+    return {"action": action if isinstance(action, str) else None,
+            "symbol": symbol if isinstance(symbol, str) else None,
+            "decision": dumps(d, sort_keys=True)}
+
+
 def _cycle_rows(r: CycleRecord) -> tuple[Rows, dict[str, str]]:
     """Every table's rows for a cycle record, and the prompt texts to store (sha -> text)."""
     for what, keys in (("responses", r.responses), ("decisions", r.decisions),
-                       ("rejections", r.rejections), ("fills", r.fills),
-                       ("parse_errors", r.parse_errors)):
+                       ("rejections", r.rejections), ("fills", r.fills), ("levels", r.levels),
+                       ("parse_errors", r.parse_errors), ("notes", r.notes)):
         if set(keys) - set(ROUNDS):
             raise ValueError(f"{what}: rounds are {ROUNDS}, got {sorted(keys)}")
-    if r.status not in STATUSES:
-        raise ValueError(f"status {r.status!r} is not one of {STATUSES}")
+    if r.status not in OUTCOMES:
+        raise ValueError(f"status {r.status!r} is not one of {OUTCOMES}")
     if set(r.equity) - set(EQUITY_FIELDS):
         raise ValueError(f"equity fields are {EQUITY_FIELDS}, got {sorted(r.equity)}")
     key = {"cycle_at": utc(r.cycle_at), "contestant": r.contestant}
-    sha = _sha(r.prompt) if r.prompt else None
+    prompt = storable(r.prompt)
+    sha = _sha(prompt) if prompt else None
     rows: Rows = {name: [] for name in SCHEMAS}
     for seq, m in enumerate(r.messages):
-        offset = r.prompt.find(m.content) if sha and m.content and m.role in ("system", "user") else -1
+        content = storable(m.content)
+        offset = prompt.find(content) if sha and content and m.role in ("system", "user") else -1
         ref = offset >= 0
-        rows["messages"].append({**key, "seq": seq, "role": m.role, "chars": len(m.content),
-                                 "content": None if ref else m.content,
+        rows["messages"].append({**key, "seq": seq, "role": m.role, "chars": len(content),
+                                 "content": None if ref else content,
                                  "prompt_sha256": sha if ref else None,
                                  "prompt_offset": offset if ref else None})
     for seq, c in enumerate(r.calls):
@@ -295,28 +322,40 @@ def _cycle_rows(r: CycleRecord) -> tuple[Rows, dict[str, str]]:
         if rnd in r.responses:
             text = r.responses[rnd]
             extra = r.extras.get(rnd)
-            rows["responses"].append({**key, "round": rnd, "text": text,
-                                      "chars": None if text is None else len(text),
-                                      "extra": None if not extra else json.dumps(extra, default=str)})
-        rejected = {j.decision_index for j in r.rejections.get(rnd, ())}
+            exact = text is None or is_storable(text)
+            rows["responses"].append({
+                **key, "round": rnd, "text": None if text is None else storable(text),
+                "chars": None if text is None else len(text),
+                "extra": None if not extra else dumps(extra),
+                "notes": list(r.notes.get(rnd, ())),
+                "raw_json": None if exact else to_json_literal(text)})
         for i, d in enumerate(r.decisions.get(rnd, ())):
-            d = d.model_dump() if hasattr(d, "model_dump") else dict(d)
-            rows["decisions"].append({**key, "round": rnd, "decision_index": i,
-                                      "action": d.get("action"), "symbol": d.get("symbol"),
-                                      "decision": json.dumps(d, sort_keys=True, default=str)})
-            if d.get("action") == "hold" and i not in rejected and d.get("invalidation_price") is not None:
-                rows["levels"].append({**key, "round": rnd, "decision_index": i, "symbol": d["symbol"],
-                                       "invalidation_price": float(d["invalidation_price"])})
+            rows["decisions"].append({**key, "round": rnd, "decision_index": i, **_decision_row(d)})
+        rows["levels"] += [{**key, "round": rnd, **m._asdict()} for m in r.levels.get(rnd, ())]
         rows["rejections"] += [{**key, "round": rnd, **j.as_dict()} for j in r.rejections.get(rnd, ())]
         rows["fills"] += [{**key, **_fill_row(f, rnd, seq)} for seq, f in enumerate(r.fills.get(rnd, ()))]
     if r.equity:
         rows["equity"].append({**key, **{f: r.equity.get(f) for f in EQUITY_FIELDS}})
     rows["outcome"].append({
-        **key, "status": r.status, "repaired": r.repaired, "prompt_sha256": sha,
-        "prompt_chars": len(r.prompt), "n_calls": len(r.calls), "n_fills": len(rows["fills"]),
+        **key, "status": str(r.status), "repaired": r.repaired, "prompt_sha256": sha,
+        "prompt_chars": len(prompt), "n_calls": len(r.calls), "n_fills": len(rows["fills"]),
         "n_rejections": len(rows["rejections"]), "parse_error_answer": r.parse_errors.get(ANSWER),
         "parse_error_repair": r.parse_errors.get(REPAIR), "errors": list(r.errors)})
-    return rows, ({sha: r.prompt} if sha else {})
+    return _storable_rows(rows), ({sha: prompt} if sha else {})
+
+
+def _storable_rows(rows: Rows) -> Rows:
+    """Every string of ``rows`` storable as UTF-8 (the last line of defence: the engine cleans
+    what it parses, but an error text or a contestant's transcript may quote a model verbatim)."""
+    def fix(value: Any) -> Any:
+        if isinstance(value, str):
+            return storable(value)
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        return value
+
+    return {table: [{col: fix(v) for col, v in row.items()} for row in items]
+            for table, items in rows.items()}
 
 
 def _monitor_rows(r: MonitorRecord) -> Rows:
@@ -324,10 +363,11 @@ def _monitor_rows(r: MonitorRecord) -> Rows:
     outside = [f for f in r.fills if not key["window_start"] < utc(f.at) <= key["window_end"]]
     if outside:
         raise ValueError(f"monitor fill at {outside[0].at} is outside the window ({r.start}, {r.end}]")
-    return {"fills": [{**key, **_fill_row(f, MONITOR, seq)} for seq, f in enumerate(r.fills)],
-            "outcome": [{**key, "n_fills": len(r.fills), "unobserved": list(r.unobserved),
-                         "checked": json.dumps(dict(r.checked), sort_keys=True),
-                         "errors": list(r.errors)}]}
+    return _storable_rows({
+        "fills": [{**key, **_fill_row(f, MONITOR, seq)} for seq, f in enumerate(r.fills)],
+        "outcome": [{**key, "n_fills": len(r.fills), "unobserved": list(r.unobserved),
+                     "checked": json.dumps(dict(r.checked), sort_keys=True),
+                     "errors": list(r.errors)}]})
 
 
 def _refuse_secrets(rows: Rows, texts: Mapping[str, str], what: str,
@@ -602,8 +642,10 @@ class Ledger:
         return pq.ParquetFile(path).read().to_pylist()
 
     def responses(self, contestant: str, cycle_at: object) -> dict[str, str | None]:
-        """The raw response text per round of a recorded cycle (for the replay contestant)."""
-        return {r["round"]: r["text"] for r in self.record_rows("responses", cycle_at, contestant)}
+        """The raw response text per round of a recorded cycle, exactly as the contestant sent
+        it (for the replay contestant)."""
+        return {r["round"]: from_json_literal(r["raw_json"]) if r.get("raw_json") else r["text"]
+                for r in self.record_rows("responses", cycle_at, contestant)}
 
     def messages(self, contestant: str, cycle_at: object) -> list[Message]:
         """The recorded conversation, prompt parts restored from the prompt store."""

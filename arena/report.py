@@ -20,6 +20,7 @@ from arena.analytics import cycle_prices
 from arena.calendar import utc
 from arena.charts import bar_chart, heatmap, html_table, line_chart, page
 from arena.data.lake import Lake, write_text
+from arena.data.providers import SYNTHETIC_MARKET, is_synthetic, market_label, market_note
 from arena.ledger import ANSWER, Ledger
 from arena.universe import Universe
 
@@ -133,11 +134,22 @@ def _correlation_section(corr: pd.DataFrame) -> str:
         "(daily close-to-close returns over the 90 days up to the season's end).</p>")
 
 
+def _market(board: pd.DataFrame) -> str:
+    """The season's market label (the leaderboard's ``market``: ``SYNTHETIC`` or a real provider).
+    Refuses rather than render a report that cannot say whether its prices are real."""
+    labels = set(board["market"]) if "market" in board.columns else set()
+    if len(labels) != 1 or board["market"].isna().any():
+        raise ReportError(f"the leaderboard names no single market ({sorted(map(str, labels))}): "
+                          "rebuild the marts (arena replay or arena demo)")
+    return str(labels.pop())
+
+
 def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season report") -> str:
-    """The season report's HTML from the marts."""
+    """The season report's HTML from the marts; a SYNTHETIC season opens with a banner."""
     board = marts["leaderboard"].sort_values(["place", "contestant"])
     if board.empty:
         raise ReportError("the leaderboard is empty: no contestant played this season")
+    market = _market(board)
     equity = marts["equity_daily"]
     start, end = equity["cycle_at"].min(), equity["cycle_at"].max()
     cycles = equity["cycle_at"].nunique()
@@ -184,7 +196,9 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
                                                       ("rejections", "rejections", "{:d}")])
          if len(by_code) else "<p>No decision was rejected this season.</p>"),
     ]
-    return page(title, sections, subtitle=f"{start:%Y-%m-%d} to {end:%Y-%m-%d}, {cycles} cycles")
+    return page(title, sections,
+                subtitle=f"{start:%Y-%m-%d} to {end:%Y-%m-%d}, {cycles} cycles, market: {market}",
+                banner=market_note(market) if market == SYNTHETIC_MARKET else "")
 
 
 def write_season_report(lake: Lake, path: Path | None = None, *, title: str = "Season report") -> Path:
@@ -222,10 +236,13 @@ def _quote(text: str | None, limit: int = 240) -> str:
 
 
 def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, at: object) -> str:
-    """Markdown: who leads and lags and why, key trades, quotes from reasoning, market context."""
+    """Markdown: who leads and lags and why, key trades, quotes from reasoning, market context;
+    under the title, whose prices these are (a SYNTHETIC banner for the embedded default)."""
     at = utc(at)
     standings = _standings(ledger, at)
-    lines = [f"# Daily report {at:%Y-%m-%d %H:%M} UTC", ""]
+    note = market_note(market_label(provider))
+    lines = [f"# Daily report {at:%Y-%m-%d %H:%M} UTC", "",
+             f"> **{note}**" if is_synthetic(provider) else f"{note}.", ""]
     if not standings:
         return "\n".join([*lines, "No contestant has a record at this cycle."])
     lines += ["## Standings", "",

@@ -62,11 +62,13 @@ class BuildResult:
 
 
 def build_dir(lake: Lake) -> Path:
-    return lake.root / "dbt"
+    """dbt's own directory in ``lake``, absolute: dbt resolves a relative ``--target-path``
+    against the project folder, so a relative lake would put dbt's files in ``dbt_project/``."""
+    return lake.root.resolve() / "dbt"
 
 
 def dbt_args(lake: Lake, command: str = "build", *extra: str) -> list[str]:
-    """The dbt command line for ``lake`` (its own target and log directories)."""
+    """The dbt command line for ``lake`` (its own target and log directories, absolute paths)."""
     return [command, "--project-dir", str(DBT_PROJECT), "--profiles-dir", str(DBT_PROJECT),
             "--target-path", str(build_dir(lake) / "target"), "--log-path",
             str(build_dir(lake) / "logs"), *extra]

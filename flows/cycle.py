@@ -7,7 +7,8 @@ executes nothing twice. Model calls retry transient errors inside the contestant
 timeouts), so the tasks themselves do not retry. Contestants of one model provider share a strict
 Prefect global concurrency limit (``model-provider-<provider>``, ``$ARENA_PROVIDER_CONCURRENCY``
 slots, default 4; created by the flow if missing), so a provider is never sent more concurrent
-contestants than it allows. A table artifact shows each contestant's outcome.
+contestants than it allows. A table artifact shows each contestant's outcome; its description
+says whose prices the cycle ran on (SYNTHETIC for the embedded default).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from arena.briefing import MarketData
 from arena.calendar import utc
 from arena.daily import Outcome, cycle_market, play_safely, secret_names, split_mirrors
 from arena.data.lake import Lake
+from arena.data.providers import market_label, market_note
+from arena.engine.outcomes import CycleOutcome
 from arena.ledger import Ledger
 from arena.roster import is_loopback, load_roster
 from arena.universe import Universe, load_universe
@@ -92,10 +95,12 @@ def cycle_flow(at: str | None = None, roster: str | None = None, lake_root: str 
                                      for c in first]]
     names = tuple(c.name for c in first)
     outcomes += [play_contestant(m, market, ledger, universe, at_ts, names) for m in mirrors]
-    rows = [o.as_dict() for o in outcomes] + [
-        {"contestant": s.spec.name, "recorded": "skipped", "status": s.reason} for s in skipped]
+    rows = [o.as_dict() for o in outcomes] + [  # roster skips are not played, so not recorded
+        {"contestant": s.spec.name, "recorded": "not recorded", "status": CycleOutcome.SKIPPED.value,
+         "error": s.reason} for s in skipped]
     create_table_artifact(rows, key="cycle-outcomes",
-                          description=f"decision cycle {at_ts.isoformat()} ({provider})")
+                          description=f"decision cycle {at_ts.isoformat()} "
+                                      f"({market_note(market_label(provider))})")
     logger.info("cycle %s: %d contestants played, %d skipped", at_ts, len(outcomes), len(skipped))
     return rows
 

@@ -6,8 +6,10 @@ Each simulated day is one task (ingest, monitor window, cycle, daily report: the
 artifact. After the last day: the season's luck and reference-rules tables (a task), then
 ``dbt build`` through prefect-dbt's runner, so every model, seed and test shows as a task of its
 own in the UI and a failing dbt test fails the flow; then the marts are published for analysts
-and the season report is written (tasks). The flow logs its progress (days done, trades,
-elapsed). Re-running it resumes: recorded cycles are skipped by the ledger, nothing twice.
+and the season report is written (tasks); the leaderboard becomes a table artifact. Every
+artifact names the season's market (SYNTHETIC on the embedded default, whose prices are
+invented). The flow logs its progress (days done, trades, elapsed). Re-running it resumes:
+recorded cycles are skipped by the ledger, nothing twice.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from arena.analytics import ARENA_PLAYERS, build_analytics, write_analytics
 from arena.calendar import utc
 from arena.daily import secret_names
 from arena.data.lake import Lake, default_root
-from arena.data.providers import make_provider
+from arena.data.providers import make_provider, market_label, market_note
 from arena.data.providers.base import Provider
 from arena.ledger import Ledger
 from arena.report import write_season_report
@@ -45,7 +47,8 @@ def season_day(provider: Provider, universe: Universe, contestants: list[Contest
     """One simulated day: ingest, monitor window, cycle, daily report (artifact)."""
     day = play_day(provider, universe, contestants, at, previous, lake=lake, ledger=ledger)
     create_markdown_artifact(day.daily_report, key="daily-report",
-                             description=f"daily report {at:%Y-%m-%d}")
+                             description=f"daily report {at:%Y-%m-%d} "
+                                         f"({market_note(market_label(provider.name))})")
     return day
 
 
@@ -116,11 +119,12 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
     report = season_report(lake)
     board = pd.read_parquet(os.path.join(marts, "leaderboard.parquet")).sort_values(
         ["place", "contestant"])
-    columns = ["place", "contestant", "total_return", "zero_skill_percentile", "rank_score",
-               "sharpe", "max_drawdown", "trades", "cost_usd"]
+    columns = ["place", "contestant", "market", "total_return", "zero_skill_percentile",
+               "rank_score", "sharpe", "max_drawdown", "trades", "cost_usd"]
     create_table_artifact(board[columns].astype(object).where(board[columns].notna(), None)
                           .to_dict(orient="records"), key="season-leaderboard",
-                          description=f"season {times[0]:%Y-%m-%d}, {len(times)} cycles")
+                          description=f"season {times[0]:%Y-%m-%d}, {len(times)} cycles "
+                                      f"({market_note(market_label(provider.name))})")
     logger.info("season done in %.0f s: %d dbt nodes, report %s", time.perf_counter() - began,
                 len(build.nodes), report)
     return {"report": report, "warehouse": warehouse, "marts": marts, "trades": trades,

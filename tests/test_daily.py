@@ -31,7 +31,8 @@ def test_a_cycle_records_every_contestant_once(setup, universe):
     lake, ledger, contestants = setup
     first = run_cycle(lake, PROVIDER, universe, contestants, MON, ledger=ledger)
     assert {o.recorded for o in first} == {"recorded"}
-    assert all(o.status == "executed" for o in first), [o.as_dict() for o in first]
+    assert {o.status for o in first} <= {"traded", "no_trade"}, [o.as_dict() for o in first]
+    assert {o.status for o in first if o.fills} == {"traded"}
     fills_before = {c.name: len(ledger.fills(c.name)) for c in contestants}
     again = run_cycle(lake, PROVIDER, universe, contestants, MON, ledger=ledger)
     assert {o.recorded for o in again} == {"already recorded"}
@@ -71,7 +72,7 @@ def test_mirror_of_worst_mirrors_the_worst_performer_so_far(setup, universe):
                                                     mirror_of="worst"))
     players = [c for c in contestants if not isinstance(c, ReverseContestant)]
     first = run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], MON, ledger=ledger)
-    assert next(o for o in first if o.contestant == "anti-worst").status == "forfeited"  # no past
+    assert next(o for o in first if o.contestant == "anti-worst").status == "skipped"  # no past
     run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], TUE, ledger=ledger)
     from arena.daily import worst_performer
 
@@ -91,9 +92,11 @@ def json_actions(text: str) -> list[str]:
     return [d["action"] for d in json.loads(text)["decisions"]]
 
 
-def test_a_reverse_without_a_target_record_forfeits_and_is_recorded(setup, universe):
+def test_a_reverse_without_a_target_record_is_skipped_and_recorded(setup, universe):
     lake, ledger, _ = setup
     ghost = ReverseContestant(ContestantSpec(name="anti-ghost", kind="reverse", mirror_of="ghost"))
     [outcome] = run_cycle(lake, PROVIDER, universe, [ghost], MON, ledger=ledger)
-    assert (outcome.recorded, outcome.status) == ("recorded", "forfeited")
+    assert (outcome.recorded, outcome.status) == ("recorded", "skipped")
     assert "no answer to mirror" in outcome.error
+    assert ledger.table("outcome").status.tolist() == ["skipped"]
+    assert ledger.table("equity").equity.tolist() == [10_000.0]

@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 
 from arena.agents.base import CallRecord, Message
+from arena.engine.broker import LevelMove
+from arena.engine.outcomes import CycleOutcome
 from arena.engine.portfolio import CLOSE, LONG, OPEN, SHORT, Fill, Portfolio, fee, fold
 from arena.engine.rules import Rejection
 from arena.ledger import (
-    EXECUTED,
-    FORFEITED,
     CycleRecord,
     Ledger,
     LedgerBusy,
@@ -31,6 +31,7 @@ from arena.ledger import (
     equity_snapshot,
 )
 
+TRADED, FORFEITED = CycleOutcome.TRADED, CycleOutcome.FORFEITED
 C1, C2, C3 = (pd.Timestamp(t, tz="UTC") for t in ("2025-11-26 16:00", "2025-11-27 16:00",
                                                     "2025-11-28 16:00"))
 SYSTEM = "You are a disciplined trader. Answer in JSON."
@@ -61,7 +62,7 @@ def full_record(contestant: str = "momentum", at: pd.Timestamp = C1, prompt: str
     d_hold = {"action": "hold", "symbol": "ETH", "invalidation_price": 2900.0}
     after = fold([OPEN_ETH])
     return CycleRecord(
-        contestant=contestant, cycle_at=at, status=EXECUTED, prompt=prompt,
+        contestant=contestant, cycle_at=at, status=TRADED, prompt=prompt,
         messages=(Message("system", SYSTEM), Message("user", USER), Message("assistant", response),
                   Message("user", "SOL was rejected: new_position_limit. Answer again."),
                   Message("assistant", "fixed")),
@@ -69,13 +70,14 @@ def full_record(contestant: str = "momentum", at: pd.Timestamp = C1, prompt: str
         decisions={"answer": [d_open, d_sol], "repair": [d_hold]},
         rejections={"answer": [Rejection(1, "open_long", "SOL", "new_position_limit", "one per cycle")]},
         fills={"answer": [OPEN_ETH]},
+        levels={"repair": [LevelMove(0, "ETH", 2900.0)]},
         calls=(CallRecord(contestant, "decision", "openai/m", 9000, 300, 1.5, 0.02, 1),
                CallRecord(contestant, "repair", "openai/m", 9400, 80, 0.5, None, 0, None)),
         equity=equity_snapshot(after.with_level("ETH", 2900.0), {"ETH": 3000.0}),
         parse_errors={}, errors=("note",))
 
 
-def simple_record(contestant: str, at: pd.Timestamp, fills=(), status=EXECUTED) -> CycleRecord:
+def simple_record(contestant: str, at: pd.Timestamp, fills=(), status=TRADED) -> CycleRecord:
     return CycleRecord(contestant, at, status, prompt=PROMPT, responses={"answer": "{}"},
                        fills={"answer": list(fills)} if fills else {})
 
@@ -99,7 +101,7 @@ def test_record_round_trips_every_table(tmp_path):
 
     out = ledger.table("outcome").iloc[0]
     assert (out.status, bool(out.repaired), out.n_calls, out.n_fills, out.n_rejections) == (
-        "executed", True, 2, 1, 1)
+        "traded", True, 2, 1, 1)
     assert list(out.errors) == ["note"] and pd.isna(out.parse_error_answer)
     calls = ledger.table("calls")
     assert list(calls.role) == ["decision", "repair"] and list(calls.tokens_in) == [9000, 9400]
@@ -243,9 +245,9 @@ def _recover(ledger: Ledger) -> None:
         calls.append(1)
         return simple_record("momentum", C1, [OPEN_ETH])
 
-    t0 = time.monotonic()
-    assert ledger.record_cycle(C1, "momentum", build, wait=5) == RecordStatus.RECORDED
-    assert time.monotonic() - t0 < 2 and calls == [1]
+    # wait=0: a single non-blocking try, LedgerBusy if the dead run's lock were still held
+    assert ledger.record_cycle(C1, "momentum", build, wait=0) == RecordStatus.RECORDED
+    assert calls == [1]
     assert ledger.fills("momentum") == [OPEN_ETH]
     assert ledger.record_cycle(C1, "momentum", build) == RecordStatus.ALREADY_RECORDED
 
@@ -313,7 +315,7 @@ def test_failing_build_writes_nothing_and_can_be_rerun(tmp_path):
     with pytest.raises(LedgerError, match="not momentum"):
         ledger.record_cycle(C1, "momentum", lambda: simple_record("trend", C1))
     with pytest.raises(ValueError, match="rounds"):
-        ledger.record_cycle(C1, "momentum", lambda: CycleRecord("momentum", C1, EXECUTED,
+        ledger.record_cycle(C1, "momentum", lambda: CycleRecord("momentum", C1, TRADED,
                                                                 responses={"third": "x"}))
     _assert_nothing_visible(ledger)
     _recover(ledger)
@@ -415,3 +417,57 @@ def test_keys_are_path_safe_whole_seconds(tmp_path):
         ledger.has(C1 + pd.Timedelta("1ms"), "momentum")
     with pytest.raises(KeyError):
         ledger.responses("momentum", C1)
+
+
+# ------------------------------------------------------------------------------ text a model sends
+HALF_EMOJI = "to the moon \ud83d"  # a lone surrogate: Python holds it, UTF-8 cannot
+
+
+def test_text_utf8_cannot_hold_never_fails_a_record(tmp_path):
+    """Regression: a lone surrogate in a response, a transcript, a thesis, a symbol or an error
+    once crashed the write (``surrogates not allowed``) after the trades had executed."""
+    ledger = Ledger(tmp_path)
+    raw = '{"decisions": [{"action": "open_long", "symbol": "ETH\ud83d", "thesis": "' + HALF_EMOJI + '"}]}'
+    opened = Fill(C1, "ETH", LONG, OPEN, 1.0, 3000.0, 3.0, decision_index=0,
+                  invalidation_price=2800.0, thesis=HALF_EMOJI, invalidation="i")
+    record = CycleRecord(
+        "momentum", C1, TRADED, prompt=PROMPT,
+        messages=(Message("system", SYSTEM), Message("user", USER), Message("assistant", raw)),
+        responses={"answer": raw}, decisions={"answer": [{"action": "open_long", "symbol": "ETH\ud83d",
+                                                          "confidence": float("nan")}]},
+        rejections={"answer": [Rejection(0, "open_long", "ETH\ud83d", "unknown_symbol", "ETH\ud83d?")]},
+        fills={"answer": [opened]}, errors=(f"repair: {HALF_EMOJI}",),
+        notes={"answer": ["cleaned"]})
+    assert ledger.record_cycle(C1, "momentum", lambda: record) == RecordStatus.RECORDED
+    assert ledger.responses("momentum", C1) == {"answer": raw}  # exact, surrogate included
+    row = ledger.record_rows("responses", C1, "momentum")[0]
+    assert row["text"] == raw.replace("\ud83d", "\ufffd") and row["notes"] == ["cleaned"]
+    [fill] = ledger.fills("momentum")
+    assert fill.thesis == "to the moon \ufffd"
+    decision = ledger.table("decisions").iloc[0]
+    assert decision.symbol == "ETH\ufffd" and '"confidence": "NaN"' in decision.decision
+    assert ledger.messages("momentum", C1)[-1].content == raw.replace("\ud83d", "\ufffd")
+    # and DuckDB reads every table in place
+    con = duckdb.connect()
+    for table in ("responses", "decisions", "rejections", "fills", "outcome", "messages"):
+        con.execute(f"select * from read_parquet('{ledger.pattern(table)}')").fetchall()
+    assert con.execute(f"select json_extract_string(decision, '$.confidence') from "
+                       f"read_parquet('{ledger.pattern('decisions')}')").fetchall() == [("NaN",)]
+
+
+def test_a_malformed_decision_is_recorded_as_sent(tmp_path):
+    ledger = Ledger(tmp_path)
+    record = CycleRecord("momentum", C1, CycleOutcome.NO_TRADE, prompt=PROMPT,
+                         responses={"answer": "{}"},
+                         decisions={"answer": ["close ETH", {"action": 5, "symbol": "SOL"}]})
+    ledger.record_cycle(C1, "momentum", lambda: record)
+    rows = ledger.table("decisions")
+    assert rows.decision.tolist() == ['"close ETH"', '{"action": 5, "symbol": "SOL"}']
+    assert rows.action.isna().all() and rows.symbol.isna().tolist() == [True, False]
+
+
+def test_an_unknown_status_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="executed"):
+        Ledger(tmp_path).record_cycle(C1, "momentum", lambda: simple_record("momentum", C1,
+                                                                            status="executed"))
+    assert Ledger(tmp_path).records() == []

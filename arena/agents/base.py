@@ -6,8 +6,15 @@ model call it made. The engine then parses, validates and executes the answer; w
 due it calls :meth:`Contestant.repair` exactly once with the follow-up text, and the contestant
 continues the same conversation.
 
-A contestant never raises for a failed model call: it returns a reply whose ``text`` is ``None``
-and whose ``error`` says why (the cycle is forfeited for that contestant, the others go on).
+Three kinds of reply:
+
+* an **answer**: ``text`` is what the model said, exactly, even when it is empty (``""``) or not
+  valid Unicode; parsing it is the engine's job (an empty answer gets the repair round);
+* an **operational failure**: ``text`` is ``None`` and ``error`` says why (the model was never
+  reached, or did not answer: connection refused, timeout, an error after retries). A contestant
+  never raises for a failed model call; the cycle records nothing for it and reports it failed;
+* a **skip** (:meth:`Reply.skip`): the contestant does not play this cycle for a reason outside
+  the game (nothing to mirror, no recorded answer to replay); recorded as ``skipped``.
 """
 
 from __future__ import annotations
@@ -63,13 +70,21 @@ class Briefing:
 @dataclass(frozen=True)
 class Reply:
     """A contestant's raw answer. ``transcript`` holds every message of the conversation so far
-    (for the ledger and for the repair round); ``text`` is ``None`` when no answer came back."""
+    (for the ledger and for the repair round); ``text`` is ``None`` when no answer came back
+    (``error`` says why; ``skipped`` when the contestant does not play this cycle)."""
 
     text: str | None
     calls: tuple[CallRecord, ...] = ()
     transcript: tuple[Message, ...] = ()
     error: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # debate transcript, tool calls, ...
+    skipped: bool = False
+
+    @classmethod
+    def skip(cls, reason: str, calls: tuple[CallRecord, ...] = (),
+             transcript: tuple[Message, ...] = ()) -> Reply:
+        """The contestant does not play this cycle (``reason`` is recorded)."""
+        return cls(None, calls, transcript, error=reason, skipped=True)
 
 
 @runtime_checkable

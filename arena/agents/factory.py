@@ -21,7 +21,7 @@ class ReverseContestant:
 
     def answer_from(self, briefing: Briefing, source: str | None) -> Reply:
         if source is None:
-            return Reply(None, error=f"{self.mirror_of} gave no answer to mirror this cycle")
+            return Reply.skip(f"skipped: {self.mirror_of} gave no answer to mirror this cycle")
         prices = {r["symbol"]: r["price"] for r in briefing.data["market"]["table"] if r["price"]}
         text = mirror_answer(source, prices)
         record = CallRecord(self.name, "decision", f"reverse/{self.mirror_of}", 0, 0, 0.0, 0.0)

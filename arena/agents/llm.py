@@ -14,9 +14,17 @@ timeouts, cost and secret hygiene live here.
 attempts multiply. Each call here is made with ``num_retries=0, max_retries=0`` (exactly one HTTP
 request) and :func:`complete` retries transient failures itself: timeouts, lost connections, 429
 and 5xx answers that a server really sent, with exponential backoff (or the server's
-``Retry-After``). A 400/401/404, a malformed body (litellm reports an unparseable 200 as a
-synthetic 500 without response headers) and an empty answer are not retried. (Do not set the
-global ``litellm.num_retries``: litellm reads ``num_retries=0`` as "unset" and would fall back to it.)
+``Retry-After``). A 400/401/404 and a malformed body (litellm reports an unparseable 200 as a
+synthetic 500 without response headers) are not retried. (Do not set the global
+``litellm.num_retries``: litellm reads ``num_retries=0`` as "unset" and would fall back to it.)
+
+**Empty answers.** A call that succeeded with empty content is the model's answer, ``""``: the
+engine reads it as an unparseable answer and sends the repair follow-up. Only a call that never
+produced a response (refused, timed out, an HTTP error after retries) returns ``text=None``.
+
+**Text.** Outgoing message contents are made storable (:func:`arena.text.storable`): a lone
+surrogate a model sent earlier in the conversation (half an emoji) would otherwise make the
+request body fail to encode. Answers come back exactly as the model sent them.
 
 **Timeouts.** ``params.timeout`` goes to litellm as the httpx timeout: connecting and every read
 must progress within it, so a silent server fails after about ``timeout`` seconds (then retried
@@ -48,6 +56,7 @@ from typing import Any
 
 from arena.agents.base import Briefing, CallRecord, Message, Reply
 from arena.roster import ContestantSpec
+from arena.text import storable
 
 log = logging.getLogger(__name__)
 
@@ -268,12 +277,18 @@ def _tool_calls(response: Any) -> list[Any]:
         return []
 
 
-def _content(response: Any) -> str | None:
+def _content(response: Any) -> str:
+    """The answer's text: ``""`` when the model sent none (an empty answer is still an answer)."""
     try:
         content = response.choices[0].message.content
     except (AttributeError, IndexError, TypeError):
-        return None
-    return content if isinstance(content, str) and content.strip() else None
+        return ""
+    return content if isinstance(content, str) else ""
+
+
+def _storable_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    return {**message, "content": storable(content) if isinstance(content, str) else content}
 
 
 def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
@@ -309,8 +324,8 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     kwargs: dict[str, Any] = {
         "model": model,
         # raw_messages: OpenAI-format dicts (tool calls and tool results of a researcher)
-        "messages": list(raw_messages) if raw_messages is not None
-        else [{"role": m.role, "content": m.content} for m in messages],
+        "messages": [_storable_message(m) for m in raw_messages] if raw_messages is not None
+        else [{"role": m.role, "content": storable(m.content)} for m in messages],
         "api_key": key,
         "timeout": params.timeout,
         "num_retries": 0,  # retries are ours (see the module docstring)
@@ -350,13 +365,11 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     tokens_in, tokens_out = _usage(response)
     cost = _cost(litellm, spec, response, tokens_in, tokens_out)
     text = _content(response)
-    error = None
-    if text is None and not _tool_calls(response):  # a tool call is an answer without text
-        error = "empty_answer: the model returned no text"
-        log.warning("%s (%s): %s", name, role, error)
+    if not text.strip() and not _tool_calls(response):  # a tool call is an answer without text
+        log.warning("%s (%s): the model returned no text", name, role)
     record = CallRecord(name, role, model, tokens_in=tokens_in, tokens_out=tokens_out,
-                        latency_s=latency, cost_usd=cost, retries=retries, error=error)
-    return Completion(scrub(text, secrets) if text is not None else None, record, response)
+                        latency_s=latency, cost_usd=cost, retries=retries)
+    return Completion(scrub(text, secrets), record, response)
 
 
 # -- the contestant ------------------------------------------------------------------------------

@@ -40,8 +40,10 @@ class ReplayContestant:
         record = CallRecord(self.name, "decision" if round_name == ANSWER else "repair",
                             f"replay/{self.source_name}", 0, 0, 0.0, 0.0)
         if text is None:
-            return Reply(None, (record,), history, error=f"no recorded {round_name} of "
-                         f"{self.source_name} at {briefing.at.isoformat()}")
+            reason = f"no recorded {round_name} of {self.source_name} at {briefing.at.isoformat()}"
+            if round_name == ANSWER:  # nothing to replay: this contestant does not play the cycle
+                return Reply.skip(f"skipped: {reason}", (record,), history)
+            return Reply(None, (record,), history, error=reason)
         return Reply(text, (record,), (*history, Message("assistant", text)))
 
     def answer(self, briefing: Briefing) -> Reply:

@@ -34,6 +34,7 @@ from arena.calendar import (
 from arena.data.bars import drop_unclosed, resample
 from arena.data.errors import NoDataError, ProviderError, UnsupportedError
 from arena.data.lake import Key, Lake, PartitionKey, TableKey, concat_partitions, merge_bars
+from arena.data.providers import is_synthetic
 from arena.data.providers.base import Provider
 from arena.universe import Asset, Universe
 
@@ -331,7 +332,7 @@ def _manifest(lake: Lake, plan: IngestPlan, parts: Sequence[AssetPartitions],
               ok: bool) -> dict[str, object]:
     bar_rows = sum(len(f) for k, f in frames.items() if isinstance(k, PartitionKey))
     return {
-        "run_id": plan.run_id, "provider": plan.provider, "synthetic": plan.provider == "synthetic",
+        "run_id": plan.run_id, "provider": plan.provider, "synthetic": is_synthetic(plan.provider),
         "status": "published" if ok else "failed", "started": plan.started,
         "asked": {"symbols": plan.symbols, "market_closed": list(plan.closed),
                   "start": plan.start, "end": plan.asked_end,

@@ -145,7 +145,9 @@ def run_check(state_path: Path, answer_path: Path, prices_path: Path, at: object
         "parsed": parsed.ok,
         "parse_error": None if parsed.ok else parsed.reason,
         "ignored_fields": list(parsed.ignored_fields) if parsed.ok else [],
-        **(result.as_dict() if result else {"fills": [], "rejections": [], "holds": []}),
+        "notes": list(parsed.notes) if parsed.ok else [],
+        **(result.as_dict() if result else {"fills": [], "rejections": [], "holds": [],
+                                            "levels": []}),
         "state": state_to_dict(state),
         "equity": state.portfolio.equity(prices),
         "repair": repair.as_dict(),
@@ -169,6 +171,8 @@ def render_check(report: Mapping[str, object]) -> str:
                      f"{r['code']} - {r['message']}")
     if report["ignored_fields"]:
         lines.append(f"  ignored fields: {', '.join(report['ignored_fields'])}")
+    for note in report["notes"]:
+        lines.append(f"  note: {note}")
     st = report["state"]
     lines.append(f"  state   cash ${st['cash']:,.2f}  equity ${report['equity']:,.2f}  "
                  f"fees ${st['fees_paid']:,.2f}  positions {len(st['positions'])}")

@@ -2,25 +2,46 @@
 
 :func:`parse_answer` turns a raw model answer into a :class:`ParsedAnswer` or a
 :class:`ParseFailure` whose ``reason`` a model can act on in the repair round. It never raises.
-Accepted: one JSON object, alone or inside one markdown code fence. Refused: prose around it,
-two objects, trailing text, NaN/Infinity, numbers written as strings, fields of the wrong type,
-answers longer than :data:`MAX_ANSWER_CHARS`. Unknown fields are ignored and listed.
 
-Ranges (confidence 0.80-1.00, sizes 10-100) are *rules*, not syntax: the validator rejects a
-decision that breaks one, so one bad decision never sinks the rest of the answer.
+What fails the **whole answer** (a :class:`ParseFailure`): anything that is not one JSON object
+with a ``decisions`` list, i.e. an empty answer, prose before or after the object, two objects,
+two code fences, invalid JSON, a top-level value that is not an object, a missing ``decisions``
+key or one that is not a list, and answers longer than :data:`MAX_ANSWER_CHARS`. One JSON object
+inside one markdown code fence is accepted.
+
+What fails **one decision** only (a :class:`MalformedDecision`, which the validator rejects alone
+while the rest of the answer executes): an item of ``decisions`` that is not an object, a missing
+``action`` or ``symbol`` (:data:`MISSING_FIELD`), a field of the wrong type - a number written as
+a string, ``true`` for a number, NaN or Infinity, a symbol that is not text
+(:data:`BAD_FIELD_TYPE`). The reason names every field at fault.
+
+What is only **noted** (``ParsedAnswer.notes``): a missing or malformed ``reasoning`` or
+``market_context``, and text that is not valid Unicode (a lone surrogate, half an emoji), which is
+replaced with U+FFFD so that everything derived from the answer can be stored; the raw answer
+itself is stored losslessly by the ledger. Unknown fields are ignored and listed
+(``ParsedAnswer.ignored_fields``).
+
+Ranges (confidence 0.80-1.00, sizes 10-100) and the fields an open needs are *rules*, not syntax:
+the validator judges them per decision (:mod:`arena.engine.rules`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from arena.text import storable
+
 MAX_ANSWER_CHARS = 100_000
 ACTIONS = ("open_long", "open_short", "add", "close", "hold")
+MISSING_FIELD = "missing_field"
+BAD_FIELD_TYPE = "bad_field_type"
 _FENCE = re.compile(r"\A```[A-Za-z]*[ \t]*\n(?P<body>.*?)\n?```\Z", re.S)
 _STRICT = ConfigDict(strict=True, allow_inf_nan=False, extra="allow", frozen=True)
 
@@ -33,7 +54,7 @@ class MarketContext(BaseModel):
 
 
 class Decision(BaseModel):
-    """One decision. ``action`` and ``symbol`` are checked by the validator (reason codes)."""
+    """One well-formed decision. ``action`` and ``symbol`` values are judged by the validator."""
 
     model_config = _STRICT
 
@@ -47,19 +68,72 @@ class Decision(BaseModel):
     invalidation: str | None = None
     rationale: str | None = None
 
+    def as_json(self) -> dict[str, Any]:
+        return self.model_dump()
 
-class Answer(BaseModel):
-    model_config = _STRICT
 
-    reasoning: str
+@dataclass(frozen=True)
+class MalformedDecision:
+    """An item of ``decisions`` the contract cannot read: rejected alone with ``code``
+    (:data:`MISSING_FIELD` or :data:`BAD_FIELD_TYPE`) and ``problem``, a sentence naming
+    ``fields``. ``raw`` is the item as sent (decoded JSON)."""
+
+    raw: Any
+    code: str
+    fields: tuple[str, ...]
+    problem: str
+
+    def _text(self, key: str) -> str:
+        value = self.raw.get(key) if isinstance(self.raw, dict) else None
+        return value if isinstance(value, str) else ""
+
+    @property
+    def action(self) -> str:
+        return self._text("action")
+
+    @property
+    def symbol(self) -> str:
+        return self._text("symbol")
+
+    def as_json(self) -> Any:
+        return self.raw
+
+
+AnyDecision = Decision | MalformedDecision
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A parsed answer: its decisions in the order sent (index = decision index)."""
+
+    decisions: Sequence[AnyDecision]
+    reasoning: str | None = None
     market_context: MarketContext | None = None
-    decisions: list[Decision]
+
+    @classmethod
+    def of(cls, payload: Mapping[str, Any]) -> Answer:
+        """The answer of an already decoded JSON object (raises ``ValueError`` when it has no
+        ``decisions`` list)."""
+        read = _read_answer(payload)
+        if isinstance(read, ParseFailure):
+            raise ValueError(read.reason)
+        return read.answer
+
+    def as_json(self) -> dict[str, Any]:
+        """The answer as JSON-ready data (malformed decisions exactly as they were sent)."""
+        out: dict[str, Any] = {"decisions": [d.as_json() for d in self.decisions]}
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning
+        if self.market_context is not None:
+            out["market_context"] = self.market_context.model_dump(exclude_none=True)
+        return out
 
 
 @dataclass(frozen=True)
 class ParsedAnswer:
     answer: Answer
     ignored_fields: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -75,42 +149,125 @@ class ParseFailure:
         return False
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
+# ---------------------------------------------------------------------------------- helpers
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
 
 
-def _unknown_fields(answer: Answer) -> tuple[str, ...]:
-    found = [f"answer.{k}" for k in (answer.model_extra or {})]
-    if answer.market_context is not None:
-        found += [f"market_context.{k}" for k in (answer.market_context.model_extra or {})]
-    for i, d in enumerate(answer.decisions):
-        found += [f"decisions[{i}].{k}" for k in (d.model_extra or {})]
-    return tuple(found)
+def _shown(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return json.dumps(value, default=str)[:40]
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _problem(error: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``(code, field, sentence)`` of one pydantic error of a decision."""
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"]).lstrip(".")
     value = error.get("input")
-    got = f"{type(value).__name__} {json.dumps(value)[:40]}" if error["type"] != "missing" else ""
     if error["type"] == "missing":
-        return f"{where or 'answer'}: required field is missing"
-    if error["type"] in ("float_type", "int_type") and isinstance(value, str):
-        return f"{where}: expected a number, got the string {json.dumps(value)[:40]}"
-    return f"{where or 'answer'}: {error['msg'].lower()} (got {got})"
+        return MISSING_FIELD, where, f"{where} is missing"
+    if error["type"] == "finite_number" or (isinstance(value, float) and not math.isfinite(value)):
+        return BAD_FIELD_TYPE, where, f"{where} must be a finite number, not {_shown(value)}"
+    if isinstance(value, str) and error["type"] in ("float_type", "int_type"):
+        return BAD_FIELD_TYPE, where, f"{where} must be a number, not the string {_shown(value)}"
+    expected = {"string_type": "text", "float_type": "a number", "int_type": "a number",
+                "list_type": "a list"}.get(error["type"])
+    if expected is None:
+        return BAD_FIELD_TYPE, where, f"{where}: {error['msg'].lower()} (got {_shown(value)})"
+    return BAD_FIELD_TYPE, where, f"{where} must be {expected}, not {_kind(value)} {_shown(value)}"
+
+
+def _clean(value: Any, path: str, cleaned: list[str]) -> Any:
+    """``value`` with lone surrogates in strings (and keys) replaced; ``cleaned`` collects where."""
+    if isinstance(value, str):
+        fixed = storable(value)
+        if fixed != value:
+            cleaned.append(path or "answer")
+        return fixed
+    if isinstance(value, list):
+        return [_clean(v, f"{path}[{i}]", cleaned) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            key = _clean(k, path, cleaned) if isinstance(k, str) else k
+            out[key] = _clean(v, f"{path}.{key}" if path else key, cleaned)
+        return out
+    return value
+
+
+def _read_decision(index: int, item: Any) -> AnyDecision:
+    if not isinstance(item, dict):
+        return MalformedDecision(item, BAD_FIELD_TYPE, ("decision",),
+                                 f"decision {index} is {_kind(item)}, not an object")
+    try:
+        return Decision.model_validate(item)
+    except ValidationError as exc:
+        problems = [_problem(e) for e in exc.errors()]
+        code = MISSING_FIELD if any(p[0] == MISSING_FIELD for p in problems) else BAD_FIELD_TYPE
+        return MalformedDecision(item, code, tuple(dict.fromkeys(p[1] for p in problems)),
+                                 "; ".join(p[2] for p in problems))
+
+
+@dataclass
+class _Read:
+    answer: Answer
+    ignored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _read_answer(payload: Mapping[str, Any]) -> _Read | ParseFailure:
+    if "decisions" not in payload:
+        return ParseFailure("the answer has no \"decisions\" list: send one JSON object with a "
+                            "\"decisions\" list (an empty list holds everything)")
+    items = payload["decisions"]
+    if not isinstance(items, list):
+        return ParseFailure(f"\"decisions\" must be a list, not {_kind(items)}")
+    decisions = [_read_decision(i, item) for i, item in enumerate(items)]
+    notes: list[str] = []
+    ignored = [f"answer.{k}" for k in payload if k not in ("reasoning", "market_context",
+                                                           "decisions")]
+    reasoning = payload.get("reasoning")
+    if reasoning is None:
+        notes.append("reasoning is missing")
+    elif not isinstance(reasoning, str):
+        notes.append(f"reasoning is {_kind(reasoning)}, not text: ignored")
+        reasoning = None
+    context, given = None, payload.get("market_context")
+    if given is None:
+        notes.append("market_context is missing")
+    elif not isinstance(given, dict):
+        notes.append(f"market_context is {_kind(given)}, not an object: ignored")
+    else:
+        try:
+            context = MarketContext.model_validate(given)
+        except ValidationError as exc:
+            problems = "; ".join(f"market_context.{_problem(e)[2]}" for e in exc.errors()[:3])
+            notes.append(f"{problems}: market_context ignored")
+        else:
+            ignored += [f"market_context.{k}" for k in (context.model_extra or {})]
+    for i, d in enumerate(decisions):
+        if isinstance(d, Decision):
+            ignored += [f"decisions[{i}].{k}" for k in (d.model_extra or {})]
+    return _Read(Answer(tuple(decisions), reasoning, context), ignored, notes)
 
 
 def parse_answer(raw: str) -> ParsedAnswer | ParseFailure:
     """Parse a raw model answer. Never raises; a failure says what to fix."""
     if not isinstance(raw, str):
-        return ParseFailure(f"the answer is a {type(raw).__name__}, not text")
+        return ParseFailure(f"the answer is {_kind(raw)}, not text")
     if len(raw) > MAX_ANSWER_CHARS:
         return ParseFailure(f"the answer is {len(raw):,} characters long; the limit is "
                             f"{MAX_ANSWER_CHARS:,}: answer with the JSON object only")
-    try:
-        raw.encode("utf-8")
-    except UnicodeEncodeError:
-        return ParseFailure("the answer contains characters that are not valid Unicode "
-                            "(a lone surrogate): send plain UTF-8 text")
     text = raw.strip()
     if not text:
         return ParseFailure("the answer is empty: answer with one JSON object")
@@ -124,9 +281,10 @@ def parse_answer(raw: str) -> ParsedAnswer | ParseFailure:
         return ParseFailure("the answer must start with '{': send the JSON object only, "
                             "without prose before it")
     try:
-        payload = json.loads(text, parse_constant=_reject_constant)
+        # NaN and Infinity become floats here; the decision holding one is rejected alone
+        payload = json.loads(text, parse_constant=float)
     except ValueError as exc:
-        detail = str(exc)
+        detail = storable(str(exc))
         if "Extra data" in detail:
             return ParseFailure("there is text after the JSON object (a second object or prose): "
                                 "send exactly one JSON object")
@@ -134,11 +292,13 @@ def parse_answer(raw: str) -> ParsedAnswer | ParseFailure:
     except RecursionError:
         return ParseFailure("the JSON is nested too deeply")
     if not isinstance(payload, dict):
-        return ParseFailure(f"the answer must be a JSON object, not a {type(payload).__name__}")
-    try:
-        answer = Answer.model_validate(payload)
-    except ValidationError as exc:
-        problems = [_describe(e) for e in exc.errors()[:5]]
-        more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
-        return ParseFailure("the JSON does not follow the contract: " + "; ".join(problems) + more)
-    return ParsedAnswer(answer, _unknown_fields(answer))
+        return ParseFailure(f"the answer must be a JSON object, not {_kind(payload)}")
+    cleaned: list[str] = []
+    payload = _clean(payload, "", cleaned)
+    read = _read_answer(payload)
+    if isinstance(read, ParseFailure):
+        return read
+    if cleaned:
+        read.notes.append(f"text that is not valid Unicode (a lone surrogate, e.g. half an emoji) "
+                          f"in {', '.join(dict.fromkeys(cleaned))} was replaced with U+FFFD")
+    return ParsedAnswer(read.answer, tuple(read.ignored), tuple(read.notes))

@@ -1,7 +1,9 @@
 """The facts a repair follow-up needs: what failed and why, what executed, what budget is left.
 
 The repair round (SPEC §2 step 9) sends exactly one follow-up when an answer did not parse or
-had a rejected decision; the repair answer then executes under the same cycle state.
+had a rejected decision; the repair answer then executes under the same cycle state. The rejected
+answer goes back in the conversation once, cut to :data:`ECHO_CHARS` characters
+(:func:`echo`), so that a huge answer never makes a huge follow-up.
 """
 
 from __future__ import annotations
@@ -12,6 +14,17 @@ from dataclasses import dataclass
 from arena.engine.broker import CycleResult
 from arena.engine.portfolio import Fill
 from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules
+
+ECHO_CHARS = 4_000  # how much of the rejected answer the repair conversation repeats
+
+
+def echo(answer: str, limit: int = ECHO_CHARS) -> str:
+    """The rejected ``answer`` as the repair conversation repeats it: whole up to ``limit``
+    characters, else its first ``limit`` characters and a note saying how much was cut."""
+    if len(answer) <= limit:
+        return answer
+    return (f"{answer[:limit]}\n[... answer cut here: {len(answer) - limit:,} more characters "
+            f"not repeated; it was {len(answer):,} characters long]")
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,21 @@ or a :class:`Rejection` with a machine-readable code and a sentence a model can 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from arena.calendar import CRYPTO, NY, is_trading_day
-from arena.engine.contract import ACTIONS, Decision
-from arena.engine.portfolio import FEE_RATE, LONG, SHORT, START_CASH, Portfolio, fee
+from arena.engine.contract import (
+    ACTIONS,
+    BAD_FIELD_TYPE,
+    MISSING_FIELD,
+    AnyDecision,
+    Decision,
+    MalformedDecision,
+)
+from arena.engine.portfolio import FEE_RATE, LONG, SHORT, START_CASH, Portfolio, Position, fee
 from arena.universe import Universe
 
 # Every reason code the validator emits (the contract with analysts and dashboards).
@@ -25,7 +32,6 @@ BENCHMARK_SYMBOL = "benchmark_symbol"
 NOT_TRADEABLE_TODAY = "not_tradeable_today"
 NO_PRICE = "no_price"
 DUPLICATE_SYMBOL = "duplicate_symbol"
-MISSING_FIELD = "missing_field"
 LOW_CONFIDENCE = "low_confidence"
 CONFIDENCE_OUT_OF_RANGE = "confidence_out_of_range"
 PERCENT_OUT_OF_RANGE = "percent_out_of_range"
@@ -39,7 +45,7 @@ ALREADY_HELD = "already_held"
 NO_POSITION = "no_position"
 ADD_TO_LOSING = "add_to_losing"
 REASON_CODES = (UNKNOWN_ACTION, UNKNOWN_SYMBOL, BENCHMARK_SYMBOL, NOT_TRADEABLE_TODAY, NO_PRICE,
-                DUPLICATE_SYMBOL, MISSING_FIELD, LOW_CONFIDENCE, CONFIDENCE_OUT_OF_RANGE,
+                DUPLICATE_SYMBOL, MISSING_FIELD, BAD_FIELD_TYPE, LOW_CONFIDENCE, CONFIDENCE_OUT_OF_RANGE,
                 PERCENT_OUT_OF_RANGE, LEVEL_WRONG_SIDE, BELOW_MIN_SIZE, NO_CASH,
                 NEW_POSITION_LIMIT, REOPEN_CLOSED_SYMBOL, MAX_POSITIONS, ALREADY_HELD,
                 NO_POSITION, ADD_TO_LOSING)
@@ -57,7 +63,7 @@ class Rules:
     min_open_share: float = 0.10  # an open must be at least 10% of equity after the cash cap
     max_positions: int = 10
     max_new_per_cycle: int = 1
-    equity_percent: tuple[float, float] = (10.0, 100.0)
+    equity_percent: tuple[float, float] = (10.0, 100.0)  # an open; an add: (0, max], no minimum
     position_percent: tuple[float, float] = (1.0, 100.0)
 
 
@@ -98,6 +104,7 @@ class Order:
     price: float
     notional: float = 0.0
     quantity: float = 0.0
+    noop: bool = False  # a hold of a symbol closed earlier this cycle
 
 
 def tradeable_today(symbol: str, universe: Universe, at: pd.Timestamp) -> bool:
@@ -112,9 +119,18 @@ def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
-def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float],
-          universe: Universe, rules: Rules, acted: set[str]) -> Order | Rejection:
-    """Judge decision ``index`` against ``state``; ``acted`` holds symbols already decided on."""
+def claims(d: AnyDecision) -> bool:
+    """Whether ``d`` counts as the answer's decision on its symbol (for :data:`DUPLICATE_SYMBOL`):
+    a well-formed decision with a known action, accepted or not."""
+    return isinstance(d, Decision) and d.action in ACTIONS
+
+
+def check(index: int, d: AnyDecision, state: CycleState, prices: Mapping[str, float],
+          universe: Universe, rules: Rules, earlier: Mapping[str, Sequence[str]]) -> Order | Rejection:
+    """Judge decision ``index`` against ``state``; ``earlier`` maps a symbol to the actions of
+    the decisions on it judged before this one in the same answer (see :func:`claims`)."""
+    if isinstance(d, MalformedDecision):
+        return Rejection(index, d.action, d.symbol, d.code, d.problem)
 
     def no(code: str, message: str) -> Rejection:
         return Rejection(index, d.action, d.symbol, code, message)
@@ -126,13 +142,20 @@ def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float
         return no(UNKNOWN_SYMBOL, f"{sym} is not in the universe table")
     if universe[sym].benchmark:
         return no(BENCHMARK_SYMBOL, f"{sym} is a benchmark: shown for context, never traded")
+    before = tuple(earlier.get(sym, ()))
+    if before and not (act == "hold" and before == ("close",)):
+        return no(DUPLICATE_SYMBOL, f"{sym} already has a {before[0]} decision in this answer; a "
+                                    "symbol may appear twice only as a close and a hold")
+    held = state.portfolio.positions.get(sym)
+    price = prices.get(sym)
+    if act == "hold":
+        return _check_hold(index, d, held, price, state, no)
     if not tradeable_today(sym, universe, state.at):
         return no(NOT_TRADEABLE_TODAY, f"{sym} does not trade today (NYSE is closed): stock "
-                                       "decisions are refused on weekends and holidays")
-    price = prices.get(sym)
+                                       "opens, adds and closes are refused on weekends and "
+                                       "holidays (a hold is accepted)")
     if not _finite(price) or price <= 0:
         return no(NO_PRICE, f"there is no execution price for {sym} this cycle")
-    held = state.portfolio.positions.get(sym)
     is_open = act in ("open_long", "open_short")
     if is_open and sym in state.closed:
         return no(REOPEN_CLOSED_SYMBOL, f"{sym} was closed earlier this cycle; it cannot be "
@@ -141,8 +164,6 @@ def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float
         return no(ALREADY_HELD, f"{sym} is already held ({held.side}); use add or close")
     if not is_open and held is None:
         return no(NO_POSITION, f"there is no open position in {sym} to {act}")
-    if sym in acted:
-        return no(DUPLICATE_SYMBOL, f"{sym} already has a decision in this answer; one per symbol")
 
     if act == "close":
         pct = 100.0 if d.percent_of_position is None else d.percent_of_position
@@ -152,11 +173,6 @@ def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float
         return Order(index, d, held.side, price, quantity=held.quantity * pct / 100.0)
 
     side = held.side if held is not None else (LONG if act == "open_long" else SHORT)
-    if act == "hold":
-        if d.invalidation_price is not None and not _on_losing_side(d.invalidation_price, side, price):
-            return no(LEVEL_WRONG_SIDE, _side_message(d.invalidation_price, side, price, "price"))
-        return Order(index, d, side, price)
-
     # open / add: the fields a new risk needs
     missing = [f for f in ("percent_of_equity", "confidence", "invalidation_price", "thesis",
                            "invalidation") if getattr(d, f) in (None, "")]
@@ -168,9 +184,12 @@ def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float
         return no(LOW_CONFIDENCE, f"confidence {d.confidence:g} is below "
                                   f"{rules.min_confidence:.2f}: trade only when sure, else hold")
     lo, hi = rules.equity_percent
-    if not lo <= d.percent_of_equity <= hi:
+    if is_open and not lo <= d.percent_of_equity <= hi:
         return no(PERCENT_OUT_OF_RANGE, f"percent_of_equity {d.percent_of_equity:g} is outside "
                                         f"{lo:g}-{hi:g}")
+    if not is_open and not 0 < d.percent_of_equity <= hi:
+        return no(PERCENT_OUT_OF_RANGE, f"percent_of_equity {d.percent_of_equity:g} of an add "
+                                        f"must be above 0 and at most {hi:g}")
     if not _on_losing_side(d.invalidation_price, side, price):
         return no(LEVEL_WRONG_SIDE, _side_message(d.invalidation_price, side, price, "entry"))
     if act == "add" and not held.in_profit(price):
@@ -199,6 +218,25 @@ def check(index: int, d: Decision, state: CycleState, prices: Mapping[str, float
     if notional <= 0:
         return no(NO_CASH, "no free cash to add with")
     return Order(index, d, side, price, notional=notional)
+
+
+def _check_hold(index: int, d: Decision, held: Position | None, price: float | None,
+                state: CycleState, no: Callable[[str, str], Rejection]) -> Order | Rejection:
+    """A hold trades nothing, so it is judged on any day, the NYSE's closed days included. It
+    needs a price only to judge a new level. A hold of a symbol fully closed earlier this cycle
+    (a close of the same answer, or of the first round) is a no-op."""
+    if held is None:
+        if d.symbol in state.closed:
+            return Order(index, d, "", math.nan, noop=True)
+        return no(NO_POSITION, f"there is no open position in {d.symbol} to hold")
+    if d.invalidation_price is None:
+        return Order(index, d, held.side, price if _finite(price) else math.nan)
+    if not _finite(price) or price <= 0:
+        return no(NO_PRICE, f"there is no price for {d.symbol} this cycle to judge the new "
+                            "invalidation_price against")
+    if not _on_losing_side(d.invalidation_price, held.side, price):
+        return no(LEVEL_WRONG_SIDE, _side_message(d.invalidation_price, held.side, price, "price"))
+    return Order(index, d, held.side, price)
 
 
 def cash_after_buy(cash: float, notional: float, price: float, fee_rate: float) -> float:

@@ -1,4 +1,4 @@
-{#- The lake's root, as every source reads it: $ARENA_LAKE, or ../data_lake from this project. -#}
+{#- The lake's root, as every source reads it: $ARENA_LAKE (absolute; required). -#}
 {% macro lake_root() -%}
-    {{ env_var('ARENA_LAKE', '../data_lake') }}
+    {{ env_var('ARENA_LAKE') }}
 {%- endmacro %}

@@ -15,12 +15,30 @@ Use it as a context manager or through the ``openai_stub`` pytest fixture::
 
 A ``delay`` makes a response slow (for timeouts and latency); the stub wakes sleeping handlers when
 it stops, so a test never waits for an abandoned slow answer.
+
+**Proving concurrency without a clock.** A :class:`Gate` holds requests until ``parties`` of them
+are in the server at the same time::
+
+    gate = Gate(parties=3, timeout=20)
+    openai_stub.handler = lambda request: StubResponse.answer("...", gate=gate)
+    ...  # the client under test, with a timeout longer than the gate's
+    assert gate.opened
+
+Every response carrying the gate waits for it; once all ``parties`` have arrived they are all
+answered (and any later one at once). If they have not all arrived within ``timeout`` seconds
+(the requests came one after another), the gate breaks: every held request and any later one gets
+a **400** (``stub gate broken: ...``), which the client does not retry, so a sequential
+implementation fails and a parallel one passes whatever the machine's load. Give the client a
+timeout above the gate's: a request that timed out and was retried would count twice.
+``OpenAIStub.max_in_flight`` is the most chat requests the server held at once (counted from
+arrival until the answer starts), e.g. ``== 1`` to show calls were serialised.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -46,19 +64,65 @@ class RecordedRequest:
         return list(self.body.get("messages", [])) if isinstance(self.body, dict) else []
 
 
+class Gate:
+    """Holds the requests answered with it until ``parties`` of them have arrived (see the module
+    docstring). ``opened``: they all did; ``broken``: one waited ``timeout`` seconds in vain (or
+    the stub stopped); ``arrived`` counts every request that reached the gate, ``held_at_break``
+    those that had when it broke."""
+
+    def __init__(self, parties: int, *, timeout: float = 20.0) -> None:
+        if parties < 1:
+            raise ValueError("a gate needs at least one party")
+        self.parties, self.timeout = parties, timeout
+        self.arrived = self.held_at_break = 0
+        self.opened = self.broken = False
+        self._cond = threading.Condition()
+
+    def wait(self) -> bool:
+        """Arrive and wait: True once the gate is open, False if it is (or becomes) broken."""
+        with self._cond:
+            self.arrived += 1
+            if not self.broken and self.arrived >= self.parties:
+                self.opened = True
+                self._cond.notify_all()
+            deadline = time.monotonic() + self.timeout
+            while not (self.opened or self.broken):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.broken, self.held_at_break = True, self.arrived
+                    self._cond.notify_all()
+                    break
+                self._cond.wait(left)
+            return self.opened
+
+    def abort(self) -> None:
+        """Break the gate if it is still closed, releasing every held request."""
+        with self._cond:
+            if not (self.opened or self.broken):
+                self.broken, self.held_at_break = True, self.arrived
+                self._cond.notify_all()
+
+    def __repr__(self) -> str:
+        state = "open" if self.opened else "broken" if self.broken else "closed"
+        return f"Gate({self.arrived}/{self.parties} arrived, {state})"
+
+
 @dataclass(frozen=True)
 class StubResponse:
     """What the server sends back for one request. ``body`` may be a dict (sent as JSON), a str or
-    bytes (sent verbatim, for malformed bodies)."""
+    bytes (sent verbatim, for malformed bodies). With a ``gate`` the answer first waits for it (a
+    broken gate answers 400 instead), then for ``delay``."""
 
     status: int = 200
     body: Any = None
     delay: float = 0.0
     headers: Mapping[str, str] = field(default_factory=dict)
+    gate: Gate | None = None
 
     @classmethod
     def answer(cls, content: str | None, *, prompt_tokens: int = 100, completion_tokens: int = 20,
-               model: str = "stub-model", delay: float = 0.0) -> StubResponse:
+               model: str = "stub-model", delay: float = 0.0,
+               gate: Gate | None = None) -> StubResponse:
         """A successful chat completion whose message content is ``content``."""
         body = {
             "id": "chatcmpl-stub",
@@ -70,7 +134,7 @@ class StubResponse:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         }
-        return cls(200, body, delay)
+        return cls(200, body, delay, gate=gate)
 
     @classmethod
     def error(cls, status: int, message: str = "stub error", *, delay: float = 0.0,
@@ -98,6 +162,9 @@ class OpenAIStub:
         self.default = default or StubResponse.answer('{"decisions": []}')
         self.handler = handler
         self.requests: list[RecordedRequest] = []
+        self.in_flight = 0  # chat requests arrived and not yet answered
+        self.max_in_flight = 0
+        self._gates: set[Gate] = set()
         self._script: deque[StubResponse] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -117,6 +184,22 @@ class OpenAIStub:
             if self._script:
                 return self._script.popleft()
         return self.handler(request) if self.handler is not None else self.default
+
+    def _hold(self, response: StubResponse) -> StubResponse | None:
+        """Wait for the response's gate and delay; None when the stub is stopping (no answer)."""
+        gate = response.gate
+        if gate is not None:
+            with self._lock:
+                self._gates.add(gate)
+            if not gate.wait():
+                response = StubResponse.error(400, (
+                    f"stub gate broken: only {gate.held_at_break} of {gate.parties} requests were"
+                    f" in the server together after {gate.timeout:g} s (not in parallel?)"))
+            if self._stopping.is_set():
+                return None
+        if response.delay and self._stopping.wait(response.delay):
+            return None  # the stub is stopping: drop the abandoned slow answer
+        return response
 
     @property
     def chat_requests(self) -> list[RecordedRequest]:
@@ -156,10 +239,16 @@ class OpenAIStub:
                         stub.requests.append(request)
                     self._send(StubResponse.error(404, f"no route {self.path}"))
                     return
-                response = stub._next(request)
-                if response.delay and stub._stopping.wait(response.delay):
-                    return  # the stub is stopping: drop the abandoned slow answer
-                self._send(response)
+                with stub._lock:
+                    stub.in_flight += 1
+                    stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                try:
+                    response = stub._hold(stub._next(request))
+                finally:
+                    with stub._lock:  # before the answer: its client cannot overlap a next call
+                        stub.in_flight -= 1
+                if response is not None:
+                    self._send(response)
 
             def _send(self, response: StubResponse) -> None:
                 if isinstance(response.body, bytes):
@@ -189,6 +278,10 @@ class OpenAIStub:
 
     def stop(self) -> None:
         self._stopping.set()
+        with self._lock:
+            gates = list(self._gates)
+        for gate in gates:
+            gate.abort()  # held requests end now, unanswered
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 
 from arena.agents.base import Briefing, Message
 from arena.agents.debate import DebateContestant
 from arena.agents.llm import RetryPolicy, load_litellm
 from arena.roster import ContestantSpec, Params
-from tests.agents.openai_stub import StubResponse
+from tests.agents.openai_stub import Gate, StubResponse
 from tests.conftest import ts
 
 SECTIONS = {k: f"<{k}>" for k in ("header", "rules", "contract", "screen_note", "universe_table",
@@ -19,16 +18,15 @@ BRIEFING = Briefing(ts("2025-11-26 16:00"), "debate", {"sections": SECTIONS},
                      Message("user", "investor prompt")))
 VERDICT = json.dumps({"reasoning": "two of three bullish, low risk", "decisions": [
     {"action": "hold", "symbol": "ETH"}]})
-DELAY = 0.6
 
 
-def _spec(url: str) -> ContestantSpec:
+def _spec(url: str, timeout: float = 5) -> ContestantSpec:
     return ContestantSpec(name="debate-stub", kind="debate", model="openai/stub-model",
-                          api_base=url, params=Params(temperature=0.5, max_tokens=400, timeout=5,
-                                                      num_retries=1))
+                          api_base=url, params=Params(temperature=0.5, max_tokens=400,
+                                                      timeout=timeout, num_retries=1))
 
 
-def _handler(request):
+def _handler(request, gate: Gate | None = None):
     text = request.messages[-1]["content"]
     if "Committee decision" in text:
         return StubResponse.answer(VERDICT)
@@ -36,22 +34,26 @@ def _handler(request):
                          ("RISK", "risk officer")):
         if marker in text:
             return StubResponse.answer(f"{role} OPINION: LOW RISK" if role == "RISK"
-                                       else f"{role} OPINION", delay=DELAY)
+                                       else f"{role} OPINION", gate=gate)
     return StubResponse.error(400, "unexpected prompt")
 
 
 def test_analysts_run_in_parallel_and_the_judge_sees_them_all(openai_stub):
-    openai_stub.handler = _handler
-    agent = DebateContestant(_spec(openai_stub.url), retry=RetryPolicy(backoff_s=0.01, max_backoff_s=0.05))
-    load_litellm()  # the import costs seconds: keep it out of the timing
-    t0 = time.perf_counter()
+    # each analyst is answered only once all three are in the server together: one after another,
+    # the gate breaks after 20 s and answers 400 (not retried); the client waits longer than that
+    gate = Gate(parties=3, timeout=20)
+    openai_stub.handler = lambda request: _handler(request, gate)
+    agent = DebateContestant(_spec(openai_stub.url, timeout=60),
+                             retry=RetryPolicy(backoff_s=0.01, max_backoff_s=0.05))
+    load_litellm()  # the import costs seconds: not inside the gate's window
     reply = agent.answer(BRIEFING)
-    elapsed = time.perf_counter() - t0
+    assert gate.opened and openai_stub.max_in_flight == 3, (gate, reply.error)
     assert reply.text == VERDICT and reply.error is None
-    assert elapsed < 2 * DELAY, f"analysts ran one after another ({elapsed:.2f} s)"
     roles = [c.role for c in reply.calls]
     assert roles == ["bull", "bear", "risk", "judge"]
+    assert [c.retries for c in reply.calls] == [0, 0, 0, 0]  # no retry counted at the gate
     requests = openai_stub.chat_requests
+    assert len(requests) == 4
     temperatures = sorted(r.body["temperature"] for r in requests)
     assert temperatures == [0.2, 0.7, 0.7, 0.7]
     judge = next(r for r in requests if "Committee decision" in r.messages[-1]["content"])

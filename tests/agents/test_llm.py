@@ -10,7 +10,6 @@ import logging
 import socket
 import subprocess
 import sys
-import time
 
 import pandas as pd
 import pytest
@@ -84,7 +83,7 @@ def test_valid_answer_with_tokens_cost_and_the_request_as_sent(openai_stub):
     assert (call.contestant, call.role, call.model) == ("stub-llm", "decision", "openai/stub-model")
     assert (call.tokens_in, call.tokens_out, call.retries, call.error) == (1200, 300, 0, None)
     assert call.cost_usd == pytest.approx((1200 * 1.0 + 300 * 2.0) / 1e6)
-    assert 0 < call.latency_s < 5
+    assert call.latency_s > 0  # measured; no upper bound on wall time
     assert reply.transcript == (*BRIEFING.messages, Message("assistant", ANSWER))
     assert reply.extra["finish_reason"] == "stop"
 
@@ -108,10 +107,13 @@ def test_answer_is_returned_raw(openai_stub, content):
     assert_clean(reply)
 
 
-def test_empty_answer_is_a_failure_with_its_tokens(openai_stub):
-    openai_stub.script(StubResponse.answer(None, prompt_tokens=50, completion_tokens=0))
+@pytest.mark.parametrize("content", [None, ""], ids=["null-content", "empty-content"])
+def test_an_empty_answer_is_the_models_answer_with_its_tokens(openai_stub, content):
+    """A call that succeeded with no text is an answer (the engine repairs it), not a failure."""
+    openai_stub.script(StubResponse.answer(content, prompt_tokens=50, completion_tokens=0))
     reply = contestant(openai_stub).answer(BRIEFING)
-    assert reply.text is None and "empty_answer" in reply.error
+    assert reply.text == "" and reply.error is None and reply.calls[0].error is None
+    assert reply.transcript[-1] == Message("assistant", "")
     assert (reply.calls[0].tokens_in, reply.calls[0].tokens_out) == (50, 0)
     assert len(openai_stub.chat_requests) == 1
 
@@ -120,16 +122,15 @@ def test_empty_answer_is_a_failure_with_its_tokens(openai_stub):
 
 
 def test_slow_answer_past_the_timeout(openai_stub):
-    openai_stub.script(StubResponse.answer(ANSWER, delay=5.0))
-    started = time.monotonic()
+    # the answer never comes in time (the stub drops it when it stops)
+    openai_stub.script(StubResponse.answer(ANSWER, delay=600.0))
     reply = contestant(openai_stub, timeout=1.0, num_retries=0).answer(BRIEFING)
-    elapsed = time.monotonic() - started
 
     assert reply.text is None
     assert "timeout" in reply.error.lower()
     (call,) = reply.calls
     assert call.error == reply.error and call.retries == 0
-    assert 0.9 <= call.latency_s < 2.5 and elapsed < 3.0
+    assert call.latency_s >= 0.9  # a timeout cannot fire early; no upper bound on wall time
     assert call.tokens_in is None and call.cost_usd is None
     assert reply.transcript == BRIEFING.messages  # the prompt, no assistant message
     assert len(openai_stub.chat_requests) == 1
@@ -137,7 +138,7 @@ def test_slow_answer_past_the_timeout(openai_stub):
 
 
 def test_a_timeout_is_retried(openai_stub):
-    openai_stub.script(StubResponse.answer(ANSWER, delay=5.0), StubResponse.answer(ANSWER))
+    openai_stub.script(StubResponse.answer(ANSWER, delay=600.0), StubResponse.answer(ANSWER))
     reply = contestant(openai_stub, timeout=0.5, num_retries=1).answer(BRIEFING)
     assert reply.text == ANSWER
     assert reply.calls[0].retries == 1 and reply.calls[0].latency_s >= 0.45

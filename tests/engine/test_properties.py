@@ -48,7 +48,7 @@ def test_money_is_only_moved_by_prices_and_fees(plan, base, start_cash):
         # sizes in percent of equity and levels relative to the price, so every rule is reachable
         decisions = [{**d, **({"invalidation_price": d["invalidation_price"] / 100 * base.get(
             d["symbol"], 100.0)} if "invalidation_price" in d else {})} for d in decisions]
-        answer = Answer.model_validate({"reasoning": "r", "decisions": decisions})
+        answer = Answer.of({"reasoning": "r", "decisions": decisions})
         result = execute_answer(CycleState(portfolio, at), answer, cycle_prices, UNIVERSE)
         portfolio = result.state.portfolio
         all_fills += result.fills

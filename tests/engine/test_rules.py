@@ -113,7 +113,7 @@ CASES = [
     Case("repair round: a new position already opened", [long_open("SOL", 90)],
          ["new_position_limit"], opened=("ADA",), cash=10_000, equity=10_000),
     Case("reopen a symbol closed in the same answer", [d("close", "ETH"), long_open("ETH", 1_900)],
-         [None, "reopen_closed_symbol"], start=book(0.0, ETH_LONG), cash=1_998.0, equity=1_998.0),
+         [None, "duplicate_symbol"], start=book(0.0, ETH_LONG), cash=1_998.0, equity=1_998.0),
     Case("reopen a symbol closed earlier this cycle", [short_open("SOL", 110)],
          ["reopen_closed_symbol"], closed=("SOL",), cash=10_000, equity=10_000),
     Case("an 11th position", [long_open("SOL", 90, percent_of_equity=10)], ["max_positions"],
@@ -140,9 +140,70 @@ CASES = [
          cash=8_000 + 1_000 - 1.0, equity=8_999 + 1_000),
     Case("hold with the level on the wrong side", [d("hold", "ETH", invalidation_price=2_050)],
          ["level_wrong_side"], start=book(8_000.0, ETH_LONG), cash=8_000.0, equity=10_000.0),
-    Case("hold a stock on a holiday", [d("hold", "AAPL")], ["not_tradeable_today"],
+    Case("close a stock on a holiday", [d("close", "AAPL")], ["not_tradeable_today"],
          at=THANKSGIVING, start=book(9_800.0, pos("AAPL", LONG, 1.0, 190.0)),
          cash=9_800.0, equity=10_000.0),
+    Case("add to a stock on a Saturday", [d("add", "AAPL", invalidation_price=195, **OPEN)],
+         ["not_tradeable_today"], at=SAT, start=book(9_800.0, pos("AAPL", LONG, 1.0, 190.0)),
+         cash=9_800.0, equity=10_000.0),
+    # --- a hold is not a trade: accepted on the NYSE's closed days, with or without a new level
+    Case("hold a stock on a holiday", [d("hold", "AAPL")], [None],
+         at=THANKSGIVING, start=book(9_800.0, pos("AAPL", LONG, 1.0, 190.0)),
+         cash=9_800.0, equity=10_000.0),
+    Case("hold a stock on a Saturday and move its level", [d("hold", "AAPL", invalidation_price=195)],
+         [None], at=SAT, start=book(9_800.0, pos("AAPL", LONG, 1.0, 190.0, 180.0)),
+         cash=9_800.0, equity=10_000.0),
+    Case("hold a symbol not held", [d("hold", "SOL")], ["no_position"], cash=10_000, equity=10_000),
+    Case("an empty decisions list holds everything", [], [], start=book(8_000.0, ETH_LONG),
+         cash=8_000.0, equity=10_000.0),
+    # --- one symbol, two decisions: only a close and a hold, closes first
+    Case("close half, hold the rest with a new level",
+         [d("hold", "ETH", invalidation_price=1_950), d("close", "ETH", percent_of_position=50)],
+         [None, None], start=book(8_000.0, ETH_LONG), cash=8_999.0, equity=9_999.0),
+    Case("a full close, then a hold of the same symbol: a no-op",
+         [d("close", "ETH"), d("hold", "ETH", invalidation_price=1_950)], [None, None],
+         start=book(8_000.0, ETH_LONG), cash=8_000 + 2_000 - 2.0, equity=9_998.0),
+    Case("two opens of one symbol", [long_open("SOL", 90), long_open("SOL", 95)],
+         [None, "duplicate_symbol"], cash=7_998.0, equity=9_998.0),
+    Case("an open and an add of one symbol",
+         [long_open("ETH", 1_900), d("add", "ETH", invalidation_price=1_950, **OPEN)],
+         ["duplicate_symbol", None], start=book(8_000.0, ETH_LONG), cash=8_000 - 2_000 - 2.0,
+         equity=9_998.0),
+    # --- adds: no 10% minimum; "in profit" is price P&L against the average entry, fees not counted
+    Case("an add of 5% of equity", [d("add", "ETH", invalidation_price=1_950,
+                                      **{**OPEN, "percent_of_equity": 5})], [None],
+         start=book(8_000.0, ETH_LONG), cash=8_000 - 500 - 0.5, equity=9_999.5),
+    Case("an add of 0% of equity", [d("add", "ETH", invalidation_price=1_950,
+                                      **{**OPEN, "percent_of_equity": 0})],
+         ["percent_out_of_range"], start=book(8_000.0, ETH_LONG), cash=8_000.0, equity=10_000.0),
+    Case("an add at exactly the entry price is not in profit",
+         [d("add", "ETH", invalidation_price=1_950, **OPEN)], ["add_to_losing"],
+         start=book(8_000.0, pos("ETH", LONG, 1.0, 2_000.0)), cash=8_000.0, equity=10_000.0),
+    Case("an add in profit by price though not after the fees paid",
+         [d("add", "ETH", invalidation_price=1_950, **{**OPEN, "percent_of_equity": 10})], [None],
+         start=book(8_000.0, pos("ETH", LONG, 1.0, 1_999.5)),  # +0.50 by price; its entry fee: 2.00
+         cash=8_000 - 1_000 - 1.0, equity=9_999.0),
+    Case("an add to a short in profit (price below the entry)",
+         [d("add", "ETH", invalidation_price=2_100, **{**OPEN, "percent_of_equity": 10})], [None],
+         start=book(8_000.0, pos("ETH", SHORT, 1.0, 2_100.0)),  # worth 2_100 + 100 at 2_000
+         cash=8_000 - 1_020 - 1.02, equity=10_200 - 1.02),
+    Case("two holds of one symbol", [d("hold", "ETH"), d("hold", "ETH", invalidation_price=1_950)],
+         [None, "duplicate_symbol"], start=book(8_000.0, ETH_LONG), cash=8_000.0, equity=10_000.0),
+    Case("a rejected close still claims its symbol", [d("close", "ETH", percent_of_position=0),
+                                                     d("close", "ETH")],
+         ["percent_out_of_range", "duplicate_symbol"], start=book(8_000.0, ETH_LONG),
+         cash=8_000.0, equity=10_000.0),
+    # --- a malformed decision is rejected alone (the contract reads each decision on its own)
+    Case("a percent written as a string", [long_open("ETH", 1_900, percent_of_equity="20"),
+                                           long_open("SOL", 90)],
+         ["bad_field_type", None], cash=7_998.0, equity=9_998.0),
+    Case("a decision without a symbol", [{"action": "close"}, long_open("SOL", 90)],
+         ["missing_field", None], cash=7_998.0, equity=9_998.0),
+    Case("a decision that is not an object", ["close ETH", long_open("SOL", 90)],
+         ["bad_field_type", None], cash=7_998.0, equity=9_998.0),
+    Case("a malformed decision claims no symbol",
+         [d("close", "ETH", percent_of_position="50"), d("close", "ETH", percent_of_position=50)],
+         ["bad_field_type", None], start=book(8_000.0, ETH_LONG), cash=8_999.0, equity=9_999.0),
     Case("no add when cash is gone", [d("add", "ETH", invalidation_price=1_900, **OPEN)],
          ["no_cash"], start=book(0.0, ETH_LONG), cash=0.0, equity=2_000.0),
     # --- closes, adds, holds and the execution order
@@ -171,7 +232,7 @@ CASES = [
 
 
 def _run(case: Case):
-    answer = Answer.model_validate({"reasoning": "r", "decisions": case.decisions})
+    answer = Answer.of({"reasoning": "r", "decisions": case.decisions})
     state = CycleState(case.start, case.at, case.opened, case.closed)
     return execute_answer(state, answer, case.prices, pytest.universe_fixture)
 
@@ -219,6 +280,40 @@ def test_hold_moves_the_level_only(universe):
     assert held.invalidation_price == 1_950 and held.entry_price == 1_800
 
 
+def test_a_partial_close_then_a_hold_leaves_half_with_the_new_level(universe):
+    """SPEC order, closes then holds: 0.5 ETH is left, armed at 1,950 (the hold's level)."""
+    result = _run(next(c for c in CASES if c.name == "close half, hold the rest with a new level"))
+    held = result.state.portfolio.positions["ETH"]
+    assert (held.quantity, held.invalidation_price, held.entry_price) == (0.5, 1_950.0, 1_800.0)
+    assert result.holds == (0,) and result.levels == ((0, "ETH", 1_950.0),)
+    assert [(f.kind, f.quantity) for f in result.fills] == [("close", 0.5)]
+
+
+def test_a_hold_after_a_full_close_is_a_no_op(universe):
+    result = _run(next(c for c in CASES if c.name.startswith("a full close, then a hold")))
+    assert "ETH" not in result.state.portfolio.positions
+    assert result.holds == (1,) and result.levels == () and result.rejections == ()
+
+
+def test_a_hold_of_a_symbol_closed_in_the_first_round_is_a_no_op_in_the_repair(universe):
+    state = CycleState(book(10_000.0), WED, closed=("ETH",))
+    result = execute_answer(state, Answer.of({"decisions": [d("hold", "ETH")]}), PRICES, universe)
+    assert result.rejections == () and result.holds == (0,) and result.fills == ()
+
+
+def test_a_hold_on_a_closed_day_moves_the_level(universe):
+    result = _run(next(c for c in CASES if c.name.startswith("hold a stock on a Saturday")))
+    assert result.state.portfolio.positions["AAPL"].invalidation_price == 195.0
+
+
+def test_a_hold_without_a_level_needs_no_price(universe):
+    start = book(9_800.0, pos("AAPL", LONG, 1.0, 190.0))
+    answer = Answer.of({"decisions": [d("hold", "AAPL"), d("hold", "ETH", invalidation_price=1)]})
+    result = execute_answer(CycleState(start, SAT), answer, {}, universe)
+    assert [(r.symbol, r.code) for r in result.rejections] == [("ETH", "no_position")]
+    assert result.holds == (0,)
+
+
 def test_fee_cap_boundary_is_exact(universe):
     """100% of equity: the open takes every cent, notional + fee == cash, never more."""
     result = _run(next(c for c in CASES if c.name.startswith("open 100%")))
@@ -250,7 +345,7 @@ def test_the_cash_cap_never_spends_a_rounding_error(universe):
     rng = np.random.default_rng(5)
     for cash, price, pct in zip(rng.uniform(1_000, 20_000, 2_000), rng.uniform(1, 5_000, 2_000),
                                 rng.choice([100.0, 99.99, 60.0], 2_000), strict=True):
-        answer = Answer.model_validate({"reasoning": "r", "decisions": [
+        answer = Answer.of({"reasoning": "r", "decisions": [
             long_open("ETH", price * 0.9, percent_of_equity=pct)]})
         state = CycleState(book(float(cash)), WED)
         result = execute_answer(state, answer, {"ETH": float(price)}, universe)
@@ -261,7 +356,7 @@ def test_the_cash_cap_never_spends_a_rounding_error(universe):
 def test_a_held_symbol_without_a_price_blocks_sizing_not_the_answer(universe):
     """Regression: a NaN mark once made cash NaN; a missing one crashed the whole answer."""
     start = book(8_000.0, pos("AAPL", LONG, 10.0, 190.0))
-    answer = Answer.model_validate({"reasoning": "r", "decisions": [
+    answer = Answer.of({"reasoning": "r", "decisions": [
         long_open("ETH", 1_900), d("close", "AAPL")]})
     for prices in ({"ETH": 2_000.0}, {"ETH": 2_000.0, "AAPL": float("nan")}):
         result = execute_answer(CycleState(start, WED), answer, prices, universe)

@@ -6,7 +6,8 @@ import json
 import shutil
 
 from arena.ledger import Ledger
-from tests.agents.openai_stub import OpenAIStub, StubResponse
+from tests.agents.openai_stub import Gate, OpenAIStub, StubResponse
+from tests.flows.artifacts import run_artifacts
 from tests.market_lakes import market_lakes
 
 SENTINEL = "SENTINEL-CYCLE-KEY-3141592653"
@@ -47,6 +48,9 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
             assert SENTINEL.encode() not in path.read_bytes(), path
     with get_client(sync_client=True) as client:
         assert "cycle-outcomes" in {a.key for a in client.read_artifacts()}
+    [outcomes, *_] = run_artifacts(key="cycle-outcomes")  # this run's: the newest
+    assert "2025-11-26T16:00:00+00:00" in outcomes.description
+    assert "SYNTHETIC market data: not real prices" in outcomes.description
     # re-running the flow for the same cycle executes nothing twice
     again = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
     assert {r["recorded"] for r in again if r["contestant"] != "hosted"} == {"already recorded"}
@@ -56,8 +60,6 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
 def test_a_provider_limit_of_one_serialises_its_contestants(prefect_server, local_storage, tmp_path,
                                                             tmp_path_factory, universe,
                                                             monkeypatch):
-    import time
-
     from prefect.client.orchestration import get_client
 
     from flows.cycle import cycle_flow
@@ -65,21 +67,39 @@ def test_a_provider_limit_of_one_serialises_its_contestants(prefect_server, loca
     lake_root = tmp_path / "lake"
     shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
     monkeypatch.setenv("ARENA_PROVIDER_CONCURRENCY", "1")
-    arrivals: list[float] = []
-
-    def handler(request):
-        arrivals.append(time.monotonic())
-        return StubResponse.answer(ANSWER, delay=1.0)
-
-    with OpenAIStub(handler=handler) as stub:
+    # each answer is held a moment, so overlapping calls would be seen in the server together
+    # (test_a_provider_limit_of_two_lets_both_in_together shows the flow can overlap them)
+    with OpenAIStub(default=StubResponse.answer(ANSWER, delay=1.0)) as stub:
         roster = tmp_path / "roster.yaml"
-        entry = (f"model: openai/stub-model, api_base: '{stub.url}', params: {{temperature: 0.2,"
-                 " max_tokens: 300, timeout: 5, num_retries: 1}")
-        roster.write_text("contestants:\n"
-                          f"  - {{name: first-llm, kind: llm, {entry}}}\n"
-                          f"  - {{name: second-llm, kind: llm, {entry}}}\n")
+        roster.write_text(_two_llms(stub.url))
         rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
     assert [r["status"] for r in rows] == ["executed", "executed"]
-    assert len(arrivals) == 2 and arrivals[1] - arrivals[0] >= 0.9  # one at a time
+    assert len(stub.chat_requests) == 2 and stub.max_in_flight == 1  # one at a time
     with get_client(sync_client=True) as client:
         assert client.read_global_concurrency_limit_by_name("model-provider-local").limit == 1
+
+
+def test_a_provider_limit_of_two_lets_both_in_together(prefect_server, local_storage, tmp_path,
+                                                       tmp_path_factory, universe, monkeypatch):
+    from flows.cycle import cycle_flow
+
+    lake_root = tmp_path / "lake"
+    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
+    monkeypatch.setenv("ARENA_PROVIDER_CONCURRENCY", "2")
+    gate = Gate(parties=2, timeout=20)  # one after another: it breaks after 20 s and answers 400
+    with OpenAIStub(default=StubResponse.answer(ANSWER, gate=gate)) as stub:
+        roster = tmp_path / "roster.yaml"
+        roster.write_text(_two_llms(stub.url))
+        rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+    assert gate.opened and stub.max_in_flight == 2, (gate, rows)
+    assert len(stub.chat_requests) == 2
+    assert [r["status"] for r in rows] == ["executed", "executed"]
+
+
+def _two_llms(url: str) -> str:
+    """A roster of two LLM contestants on one loopback provider (client timeout above the gate's)."""
+    entry = (f"model: openai/stub-model, api_base: '{url}', params: {{temperature: 0.2,"
+             " max_tokens: 300, timeout: 60, num_retries: 1}")
+    return ("contestants:\n"
+            f"  - {{name: first-llm, kind: llm, {entry}}}\n"
+            f"  - {{name: second-llm, kind: llm, {entry}}}\n")

@@ -1,8 +1,11 @@
 """Smoke tests of the ingest flow under a real (temporary) Prefect server."""
 
 
+import json
+
 from arena.data.lake import Lake
 from tests.conftest import ts
+from tests.flows.artifacts import run_artifacts
 
 
 def test_ingest_flow_publishes_and_reports(prefect_server, local_storage, tmp_path):
@@ -23,6 +26,11 @@ def test_ingest_flow_publishes_and_reports(prefect_server, local_storage, tmp_pa
         artifacts = client.read_artifacts()
     keys = {a.key for a in artifacts}
     assert {"ingest-assets", "ingest-report"} <= keys
+    # both artifacts of the run say the prices are synthetic
+    mine = {a.key: a for a in run_artifacts(state.state_details.flow_run_id)}
+    assert "SYNTHETIC market data: not real prices" in mine["ingest-assets"].description
+    assert {r["symbol"] for r in json.loads(mine["ingest-assets"].data)} == {"ETH", "AAPL"}
+    assert "SYNTHETIC" in mine["ingest-report"].data
 
 
 def test_ingest_flow_fails_loudly_and_publishes_nothing(prefect_server, local_storage, tmp_path):
@@ -38,6 +46,10 @@ def test_ingest_flow_fails_loudly_and_publishes_nothing(prefect_server, local_st
     assert state.is_failed()
     assert Lake(lake_root).partitions() == []
     assert len(Lake(lake_root).manifests()) == 1
+    # a real provider's run is not labelled synthetic
+    mine = {a.key: a for a in run_artifacts(state.state_details.flow_run_id)}
+    assert "Market data: files" in mine["ingest-assets"].description
+    assert not any("SYNTHETIC" in f"{a.description}{a.data}" for a in mine.values())
 
 
 class _Flaky:

@@ -3,8 +3,12 @@ artifacts for the daily reports and the leaderboard, and a failing dbt test fail
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from tests.flows.artifacts import run_artifacts
 
 SYMBOLS = ["BTC", "SPY", "ETH", "SOL", "AAPL", "MSFT"]
 ROSTER = ("contestants:\n"
@@ -59,6 +63,16 @@ def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
     with get_client(sync_client=True) as client:
         keys = {a.key for a in client.read_artifacts()}
     assert {"daily-report", "season-leaderboard"} <= keys
+    # the run's artifacts say the prices are synthetic: each daily report, the leaderboard
+    mine = run_artifacts(state.state_details.flow_run_id)
+    daily = [a for a in mine if a.key == "daily-report"]
+    assert len(daily) == 2
+    for a in daily:
+        assert "> **SYNTHETIC market data: not real prices**" in a.data
+        assert "SYNTHETIC" in a.description
+    [board] = [a for a in mine if a.key == "season-leaderboard"]
+    assert {r["market"] for r in json.loads(board.data)} == {"SYNTHETIC"}
+    assert "SYNTHETIC market data: not real prices" in board.description
 
     # the engine's recorded equity no longer matches the fills: the dbt test, and the flow, fail
     path = next((lake / "ledger" / "cycles").glob("cycle=*/contestant=momentum/equity.parquet"))

@@ -7,15 +7,38 @@ from pathlib import Path
 
 from arena.data.providers.base import Provider
 
-SOURCES = ("synthetic", "yfinance", "ccxt", "files")
+SYNTHETIC = "synthetic"  # the embedded default: seeded, invented prices
+SOURCES = (SYNTHETIC, "yfinance", "ccxt", "files")
 DROP_ENV = "ARENA_DROP_DIR"
+
+# How every output names a season's market (reports, Prefect artifacts, the leaderboard mart's
+# ``market`` column): SYNTHETIC_MARKET for the embedded default, else the real provider's name.
+SYNTHETIC_MARKET = "SYNTHETIC"
+SYNTHETIC_NOTE = "SYNTHETIC market data: not real prices"
+
+
+def is_synthetic(provider: str) -> bool:
+    """Whether the bars of ``provider`` (a provider's name) are invented, not real prices: the
+    one rule behind every synthetic label of the product."""
+    return provider == SYNTHETIC
+
+
+def market_label(provider: str) -> str:
+    """The market of ``provider``'s data as outputs name it: ``SYNTHETIC`` for the embedded
+    default, otherwise the real provider's name (``yfinance``, ``ccxt``, ``files``)."""
+    return SYNTHETIC_MARKET if is_synthetic(provider) else provider
+
+
+def market_note(label: str) -> str:
+    """The line a report or artifact opens with, for a :func:`market_label`."""
+    return SYNTHETIC_NOTE if label == SYNTHETIC_MARKET else f"Market data: {label}"
 
 
 def make_provider(source: str, *, seed: int | None = None, drop: str | Path | None = None,
                   drop_interval: str = "1h") -> Provider:
     """Build a provider by name (no I/O). ``drop`` (or ``$ARENA_DROP_DIR``) is the files folder,
     ``drop_interval`` the finest interval its publisher pushes."""
-    if source == "synthetic":
+    if source == SYNTHETIC:
         from arena.data.providers.synthetic import DEFAULT_SEED, SyntheticProvider
 
         return SyntheticProvider(DEFAULT_SEED if seed is None else seed)
@@ -37,4 +60,5 @@ def make_provider(source: str, *, seed: int | None = None, drop: str | Path | No
     raise ValueError(f"unknown source {source!r}; expected one of {', '.join(SOURCES)}")
 
 
-__all__ = ["SOURCES", "Provider", "make_provider"]
+__all__ = ["SOURCES", "SYNTHETIC", "SYNTHETIC_MARKET", "SYNTHETIC_NOTE", "Provider",
+           "is_synthetic", "make_provider", "market_label", "market_note"]

@@ -1,6 +1,8 @@
 -- One row per contestant for the season (SPEC §4): return, Sharpe, drawdown, win rate, trades,
 -- excess returns over BTC, SPY and the equal-weighted universe, the place among the arena's
 -- zero-skill players, and what the model calls cost. Fractions, not percent.
+-- market says whose prices the season was played on: SYNTHETIC (the embedded default's
+-- invented prices) or the real provider's name, as arena/analytics.py labels the season.
 -- The equity series starts with the season-start mark (the start cash at the first cycle,
 -- before its trades): it is the first peak and the base of the first daily return; benchmarks
 -- are bought at the first cycle's prices and marked at the last cycle's.
@@ -67,6 +69,10 @@ luck as (
     select count(*) as players from {{ ref('stg_analytics__arena_luck') }}
 ),
 
+market as (
+    select market from {{ ref('stg_analytics__season') }}
+),
+
 placed as (
     select
         e.contestant,
@@ -89,6 +95,7 @@ costs as (
 board as (
     select
         e.contestant,
+        m.market,
         e.cycles,
         e.final_equity,
         e.final_equity / {{ var('start_cash') }} - 1 as total_return,
@@ -120,6 +127,7 @@ board as (
     left join costs as c using (contestant)
     cross join benchmarks as b
     cross join luck as l
+    cross join market as m
 )
 
 select

@@ -1,5 +1,6 @@
 -- Per contestant: what its model calls cost and how its answers fared (tokens, cost, latency,
--- retries, rejections, repair outcomes).
+-- retries, rejections, repair outcomes, and its cycles by outcome: traded, no_trade, forfeited,
+-- skipped - see arena.engine.outcomes).
 with calls as (
     select
         contestant,
@@ -19,12 +20,15 @@ cycles as (
     select
         contestant,
         count(*) as cycles,
-        count(*) filter (where status = 'executed') as executed,
+        count(*) filter (where status = 'traded') as traded,
+        count(*) filter (where status = 'no_trade') as no_trade,
         count(*) filter (where status = 'forfeited') as forfeited,
+        count(*) filter (where status = 'skipped') as skipped,
         count(*) filter (where parse_error_answer is not null) as unparsable_answers,
         count(*) filter (where repaired) as repair_rounds,
-        count(*) filter (where repaired and status = 'executed' and parse_error_repair is null)
-            as repairs_succeeded,
+        count(*) filter (
+            where repaired and status in ('traded', 'no_trade') and parse_error_repair is null
+        ) as repairs_succeeded,
         cast(sum(n_rejections) as bigint) as rejections,
         cast(sum(n_fills) as bigint) as cycle_fills
     from {{ ref('stg_ledger__outcomes') }}
@@ -34,8 +38,10 @@ cycles as (
 select
     y.contestant,
     y.cycles,
-    y.executed,
+    y.traded,
+    y.no_trade,
     y.forfeited,
+    y.skipped,
     coalesce(c.calls, 0) as calls,
     coalesce(c.tokens_in, 0) as tokens_in,
     coalesce(c.tokens_out, 0) as tokens_out,

@@ -1,2 +1,2 @@
-select cycle_at, contestant, round, text, chars, extra
+select cycle_at, contestant, round, text, chars, extra, notes, raw_json
 from {{ source('ledger', 'responses') }}

@@ -1,0 +1,21 @@
+"""Reading back what flow runs published as artifacts (from the test Prefect server)."""
+
+from __future__ import annotations
+
+
+def run_artifacts(flow_run_id=None, key: str | None = None) -> list:
+    """The artifacts of one flow run and/or with one key, newest first. A table artifact's
+    ``data`` is its rows as JSON text, a markdown artifact's is the markdown."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        ArtifactFilter,
+        ArtifactFilterFlowRunId,
+        ArtifactFilterKey,
+    )
+    from prefect.client.schemas.sorting import ArtifactSort
+
+    wanted = ArtifactFilter(
+        flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id]) if flow_run_id else None,
+        key=ArtifactFilterKey(any_=[key]) if key else None)
+    with get_client(sync_client=True) as client:
+        return client.read_artifacts(artifact_filter=wanted, sort=ArtifactSort.CREATED_DESC)
