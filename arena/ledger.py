@@ -453,15 +453,16 @@ class Ledger:
                 / f"contestant={_name(contestant)}")
 
     def write_schemas(self) -> None:
-        """Write the empty schema file of every table (idempotent; see the module docstring).
-        Once per instance: later calls (one after every committed record) do nothing."""
+        """Write the empty schema file of every table (idempotent; see the module docstring), or
+        rewrite it when the table gained columns since it was written. Once per instance: later
+        calls (one after every committed record) do nothing."""
         if self._schemas_written:
             return
         for kind, key, schemas in (("cycles", "cycle", SCHEMAS), ("monitor", "window", MONITOR_SCHEMAS)):
             folder = self.dir / kind / f"{key}={SCHEMA_DIR}" / f"contestant={SCHEMA_DIR}"
             for name, schema in schemas.items():
                 path = folder / f"{name}.parquet"
-                if not path.is_file():
+                if not path.is_file() or not pq.read_schema(path).equals(schema):
                     folder.mkdir(parents=True, exist_ok=True)
                     tmp = path.with_name(f".{name}.{uuid.uuid4().hex[:8]}.tmp")
                     pq.write_table(schema.empty_table(), tmp)

@@ -76,7 +76,8 @@ RULE_COLUMNS = [
     ("percentile", "luck pct", "{:.1%}"), ("rank_score", "rank score", "{:.2f}"),
 ]
 CALL_COLUMNS = [
-    ("contestant", "contestant", ""), ("cycles", "cycles", "{:d}"), ("forfeited", "forfeited", "{:d}"),
+    ("contestant", "contestant", ""), ("cycles", "cycles", "{:d}"), ("traded", "traded", "{:d}"),
+    ("no_trade", "no trade", "{:d}"), ("forfeited", "forfeited", "{:d}"), ("skipped", "skipped", "{:d}"),
     ("calls", "calls", "{:d}"), ("tokens_in", "tokens in", "{:,d}"), ("tokens_out", "tokens out", "{:,d}"),
     ("cost_usd", "cost $", "{:,.4f}"), ("mean_latency_s", "mean latency s", "{:.2f}"),
     ("retries", "retries", "{:d}"), ("rejections", "rejections", "{:d}"),
@@ -213,11 +214,15 @@ class Standing:
     contestant: str
     equity: float | None
     change: float | None  # since the contestant's previous cycle
+    outcome: str = ""  # of this cycle (arena.engine.outcomes)
 
 
 def _standings(ledger: Ledger, at: pd.Timestamp) -> list[Standing]:
     equity = ledger.table("equity")
     equity = equity[equity["cycle_at"] <= at]
+    outcomes = ledger.table("outcome")
+    outcome = dict(outcomes.loc[outcomes["cycle_at"] == at, ["contestant", "status"]]
+                   .itertuples(index=False, name=None))
     out = []
     for name, group in equity.groupby("contestant"):
         group = group.sort_values("cycle_at")
@@ -226,7 +231,8 @@ def _standings(ledger: Ledger, at: pd.Timestamp) -> list[Standing]:
         now = group["equity"].iloc[-1]
         before = group["equity"].iloc[-2] if len(group) > 1 else 10_000.0
         change = None if pd.isna(now) or pd.isna(before) else float(now - before)
-        out.append(Standing(str(name), None if pd.isna(now) else float(now), change))
+        out.append(Standing(str(name), None if pd.isna(now) else float(now), change,
+                            str(outcome.get(name, ""))))
     return sorted(out, key=lambda s: (-(s.equity if s.equity is not None else -np.inf), s.contestant))
 
 
@@ -246,14 +252,16 @@ def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, 
     if not standings:
         return "\n".join([*lines, "No contestant has a record at this cycle."])
     lines += ["## Standings", "",
-              "| # | contestant | equity | change since its previous cycle |", "|---|---|---:|---:|"]
+              "| # | contestant | equity | change since its previous cycle | outcome |",
+              "|---|---|---:|---:|---|"]
     for i, s in enumerate(standings, start=1):
         eq = "–" if s.equity is None else f"{s.equity:,.2f}"
         ch = "–" if s.change is None else f"{s.change:+,.2f}"
-        lines.append(f"| {i} | {s.contestant} | {eq} | {ch} |")
+        lines.append(f"| {i} | {s.contestant} | {eq} | {ch} | {s.outcome} |")
     absent = sorted(set(ledger.table("outcome")["contestant"]) - {s.contestant for s in standings})
     if absent:
-        lines += ["", f"No record at this cycle (skipped or not yet playing): {', '.join(absent)}."]
+        lines += ["", f"No record at this cycle (not playing yet, or its model could not be "
+                      f"reached): {', '.join(absent)}."]
     prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at])
     wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
     moves = (wide.iloc[-1] / wide.iloc[0] - 1).dropna() if len(wide) == 2 else pd.Series(dtype=float)

@@ -177,7 +177,7 @@ def test_a_call_that_never_reached_the_model_is_not_an_outcome(universe):
 
 def test_a_failed_repair_call_keeps_what_the_answer_executed(universe):
     first = answer(open_long("ETH", 1_900), open_long("SOL", 200))  # SOL: level on the wrong side
-    contestant, out = run([first, None], universe=universe)
+    _, out = run([first, None], universe=universe)
     assert out.status == TRADED and [f.symbol for f in out.fills] == ["ETH"]
     assert out.rounds[1].reply.error == "connection: refused" and out.rounds[1].parsed is None
 

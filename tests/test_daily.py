@@ -100,3 +100,17 @@ def test_a_reverse_without_a_target_record_is_skipped_and_recorded(setup, univer
     assert "no answer to mirror" in outcome.error
     assert ledger.table("outcome").status.tolist() == ["skipped"]
     assert ledger.table("equity").equity.tolist() == [10_000.0]
+
+
+def test_the_daily_report_shows_each_contestants_outcome(setup, universe, tmp_path):
+    from arena.report import daily_report
+
+    lake, ledger, contestants = setup
+    ghost = ReverseContestant(ContestantSpec(name="anti-ghost", kind="reverse", mirror_of="ghost"))
+    outcomes = run_cycle(lake, PROVIDER, universe, [*contestants, ghost], MON, ledger=ledger)
+    text = daily_report(ledger, lake, PROVIDER, universe, MON)
+    assert "| # | contestant | equity | change since its previous cycle | outcome |" in text
+    rows = {line.split("|")[2].strip(): line.split("|")[5].strip()
+            for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()}
+    assert rows == {o.contestant: o.status for o in outcomes}
+    assert rows["anti-ghost"] == "skipped"

@@ -471,3 +471,25 @@ def test_an_unknown_status_is_refused(tmp_path):
         Ledger(tmp_path).record_cycle(C1, "momentum", lambda: simple_record("momentum", C1,
                                                                             status="executed"))
     assert Ledger(tmp_path).records() == []
+
+
+def test_a_record_written_before_the_responses_notes_still_reads(tmp_path):
+    """Records of an older ledger lack ``responses.notes``/``raw_json``: readers see nulls, the
+    schema file is brought up to date, and DuckDB reads old and new records by column name."""
+    import pyarrow.parquet as pq
+
+    ledger = Ledger(tmp_path)
+    ledger.record_cycle(C1, "momentum", lambda: simple_record("momentum", C1))
+    old_columns = ["cycle_at", "contestant", "round", "text", "chars", "extra"]
+    for path in (ledger.record_dir(C1, "momentum") / "responses.parquet",
+                 ledger.dir / "cycles/cycle=_schema/contestant=_schema/responses.parquet"):
+        pq.write_table(pq.ParquetFile(path).read().select(old_columns), path)
+    fresh = Ledger(tmp_path)
+    fresh.record_cycle(C2, "momentum", lambda: simple_record("momentum", C2))
+    schema_file = fresh.dir / "cycles/cycle=_schema/contestant=_schema/responses.parquet"
+    assert "raw_json" in pq.read_schema(schema_file).names
+    assert fresh.responses("momentum", C1) == {"answer": "{}"}
+    assert fresh.table("responses").notes.isna().tolist() == [True, False]
+    sql = (f"select count(*), count(raw_json) from read_parquet('{fresh.pattern('responses')}', "
+           "union_by_name = true)")
+    assert duckdb.connect().execute(sql).fetchone() == (2, 0)

@@ -110,6 +110,14 @@ def test_the_season_has_automatic_closes_and_an_llm(season):
     assert llm["rejections"] == 2 * (DAYS - 1)
     assert llm["calls"] == DAYS + llm["repair_rounds"]
     assert set(read_marts(lake)["leaderboard"]["contestant"]) == set(names)
+    # cycles by outcome: the mart counts what the ledger's records say, one vocabulary
+    recorded = ledger.table("outcome").groupby(["contestant", "status"]).size()
+    for name in names:
+        by_status = recorded.loc[name].to_dict()
+        assert set(by_status) <= {"traded", "no_trade", "forfeited", "skipped"}
+        assert {s: int(calls.loc[name, s]) for s in ("traded", "no_trade", "forfeited", "skipped")
+                } == {s: by_status.get(s, 0) for s in ("traded", "no_trade", "forfeited", "skipped")}
+    assert llm["traded"] >= 1 and calls.loc["momentum", "cycles"] == DAYS
 
 
 def assert_fold_matches_marts(lake: Lake, ledger: Ledger, names, times) -> int:
@@ -361,6 +369,8 @@ def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
     for section in ("Leaderboard", "Equity curves", "Luck ceiling per asset", "Reference rules",
                     "Asset correlations", "Model calls"):
         assert section in html
+    for outcome in ("traded", "no trade", "forfeited", "skipped"):  # the model calls' columns
+        assert f">{outcome}<" in html
     result = load_page(outputs.report, tmp_path / "season.png")
     assert result.console_errors == [] and result.page_errors == []
     assert result.external_requests == []
@@ -444,6 +454,7 @@ def crafted(season, tmp_path_factory):
     contestant whose first record comes late, with a forfeited cycle."""
     import shutil
 
+    from arena.engine.broker import LevelMove
     from arena.engine.portfolio import ADD, CLOSE, LONG, OPEN, SHORT
     from arena.ledger import CycleRecord, MonitorRecord, equity_snapshot
 
@@ -456,10 +467,10 @@ def crafted(season, tmp_path_factory):
     marks = read_analytics(lake, "cycle_prices").pivot(index="cycle_at", columns="symbol",
                                                        values="price")
 
-    def cycle(name, k, rounds=None, levels=None, status="executed"):
+    def cycle(name, k, rounds=None, levels=None, status="traded"):
         at = times[k]
         book = ledger.portfolio(name)
-        fills, decisions = {}, {}
+        fills, decisions, moves_of = {}, {}, {}
         for rnd, specs in (rounds or {}).items():
             fills[rnd] = []
             for symbol, side, kind, quantity, price, *extra in specs:
@@ -471,8 +482,10 @@ def crafted(season, tmp_path_factory):
             for symbol, level in moves:
                 decisions.setdefault(rnd, []).append(
                     {"action": "hold", "symbol": symbol, "invalidation_price": level})
+                moves_of.setdefault(rnd, []).append(
+                    LevelMove(len(decisions[rnd]) - 1, symbol, level))
                 book = book.with_level(symbol, level)
-        record = CycleRecord(name, at, status, fills=fills, decisions=decisions,
+        record = CycleRecord(name, at, status, fills=fills, decisions=decisions, levels=moves_of,
                              equity=equity_snapshot(book, marks.loc[at].dropna().to_dict()))
         ledger.record_cycle(at, name, lambda: record)
 

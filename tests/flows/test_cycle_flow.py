@@ -37,9 +37,10 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
         rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
         assert all(r.headers["authorization"] == f"Bearer {SENTINEL}" for r in stub.chat_requests)
     by_name = {r["contestant"]: r for r in rows}
-    assert by_name["stub-llm"]["status"] == "executed" and by_name["stub-llm"]["fills"] == 1
+    assert by_name["stub-llm"]["status"] == "traded" and by_name["stub-llm"]["fills"] == 1
     assert by_name["stub-llm"]["tokens_in"] > 0 and by_name["momentum"]["recorded"] == "recorded"
-    assert by_name["hosted"]["status"] == "skipped: NOT_SET_KEY is not set"
+    assert (by_name["hosted"]["status"], by_name["hosted"]["recorded"]) == ("skipped", "not recorded")
+    assert by_name["hosted"]["error"] == "skipped: NOT_SET_KEY is not set"
     ledger = Ledger(lake_root)
     assert [f.symbol for f in ledger.fills("stub-llm")] == ["ETH"]
     # the key is never written anywhere in the lake
@@ -73,7 +74,7 @@ def test_a_provider_limit_of_one_serialises_its_contestants(prefect_server, loca
         roster = tmp_path / "roster.yaml"
         roster.write_text(_two_llms(stub.url))
         rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
-    assert [r["status"] for r in rows] == ["executed", "executed"]
+    assert [r["status"] for r in rows] == ["traded", "traded"]
     assert len(stub.chat_requests) == 2 and stub.max_in_flight == 1  # one at a time
     with get_client(sync_client=True) as client:
         assert client.read_global_concurrency_limit_by_name("model-provider-local").limit == 1
@@ -93,7 +94,7 @@ def test_a_provider_limit_of_two_lets_both_in_together(prefect_server, local_sto
         rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
     assert gate.opened and stub.max_in_flight == 2, (gate, rows)
     assert len(stub.chat_requests) == 2
-    assert [r["status"] for r in rows] == ["executed", "executed"]
+    assert [r["status"] for r in rows] == ["traded", "traded"]
 
 
 def _two_llms(url: str) -> str:
