@@ -24,7 +24,7 @@ from arena.cycle import ContestantCycle, ContestantFailed, Round, run_contestant
 from arena.data.lake import Lake
 from arena.engine.outcomes import FAILED
 from arena.engine.rules import ARENA_RULES, CycleState, Rules
-from arena.ledger import ANSWER, CycleRecord, Ledger, RecordStatus, equity_snapshot
+from arena.ledger import ANSWER, CycleRecord, Ledger, LedgerError, RecordStatus, equity_snapshot
 from arena.roster import MIRROR_WORST
 from arena.universe import Universe
 
@@ -175,6 +175,9 @@ def play_safely(contestant: Contestant, market: MarketData, ledger: Ledger, univ
         return Outcome(contestant.name, "not recorded", FAILED, 0, 0,
                        sum(c.tokens_in or 0 for c in calls), sum(c.tokens_out or 0 for c in calls),
                        None, max((c.latency_s for c in calls), default=0.0), exc.reply.error)
+    except LedgerError as exc:  # refused before anything ran (e.g. a cycle behind its history)
+        log.error("contestant %s at %s: %s", contestant.name, at, exc)
+        return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0, str(exc))
     except Exception as exc:
         log.exception("contestant %s failed at %s", contestant.name, at)
         return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0,

@@ -102,7 +102,7 @@ from arena.agents.base import CallRecord, Message
 from arena.calendar import TS_UNIT, utc
 from arena.data.lake import Lake, default_root
 from arena.engine.broker import LevelMove
-from arena.engine.outcomes import OUTCOMES
+from arena.engine.outcomes import OUTCOMES, played
 from arena.engine.portfolio import Fill, Portfolio
 from arena.engine.rules import Rejection
 from arena.text import dumps, from_json_literal, is_storable, storable, to_json_literal
@@ -110,6 +110,7 @@ from arena.text import dumps, from_json_literal, is_storable, storable, to_json_
 ANSWER, REPAIR, MONITOR = "answer", "repair", "monitor"
 ROUNDS = (ANSWER, REPAIR)
 EQUITY_FIELDS = ("cash", "equity", "fees_paid", "realised_pnl", "positions")
+LEGACY_EXECUTED = "executed"  # the status of a read answer before arena.engine.outcomes
 SECRET_SUFFIX = "_API_KEY"  # env vars whose values must never reach the ledger
 MIN_SECRET_CHARS = 8  # shorter values are not keys (and would match ordinary text)
 _STAMP = "%Y-%m-%dT%H-%M-%S"
@@ -344,6 +345,14 @@ def _cycle_rows(r: CycleRecord) -> tuple[Rows, dict[str, str]]:
     return _storable_rows(rows), ({sha: prompt} if sha else {})
 
 
+def _outcome(status: str, n_fills: int) -> str:
+    """The outcome of a recorded cycle; records written before the outcome vocabulary said
+    ``executed`` for any read answer (``stg_ledger__outcomes`` maps them the same way)."""
+    if status == LEGACY_EXECUTED:
+        return played(n_fills).value
+    return status
+
+
 def _storable_rows(rows: Rows) -> Rows:
     """Every string of ``rows`` storable as UTF-8 (the last line of defence: the engine cleans
     what it parses, but an error text or a contestant's transcript may quote a model verbatim)."""
@@ -479,11 +488,20 @@ class Ledger:
         """Run ``build`` and write its record, unless (cycle, contestant) is already recorded.
 
         Waits for a concurrent run of the same contestant (at most ``wait`` seconds, then
-        :class:`LedgerBusy`); exceptions of ``build`` propagate and nothing is written.
+        :class:`LedgerBusy`); exceptions of ``build`` propagate and nothing is written. A cycle
+        behind the contestant's history (a later cycle or monitor window already recorded, e.g.
+        after an operational failure left a gap) is refused (:class:`LedgerError`) before
+        ``build`` runs: its trades would fold before records made without them.
         """
         final = self.record_dir(cycle_at, contestant)
+        at = utc(cycle_at)
 
         def rows() -> tuple[Rows, dict[str, str]]:
+            later = ([k.cycle_at for k in self.records(contestant) if k.cycle_at > at]
+                     + [k.end for k in self.monitor_records(contestant) if k.end > at])
+            if later:
+                raise LedgerError(f"the cycle at {at} of {contestant} comes after its history: a "
+                                  f"record up to {max(later)} exists, and history is append-only")
             record = build()
             if (record.contestant, utc(record.cycle_at)) != (contestant, utc(cycle_at)):
                 raise LedgerError(f"build() returned the record of {record.contestant} at "
@@ -599,6 +617,9 @@ class Ledger:
     def table(self, name: str, contestant: str | None = None, *, monitor: bool = False) -> pd.DataFrame:
         """Every record's rows of table ``name`` (see :data:`SCHEMAS`), in key order."""
         frame = self._arrow(name, contestant, monitor).to_pandas()
+        if name == "outcome" and not monitor and len(frame):
+            frame["status"] = [_outcome(s, n) for s, n in zip(frame["status"], frame["n_fills"],
+                                                             strict=True)]
         order = [c for c in ("cycle_at", "window_end", "contestant", "round", "seq",
                              "decision_index") if c in frame.columns]
         return frame.sort_values(order, kind="stable").reset_index(drop=True)
@@ -640,7 +661,10 @@ class Ledger:
         path = self.record_dir(cycle_at, contestant) / f"{name}.parquet"
         if not path.is_file():
             raise KeyError(f"no ledger record for {contestant} at {utc(cycle_at)}")
-        return pq.ParquetFile(path).read().to_pylist()
+        rows = pq.ParquetFile(path).read().to_pylist()
+        if name == "outcome":
+            rows = [{**r, "status": _outcome(r["status"], r["n_fills"])} for r in rows]
+        return rows
 
     def responses(self, contestant: str, cycle_at: object) -> dict[str, str | None]:
         """The raw response text per round of a recorded cycle, exactly as the contestant sent

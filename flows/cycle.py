@@ -8,7 +8,9 @@ timeouts), so the tasks themselves do not retry. Contestants of one model provid
 Prefect global concurrency limit (``model-provider-<provider>``, ``$ARENA_PROVIDER_CONCURRENCY``
 slots, default 4; created by the flow if missing), so a provider is never sent more concurrent
 contestants than it allows. A table artifact shows each contestant's outcome; its description
-says whose prices the cycle ran on (SYNTHETIC for the embedded default).
+says whose prices the cycle ran on (SYNTHETIC for the embedded default). A contestant that failed
+(its model unreachable: nothing recorded, see :mod:`arena.engine.outcomes`) fails the flow run
+after every other contestant has played and the artifact is written: never green.
 """
 
 from __future__ import annotations
@@ -30,12 +32,16 @@ from arena.calendar import utc
 from arena.daily import Outcome, cycle_market, play_safely, secret_names, split_mirrors
 from arena.data.lake import Lake
 from arena.data.providers import market_label, market_note
-from arena.engine.outcomes import CycleOutcome
+from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.ledger import Ledger
 from arena.roster import is_loopback, load_roster
 from arena.universe import Universe, load_universe
 
 CONTESTANT_WORKERS = 8
+
+
+class CycleFailed(RuntimeError):
+    """Some contestant's cycle could not be played (nothing recorded for it); the others were."""
 PROVIDER_CONCURRENCY_ENV = "ARENA_PROVIDER_CONCURRENCY"
 
 
@@ -102,6 +108,11 @@ def cycle_flow(at: str | None = None, roster: str | None = None, lake_root: str 
                           description=f"decision cycle {at_ts.isoformat()} "
                                       f"({market_note(market_label(provider))})")
     logger.info("cycle %s: %d contestants played, %d skipped", at_ts, len(outcomes), len(skipped))
+    failed = [r for r in rows if r["status"] == FAILED]
+    if failed:
+        raise CycleFailed(f"cycle {at_ts.isoformat()}: {len(failed)} contestant(s) failed, nothing "
+                          "recorded for them: " + "; ".join(f"{r['contestant']}: {r['error']}"
+                                                           for r in failed))
     return rows
 
 

@@ -20,7 +20,7 @@ from tests.agents.openai_stub import OpenAIStub, StubResponse
 from tests.conftest import ts
 from tests.market_lakes import PROVIDER, market_lakes
 
-MON = ts("2025-11-24 16:00")
+MON, TUE = ts("2025-11-24 16:00"), ts("2025-11-25 16:00")
 HALF = "\ud83d"  # the first half of a UTF-16 surrogate pair: what a model cut mid-emoji sends
 FAST = RetryPolicy(backoff_s=0.01, max_backoff_s=0.02)
 
@@ -46,10 +46,10 @@ def cycle(tmp_path_factory, tmp_path, universe):
     lake = market_lakes(tmp_path_factory, universe).full
     ledger = Ledger(tmp_path / "ledger-root")
 
-    def play(spec: ContestantSpec):
+    def play(spec: ContestantSpec, at=MON):
         contestant = LLMContestant(spec, retry=FAST)
-        market = cycle_market(lake, PROVIDER, universe, [contestant], MON, ledger)
-        return play_safely(contestant, market, ledger, universe, MON)
+        market = cycle_market(lake, PROVIDER, universe, [contestant], at, ledger)
+        return play_safely(contestant, market, ledger, universe, at)
 
     return ledger, play
 
@@ -113,6 +113,43 @@ def test_an_unreachable_model_records_nothing_and_a_later_run_plays(cycle):
         stub.script(StubResponse.answer(HOLD_ALL))
         later = play(_spec(stub.url))
     assert (later.recorded, later.status) == ("recorded", "no_trade")
+
+
+def test_a_gap_left_by_a_failure_cannot_be_played_behind_a_later_cycle(cycle):
+    """Monday failed, Tuesday traded: Monday cannot be played afterwards (its trades would fold
+    before Tuesday's, which were made without them); nothing is asked, nothing written."""
+    ledger, play = cycle
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    assert play(_spec(closed)).status == "failed"
+    with OpenAIStub() as stub:
+        stub.script(StubResponse.answer(json.dumps(_answer(OPEN_ETH))))
+        assert play(_spec(stub.url), at=TUE).status == "traded"
+        monday = play(_spec(stub.url))
+        assert len(stub.chat_requests) == 1  # Monday asked nobody
+    assert (monday.recorded, monday.status) == ("not recorded", "failed")
+    assert "append-only" in monday.error
+    assert [k.cycle_at for k in ledger.records()] == [TUE]
+    assert list(ledger.portfolio("stub-llm").positions) == ["ETH"]
+
+
+def test_half_an_emoji_in_tool_call_arguments_goes_back_to_the_model():
+    """The researcher sends the model's own tool calls back: their arguments must encode too."""
+    from arena.agents.llm import complete
+
+    messages = [{"role": "user", "content": "research"},
+                {"role": "assistant", "content": None, "tool_calls": [{
+                    "id": "call-1", "type": "function", "function": {
+                        "name": "get_candles", "arguments": f'{{"symbol": "ETH{HALF}"}}'}}]},
+                {"role": "tool", "tool_call_id": "call-1", "content": f'{{"error": "ETH{HALF}?"}}'}]
+    with OpenAIStub() as stub:
+        stub.script(StubResponse.answer(HOLD_ALL))
+        done = complete(_spec(stub.url), (), role="researcher", raw_messages=messages, retry=FAST)
+    assert done.text == HOLD_ALL and done.error is None
+    [request] = stub.chat_requests
+    sent = request.messages[1]["tool_calls"][0]["function"]["arguments"]
+    assert sent == '{"symbol": "ETH\ufffd"}'
 
 
 def test_a_one_megabyte_answer_makes_a_small_repair_request(cycle):

@@ -187,8 +187,16 @@ def test_a_skip_is_recorded_as_skipped_without_a_repair(universe):
     assert out.status == SKIPPED and contestant.follow_ups == [] and out.fills == ()
 
 
-def test_every_status_is_an_outcome_of_the_ledger():
-    assert set(OUTCOMES) == {"traded", "no_trade", "forfeited", "skipped"}
+def test_the_marts_accept_exactly_the_outcomes_the_ledger_records():
+    import yaml
+
+    from arena.warehouse import DBT_PROJECT
+
+    spec = yaml.safe_load((DBT_PROJECT / "models" / "staging" / "_staging.yml").read_text())
+    [model] = [m for m in spec["models"] if m["name"] == "stg_ledger__outcomes"]
+    [status] = [c for c in model["columns"] if c["name"] == "status"]
+    [accepted] = [t["accepted_values"] for t in status["data_tests"] if "accepted_values" in t]
+    assert accepted["arguments"]["values"] == list(OUTCOMES)
 
 
 # -- item: the repair request stays small -------------------------------------------------------
@@ -209,3 +217,17 @@ def test_a_huge_answer_is_repeated_once_and_cut(universe):
 def test_a_short_answer_is_repeated_whole(universe):
     contestant, _ = run(["not json", answer()], universe=universe)
     assert contestant.previous[0].transcript[-1].content == "not json"
+
+
+@pytest.mark.parametrize("decisions", [
+    [{"action": "close", "symbol": "S" * 99_000}],  # one 99,000-character "symbol"
+    [{"action": "A" * 99_000, "symbol": "ETH"}],
+    [{"action": "close", "symbol": f"X{i}"} for i in range(2_500)],  # 2,500 rejections
+], ids=["huge-symbol", "huge-action", "many-rejections"])
+def test_the_follow_up_stays_small_whatever_the_answer(universe, decisions):
+    raw = answer(*decisions)
+    assert len(raw) > 50_000
+    contestant, out = run([raw, answer()], universe=universe)
+    assert len(contestant.follow_ups[0]) < 6_000, len(contestant.follow_ups[0])
+    assert len(contestant.previous[0].transcript[-1].content) < ECHO_CHARS + 200
+    assert len(out.rejections) == len(decisions)  # every rejection is still recorded

@@ -493,3 +493,19 @@ def test_a_record_written_before_the_responses_notes_still_reads(tmp_path):
     sql = (f"select count(*), count(raw_json) from read_parquet('{fresh.pattern('responses')}', "
            "union_by_name = true)")
     assert duckdb.connect().execute(sql).fetchone() == (2, 0)
+
+
+def test_a_cycle_behind_the_contestants_history_is_refused_before_it_runs(tmp_path):
+    """After an operational failure left a gap, a later cycle may be recorded; playing the gap
+    afterwards would fold its trades before records made without them."""
+    ledger, built = Ledger(tmp_path), []
+    ledger.record_cycle(C2, "momentum", lambda: simple_record("momentum", C2))
+    with pytest.raises(LedgerError, match="append-only"):
+        ledger.record_cycle(C1, "momentum", lambda: built.append(1) or simple_record("momentum", C1))
+    ledger.record_monitor(C2, C3, "momentum", lambda: MonitorRecord("momentum", C2, C3))
+    with pytest.raises(LedgerError, match="append-only"):
+        ledger.record_cycle(C2 + pd.Timedelta(hours=1), "momentum",
+                            lambda: built.append(1) or simple_record("momentum", C1))
+    assert built == [] and ledger.records() == [RecordKey(C2, "momentum")]
+    assert ledger.record_cycle(C3, "momentum", lambda: simple_record("momentum", C3)) \
+        == RecordStatus.RECORDED  # the window ending at the cycle folds before it: fine

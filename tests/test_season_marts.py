@@ -449,7 +449,8 @@ def _fill(book, at, symbol, side, kind, quantity, price, *, level=None, thesis="
 def crafted(season, tmp_path_factory):
     """A hand-written ledger on the season's prices that reaches every case of the fold: adds
     after partial closes, a short partly closed then closed by the monitor, level moves in a
-    repair round, a monitor close at the window's end and a re-open in the cycle at that time,
+    repair round, a partial close and a level move of one symbol in one round, a monitor close at
+    the window's end and a re-open in the cycle at that time,
     closes within the 1e-12 tolerance (over and under), a re-open on the other side, and a
     contestant whose first record comes late, with a forfeited cycle."""
     import shutil
@@ -523,8 +524,10 @@ def crafted(season, tmp_path_factory):
           levels={"repair": [("BTC", 68_000.0)]})
     cycle("late", 2, {"answer": [("ETH", LONG, OPEN, 0.5, 3_100.0, {"level": 2_900.0})]})
     cycle("late", 3, status="forfeited")
-    cycle("late", 4, {"answer": [("ETH", LONG, CLOSE, 0.5, 3_200.0)]})
-    cycle("late", 5)
+    # a partial close and a hold moving the level of the rest, in the same round (closes first)
+    cycle("late", 4, {"answer": [("ETH", LONG, CLOSE, 0.2, 3_200.0)]},
+          levels={"answer": [("ETH", 3_050.0)]})
+    cycle("late", 5, {"answer": [("ETH", LONG, CLOSE, 0.3, 3_150.0)]})
     build_marts(lake)
     return lake, ledger, times, ["late", "x"]
 
@@ -545,5 +548,7 @@ def test_the_fold_matches_the_engine_in_its_hard_cases(crafted):
         trip = con.execute("select exit_round, exit_window_end from trades "
                            "where contestant = 'x' and symbol = 'ETH'").fetchall()
     assert early == [(10_000.0,), (10_000.0,)]
+    held = fold[(fold["contestant"] == "late") & (fold["cycle_at"] == times[4])]
+    assert held[["symbol", "quantity", "invalidation_price"]].values.tolist() == [["ETH", 0.3, 3_050.0]]
     # ETH was partly closed by a decision, then by the monitor: the link is the monitor window
     assert trip[0][0] == "monitor" and pd.Timestamp(trip[0][1]) == times[3]

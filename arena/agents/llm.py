@@ -56,7 +56,7 @@ from typing import Any
 
 from arena.agents.base import Briefing, CallRecord, Message, Reply
 from arena.roster import ContestantSpec
-from arena.text import storable
+from arena.text import json_value, storable
 
 log = logging.getLogger(__name__)
 
@@ -287,8 +287,9 @@ def _content(response: Any) -> str:
 
 
 def _storable_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    content = message.get("content")
-    return {**message, "content": storable(content) if isinstance(content, str) else content}
+    """A raw OpenAI-format message with every string storable: content, and the tool calls'
+    names and arguments a model wrote."""
+    return json_value(dict(message))
 
 
 def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,

@@ -6,8 +6,8 @@
 What fails the **whole answer** (a :class:`ParseFailure`): anything that is not one JSON object
 with a ``decisions`` list, i.e. an empty answer, prose before or after the object, two objects,
 two code fences, invalid JSON, a top-level value that is not an object, a missing ``decisions``
-key or one that is not a list, and answers longer than :data:`MAX_ANSWER_CHARS`. One JSON object
-inside one markdown code fence is accepted.
+key or one that is not a list, JSON nested deeper than :data:`MAX_DEPTH`, and answers longer than
+:data:`MAX_ANSWER_CHARS`. One JSON object inside one markdown code fence is accepted.
 
 What fails **one decision** only (a :class:`MalformedDecision`, which the validator rejects alone
 while the rest of the answer executes): an item of ``decisions`` that is not an object, a missing
@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from arena.text import storable
 
 MAX_ANSWER_CHARS = 100_000
+MAX_DEPTH = 32  # nesting of objects and lists; the contract itself needs 4
 ACTIONS = ("open_long", "open_short", "add", "close", "hold")
 MISSING_FIELD = "missing_field"
 BAD_FIELD_TYPE = "bad_field_type"
@@ -112,9 +113,11 @@ class Answer:
 
     @classmethod
     def of(cls, payload: Mapping[str, Any]) -> Answer:
-        """The answer of an already decoded JSON object (raises ``ValueError`` when it has no
-        ``decisions`` list)."""
-        read = _read_answer(payload)
+        """The answer of an already decoded JSON object, read as :func:`parse_answer` reads one
+        (raises ``ValueError`` when it has no ``decisions`` list or is nested too deeply)."""
+        if _depth(payload) > MAX_DEPTH:
+            raise ValueError(f"the JSON is nested deeper than {MAX_DEPTH} levels")
+        read = _read_answer(_clean(payload, "", []))
         if isinstance(read, ParseFailure):
             raise ValueError(read.reason)
         return read.answer
@@ -180,11 +183,27 @@ def _problem(error: Mapping[str, Any]) -> tuple[str, str, str]:
         return BAD_FIELD_TYPE, where, f"{where} must be a finite number, not {_shown(value)}"
     if isinstance(value, str) and error["type"] in ("float_type", "int_type"):
         return BAD_FIELD_TYPE, where, f"{where} must be a number, not the string {_shown(value)}"
+    if isinstance(value, int) and not isinstance(value, bool) and error["type"] == "float_type":
+        return BAD_FIELD_TYPE, where, f"{where} is a number too large to use ({_shown(value)}...)"
     expected = {"string_type": "text", "float_type": "a number", "int_type": "a number",
                 "list_type": "a list"}.get(error["type"])
     if expected is None:
         return BAD_FIELD_TYPE, where, f"{where}: {error['msg'].lower()} (got {_shown(value)})"
     return BAD_FIELD_TYPE, where, f"{where} must be {expected}, not {_kind(value)} {_shown(value)}"
+
+
+def _depth(value: Any) -> int:
+    """How deeply objects and lists nest in ``value`` (without recursion: any depth is safe)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if level <= MAX_DEPTH:  # deeper is already too deep: no need to walk it all
+            stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _clean(value: Any, path: str, cleaned: list[str]) -> Any:
@@ -293,6 +312,9 @@ def parse_answer(raw: str) -> ParsedAnswer | ParseFailure:
         return ParseFailure("the JSON is nested too deeply")
     if not isinstance(payload, dict):
         return ParseFailure(f"the answer must be a JSON object, not {_kind(payload)}")
+    if _depth(payload) > MAX_DEPTH:
+        return ParseFailure(f"the JSON is nested deeper than {MAX_DEPTH} levels: send the flat "
+                            "object of the contract")
     cleaned: list[str] = []
     payload = _clean(payload, "", cleaned)
     read = _read_answer(payload)

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from arena.engine.broker import CycleResult
 from arena.engine.portfolio import Fill
-from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules
+from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules, shorten
 
 ECHO_CHARS = 4_000  # how much of the rejected answer the repair conversation repeats
+MAX_REJECTION_LINES = 20  # rejections listed one by one in the follow-up; the rest are counted
 
 
 def echo(answer: str, limit: int = ECHO_CHARS) -> str:
@@ -53,9 +54,13 @@ class RepairContext:
         lines = []
         if self.parse_error:
             lines.append(f"Your answer could not be read: {self.parse_error}.")
-        for r in self.rejections:
-            lines.append(f"Rejected decision {r.decision_index} ({r.action} {r.symbol}), "
-                         f"{r.code}: {r.message}.")
+        for r in self.rejections[:MAX_REJECTION_LINES]:
+            lines.append(f"Rejected decision {r.decision_index} ({shorten(r.action)} "
+                         f"{shorten(r.symbol)}), {r.code}: {r.message}.")
+        rest = self.rejections[MAX_REJECTION_LINES:]
+        if rest:
+            codes = ", ".join(sorted({r.code for r in rest}))
+            lines.append(f"... and {len(rest)} more rejected decisions ({codes}).")
         for f in self.executed:
             lines.append(f"Executed: {f.kind} {f.side} {f.symbol} {f.quantity:.6g} at {f.price:g} "
                          f"(${f.notional:,.2f}, fee ${f.fee:,.2f}).")

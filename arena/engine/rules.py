@@ -119,6 +119,12 @@ def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
 
 
+def shorten(text: str, limit: int = 24) -> str:
+    """A model's text as a message quotes it: at most ``limit`` characters (a 99,000-character
+    "symbol" must not make a 99,000-character repair prompt)."""
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
 def claims(d: AnyDecision) -> bool:
     """Whether ``d`` counts as the answer's decision on its symbol (for :data:`DUPLICATE_SYMBOL`):
     a well-formed decision with a known action, accepted or not."""
@@ -137,14 +143,16 @@ def check(index: int, d: AnyDecision, state: CycleState, prices: Mapping[str, fl
 
     sym, act = d.symbol, d.action
     if act not in ACTIONS:
-        return no(UNKNOWN_ACTION, f"'{act}' is not an action; use one of {', '.join(ACTIONS)}")
+        return no(UNKNOWN_ACTION, f"'{shorten(act)}' is not an action; use one of "
+                                  f"{', '.join(ACTIONS)}")
     if sym not in universe:
-        return no(UNKNOWN_SYMBOL, f"{sym} is not in the universe table")
+        return no(UNKNOWN_SYMBOL, f"{shorten(sym)} is not in the universe table")
     if universe[sym].benchmark:
         return no(BENCHMARK_SYMBOL, f"{sym} is a benchmark: shown for context, never traded")
     before = tuple(earlier.get(sym, ()))
     if before and not (act == "hold" and before == ("close",)):
-        return no(DUPLICATE_SYMBOL, f"{sym} already has a {before[0]} decision in this answer; a "
+        return no(DUPLICATE_SYMBOL, f"{sym} already has a {before[0]} decision in this answer, "
+                                    "judged before this one (closes, holds, adds, then opens); a "
                                     "symbol may appear twice only as a close and a hold")
     held = state.portfolio.positions.get(sym)
     price = prices.get(sym)

@@ -1,4 +1,5 @@
--- Every executed cycle record of the season has its point on the contestant's equity curve.
+-- Every recorded cycle of the season (whatever its outcome) has its point on the contestant's
+-- equity curve.
 select o.contestant, o.cycle_at
 from {{ ref('stg_ledger__outcomes') }} as o
 left join {{ ref('equity_daily') }} as e using (contestant, cycle_at)

@@ -47,10 +47,10 @@ def test_replay_reproduces_a_season_without_calls(openai_stub, tmp_path, tmp_pat
     assert Ledger(replay_root).table("outcome")["repaired"].tolist() == [True, False]
 
 
-def test_missing_records_are_no_answer(tmp_path):
+def test_a_missing_record_is_a_skip(tmp_path):
     from arena.agents.base import Briefing, Message
 
     replay = ReplayContestant("x", str(tmp_path))
     reply = replay.answer(Briefing(ts("2025-11-24 16:00"), "x", {}, (Message("user", "p"),)))
-    assert reply.text is None and "no recorded answer of x" in reply.error
+    assert reply.skipped and reply.text is None and "no recorded answer of x" in reply.error
     assert parse_source("lake#gpt", "me") == (tmp_path.__class__("lake"), "gpt")

@@ -179,3 +179,23 @@ def test_answer_of_round_trips_through_as_json():
     assert again == answer
     with pytest.raises(ValueError, match="decisions"):
         Answer.of({"reasoning": "r"})
+
+
+@pytest.mark.parametrize("levels", [29, 40, 600, 5_000])
+def test_deep_nesting_fails_the_answer_and_never_raises(levels):
+    """Regression: 600 levels of lists in one field (1.2 KB) once raised RecursionError from the
+    parser, so the contestant's cycle was lost instead of repaired."""
+    raw = ('{"decisions": [{"action": "hold", "symbol": "ETH", "x": ' + "[" * levels
+           + "]" * levels + "}]}")
+    parsed = parse_answer(raw)
+    if levels == 29:  # 3 + 29 = 32 levels: the limit itself is fine
+        assert parsed.ok and parsed.ignored_fields == ("decisions[0].x",)
+    else:
+        assert not parsed.ok and "nested" in parsed.reason
+
+
+def test_a_number_too_large_is_named():
+    parsed = parse_answer(json.dumps({"decisions": [{"action": "add", "symbol": "ETH",
+                                                     "confidence": 10**400}]}))
+    [d] = parsed.answer.decisions
+    assert d.code == "bad_field_type" and "confidence is a number too large" in d.problem

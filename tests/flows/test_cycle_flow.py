@@ -104,3 +104,33 @@ def _two_llms(url: str) -> str:
     return ("contestants:\n"
             f"  - {{name: first-llm, kind: llm, {entry}}}\n"
             f"  - {{name: second-llm, kind: llm, {entry}}}\n")
+
+
+def test_a_contestant_that_cannot_be_reached_fails_the_flow_run(prefect_server, local_storage,
+                                                                tmp_path, tmp_path_factory,
+                                                                universe):
+    """An operational failure is never green: the others play, the artifact says who failed,
+    nothing is recorded for it, and the flow run ends Failed."""
+    import socket
+
+    import pytest
+
+    from flows.cycle import CycleFailed, cycle_flow
+
+    lake_root = tmp_path / "lake"
+    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    roster = tmp_path / "roster.yaml"
+    roster.write_text("contestants:\n"
+                      "  - {name: momentum, kind: house, strategy: momentum}\n"
+                      f"  - {{name: gone, kind: llm, model: openai/stub-model, api_base: '{closed}',"
+                      " params: {timeout: 5, num_retries: 0}}\n")
+    with pytest.raises(CycleFailed, match="gone: connection"):
+        cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+    [outcomes, *_] = run_artifacts(key="cycle-outcomes")
+    rows = {r["contestant"]: r for r in json.loads(outcomes.data)}
+    assert (rows["gone"]["status"], rows["gone"]["recorded"]) == ("failed", "not recorded")
+    assert rows["momentum"]["recorded"] == "recorded"
+    assert [k.contestant for k in Ledger(lake_root).records()] == ["momentum"]
