@@ -214,7 +214,8 @@ def build_analytics(lake: Lake, provider: str, universe: Universe, cycles: Seque
     seconds["correlations"] = time.perf_counter() - t0
     season = pd.DataFrame([{
         "provider": provider, "market": market_label(provider), "season_start": start,
-        "season_end": end, "cycles": len(times), "arena_players": arena_players, "asset_players": players, "seed": seed,
+        "season_end": end, "cycles": len(times), "arena_players": arena_players,
+        "asset_players": players, "seed": seed,
         "arena_rejections": rejected, "start_cash": START_CASH,
         "assets_without_luck_tables": ",".join(missing)}])
     tables = {"season": season, "cycle_prices": prices, "arena_luck": luck_returns,

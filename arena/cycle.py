@@ -103,12 +103,12 @@ def _judge(reply: Reply, state: CycleState, prices: Mapping[str, float], univers
 def echoed(reply: Reply) -> Reply:
     """``reply`` as the repair conversation continues it: its answer, the last assistant message
     of the transcript, cut by :func:`arena.engine.repair.echo`."""
-    transcript = reply.transcript
-    if (reply.text is None or not transcript or transcript[-1].role != "assistant"
-            or echo(transcript[-1].content) == transcript[-1].content):
+    *before, last = reply.transcript or (None,)
+    if reply.text is None or last is None or last.role != "assistant":
         return reply
-    last = transcript[-1]
-    return replace(reply, transcript=(*transcript[:-1], Message(last.role, echo(last.content))))
+    cut = echo(last.content)
+    return reply if cut == last.content else replace(
+        reply, transcript=(*before, Message(last.role, cut)))
 
 
 def run_contestant_cycle(contestant: Contestant, briefing: Briefing, state: CycleState,

@@ -70,7 +70,7 @@ def to_record(cycle: ContestantCycle, briefing_prompt: str, prices: Mapping[str,
                       if r.parsed is not None and not r.parsed.ok},
         errors=tuple(r.reply.error for r in rounds if r.reply.error),
         extras={r.name: dict(r.reply.extra) for r in rounds if r.reply.extra},
-        notes={r.name: _notes(r) for r in read if _notes(r)})
+        notes={r.name: notes for r in read if (notes := _notes(r))})
 
 
 def _notes(r: Round) -> list[str]:

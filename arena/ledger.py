@@ -285,7 +285,6 @@ def _fill(row: Mapping[str, Any]) -> Fill:
 def _decision_row(d: Any) -> dict[str, Any]:
     """``action``, ``symbol`` and the JSON text of one recorded decision (any JSON value)."""
     d = d.as_json() if hasattr(d, "as_json") else d
-    d = d.model_dump() if hasattr(d, "model_dump") else d
     fields = d if isinstance(d, Mapping) else {}
     action, symbol = fields.get("action"), fields.get("symbol")
     return {"action": action if isinstance(action, str) else None,
@@ -308,8 +307,8 @@ def _cycle_rows(r: CycleRecord) -> tuple[Rows, dict[str, str]]:
     prompt = storable(r.prompt)
     sha = _sha(prompt) if prompt else None
     rows: Rows = {name: [] for name in SCHEMAS}
-    for seq, m in enumerate(r.messages):
-        content = storable(m.content)
+    for seq, m in enumerate(r.messages):  # (_storable_rows cleans what a model wrote in them)
+        content = m.content
         offset = prompt.find(content) if sha and content and m.role in ("system", "user") else -1
         ref = offset >= 0
         rows["messages"].append({**key, "seq": seq, "role": m.role, "chars": len(content),
@@ -324,8 +323,8 @@ def _cycle_rows(r: CycleRecord) -> tuple[Rows, dict[str, str]]:
             text = r.responses[rnd]
             extra = r.extras.get(rnd)
             exact = text is None or is_storable(text)
-            rows["responses"].append({
-                **key, "round": rnd, "text": None if text is None else storable(text),
+            rows["responses"].append({  # text made storable by _storable_rows, raw_json exact
+                **key, "round": rnd, "text": text,
                 "chars": None if text is None else len(text),
                 "extra": None if not extra else dumps(extra),
                 "notes": list(r.notes.get(rnd, ())),

@@ -20,7 +20,7 @@ from arena.analytics import cycle_prices
 from arena.calendar import utc
 from arena.charts import bar_chart, heatmap, html_table, line_chart, page
 from arena.data.lake import Lake, write_text
-from arena.data.providers import SYNTHETIC_MARKET, is_synthetic, market_label, market_note
+from arena.data.providers import SYNTHETIC_MARKET, is_synthetic, market_note, provider_note
 from arena.ledger import ANSWER, Ledger
 from arena.universe import Universe
 
@@ -220,9 +220,6 @@ class Standing:
 def _standings(ledger: Ledger, at: pd.Timestamp) -> list[Standing]:
     equity = ledger.table("equity")
     equity = equity[equity["cycle_at"] <= at]
-    outcomes = ledger.table("outcome")
-    outcome = dict(outcomes.loc[outcomes["cycle_at"] == at, ["contestant", "status"]]
-                   .itertuples(index=False, name=None))
     out = []
     for name, group in equity.groupby("contestant"):
         group = group.sort_values("cycle_at")
@@ -231,8 +228,9 @@ def _standings(ledger: Ledger, at: pd.Timestamp) -> list[Standing]:
         now = group["equity"].iloc[-1]
         before = group["equity"].iloc[-2] if len(group) > 1 else 10_000.0
         change = None if pd.isna(now) or pd.isna(before) else float(now - before)
+        [outcome] = ledger.record_rows("outcome", at, str(name))  # this cycle's record only
         out.append(Standing(str(name), None if pd.isna(now) else float(now), change,
-                            str(outcome.get(name, ""))))
+                            str(outcome["status"])))
     return sorted(out, key=lambda s: (-(s.equity if s.equity is not None else -np.inf), s.contestant))
 
 
@@ -246,7 +244,7 @@ def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, 
     under the title, whose prices these are (a SYNTHETIC banner for the embedded default)."""
     at = utc(at)
     standings = _standings(ledger, at)
-    note = market_note(market_label(provider))
+    note = provider_note(provider)
     lines = [f"# Daily report {at:%Y-%m-%d %H:%M} UTC", "",
              f"> **{note}**" if is_synthetic(provider) else f"{note}.", ""]
     if not standings:

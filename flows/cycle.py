@@ -31,7 +31,7 @@ from arena.briefing import MarketData
 from arena.calendar import utc
 from arena.daily import Outcome, cycle_market, play_safely, secret_names, split_mirrors
 from arena.data.lake import Lake
-from arena.data.providers import market_label, market_note
+from arena.data.providers import provider_note
 from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.ledger import Ledger
 from arena.roster import is_loopback, load_roster
@@ -106,7 +106,7 @@ def cycle_flow(at: str | None = None, roster: str | None = None, lake_root: str 
          "error": s.reason} for s in skipped]
     create_table_artifact(rows, key="cycle-outcomes",
                           description=f"decision cycle {at_ts.isoformat()} "
-                                      f"({market_note(market_label(provider))})")
+                                      f"({provider_note(provider)})")
     logger.info("cycle %s: %d contestants played, %d skipped", at_ts, len(outcomes), len(skipped))
     failed = [r for r in rows if r["status"] == FAILED]
     if failed:

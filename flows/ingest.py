@@ -28,7 +28,7 @@ from arena.data.ingest import (
     plan_ingest,
 )
 from arena.data.lake import Lake
-from arena.data.providers import Provider, make_provider, market_label, market_note
+from arena.data.providers import Provider, make_provider, provider_note
 from arena.universe import Asset, Universe, load_universe
 
 FETCH_WORKERS = 4  # vendors throttle; four concurrent calls per provider is polite
@@ -66,7 +66,7 @@ def _report(manifest: dict) -> None:
              for s, e in manifest["fetch_errors"].items()]
     create_table_artifact(rows, key="ingest-assets",
                           description=f"ingest {manifest['run_id']} "
-                                      f"({market_note(market_label(manifest['provider']))}): "
+                                      f"({provider_note(manifest['provider'])}): "
                                       f"{manifest['status']}")
     validation = manifest["validation"] or {"summary": "not run (fetch failed)", "failed": []}
     failed = "\n".join(f"* {m}" for m in validation["failed"][:50]) or "* none"

@@ -29,7 +29,7 @@ from arena.analytics import ARENA_PLAYERS, build_analytics, write_analytics
 from arena.calendar import utc
 from arena.daily import secret_names
 from arena.data.lake import Lake, default_root
-from arena.data.providers import make_provider, market_label, market_note
+from arena.data.providers import make_provider, provider_note
 from arena.data.providers.base import Provider
 from arena.ledger import Ledger
 from arena.report import write_season_report
@@ -48,7 +48,7 @@ def season_day(provider: Provider, universe: Universe, contestants: list[Contest
     day = play_day(provider, universe, contestants, at, previous, lake=lake, ledger=ledger)
     create_markdown_artifact(day.daily_report, key="daily-report",
                              description=f"daily report {at:%Y-%m-%d} "
-                                         f"({market_note(market_label(provider.name))})")
+                                         f"({provider_note(provider.name)})")
     return day
 
 
@@ -124,7 +124,7 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
     create_table_artifact(board[columns].astype(object).where(board[columns].notna(), None)
                           .to_dict(orient="records"), key="season-leaderboard",
                           description=f"season {times[0]:%Y-%m-%d}, {len(times)} cycles "
-                                      f"({market_note(market_label(provider.name))})")
+                                      f"({provider_note(provider.name)})")
     logger.info("season done in %.0f s: %d dbt nodes, report %s", time.perf_counter() - began,
                 len(build.nodes), report)
     return {"report": report, "warehouse": warehouse, "marts": marts, "trades": trades,

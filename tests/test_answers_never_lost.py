@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 
 import pytest
 
@@ -16,7 +15,7 @@ from arena.daily import cycle_market, play_safely
 from arena.engine.repair import ECHO_CHARS
 from arena.ledger import Ledger
 from arena.roster import ContestantSpec, Params
-from tests.agents.openai_stub import OpenAIStub, StubResponse
+from tests.agents.openai_stub import OpenAIStub, StubResponse, unreachable_url
 from tests.conftest import ts
 from tests.market_lakes import PROVIDER, market_lakes
 
@@ -102,10 +101,7 @@ def test_an_empty_answer_then_a_valid_one_trades(cycle):
 def test_an_unreachable_model_records_nothing_and_a_later_run_plays(cycle):
     """Connection refused is an operational failure, not the model's answer."""
     ledger, play = cycle
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
-    outcome = play(_spec(closed))
+    outcome = play(_spec(unreachable_url()))
     assert (outcome.recorded, outcome.status) == ("not recorded", "failed")
     assert "connection" in outcome.error
     assert ledger.records() == []
@@ -119,10 +115,7 @@ def test_a_gap_left_by_a_failure_cannot_be_played_behind_a_later_cycle(cycle):
     """Monday failed, Tuesday traded: Monday cannot be played afterwards (its trades would fold
     before Tuesday's, which were made without them); nothing is asked, nothing written."""
     ledger, play = cycle
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
-    assert play(_spec(closed)).status == "failed"
+    assert play(_spec(unreachable_url())).status == "failed"
     with OpenAIStub() as stub:
         stub.script(StubResponse.answer(json.dumps(_answer(OPEN_ETH))))
         assert play(_spec(stub.url), at=TUE).status == "traded"

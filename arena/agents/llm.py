@@ -22,7 +22,7 @@ synthetic 500 without response headers) are not retried. (Do not set the global
 engine reads it as an unparseable answer and sends the repair follow-up. Only a call that never
 produced a response (refused, timed out, an HTTP error after retries) returns ``text=None``.
 
-**Text.** Outgoing message contents are made storable (:func:`arena.text.storable`): a lone
+**Text.** Outgoing messages are made storable (:func:`arena.text.json_value`): a lone
 surrogate a model sent earlier in the conversation (half an emoji) would otherwise make the
 request body fail to encode. Answers come back exactly as the model sent them.
 
@@ -56,7 +56,7 @@ from typing import Any
 
 from arena.agents.base import Briefing, CallRecord, Message, Reply
 from arena.roster import ContestantSpec
-from arena.text import json_value, storable
+from arena.text import json_value
 
 log = logging.getLogger(__name__)
 
@@ -286,12 +286,6 @@ def _content(response: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _storable_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A raw OpenAI-format message with every string storable: content, and the tool calls'
-    names and arguments a model wrote."""
-    return json_value(dict(message))
-
-
 def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
              contestant: str | None = None, env: Mapping[str, str] | None = None,
              retry: RetryPolicy = RetryPolicy(), sleep: Callable[[float], None] = time.sleep,
@@ -324,9 +318,10 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     params = spec.params
     kwargs: dict[str, Any] = {
         "model": model,
-        # raw_messages: OpenAI-format dicts (tool calls and tool results of a researcher)
-        "messages": [_storable_message(m) for m in raw_messages] if raw_messages is not None
-        else [{"role": m.role, "content": storable(m.content)} for m in messages],
+        # raw_messages: OpenAI-format dicts (tool calls and tool results of a researcher); every
+        # string made storable, the tool calls' arguments a model wrote included
+        "messages": json_value(list(raw_messages) if raw_messages is not None
+                               else [{"role": m.role, "content": m.content} for m in messages]),
         "api_key": key,
         "timeout": params.timeout,
         "num_retries": 0,  # retries are ours (see the module docstring)

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from arena.text import storable
+from arena.text import nonfinite_text, storable, storable_json
 
 MAX_ANSWER_CHARS = 100_000
 MAX_DEPTH = 32  # nesting of objects and lists; the contract itself needs 4
@@ -115,9 +115,7 @@ class Answer:
     def of(cls, payload: Mapping[str, Any]) -> Answer:
         """The answer of an already decoded JSON object, read as :func:`parse_answer` reads one
         (raises ``ValueError`` when it has no ``decisions`` list or is nested too deeply)."""
-        if _depth(payload) > MAX_DEPTH:
-            raise ValueError(f"the JSON is nested deeper than {MAX_DEPTH} levels")
-        read = _read_answer(_clean(payload, "", []))
+        read = _read_payload(payload)
         if isinstance(read, ParseFailure):
             raise ValueError(read.reason)
         return read.answer
@@ -169,7 +167,7 @@ def _kind(value: Any) -> str:
 
 def _shown(value: Any) -> str:
     if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        return nonfinite_text(value)
     return json.dumps(value, default=str)[:40]
 
 
@@ -204,24 +202,6 @@ def _depth(value: Any) -> int:
         if level <= MAX_DEPTH:  # deeper is already too deep: no need to walk it all
             stack.extend((child, level + 1) for child in children)
     return deepest
-
-
-def _clean(value: Any, path: str, cleaned: list[str]) -> Any:
-    """``value`` with lone surrogates in strings (and keys) replaced; ``cleaned`` collects where."""
-    if isinstance(value, str):
-        fixed = storable(value)
-        if fixed != value:
-            cleaned.append(path or "answer")
-        return fixed
-    if isinstance(value, list):
-        return [_clean(v, f"{path}[{i}]", cleaned) for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            key = _clean(k, path, cleaned) if isinstance(k, str) else k
-            out[key] = _clean(v, f"{path}.{key}" if path else key, cleaned)
-        return out
-    return value
 
 
 def _read_decision(index: int, item: Any) -> AnyDecision:
@@ -312,12 +292,16 @@ def parse_answer(raw: str) -> ParsedAnswer | ParseFailure:
         return ParseFailure("the JSON is nested too deeply")
     if not isinstance(payload, dict):
         return ParseFailure(f"the answer must be a JSON object, not {_kind(payload)}")
+    return _read_payload(payload)
+
+
+def _read_payload(payload: Mapping[str, Any]) -> ParsedAnswer | ParseFailure:
+    """The answer of a decoded JSON object: depth checked, text made storable, then read."""
     if _depth(payload) > MAX_DEPTH:
         return ParseFailure(f"the JSON is nested deeper than {MAX_DEPTH} levels: send the flat "
                             "object of the contract")
     cleaned: list[str] = []
-    payload = _clean(payload, "", cleaned)
-    read = _read_answer(payload)
+    read = _read_answer(storable_json(payload, cleaned))
     if isinstance(read, ParseFailure):
         return read
     if cleaned:

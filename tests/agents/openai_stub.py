@@ -37,6 +37,7 @@ arrival until the answer starts), e.g. ``== 1`` to show calls were serialised.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -293,6 +294,13 @@ class OpenAIStub:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def unreachable_url() -> str:
+    """An ``api_base`` on a loopback port nobody listens on: every call is refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 import shutil
 
 from arena.ledger import Ledger
-from tests.agents.openai_stub import Gate, OpenAIStub, StubResponse
+from tests.agents.openai_stub import Gate, OpenAIStub, StubResponse, unreachable_url
 from tests.flows.artifacts import run_artifacts
 from tests.market_lakes import market_lakes
 
@@ -111,17 +111,13 @@ def test_a_contestant_that_cannot_be_reached_fails_the_flow_run(prefect_server, 
                                                                 universe):
     """An operational failure is never green: the others play, the artifact says who failed,
     nothing is recorded for it, and the flow run ends Failed."""
-    import socket
-
     import pytest
 
     from flows.cycle import CycleFailed, cycle_flow
 
     lake_root = tmp_path / "lake"
     shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    closed = unreachable_url()
     roster = tmp_path / "roster.yaml"
     roster.write_text("contestants:\n"
                       "  - {name: momentum, kind: house, strategy: momentum}\n"

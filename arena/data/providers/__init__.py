@@ -34,6 +34,11 @@ def market_note(label: str) -> str:
     return SYNTHETIC_NOTE if label == SYNTHETIC_MARKET else f"Market data: {label}"
 
 
+def provider_note(provider: str) -> str:
+    """:func:`market_note` of ``provider``'s :func:`market_label`."""
+    return market_note(market_label(provider))
+
+
 def make_provider(source: str, *, seed: int | None = None, drop: str | Path | None = None,
                   drop_interval: str = "1h") -> Provider:
     """Build a provider by name (no I/O). ``drop`` (or ``$ARENA_DROP_DIR``) is the files folder,
@@ -61,4 +66,4 @@ def make_provider(source: str, *, seed: int | None = None, drop: str | Path | No
 
 
 __all__ = ["SOURCES", "SYNTHETIC", "SYNTHETIC_MARKET", "SYNTHETIC_NOTE", "Provider",
-           "is_synthetic", "make_provider", "market_label", "market_note"]
+           "is_synthetic", "make_provider", "market_label", "market_note", "provider_note"]
