@@ -1,0 +1,69 @@
+"""The golden season: a short season recorded once, replayed by every later version.
+
+:func:`season_values` reduces a season's ledger to the values that must never change while the
+code around them is reorganised: every contestant's outcomes, decisions, rejections, fills, levels,
+responses and equity per cycle, and the monitor's automatic closes. Call records (latencies) and
+file layouts are left out: they differ run to run. ``tests/fixtures/golden/season.json`` holds the
+values recorded before the stage packages were introduced; ``tests/test_golden_season.py``
+replays the same season and compares.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import pandas as pd
+
+from tests.agents.openai_stub import RecordedRequest, StubResponse
+
+CYCLE_TABLES = ("outcome", "decisions", "rejections", "fills", "levels", "responses", "equity")
+DROP = {"prompt_sha256", "raw_json", "extra"}  # digests and copies of values compared elsewhere
+GOLDEN_SEASON = {"start": "2025-11-24", "days": 6,
+                 "symbols": ["BTC", "ETH", "SOL", "SPY", "AAPL", "MSFT", "NVDA", "ADA"]}
+
+
+def _value(v: Any) -> Any:
+    if isinstance(v, pd.Timestamp):
+        return v.isoformat()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if hasattr(v, "tolist"):
+        return _value(v.tolist())
+    if isinstance(v, list | tuple):
+        return [_value(x) for x in v]
+    if v is pd.NA or v is None:
+        return None
+    return v
+
+
+def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    frame = frame.drop(columns=[c for c in frame.columns if c in DROP])
+    keys = [c for c in ("cycle_at", "window_start", "contestant", "round", "seq",
+                        "decision_index") if c in frame.columns]
+    frame = frame.sort_values(keys, kind="stable") if keys else frame
+    return [{k: _value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def season_values(ledger) -> dict[str, Any]:
+    """The season's values, table by table (see the module docstring)."""
+    out: dict[str, Any] = {name: _rows(ledger.table(name)) for name in CYCLE_TABLES}
+    out["monitor_fills"] = _rows(ledger.table("fills", monitor=True))
+    return json.loads(json.dumps(out, sort_keys=True))
+
+
+OPEN = ('{"reasoning": "scripted", "decisions": [{"action": "open_short", "symbol": "ETH", '
+        '"percent_of_equity": 25, "confidence": 0.9, "invalidation_price": LEVEL, '
+        '"thesis": "scripted", "invalidation": "scripted"}]}')
+CLOSE = '{"reasoning": "scripted repair", "decisions": [{"action": "close", "symbol": "ETH"}]}'
+
+
+def scripted_model(request: RecordedRequest) -> StubResponse:
+    """The golden season's model: a short ETH position with its level 1% above the briefing's
+    price (the monitor closes some); when that is refused (already held), the repair closes it."""
+    if any(m["role"] == "assistant" for m in request.messages):
+        return StubResponse.answer(CLOSE)
+    price = float(re.search(r"### ETH price ([0-9.]+)", request.messages[-1]["content"]).group(1))
+    return StubResponse.answer(OPEN.replace("LEVEL", f"{price * 1.01:.2f}"))
