@@ -27,11 +27,11 @@ CHROMIUM := /usr/bin/chromium
 
 test: $(VENV)/.installed-test
 	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation)
-	$(BIN)/ruff check arena flows expectations tests benchmarks
+	$(BIN)/ruff check arena flows expectations models dbt_project tests benchmarks
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check arena flows expectations tests benchmarks
+	$(BIN)/ruff check arena flows expectations models dbt_project tests benchmarks
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/ingest.py

@@ -24,11 +24,11 @@ def _print_json(payload: object) -> None:
 def _cmd_ingest(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from arena.calendar import utc
+    from arena.core.sessions import utc
+    from arena.core.universe import UniverseError, load_universe
     from arena.data.ingest import IngestError, default_window, run_ingest
     from arena.data.lake import Lake
     from arena.data.providers import make_provider
-    from arena.universe import UniverseError, load_universe
 
     try:
         universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
@@ -117,8 +117,8 @@ def render_ingest_summary(manifest: dict, lake_root: Path) -> str:
 
 # -------------------------------------------------------------------------------------- validate
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from arena.calendar import CalendarError, utc
-    from arena.data.validation import UnusableInputError, validate_file
+    from arena.core.sessions import CalendarError, utc
+    from arena.data.validation.checks import UnusableInputError, validate_file
 
     path = Path(args.path)
     interval, calendar, symbol = args.interval, args.calendar, args.symbol
@@ -127,7 +127,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         symbol = symbol or parts.get("symbol")
         interval = interval or parts.get("interval")
         if calendar is None and symbol:
-            from arena.universe import UniverseError, load_universe
+            from arena.core.universe import UniverseError, load_universe
 
             try:
                 calendar = load_universe()[symbol].calendar
@@ -154,7 +154,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------------------- check
 def _cmd_check(args: argparse.Namespace) -> int:
-    from arena.calendar import CalendarError
+    from arena.core.sessions import CalendarError
     from arena.engine.check import CheckInputError, render_check, run_check
 
     try:
@@ -171,8 +171,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- score, luck, rules
 def _scoring_inputs(args: argparse.Namespace):
-    from arena.data.validation import UnusableInputError, load_price_file
-    from arena.scoring.clocks import infer_grid
+    from arena.data.validation.checks import UnusableInputError, load_price_file
+    from arena.market.clocks import infer_grid
     from arena.scoring.scorer import ScorerInputError, default_cost_rate
 
     try:
@@ -190,7 +190,8 @@ def _scoring(name: str, command):
     """Exit 2 on unusable input, 1 when the scorer's self-check fails (nothing is scored)."""
 
     def run(args: argparse.Namespace) -> int:
-        from arena.scoring.scorer import ScorerInputError, ScorerSelfCheckError
+        from arena.scoring.scorer import ScorerInputError
+        from arena.scoring.self_check import ScorerSelfCheckError
 
         try:
             return command(args)
@@ -211,8 +212,9 @@ def pd_index(bars):
 
 
 def _score(args: argparse.Namespace) -> int:
-    from arena.scoring.scorer import ensure_self_checked, score
-    from arena.scoring.table import load_positions
+    from arena.scoring.rules_table import load_positions
+    from arena.scoring.scorer import score
+    from arena.scoring.self_check import ensure_self_checked
 
     ensure_self_checked()
     bars, rate, calendar, grid = _scoring_inputs(args)
@@ -229,10 +231,12 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _luck(args: argparse.Namespace) -> int:
-    from arena.scoring.luck import luck
+    from arena.scoring.asset_luck import luck
+    from arena.scoring.rules_table import load_positions
     from arena.scoring.scorer import score
-    from arena.scoring.table import load_positions
+    from arena.scoring.self_check import ensure_self_checked
 
+    ensure_self_checked()
     bars, rate, calendar, grid = _scoring_inputs(args)
     closes = bars.set_index("timestamp")["close"]
     result = luck(closes, players=args.players, seed=args.seed, cost_rate=rate,
@@ -257,8 +261,8 @@ def _luck(args: argparse.Namespace) -> int:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from arena.scoring.clocks import PERIODS_PER_YEAR
-    from arena.scoring.table import rules_table
+    from arena.market.clocks import PERIODS_PER_YEAR
+    from arena.scoring.rules_table import rules_table
 
     bars, rate, calendar, grid = _scoring_inputs(args)
     table, ruler = rules_table(bars, cost_rate=rate, start=args.start, players=args.players,
@@ -282,12 +286,12 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
     import os
 
     from arena.agents.factory import build_contestant
-    from arena.calendar import CalendarError, utc
-    from arena.daily import run_cycle
+    from arena.agents.roster import RosterError, load_roster
+    from arena.core.sessions import CalendarError, utc
+    from arena.core.universe import load_universe
     from arena.data.lake import Lake
     from arena.engine.outcomes import FAILED
-    from arena.roster import RosterError, load_roster
-    from arena.universe import load_universe
+    from arena.pipeline.cycle import run_cycle
 
     try:
         at = utc(args.at)
@@ -341,16 +345,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     import duckdb
 
     from arena.agents.factory import build_contestant
-    from arena.analytics import AnalyticsError
-    from arena.calendar import CalendarError, utc
+    from arena.agents.roster import RosterError, load_roster
+    from arena.core.sessions import CalendarError, utc
+    from arena.core.universe import UniverseError, load_universe
     from arena.data.ingest import IngestError
     from arena.data.lake import Lake
     from arena.data.providers import make_provider
-    from arena.report import ReportError
-    from arena.roster import RosterError, load_roster
-    from arena.season import SeasonError, cycle_times, finish_season, replay_season
-    from arena.universe import UniverseError, load_universe
-    from arena.warehouse import MartsError
+    from arena.pipeline.season import SeasonError, cycle_times, finish_season, replay_season
+    from arena.pipeline.season_tables import AnalyticsError
+    from arena.pipeline.warehouse import MartsError
+    from arena.reporting.reports import ReportError
 
     name = args.command
     try:
@@ -417,7 +421,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from arena.data.lake import Lake
-    from arena.report import ReportError, write_season_report
+    from arena.reporting.reports import ReportError, write_season_report
 
     try:
         path = write_season_report(Lake(args.lake), Path(args.out) if args.out else None)
@@ -430,7 +434,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
-    from arena.calendar import INTERVAL_ORDER
+    from arena.core.sessions import INTERVAL_ORDER
     from arena.data.providers import SOURCES
 
     parser = argparse.ArgumentParser(

@@ -17,14 +17,14 @@ from pathlib import Path
 import pandas as pd
 
 from arena.agents.llm import LLMContestant, load_litellm
-from arena.daily import run_cycle
+from arena.agents.roster import ContestantSpec, Params
+from arena.core.universe import load_universe
 from arena.data.ingest import run_ingest
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
-from arena.ledger import Ledger
-from arena.prompts import prompt_tokens
-from arena.roster import ContestantSpec, Params
-from arena.universe import load_universe
+from arena.ledger.store import Ledger
+from arena.market.prompts import prompt_tokens
+from arena.pipeline.cycle import run_cycle
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the loopback server of the tests
 from tests.agents.openai_stub import OpenAIStub, StubResponse

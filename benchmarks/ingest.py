@@ -16,11 +16,11 @@ import time
 
 import pandas as pd
 
+from arena.core.universe import load_universe
 from arena.data.ingest import run_ingest
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
-from arena.data.validation import Window, validate_bars
-from arena.universe import load_universe
+from arena.data.validation.checks import Window, validate_bars
 
 
 def _peak_rss_mb() -> float:

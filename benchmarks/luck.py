@@ -14,10 +14,11 @@ import time
 import numpy as np
 import pandas as pd
 
+from arena.core.universe import load_universe
 from arena.data.providers.synthetic import SyntheticProvider
-from arena.scoring.luck import BLOCK, _block_draws, decision_steps, zero_skill_returns
-from arena.scoring.scorer import COST_RATES, ensure_self_checked, score_arrays
-from arena.universe import load_universe
+from arena.scoring.asset_luck import BLOCK, _block_draws, decision_steps, zero_skill_returns
+from arena.scoring.scorer import COST_RATES, score_arrays
+from arena.scoring.self_check import ensure_self_checked
 
 
 def _rss_mb() -> float:

@@ -20,12 +20,12 @@ import pandas as pd
 
 from arena import DEMO_START
 from arena.agents.factory import build_contestant
+from arena.agents.roster import load_roster
+from arena.core.universe import load_universe
 from arena.data.ingest import run_ingest
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
-from arena.roster import load_roster
-from arena.season import HISTORY_DAYS, cycle_times, finish_season, replay_season
-from arena.universe import load_universe
+from arena.pipeline.season import HISTORY_DAYS, cycle_times, finish_season, replay_season
 
 
 def _rss_mb() -> float:

@@ -1,11 +1,14 @@
 """Great Expectations suites as code, one module per dataset, plus custom expectations.
 
 Importing this package imports Great Expectations (5-6 s): product code imports it lazily, inside
-the function that validates (see :mod:`arena.data.validation`).
+the function that validates (see :mod:`arena.data.validation.checks`).
 """
 
-from expectations.candles import SUITE_NAME, candle_suite
-from expectations.custom import ExpectCandlesToBeSane, ExpectJumpsToBeMatchedByVolume
+from arena.data.validation.expectations.candles import SUITE_NAME, candle_suite
+from arena.data.validation.expectations.custom import (
+           ExpectCandlesToBeSane,
+           ExpectJumpsToBeMatchedByVolume,
+)
 
 __all__ = ["SUITE_NAME", "ExpectCandlesToBeSane", "ExpectJumpsToBeMatchedByVolume",
            "candle_suite"]

@@ -1,7 +1,7 @@
 """The candle suite, defined in code (never loaded from JSON: custom expectations would be lost).
 
 It validates ONE prepared frame per ingest: all symbols and intervals concatenated, with the
-per-series statistics already computed as columns by :mod:`arena.data.candle_stats`. Each
+per-series statistics already computed as columns by :mod:`arena.data.validation.stats`. Each
 expectation carries ``meta["check"]`` (the report row it feeds) and ``meta["problem"]`` (a few
 words for the message), and a ``description`` that Data Docs shows instead of the raw kwargs.
 """
@@ -9,17 +9,17 @@ words for the message), and a ``description`` that Data Docs shows instead of th
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import great_expectations as gx
 from great_expectations import expectations as gxe
 from great_expectations.expectations.row_conditions import Column
 
-from arena.data import candle_stats as cs
-from expectations.custom import ExpectCandlesToBeSane, ExpectJumpsToBeMatchedByVolume
-
-if TYPE_CHECKING:
-    from arena.data.validation import ValidationConfig
+from arena.data.validation import stats as cs
+from arena.data.validation.config import ValidationConfig
+from arena.data.validation.expectations.custom import (
+    ExpectCandlesToBeSane,
+    ExpectJumpsToBeMatchedByVolume,
+)
 
 SUITE_NAME = "candles"
 

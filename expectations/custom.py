@@ -4,7 +4,7 @@
   below zero, and low <= min(open, close), max(open, close) <= high. One multicolumn expectation
   instead of fifteen built-ins (not-null, between, pair comparisons): each expectation costs
   ~12 ms per run whatever the row count, and the built-in "between" lets ``inf`` through. The
-  rules live in :func:`arena.data.candle_stats.ohlc_problems`, which also names them in messages.
+  rules live in :func:`arena.data.validation.stats.ohlc_problems`, which also names them in messages.
 * ``ExpectJumpsToBeMatchedByVolume``: a jump beyond ``max_sigmas`` robust sigmas passes only when
   the bar's volume is at least ``min_volume_ratio`` x the series' median volume (a genuine move
   trades heavily; a contract roll or a splice of two price series does not). A null volume ratio
@@ -32,7 +32,7 @@ from great_expectations.expectations.metrics.map_metric_provider import (
     multicolumn_condition_partial,
 )
 
-from arena.data.candle_stats import OHLC_COLUMNS, ohlc_problems
+from arena.data.validation.stats import OHLC_COLUMNS, ohlc_problems
 
 _DOMAIN_KEYS = ("batch_id", "table", "row_condition", "condition_parser", "ignore_row_if")
 

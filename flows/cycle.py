@@ -27,15 +27,15 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from arena.agents.base import Contestant
 from arena.agents.factory import build_contestant
-from arena.briefing import MarketData
-from arena.calendar import utc
-from arena.daily import Outcome, cycle_market, play_safely, secret_names, split_mirrors
+from arena.agents.roster import is_loopback, load_roster
+from arena.core.sessions import utc
+from arena.core.universe import Universe, load_universe
 from arena.data.lake import Lake
 from arena.data.providers import provider_note
 from arena.engine.outcomes import FAILED, CycleOutcome
-from arena.ledger import Ledger
-from arena.roster import is_loopback, load_roster
-from arena.universe import Universe, load_universe
+from arena.ledger.store import Ledger
+from arena.market.types import MarketData
+from arena.pipeline.cycle import Outcome, cycle_market, play_safely, secret_names, split_mirrors
 
 CONTESTANT_WORKERS = 8
 

@@ -15,7 +15,8 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from arena.calendar import utc
+from arena.core.sessions import utc
+from arena.core.universe import Asset, Universe, load_universe
 from arena.data.errors import ProviderError, is_transient
 from arena.data.ingest import (
     AssetFetch,
@@ -29,7 +30,6 @@ from arena.data.ingest import (
 )
 from arena.data.lake import Lake
 from arena.data.providers import Provider, make_provider, provider_note
-from arena.universe import Asset, Universe, load_universe
 
 FETCH_WORKERS = 4  # vendors throttle; four concurrent calls per provider is polite
 

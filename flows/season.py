@@ -2,7 +2,7 @@
 and the season report.
 
 Each simulated day is one task (ingest, monitor window, cycle, daily report: the same
-:func:`arena.season.play_day` the command line runs) and publishes its daily report as a markdown
+:func:`arena.pipeline.season.play_day` the command line runs) and publishes its daily report as a markdown
 artifact. After the last day: the season's luck and reference-rules tables (a task), then
 ``dbt build`` through prefect-dbt's runner, so every model, seed and test shows as a task of its
 own in the UI and a failing dbt test fails the flow; then the marts are published for analysts
@@ -25,19 +25,19 @@ from prefect.cache_policies import NO_CACHE
 from arena import DEMO_START
 from arena.agents.base import Contestant
 from arena.agents.factory import build_contestant
-from arena.analytics import ARENA_PLAYERS, build_analytics, write_analytics
-from arena.calendar import utc
-from arena.daily import secret_names
+from arena.agents.roster import load_roster
+from arena.core.sessions import utc
+from arena.core.universe import Universe, load_universe
 from arena.data.lake import Lake, default_root
 from arena.data.providers import make_provider, provider_note
 from arena.data.providers.base import Provider
-from arena.ledger import Ledger
-from arena.report import write_season_report
-from arena.roster import load_roster
-from arena.scoring.luck import DEFAULT_PLAYERS
-from arena.season import DayReport, check_season_ledger, cycle_times, play_day
-from arena.universe import Universe, load_universe
-from arena.warehouse import DBT_PROJECT, BuildResult, publish, run_dbt
+from arena.ledger.store import Ledger
+from arena.pipeline.cycle import secret_names
+from arena.pipeline.season import DayReport, check_season_ledger, cycle_times, play_day
+from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_analytics
+from arena.pipeline.warehouse import DBT_PROJECT, BuildResult, publish, run_dbt
+from arena.reporting.reports import write_season_report
+from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 
 @task(cache_policy=NO_CACHE, task_run_name="day-{at:%Y-%m-%d}")
@@ -65,7 +65,7 @@ def luck_tables(lake: Lake, provider: str, universe: Universe, times: list[pd.Ti
 
 def build_marts_in_flow(lake: Lake) -> BuildResult:
     """``dbt build`` through prefect-dbt's runner: each dbt node becomes a task of the flow run;
-    a failed model or test raises (:class:`arena.warehouse.MartsError`) and fails the flow."""
+    a failed model or test raises (:class:`arena.pipeline.warehouse.MartsError`) and fails the flow."""
     from dbt_common.events.base_types import EventLevel
     from prefect_dbt import PrefectDbtRunner, PrefectDbtSettings
 

@@ -12,9 +12,9 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 import pandas as pd
 import pytest
 
+from arena.core.universe import Universe, load_universe
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
-from arena.universe import Universe, load_universe
 
 
 @pytest.fixture(scope="session")

@@ -15,12 +15,12 @@ from types import MappingProxyType
 
 import pandas as pd
 
+from arena.core.universe import Universe
 from arena.data.ingest import run_ingest
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.engine.portfolio import LONG, SHORT, Portfolio, Position
 from arena.engine.rules import CycleState
-from arena.universe import Universe
 from tests.conftest import ts
 
 FRI = ts("2025-11-21 16:00")

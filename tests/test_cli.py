@@ -19,7 +19,7 @@ def test_help_starts_without_heavy_imports():
     assert "ingest" in out.stdout and "validate" in out.stdout
     probe = ("import sys, arena.cli; arena.cli.build_parser(); "
              "print(any(m.startswith(('great_expectations', 'prefect', 'yfinance', 'ccxt', 'dbt', "
-             "'duckdb', 'arena.season', 'litellm')) "
+             "'duckdb', 'arena.pipeline.season', 'litellm')) "
              "for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"

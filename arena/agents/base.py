@@ -23,48 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-import pandas as pd
-
-
-@dataclass(frozen=True)
-class CallRecord:
-    """One model call (or one house-agent computation). Tokens and cost are ``None`` when unknown;
-    ``cost_usd`` is in US dollars, ``latency_s`` in seconds."""
-
-    contestant: str
-    role: str  # "decision", "repair", "bull", "bear", "risk", "judge", "researcher", ...
-    model: str
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    latency_s: float = 0.0
-    cost_usd: float | None = None
-    retries: int = 0
-    error: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class Message:
-    role: str  # "system", "user", "assistant", "tool"
-    content: str
-
-
-@dataclass(frozen=True)
-class Briefing:
-    """Everything a contestant may see at one cycle: identical for all contestants except
-    ``portfolio`` (its own). ``messages`` is the rendered prompt (system + user)."""
-
-    at: pd.Timestamp
-    contestant: str
-    data: Mapping[str, Any]
-    messages: tuple[Message, ...]
-    portfolio: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def prompt_text(self) -> str:
-        return "\n\n".join(m.content for m in self.messages)
+from arena.core.types import Briefing, CallRecord, Message
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,11 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from arena.agents.base import Briefing, Message, Reply
+from arena.agents.base import Reply
 from arena.agents.llm import Completion, RetryPolicy, complete, reply_from
-from arena.prompts import Prompts
-from arena.roster import ContestantSpec
+from arena.agents.roster import ContestantSpec
+from arena.core.types import Briefing, Message
+from arena.market.prompts import Prompts
 
 ANALYSTS = ("bull", "bear", "risk")
 ANALYST_TEMPERATURE = 0.7

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from arena.agents.base import Briefing, CallRecord, Contestant, Message, Reply
+from arena.agents.base import Contestant, Reply
 from arena.agents.reverse import mirror_answer
-from arena.roster import ContestantSpec
+from arena.agents.roster import ContestantSpec
+from arena.core.types import Briefing, CallRecord, Message
 
 
 class ReverseContestant:

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from arena.agents.base import Briefing, CallRecord, Message, Reply
+from arena.agents.base import Reply
+from arena.core.types import Briefing, CallRecord, Message
 from arena.engine.rules import ARENA_RULES, Rules
 
 Row = Mapping[str, Any]

@@ -22,7 +22,7 @@ synthetic 500 without response headers) are not retried. (Do not set the global
 engine reads it as an unparseable answer and sends the repair follow-up. Only a call that never
 produced a response (refused, timed out, an HTTP error after retries) returns ``text=None``.
 
-**Text.** Outgoing messages are made storable (:func:`arena.text.json_value`): a lone
+**Text.** Outgoing messages are made storable (:func:`arena.core.text.json_value`): a lone
 surrogate a model sent earlier in the conversation (half an emoji) would otherwise make the
 request body fail to encode. Answers come back exactly as the model sent them.
 
@@ -54,9 +54,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from arena.agents.base import Briefing, CallRecord, Message, Reply
-from arena.roster import ContestantSpec
-from arena.text import json_value
+from arena.agents.base import Reply
+from arena.agents.roster import ContestantSpec
+from arena.core.text import json_value
+from arena.core.types import Briefing, CallRecord, Message
 
 log = logging.getLogger(__name__)
 

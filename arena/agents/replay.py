@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.agents.base import Briefing, CallRecord, Message, Reply
-from arena.ledger import ANSWER, REPAIR, Ledger
+from arena.agents.base import Reply
+from arena.core.types import Briefing, CallRecord, Message
+from arena.ledger.store import ANSWER, REPAIR, Ledger
 
 
 def parse_source(source: str, default_name: str) -> tuple[Path, str]:

@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from arena.agents.base import Briefing, Message, Reply
+from arena.agents.base import Reply
 from arena.agents.llm import RetryPolicy, complete, reply_from
-from arena.prompts import Prompts
-from arena.roster import ContestantSpec
+from arena.agents.roster import ContestantSpec
+from arena.core.types import Briefing, Message
+from arena.market.prompts import Prompts
 
 MAX_TOOL_CALLS = 10
 MIN_PACKAGE_CONFIDENCE = 60

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from arena.core.text import dumps
 from arena.engine.contract import Decision, parse_answer
-from arena.text import dumps
 
 _FLIP = {"open_long": "open_short", "open_short": "open_long"}
 

@@ -1,6 +1,6 @@
 """Resampling bar frames to coarser intervals, per calendar, inventing nothing.
 
-Every output bar is labelled by its open time (UTC) on the grid of :mod:`arena.calendar`. For
+Every output bar is labelled by its open time (UTC) on the grid of :mod:`arena.core.sessions`. For
 US equities a coarser bar only ever aggregates bars of one regular session (4h candles are the
 session's first four hours and the rest; never across the overnight gap); a weekly bar aggregates
 the sessions of one Monday-based week. Grid slots without source bars produce no output row.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from arena.calendar import (
+from arena.core.sessions import (
     CRYPTO,
     INTERVAL_ORDER,
     TS_UNIT,

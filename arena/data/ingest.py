@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from arena.calendar import (
+from arena.core.sessions import (
     INTERVAL_ORDER,
     bar_close_times,
     coarser_or_equal,
@@ -31,12 +31,13 @@ from arena.calendar import (
     interval_delta,
     utc,
 )
+from arena.core.universe import Asset, Universe
 from arena.data.bars import drop_unclosed, resample
 from arena.data.errors import NoDataError, ProviderError, UnsupportedError
 from arena.data.lake import Key, Lake, PartitionKey, TableKey, concat_partitions, merge_bars
 from arena.data.providers import is_synthetic
 from arena.data.providers.base import Provider
-from arena.universe import Asset, Universe
+from arena.data.validation.checks import Window, validate_bars
 
 EARNINGS_HORIZON = pd.Timedelta(days=180)  # how far ahead earnings calendars are kept
 
@@ -172,8 +173,6 @@ def validate_partitions(parts: Sequence[AssetPartitions], universe: Universe, *,
     series from their first complete bar. The end is judged by staleness at ``as_of``, or at the
     lake's horizon when a backfill merges into bars stored beyond ``as_of``.
     """
-    from arena.data.validation import Window, validate_bars
-
     bar_frames = [(k, f) for p in parts for k, f in p.frames.items() if isinstance(k, PartitionKey)]
     windows = [Window(symbol=k.symbol, interval=k.interval, calendar=universe[k.symbol].calendar,
                       start=start if k.interval == base else None)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from arena.core.universe import Universe
 from arena.engine.contract import Answer
 from arena.engine.portfolio import ADD, CLOSE, OPEN, Fill, fee
 from arena.engine.rules import (
@@ -25,7 +26,6 @@ from arena.engine.rules import (
     check,
     claims,
 )
-from arena.universe import Universe
 
 
 class LevelMove(NamedTuple):

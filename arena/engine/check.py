@@ -25,13 +25,13 @@ from types import MappingProxyType
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arena.calendar import utc
+from arena.core.sessions import utc
+from arena.core.universe import Universe, load_universe
 from arena.engine.broker import CycleResult, execute_answer
 from arena.engine.contract import parse_answer
 from arena.engine.portfolio import LONG, SHORT, Portfolio, Position
 from arena.engine.repair import repair_context
 from arena.engine.rules import ARENA_RULES, CycleState, Rules
-from arena.universe import Universe, load_universe
 
 
 class CheckInputError(ValueError):

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from arena.text import nonfinite_text, storable, storable_json
+from arena.core.text import nonfinite_text, storable, storable_json
 
 MAX_ANSWER_CHARS = 100_000
 MAX_DEPTH = 32  # nesting of objects and lists; the contract itself needs 4

@@ -7,11 +7,11 @@ fills as one call over the union).
 Observation rule (what a job checking prices every bar would have seen):
 
 * a bar (labelled by its open time, UTC) is observed at its **close time** at its ``close`` price;
-  close times come from :func:`arena.calendar.bar_close_times` (open + interval, cut at the
+  close times come from :func:`arena.core.sessions.bar_close_times` (open + interval, cut at the
   session close for stocks);
 * crypto (calendar ``24/7``) is observed around the clock;
 * a stock is observed only through bars that open inside an NYSE regular session
-  (:func:`arena.calendar.is_open` at the bar's open), so a bar closing exactly at the session close
+  (:func:`arena.core.sessions.is_open` at the bar's open), so a bar closing exactly at the session close
   counts and nothing outside sessions (pre/post-market, weekends, holidays) ever does; in addition,
   the first bar of a session gives the **opening print**: an observation at the session open at the
   bar's ``open`` price, so a gap through the level is caught at 9:30 ET at the gap price;
@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from arena.calendar import NYSE, bar_close_times, is_open, regular_session, utc
+from arena.core.sessions import NYSE, bar_close_times, is_open, regular_session, utc
+from arena.core.universe import Universe
 from arena.engine.portfolio import CLOSE, FEE_RATE, LONG, Fill, Portfolio, Position, fee
-from arena.universe import Universe
 
 Observation = tuple[pd.Timestamp, float]  # (check time UTC, observed price USD)
 

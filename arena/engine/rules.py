@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from arena.calendar import CRYPTO, NY, is_trading_day
+from arena.core.sessions import CRYPTO, NY, is_trading_day
+from arena.core.universe import Universe
 from arena.engine.contract import (
     ACTIONS,
     BAD_FIELD_TYPE,
@@ -23,7 +24,6 @@ from arena.engine.contract import (
     MalformedDecision,
 )
 from arena.engine.portfolio import FEE_RATE, LONG, SHORT, START_CASH, Portfolio, Position, fee
-from arena.universe import Universe
 
 # Every reason code the validator emits (the contract with analysts and dashboards).
 UNKNOWN_ACTION = "unknown_action"

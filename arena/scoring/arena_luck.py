@@ -51,14 +51,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from arena.calendar import interval_delta, utc
+from arena.core.sessions import interval_delta, utc
+from arena.core.universe import Universe
 from arena.engine.broker import execute_answer
 from arena.engine.contract import Answer, Decision
 from arena.engine.monitor import check_invalidations
 from arena.engine.portfolio import LONG, SHORT, Fill, Portfolio, fee
 from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules, tradeable_today
-from arena.scoring.luck import Distribution
-from arena.universe import Universe
+from arena.scoring.asset_luck import Distribution
 
 RANDOM_TEXT = "random"  # thesis / invalidation / reasoning of every random decision
 _SIZE_MARGIN = 1e-9  # relative safety margin so float rounding never turns a skip into a rejection

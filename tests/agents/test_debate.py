@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from arena.agents.base import Briefing, Message
 from arena.agents.debate import DebateContestant
 from arena.agents.llm import RetryPolicy, load_litellm
-from arena.roster import ContestantSpec, Params
+from arena.agents.roster import ContestantSpec, Params
+from arena.core.types import Briefing, Message
 from tests.agents.openai_stub import Gate, StubResponse
 from tests.conftest import ts
 

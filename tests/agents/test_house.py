@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from arena.agents.house import HouseContestant
-from arena.briefing import build_briefing, build_market, portfolio_snapshot
-from arena.cycle import run_contestant_cycle
 from arena.engine.contract import parse_answer
 from arena.engine.portfolio import Portfolio
 from arena.engine.rules import CycleState
+from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
+from arena.pipeline.turn import run_contestant_cycle
 from tests.conftest import ts
 from tests.market_lakes import PROVIDER, market_lakes
 

@@ -14,9 +14,10 @@ import sys
 import pandas as pd
 import pytest
 
-from arena.agents.base import Briefing, CallRecord, Contestant, Message, Reply
+from arena.agents.base import Contestant, Reply
 from arena.agents.llm import NO_KEY, LLMContestant, RetryPolicy, complete, load_litellm
-from arena.roster import ContestantSpec, Params, Prices
+from arena.agents.roster import ContestantSpec, Params, Prices
+from arena.core.types import Briefing, CallRecord, Message
 from tests.agents.openai_stub import OpenAIStub, StubResponse
 
 SENTINEL = "SENTINEL-KEY-7f3a9c2e51d0b4"  # not shaped like a real key: litellm's own redaction misses it
@@ -335,7 +336,7 @@ def test_complete_passes_overrides(openai_stub):
 
 
 def test_litellm_is_imported_lazily():
-    code = ("import sys, arena.agents.llm, arena.roster; "
+    code = ("import sys, arena.agents.llm, arena.agents.roster; "
             "print('litellm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

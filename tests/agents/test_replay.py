@@ -6,9 +6,9 @@ import json
 
 from arena.agents.llm import LLMContestant, RetryPolicy
 from arena.agents.replay import ReplayContestant, parse_source
-from arena.daily import run_cycle
-from arena.ledger import Ledger
-from arena.roster import ContestantSpec, Params
+from arena.agents.roster import ContestantSpec, Params
+from arena.ledger.store import Ledger
+from arena.pipeline.cycle import run_cycle
 from tests.agents.openai_stub import StubResponse
 from tests.conftest import ts
 from tests.market_lakes import PROVIDER, market_lakes
@@ -48,7 +48,7 @@ def test_replay_reproduces_a_season_without_calls(openai_stub, tmp_path, tmp_pat
 
 
 def test_a_missing_record_is_a_skip(tmp_path):
-    from arena.agents.base import Briefing, Message
+    from arena.core.types import Briefing, Message
 
     replay = ReplayContestant("x", str(tmp_path))
     reply = replay.answer(Briefing(ts("2025-11-24 16:00"), "x", {}, (Message("user", "p"),)))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from arena.agents.base import Briefing, Message
 from arena.agents.llm import RetryPolicy
 from arena.agents.researcher import ResearcherContestant, run_tool
-from arena.roster import ContestantSpec, Params
+from arena.agents.roster import ContestantSpec, Params
+from arena.core.types import Briefing, Message
 from tests.agents.openai_stub import StubResponse
 from tests.conftest import ts
 

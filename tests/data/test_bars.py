@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.calendar import expected_bars
+from arena.core.sessions import expected_bars
 from arena.data.bars import drop_unclosed, resample
 from tests.conftest import ts
 

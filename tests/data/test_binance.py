@@ -25,6 +25,7 @@ import requests
 from requests.adapters import BaseAdapter, HTTPAdapter
 from urllib3 import HTTPResponse
 
+from arena.core.universe import Asset, load_universe
 from arena.data.errors import (
     BadSymbolError,
     BlockedError,
@@ -35,7 +36,6 @@ from arena.data.errors import (
 )
 from arena.data.providers.base import BAR_COLUMNS, FUNDING_COLUMNS, Provider
 from arena.data.providers.binance import CcxtProvider, binance_spot, binance_usdm
-from arena.universe import Asset, load_universe
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors" / "binance"
 UNIVERSE = load_universe()

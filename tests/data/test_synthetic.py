@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.calendar import expected_bars
+from arena.core.sessions import expected_bars
 from arena.data.errors import UnsupportedError
 from arena.data.providers.synthetic import SyntheticProvider
 from tests.conftest import ts

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.calendar import CRYPTO, NYSE, bar_close_times, expected_bars
+from arena.core.sessions import CRYPTO, NYSE, bar_close_times, expected_bars
 from arena.data.jumps import robust_sigma
-from arena.data.validation import (
+from arena.data.validation.checks import (
     UnusableInputError,
     ValidationConfig,
     ValidationReport,
@@ -436,7 +436,7 @@ def test_data_docs_are_built(tmp_path, eth):
 
 
 def test_an_expectation_that_cannot_run_is_a_failure():
-    from arena.data.validation import _unexpected_rows
+    from arena.data.validation.checks import _unexpected_rows
 
     broken = SimpleNamespace(
         expectation_config=SimpleNamespace(meta={"check": "splice", "problem": "x"}, type="e"),
@@ -471,6 +471,6 @@ def test_one_batch_of_62_symbols_by_2_intervals(capsys):
 
 
 def test_validation_module_does_not_import_great_expectations():
-    code = ("import sys, arena.data.validation; "
+    code = ("import sys, arena.data.validation.checks; "
             "sys.exit('great_expectations' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

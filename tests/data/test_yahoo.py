@@ -27,7 +27,8 @@ import yfinance  # noqa: F401 - imported at collection so its warning filters do
 from requests.adapters import BaseAdapter, HTTPAdapter
 from urllib3 import HTTPResponse
 
-from arena.calendar import NYSE, expected_bars
+from arena.core.sessions import NYSE, expected_bars
+from arena.core.universe import load_universe
 from arena.data.errors import (
     BadSymbolError,
     BlockedError,
@@ -38,7 +39,6 @@ from arena.data.errors import (
 )
 from arena.data.providers.base import BAR_COLUMNS, Provider
 from arena.data.providers.yahoo import YFinanceProvider
-from arena.universe import load_universe
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendors" / "yahoo"
 UNIVERSE = load_universe()

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from arena.core.text import is_storable
 from arena.engine.contract import (
     MAX_ANSWER_CHARS,
     Answer,
@@ -15,7 +16,6 @@ from arena.engine.contract import (
     MalformedDecision,
     parse_answer,
 )
-from arena.text import is_storable
 
 GOOD = {
     "reasoning": "Risk-on in crypto; stay out of stocks.",

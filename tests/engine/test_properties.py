@@ -9,11 +9,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from arena.core.universe import load_universe
 from arena.engine.broker import execute_answer
 from arena.engine.contract import ACTIONS, Answer, parse_answer
 from arena.engine.portfolio import Portfolio, fold
 from arena.engine.rules import CycleState
-from arena.universe import load_universe
 from tests.conftest import ts
 
 UNIVERSE = load_universe()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from arena.ledger import Ledger
+from arena.ledger.store import Ledger
 from tests.agents.openai_stub import Gate, OpenAIStub, StubResponse, unreachable_url
 from tests.flows.artifacts import run_artifacts
 from tests.market_lakes import market_lakes
@@ -20,7 +20,7 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
                                                     tmp_path_factory, universe, monkeypatch):
     from prefect.client.orchestration import get_client
 
-    from flows.cycle import cycle_flow
+    from arena.flows.cycle import cycle_flow
 
     lake_root = tmp_path / "lake"
     shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
@@ -63,7 +63,7 @@ def test_a_provider_limit_of_one_serialises_its_contestants(prefect_server, loca
                                                             monkeypatch):
     from prefect.client.orchestration import get_client
 
-    from flows.cycle import cycle_flow
+    from arena.flows.cycle import cycle_flow
 
     lake_root = tmp_path / "lake"
     shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
@@ -82,7 +82,7 @@ def test_a_provider_limit_of_one_serialises_its_contestants(prefect_server, loca
 
 def test_a_provider_limit_of_two_lets_both_in_together(prefect_server, local_storage, tmp_path,
                                                        tmp_path_factory, universe, monkeypatch):
-    from flows.cycle import cycle_flow
+    from arena.flows.cycle import cycle_flow
 
     lake_root = tmp_path / "lake"
     shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
@@ -113,7 +113,7 @@ def test_a_contestant_that_cannot_be_reached_fails_the_flow_run(prefect_server, 
     nothing is recorded for it, and the flow run ends Failed."""
     import pytest
 
-    from flows.cycle import CycleFailed, cycle_flow
+    from arena.flows.cycle import CycleFailed, cycle_flow
 
     lake_root = tmp_path / "lake"
     shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)

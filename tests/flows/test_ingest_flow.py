@@ -11,7 +11,7 @@ from tests.flows.artifacts import run_artifacts
 def test_ingest_flow_publishes_and_reports(prefect_server, local_storage, tmp_path):
     from prefect.client.orchestration import get_client
 
-    from flows.ingest import ingest_flow
+    from arena.flows.ingest import ingest_flow
 
     lake_root = tmp_path / "lake"
     state = ingest_flow(source="synthetic", symbols=["ETH", "AAPL"], start="2025-10-06",
@@ -34,7 +34,7 @@ def test_ingest_flow_publishes_and_reports(prefect_server, local_storage, tmp_pa
 
 
 def test_ingest_flow_fails_loudly_and_publishes_nothing(prefect_server, local_storage, tmp_path):
-    from flows.ingest import ingest_flow
+    from arena.flows.ingest import ingest_flow
 
     drop = tmp_path / "drop" / "1h"
     drop.mkdir(parents=True)
@@ -82,9 +82,9 @@ class _Flaky:
 def test_fetch_retries_only_transient_errors(prefect_server, local_storage):
     from prefect import flow
 
+    from arena.core.universe import load_universe
     from arena.data.errors import BadSymbolError, RateLimitedError
-    from arena.universe import load_universe
-    from flows.ingest import fetch_bars
+    from arena.flows.ingest import fetch_bars
 
     eth = load_universe()["ETH"]
     quick = fetch_bars.with_options(retry_delay_seconds=0)

@@ -43,7 +43,7 @@ def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
         prefect_server, local_storage, tmp_path):
     from prefect.client.orchestration import get_client
 
-    from flows.season import season_flow
+    from arena.flows.season import season_flow
 
     roster = tmp_path / "roster.yaml"
     roster.write_text(ROSTER)

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.calendar import bar_close_times, is_trading_day
+from arena.core.sessions import bar_close_times, is_trading_day
+from arena.core.universe import UniverseError
 from arena.engine.portfolio import CLOSE, LONG, OPEN, Portfolio
 from arena.scoring.arena_luck import ArenaLuck, RandomProfile, arena_zero_skill, play_player
-from arena.universe import UniverseError
 from tests.conftest import ts
 
 START = ts("2025-01-13")  # a Monday

@@ -9,8 +9,8 @@ import pytest
 
 from arena.data.ingest import run_ingest
 from arena.data.lake import PartitionKey
-from arena.scoring.clocks import asset_clock, infer_grid
-from arena.scoring.luck import BLOCK, decision_steps, luck, score_player, zero_skill_returns
+from arena.market.clocks import asset_clock, infer_grid
+from arena.scoring.asset_luck import BLOCK, decision_steps, luck, score_player, zero_skill_returns
 from arena.scoring.scorer import percentile
 from tests.conftest import ts
 

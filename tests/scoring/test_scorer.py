@@ -7,16 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.scoring import scorer
-from arena.scoring.scorer import (
-    ScorerInputError,
-    ScorerSelfCheckError,
-    percentile,
-    rank_score,
-    score,
-    score_arrays,
-    self_check,
-)
+from arena.scoring import self_check as checks
+from arena.scoring.scorer import ScorerInputError, percentile, rank_score, score, score_arrays
+from arena.scoring.self_check import ScorerSelfCheckError, self_check
 
 GOOG = Path(__file__).resolve().parents[1] / "fixtures" / "prices" / "GOOG.csv"
 
@@ -27,13 +20,13 @@ def test_self_check_passes_and_names_all_eleven_cases():
 
 
 def test_a_scorer_with_lookahead_fails_its_self_check(monkeypatch):
-    real = scorer.score_arrays
+    real = checks.score_arrays
 
     def peeking(closes, positions, cost_rate):  # earns the bar it is set on: the classic bug
         w = np.asarray(positions, dtype=float)
         return real(closes, np.r_[w[1:], w[-1]], cost_rate)
 
-    monkeypatch.setattr(scorer, "score_arrays", peeking)
+    monkeypatch.setattr(checks, "score_arrays", peeking)
     with pytest.raises(ScorerSelfCheckError, match="no lookahead"):
         self_check()
 

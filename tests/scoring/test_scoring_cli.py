@@ -88,10 +88,10 @@ def test_rules_table_json_contract(capsys):
 
 
 def test_a_failed_self_check_stops_scoring(monkeypatch, files, capsys):
-    from arena.scoring import scorer
+    from arena.scoring import self_check
 
-    monkeypatch.setattr(scorer, "_CHECKED", False)
-    monkeypatch.setattr(scorer, "_cases", lambda: [("costs reduce the return", False)])
+    monkeypatch.setattr(self_check, "_CHECKED", False)
+    monkeypatch.setattr(self_check, "_cases", lambda: [("costs reduce the return", False)])
     prices, positions = files
     assert main(["score", "--prices", str(prices), "--positions", str(positions)]) == 1
     err = capsys.readouterr().err

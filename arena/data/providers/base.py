@@ -16,9 +16,9 @@ from typing import Protocol, runtime_checkable
 
 import pandas as pd
 
-from arena.calendar import TS_UNIT, utc
+from arena.core.sessions import TS_UNIT, utc
+from arena.core.universe import Asset
 from arena.data.errors import BlockedError, NoDataError, UnsupportedError
-from arena.universe import Asset
 
 BAR_COLUMNS = ("timestamp", "open", "high", "low", "close", "volume")
 PRICE_COLUMNS = ("open", "high", "low", "close")

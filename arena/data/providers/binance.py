@@ -26,7 +26,8 @@ from typing import Any
 
 import pandas as pd
 
-from arena.calendar import INTERVAL_ORDER, TS_UNIT, interval_delta, utc
+from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, interval_delta, utc
+from arena.core.universe import Asset
 from arena.data.errors import (
     BadSymbolError,
     BlockedError,
@@ -37,7 +38,6 @@ from arena.data.errors import (
     UnsupportedError,
 )
 from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
-from arena.universe import Asset
 
 INTERVALS = frozenset(INTERVAL_ORDER)
 MAX_PAGE = 1000  # Binance's cap per klines / fundingRate request

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from arena.calendar import INTERVAL_ORDER, TS_UNIT, canonical_labels, coarser_or_equal, utc
+from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, canonical_labels, coarser_or_equal, utc
+from arena.core.universe import Asset
 from arena.data.errors import BlockedError, NoDataError
 from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
-from arena.universe import Asset
 
 _SUFFIXES = (".csv", ".parquet")
 

@@ -34,11 +34,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from arena.calendar import INTERVAL_ORDER, TS_UNIT, expected_bars, interval_delta, sessions, utc
+from arena.core.sessions import (
+    INTERVAL_ORDER,
+    TS_UNIT,
+    expected_bars,
+    interval_delta,
+    sessions,
+    utc,
+)
+from arena.core.universe import Asset
 from arena.data.bars import drop_unclosed, resample
 from arena.data.errors import NoDataError, UnsupportedError
 from arena.data.providers.base import BAR_COLUMNS, require_interval
-from arena.universe import Asset
 
 EPOCH = pd.Timestamp("2018-01-01", tz="UTC")
 ANCHOR = pd.Timestamp("2025-01-01", tz="UTC")

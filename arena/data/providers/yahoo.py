@@ -1,6 +1,6 @@
 """Yahoo Finance candles for US stocks and ETFs, through ``yfinance`` (1.x).
 
-Conventions of the frames returned (see :mod:`arena.data.providers.base` and :mod:`arena.calendar`):
+Conventions of the frames returned (see :mod:`arena.data.providers.base` and :mod:`arena.core.sessions`):
 
 * **Prices are split-adjusted, not dividend-adjusted** (``auto_adjust=False``; Yahoo's chart API
   already applies splits to OHLC). They are the prices the market quoted, so a bar never changes
@@ -29,7 +29,8 @@ from typing import Any
 
 import pandas as pd
 
-from arena.calendar import NY, NYSE, TS_UNIT, expected_bars, sessions, utc
+from arena.core.sessions import NY, NYSE, TS_UNIT, expected_bars, sessions, utc
+from arena.core.universe import Asset
 from arena.data.errors import (
     BadSymbolError,
     BlockedError,
@@ -40,7 +41,6 @@ from arena.data.errors import (
     UnsupportedError,
 )
 from arena.data.providers.base import require_interval, to_bar_frame
-from arena.universe import Asset
 
 INTERVALS = frozenset({"1h", "1d", "1w"})
 _YF_INTERVAL = {"1h": "1h", "1d": "1d", "1w": "1wk"}
@@ -222,7 +222,7 @@ def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
         return labels.tz_convert("UTC").as_unit(TS_UNIT)
     local = labels.tz_convert(NY).tz_localize(None) if labels.tz is not None else labels
     days = local.normalize()
-    if interval == "1d":  # the session's open (as arena.calendar.regular_session, vectorised)
+    if interval == "1d":  # the session's open (as arena.core.sessions.regular_session, vectorised)
         if len(days) == 0:
             return pd.DatetimeIndex([], tz="UTC").as_unit(TS_UNIT)
         found = pd.DatetimeIndex(sessions(days.min(), days.max())["open"].reindex(days))

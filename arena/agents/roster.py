@@ -1,0 +1,382 @@
+"""The roster: who plays, as data (``models/roster.yaml``), validated at load into frozen objects.
+
+Each contestant has a unique kebab-case ``name`` and a ``kind`` (SPEC §6):
+
+* ``llm``, ``debate``, ``researcher`` call a model through litellm: ``model`` (a litellm model
+  string such as ``openai/gpt-4o-mini``), optional ``api_base`` (a local OpenAI-compatible server),
+  ``api_key_env`` (the NAME of the environment variable holding the key, never the key itself),
+  ``params`` (temperature, max_tokens, timeout in seconds per attempt, num_retries on transient
+  errors) and optional ``prices`` (USD per million input/output tokens, for models litellm's price
+  map does not know, e.g. local ones);
+* ``reverse`` mirrors another contestant: ``mirror_of`` (a contestant's name, or ``worst`` for the
+  season's worst performer so far);
+* ``house`` is a rule-based agent: ``strategy`` (one of :data:`HOUSE_STRATEGIES`);
+* ``replay`` re-plays recorded answers: ``ledger_source``.
+
+Secrets never live in the roster: a value that looks like an API key, or a field named like one
+(``api_key``, ``token``, ...), is refused at load, and the refusal never repeats the value.
+Every load error names the file, the contestant and the field.
+
+:meth:`Roster.available` splits the roster into contestants that can run now and contestants
+skipped for the cycle, each with its reason (``skipped: OPENAI_API_KEY is not set``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from arena.core.resources import MODELS
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ROSTER = MODELS / "roster.yaml"
+
+Kind = Literal["llm", "debate", "researcher", "reverse", "house", "replay"]
+LLM_KINDS = frozenset({"llm", "debate", "researcher"})
+HOUSE_STRATEGIES = frozenset({"momentum", "mean_reversion", "trend_following", "equal_weight",
+                              "random"})
+MIRROR_WORST = "worst"  # ``mirror_of: worst``: the season's worst performer so far
+
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Prefixes of real provider keys (OpenAI/Anthropic/OpenRouter sk-, Groq gsk_, xAI xai-,
+# Hugging Face hf_, Google AIza, AWS AKIA, GitHub ghp_/github_pat_), at a word start.
+_KEY_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:sk-|sk_|gsk_|xai-|hf_|AIza|AKIA|ghp_|github_pat_)"
+                       r"[A-Za-z0-9_\-]{6,}")
+_SECRET_FIELDS = frozenset({"api_key", "apikey", "key", "token", "access_token", "secret",
+                            "password", "authorization", "bearer"})
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+class RosterError(ValueError):
+    """A roster that cannot be used; ``problems`` lists every finding, one line each."""
+
+    def __init__(self, problems: list[str] | tuple[str, ...]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("invalid roster:\n  " + "\n  ".join(self.problems))
+
+
+def is_loopback(url: str | None) -> bool:
+    """Whether ``url`` points at this machine (127.0.0.0/8, ::1 or localhost)."""
+    if not url:
+        return False
+    host = (urlsplit(url).hostname or "").lower()
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Params(_Frozen):
+    """Call parameters of a model contestant. ``timeout`` is seconds per HTTP attempt (litellm's
+    timeout: each connect/read must progress within it), ``num_retries`` how many times a
+    transient failure (429, 5xx, timeout, connection error) is retried."""
+
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=4096, gt=0)
+    timeout: float = Field(default=120.0, gt=0, le=3600)
+    num_retries: int = Field(default=2, ge=0, le=10)
+
+
+class Prices(_Frozen):
+    """US dollars per million tokens, for cost accounting of models litellm does not price."""
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float:
+        return (tokens_in * self.input_per_mtok + tokens_out * self.output_per_mtok) / 1e6
+
+
+class ContestantSpec(_Frozen):
+    """One roster entry (immutable). See the module docstring for the fields of each kind."""
+
+    name: str
+    kind: Kind
+    description: str | None = None
+    model: str | None = None
+    api_base: str | None = None
+    api_key_env: str | None = None
+    params: Params = Params()
+    prices: Prices | None = None
+    mirror_of: str | None = None
+    strategy: str | None = None
+    ledger_source: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _kebab(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError("must be kebab-case: lower-case letters and digits joined by '-'")
+        if value == MIRROR_WORST:
+            raise ValueError(f"'{MIRROR_WORST}' is reserved (mirror_of: {MIRROR_WORST})")
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.match(value):
+            raise ValueError("must be the NAME of an environment variable (e.g. OPENAI_API_KEY)")
+        return value
+
+    @field_validator("api_base")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) URL such as http://127.0.0.1:8000/v1")
+        if parts.username or parts.password:
+            raise ValueError("must not carry credentials; use api_key_env")
+        if parts.query:
+            raise ValueError("must not carry a query string; use api_key_env for keys")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or value != value.strip()):
+            raise ValueError("must be a litellm model string such as openai/gpt-4o-mini")
+        return value
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> ContestantSpec:
+        required = {"reverse": "mirror_of", "house": "strategy", "replay": "ledger_source"}
+        only_for = {"model": LLM_KINDS, "api_base": LLM_KINDS, "api_key_env": LLM_KINDS,
+                    "prices": LLM_KINDS, "params": LLM_KINDS, "mirror_of": {"reverse"},
+                    "strategy": {"house"}, "ledger_source": {"replay"}}
+        for field_name, kinds in only_for.items():
+            if field_name in self.model_fields_set and self.kind not in kinds:
+                raise ValueError(f"{field_name}: not used by kind {self.kind} "
+                                 f"(only by {', '.join(sorted(kinds))})")
+        if self.kind in LLM_KINDS:
+            if self.model is None:
+                raise ValueError(f"model: required for kind {self.kind} "
+                                 "(a litellm model string such as openai/gpt-4o-mini)")
+            if self.api_key_env is None and self.api_base is None:
+                raise ValueError("api_key_env: required unless api_base names a server that "
+                                 "needs no key (e.g. a local one on 127.0.0.1)")
+        elif getattr(self, required[self.kind]) is None:
+            raise ValueError(f"{required[self.kind]}: required for kind {self.kind}")
+        if self.kind == "house" and self.strategy not in HOUSE_STRATEGIES:
+            raise ValueError(f"strategy: unknown house strategy {self.strategy!r} "
+                             f"(known: {', '.join(sorted(HOUSE_STRATEGIES))})")
+        return self
+
+    @property
+    def uses_model(self) -> bool:
+        return self.kind in LLM_KINDS
+
+    @property
+    def is_local(self) -> bool:
+        """A model served on this machine (``api_base`` on loopback)."""
+        return is_loopback(self.api_base)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A contestant that cannot run this cycle, and why."""
+
+    spec: ContestantSpec
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def __str__(self) -> str:
+        return f"{self.spec.name}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The validated, immutable roster."""
+
+    contestants: tuple[ContestantSpec, ...]
+    source: str = "<roster>"
+
+    def __iter__(self) -> Iterator[ContestantSpec]:
+        return iter(self.contestants)
+
+    def __len__(self) -> int:
+        return len(self.contestants)
+
+    def __getitem__(self, name: str) -> ContestantSpec:
+        for spec in self.contestants:
+            if spec.name == name:
+                return spec
+        raise KeyError(f"{self.source}: no contestant named {name!r}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.contestants)
+
+    def available(self, env: Mapping[str, str]
+                  ) -> tuple[tuple[ContestantSpec, ...], tuple[Skipped, ...]]:
+        """``(runnable, skipped)`` given the environment ``env`` (usually ``os.environ``).
+
+        A model contestant whose ``api_key_env`` is unset or empty in ``env`` is skipped; one with
+        no ``api_key_env`` (a keyless server at ``api_base``, e.g. on loopback) runs. House and
+        replay contestants always run; a reverse runs when the contestant it mirrors runs.
+        """
+        reasons: dict[str, str] = {}
+        for spec in self.contestants:
+            if spec.uses_model and spec.api_key_env and not env.get(spec.api_key_env):
+                reasons[spec.name] = f"skipped: {spec.api_key_env} is not set"
+        for spec in self.contestants:
+            target = spec.mirror_of
+            if spec.kind == "reverse" and target in reasons:
+                cause = reasons[target].removeprefix("skipped: ")
+                reasons[spec.name] = f"skipped: mirrors {target}, which is skipped ({cause})"
+        runnable = tuple(s for s in self.contestants if s.name not in reasons)
+        skipped = tuple(Skipped(s, reasons[s.name]) for s in self.contestants
+                        if s.name in reasons)
+        for item in skipped:
+            log.info("contestant %s", item)
+        return runnable, skipped
+
+
+# -- loading -------------------------------------------------------------------------------------
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a mapping with the same key twice (YAML would keep the last)."""
+
+
+def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark,
+                f"found duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def _find_secrets(value: Any, path: str) -> list[str]:
+    """Paths of values that look like literal keys, or of fields named like secrets."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if str(key).lower() in _SECRET_FIELDS:
+                found.append(f"{where}: keys never go in the roster; put the key in an "
+                             "environment variable and give its name in api_key_env")
+            else:
+                found.extend(_find_secrets(item, where))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found.extend(_find_secrets(item, f"{path}[{i}]"))
+    elif isinstance(value, str) and _KEY_LIKE.search(value):
+        found.append(f"{path or 'value'}: looks like a literal API key (value not shown); put the "
+                     "key in an environment variable and give its name in api_key_env")
+    return found
+
+
+def _label(index: int, raw: Any) -> str:
+    name = raw.get("name") if isinstance(raw, Mapping) else None
+    return f"contestant {name!r} (#{index + 1})" if isinstance(name, str) else \
+        f"contestant #{index + 1}"
+
+
+def _pydantic_problems(error: ValidationError) -> list[str]:
+    problems = []
+    for item in error.errors(include_input=False, include_url=False):
+        where = ".".join(str(part) for part in item["loc"])
+        message = item["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return problems
+
+
+def parse_roster(text: str, source: str = "<roster>") -> Roster:
+    """Validate roster YAML ``text``; ``source`` names it in errors. Raises :class:`RosterError`."""
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise RosterError([f"{source}: not valid YAML{where}: {problem}"]) from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("contestants"), list):
+        raise RosterError([f"{source}: expected a mapping with a 'contestants' list"])
+    extra = sorted(set(data) - {"contestants", "version"})
+    if extra:
+        raise RosterError([f"{source}: unknown top-level field(s): {', '.join(map(str, extra))}"])
+    raws = data["contestants"]
+    if not raws:
+        raise RosterError([f"{source}: the roster has no contestants"])
+
+    # Secrets first, before any value can reach a validation message.
+    problems = [f"{source}: {_label(i, raw)}: {finding}" for i, raw in enumerate(raws)
+                for finding in _find_secrets(raw, "")]
+    if problems:
+        raise RosterError(problems)
+
+    specs: list[ContestantSpec] = []
+    first_index: dict[str, int] = {}
+    for i, raw in enumerate(raws):
+        label = _label(i, raw)
+        if not isinstance(raw, Mapping):
+            problems.append(f"{source}: {label}: expected a mapping of fields")
+            continue
+        name = raw.get("name")
+        if isinstance(name, str) and name in first_index:
+            problems.append(f"{source}: {label}: name: duplicate of contestant "
+                            f"#{first_index[name] + 1}")
+            continue
+        if isinstance(name, str):
+            first_index[name] = i
+        try:
+            specs.append(ContestantSpec.model_validate(raw))
+        except ValidationError as exc:
+            problems.extend(f"{source}: {label}: {p}" for p in _pydantic_problems(exc))
+
+    by_name = {s.name: s for s in specs}
+    for spec in specs:
+        if spec.kind != "reverse" or spec.mirror_of == MIRROR_WORST:
+            continue
+        label = f"contestant {spec.name!r} (#{first_index[spec.name] + 1})"
+        target = by_name.get(spec.mirror_of or "")
+        if spec.mirror_of == spec.name:
+            problems.append(f"{source}: {label}: mirror_of: cannot mirror itself")
+        elif target is None:
+            problems.append(f"{source}: {label}: mirror_of: no contestant named "
+                            f"{spec.mirror_of!r} in the roster (or use '{MIRROR_WORST}')")
+        elif target.kind == "reverse":
+            problems.append(f"{source}: {label}: mirror_of: {spec.mirror_of!r} is itself a "
+                            "reverse; mirror the original instead")
+    if problems:
+        raise RosterError(problems)
+    return Roster(tuple(specs), source)
+
+
+def load_roster(path: str | Path | None = None) -> Roster:
+    """Load and validate the roster file (default: ``models/roster.yaml``)."""
+    chosen = Path(path) if path is not None else DEFAULT_ROSTER
+    try:
+        text = chosen.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RosterError([f"{chosen}: cannot read the roster: {exc.strerror or exc}"]) from None
+    return parse_roster(text, str(chosen))

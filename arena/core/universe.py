@@ -1,0 +1,165 @@
+"""The asset universe: one data file (the dbt seed ``dbt_project/seeds/universe.csv``).
+
+Symbols are normalised to one house form everywhere outside the provider adapters (``ETH``,
+``BRK.B``); each provider's own spelling lives in its column of the file and is read only by that
+provider's adapter.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from arena.core.resources import DBT_PROJECT
+
+UNIVERSE_ENV = "ARENA_UNIVERSE"
+DEFAULT_UNIVERSE = DBT_PROJECT / "seeds" / "universe.csv"
+
+ASSET_CLASSES = frozenset({"crypto", "stock", "etf"})
+CALENDARS = frozenset({"24/7", "XNYS"})
+_COLUMNS = ("symbol", "name", "asset_class", "sector", "tradable", "benchmark", "calendar",
+            "yfinance_symbol", "binance_symbol", "binance_perp_symbol")
+
+
+class UniverseError(ValueError):
+    """The universe file is malformed, or a symbol is not in it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Asset:
+    """One row of the universe. ``calendar`` is ``"24/7"`` (crypto) or ``"XNYS"`` (US equities)."""
+
+    symbol: str
+    name: str
+    asset_class: str
+    sector: str
+    tradable: bool
+    benchmark: bool
+    calendar: str
+    yfinance_symbol: str | None = None
+    binance_symbol: str | None = None
+    binance_perp_symbol: str | None = None
+
+    @property
+    def is_crypto(self) -> bool:
+        return self.asset_class == "crypto"
+
+
+@dataclass(frozen=True)
+class Universe:
+    """An ordered, immutable collection of assets addressed by house symbol."""
+
+    assets: tuple[Asset, ...]
+    _index: dict[str, Asset] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        index: dict[str, Asset] = {}
+        for a in self.assets:
+            if a.symbol in index:
+                raise UniverseError(f"duplicate symbol {a.symbol!r} in universe")
+            index[a.symbol] = a
+        object.__setattr__(self, "_index", index)
+
+    def __iter__(self) -> Iterator[Asset]:
+        return iter(self.assets)
+
+    def __len__(self) -> int:
+        return len(self.assets)
+
+    def __contains__(self, symbol: object) -> bool:
+        return symbol in self._index
+
+    def __getitem__(self, symbol: str) -> Asset:
+        try:
+            return self._index[symbol]
+        except KeyError:
+            raise UniverseError(f"unknown symbol {symbol!r}: not in the universe") from None
+
+    @property
+    def symbols(self) -> list[str]:
+        return [a.symbol for a in self.assets]
+
+    @property
+    def tradable(self) -> list[Asset]:
+        return [a for a in self.assets if a.tradable]
+
+    @property
+    def benchmarks(self) -> list[Asset]:
+        return [a for a in self.assets if a.benchmark]
+
+    def select(self, symbols: Iterable[str] | None) -> Universe:
+        """The sub-universe of ``symbols`` (house form), in the universe's own order."""
+        if symbols is None:
+            return self
+        wanted = [normalise_symbol(s) for s in symbols]
+        missing = [s for s in wanted if s not in self]
+        if missing:
+            raise UniverseError(f"unknown symbol(s) {', '.join(missing)}: not in the universe")
+        return Universe(tuple(a for a in self.assets if a.symbol in set(wanted)))
+
+
+def normalise_symbol(raw: str) -> str:
+    """House form of a user- or vendor-typed symbol: ``brk-b`` -> ``BRK.B``, ``eth/usdt`` -> ``ETH``."""
+    s = raw.strip().upper()
+    stripped = True
+    while stripped:  # "ETH/USDT:USDT" carries the quote twice
+        stripped = False
+        for quote in (":USDT", "/USDT", "-USD", "USDT"):
+            if s.endswith(quote) and len(s) > len(quote):
+                s, stripped = s[: -len(quote)], True
+                break
+    return s.replace("-", ".").replace("/", ".")
+
+
+def _parse_bool(value: str, *, row: int, column: str) -> bool:
+    v = value.strip().lower()
+    if v in {"true", "1", "yes"}:
+        return True
+    if v in {"false", "0", "no"}:
+        return False
+    raise UniverseError(f"universe row {row}: {column}={value!r} is not a boolean")
+
+
+def _parse(path: Path) -> Universe:
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in _COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise UniverseError(f"{path}: missing column(s) {', '.join(missing)}")
+            assets = []
+            for i, r in enumerate(reader, start=2):
+                if r["asset_class"] not in ASSET_CLASSES:
+                    raise UniverseError(f"universe row {i}: asset_class {r['asset_class']!r}")
+                if r["calendar"] not in CALENDARS:
+                    raise UniverseError(f"universe row {i}: calendar {r['calendar']!r}")
+                if normalise_symbol(r["symbol"]) != r["symbol"]:
+                    raise UniverseError(f"universe row {i}: {r['symbol']!r} is not in house form")
+                assets.append(Asset(
+                    symbol=r["symbol"], name=r["name"], asset_class=r["asset_class"],
+                    sector=r["sector"],
+                    tradable=_parse_bool(r["tradable"], row=i, column="tradable"),
+                    benchmark=_parse_bool(r["benchmark"], row=i, column="benchmark"),
+                    calendar=r["calendar"],
+                    yfinance_symbol=r["yfinance_symbol"] or None,
+                    binance_symbol=r["binance_symbol"] or None,
+                    binance_perp_symbol=r["binance_perp_symbol"] or None,
+                ))
+    except OSError as exc:
+        raise UniverseError(f"cannot read universe file {path}: {exc}") from exc
+    return Universe(tuple(assets))
+
+
+@lru_cache(maxsize=8)
+def _load_cached(path: str) -> Universe:
+    return _parse(Path(path))
+
+
+def load_universe(path: str | os.PathLike[str] | None = None) -> Universe:
+    """Load the universe file (default: the dbt seed; ``$ARENA_UNIVERSE`` overrides)."""
+    chosen = path or os.environ.get(UNIVERSE_ENV) or DEFAULT_UNIVERSE
+    return _load_cached(str(Path(chosen).resolve()))

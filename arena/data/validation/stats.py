@@ -1,0 +1,304 @@
+"""Preparation step of candle validation: per-bar and per-series statistics as columns.
+
+Great Expectations checks columns, not groups, and costs ~75 ms per validated frame. So every
+(symbol, interval) statistic is computed here with pandas, written as a column of one concatenated
+frame, and the suite in ``expectations/candles.py`` compares those columns with thresholds in a
+single validation run. This module imports no Great Expectations.
+
+Series-level columns (``series_*``) are set on exactly one row per series (its first row) and are
+null elsewhere; Great Expectations ignores nulls in these checks, so a failure counts once per
+series. A series that arrived with zero bars gets one placeholder row (``is_bar`` False, no prices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from arena.core.sessions import (
+    CALENDARS,
+    NY,
+    NYSE,
+    TS_UNIT,
+    CalendarError,
+    bar_close_times,
+    canonical_labels,
+    expected_bars,
+    interval_delta,
+)
+from arena.data.jumps import jump_statistics
+from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
+from arena.data.validation.config import ValidationConfig, Window
+
+# Names of the checks (one report row per series and check) and the columns of the prepared
+# frame: the contract with expectations/candles.py.
+BAR_COUNT = "bar_count"
+OFF_CALENDAR = "off_calendar"
+OHLC = "ohlc"
+UNIQUE = "unique_timestamps"
+INCREASING = "increasing_timestamps"
+ALIGNED = "aligned_timestamps"
+SPLICE = "splice"
+STALENESS = "staleness"
+INCOMPLETE = "incomplete_bars"
+CHECKS = (BAR_COUNT, OFF_CALENDAR, OHLC, UNIQUE, INCREASING, ALIGNED, SPLICE, STALENESS, INCOMPLETE)
+
+ROW_ID = "row_id"
+IS_BAR = "is_bar"
+BAR_TIME = "bar_time"  # the label mapped onto the calendar's convention (midnight -> session open)
+ON_CALENDAR = "on_calendar"
+STEP_SECONDS = "step_seconds"  # seconds since the series' previous row, in the order given
+GRID_OFFSET = "grid_offset_seconds"  # 0 when the label sits on the interval grid
+JUMP_SIGMAS = "jump_sigmas"  # |log return - median| in robust sigmas of the series
+VOLUME_RATIO = "volume_ratio"  # volume / its median (see volume_lookback); null: no volume data
+JUMP_RETURN = "jump_return"  # simple close-to-close return (for messages)
+OVERNIGHT = "overnight"  # first bar of a session after another session's bar (stock intraday)
+SERIES_BARS = "series_bars"
+SERIES_MISSING_SHARE = "series_missing_share"
+SERIES_OFF_CALENDAR = "series_off_calendar_bars"
+SERIES_STALE = "series_stale_bars"
+SERIES_INCOMPLETE = "series_incomplete_bars"
+
+_ONE_TICK = pd.Timedelta(1, unit=TS_UNIT)
+
+
+@dataclass(frozen=True)
+class SeriesStats:
+    """What the preparation found for one (symbol, interval); the messages are built from it."""
+
+    symbol: str
+    interval: str
+    calendar: str
+    start: pd.Timestamp | None
+    end: pd.Timestamp | None
+    bars: int
+    expected: int
+    missing: int
+    first_missing: pd.Timestamp | None
+    off_calendar: int
+    first_off_calendar: pd.Timestamp | None  # as labelled in the input
+    last_bar: pd.Timestamp | None
+    as_of: pd.Timestamp | None
+    reference: pd.Timestamp | None  # staleness judged at this time (None: not judged)
+    stale: int | None
+    incomplete: int | None
+    returns: int  # close-to-close returns of the series (judged from min_returns on)
+    sigma: float | None
+    overnight_sigma: float | None  # own sigma of overnight returns, when there are enough
+    max_jump: float | None  # largest jump in robust sigmas (None: not judged)
+
+    @property
+    def missing_share(self) -> float:
+        return self.missing / self.expected if self.expected else 0.0
+
+
+def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestamp | None,
+            config: ValidationConfig) -> tuple[pd.DataFrame, dict[tuple[str, str], SeriesStats]]:
+    """The frame to validate (one row per bar, plus a placeholder per empty series) and the
+    statistics of each series, keyed by (symbol, interval)."""
+    frame = _normalise(bars)
+    for w in windows:
+        if w.calendar not in CALENDARS:
+            raise CalendarError(f"{w.symbol} {w.interval}: unknown calendar {w.calendar!r}; "
+                                f"expected one of {', '.join(CALENDARS)}")
+        interval_delta(w.interval)  # raises CalendarError (a ValueError) for an unknown interval
+    by_key = {(w.symbol, w.interval): w for w in windows}
+    if len(by_key) != len(windows):
+        raise ValueError("two windows name the same (symbol, interval)")
+    groups = frame.groupby(["symbol", "interval"], sort=False).indices
+    all_ts = pd.DatetimeIndex(frame["timestamp"])
+    close, volume = frame["close"].to_numpy(), frame["volume"].to_numpy()
+    unasked = sorted(set(groups) - set(by_key))
+    if unasked:
+        raise ValueError(f"bars for series without a window: {unasked[:5]}")
+    columns = {c: np.full(len(frame), np.nan) for c in (
+        STEP_SECONDS, GRID_OFFSET, JUMP_SIGMAS, VOLUME_RATIO, JUMP_RETURN, SERIES_BARS,
+        SERIES_MISSING_SHARE, SERIES_OFF_CALENDAR, SERIES_STALE, SERIES_INCOMPLETE)}
+    bar_time = pd.DatetimeIndex(frame["timestamp"]).asi8.copy()
+    on_calendar = np.zeros(len(frame), dtype=bool)
+    overnight = np.zeros(len(frame), dtype=bool)
+    stats: dict[tuple[str, str], SeriesStats] = {}
+    empty: list[SeriesStats] = []
+    for key, window in by_key.items():
+        idx = groups.get(key, np.array([], dtype=np.int64))
+        series = _SeriesPrep(all_ts[idx], close[idx], volume[idx], window, as_of, config)
+        stats[key] = series.stats
+        if not len(idx):
+            empty.append(series.stats)
+            continue
+        bar_time[idx] = series.bar_time.asi8
+        on_calendar[idx] = series.on_calendar
+        overnight[idx] = series.overnight
+        for name, values in series.row_columns.items():
+            columns[name][idx] = values
+        for name, value in series.series_columns.items():
+            columns[name][idx[0]] = value
+    frame[BAR_TIME] = _from_micros(bar_time)
+    frame[ON_CALENDAR] = on_calendar
+    frame[OVERNIGHT] = overnight
+    for name, values in columns.items():
+        frame[name] = values
+    frame[IS_BAR] = True
+    if empty:
+        frame = pd.concat([frame, _placeholders(empty, frame.columns)], ignore_index=True)
+    frame.insert(0, ROW_ID, np.arange(len(frame)))
+    return frame, stats
+
+
+def _normalise(bars: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c in ("symbol", "interval", *BAR_COLUMNS) if c not in bars.columns]
+    if missing and bars.empty:  # nothing arrived at all: every window fails with "zero bars"
+        bars = pd.DataFrame(columns=["symbol", "interval", *BAR_COLUMNS])
+    elif missing:
+        raise ValueError(f"bars lack column(s) {', '.join(missing)}")
+    frame = bars[["symbol", "interval", *BAR_COLUMNS]].reset_index(drop=True).copy()
+    frame["symbol"] = frame["symbol"].astype(str)
+    frame["interval"] = frame["interval"].astype(str)
+    ts = pd.to_datetime(frame["timestamp"], utc=True, errors="coerce")
+    frame["timestamp"] = ts.dt.as_unit(TS_UNIT)
+    for c in (*PRICE_COLUMNS, "volume"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
+    return frame
+
+
+def _placeholders(empty: list[SeriesStats], columns: pd.Index) -> pd.DataFrame:
+    rows = pd.DataFrame({c: [np.nan] * len(empty) for c in columns})
+    rows["symbol"] = [s.symbol for s in empty]
+    rows["interval"] = [s.interval for s in empty]
+    for c in ("timestamp", BAR_TIME):
+        rows[c] = pd.Series(pd.NaT, index=rows.index, dtype=f"datetime64[{TS_UNIT}, UTC]")
+    rows[ON_CALENDAR] = False
+    rows[OVERNIGHT] = False
+    rows[IS_BAR] = False
+    rows[SERIES_BARS] = 0.0
+    rows[SERIES_MISSING_SHARE] = [1.0 if s.expected else 0.0 for s in empty]
+    rows[SERIES_OFF_CALENDAR] = 0.0
+    return rows
+
+
+class _SeriesPrep:
+    """All statistics of one series (rows in the order given)."""
+
+    def __init__(self, ts: pd.DatetimeIndex, close: np.ndarray, volume: np.ndarray,
+                 window: Window, as_of: pd.Timestamp | None, config: ValidationConfig) -> None:
+        cal, interval = window.calendar, window.interval
+        self.bar_time = canonical_labels(ts, cal, interval)
+        valid = ~self.bar_time.isna()
+        times = self.bar_time[valid]
+        start = window.start if window.start is not None else (times.min() if len(times) else None)
+        end = window.end if window.end is not None else (
+            times.max() + _ONE_TICK if len(times) else None)  # through the last bar, nothing after
+        # bars older than the window's start are history: judged against the calendar, not counted
+        span_start = min(start, times.min()) if start is not None and len(times) else start
+        grid = expected_bars(cal, interval, span_start, end) if start is not None else \
+            pd.DatetimeIndex([], tz="UTC")
+        self.on_calendar = np.asarray(self.bar_time.isin(grid))
+        expected = grid[grid >= start] if start is not None else grid
+        last = times.max() if len(times) else None
+        if as_of is not None and last is not None:  # the tail after the last bar is staleness's
+            expected = expected[expected <= last]
+        present = expected.isin(times)
+        step = np.diff(self.bar_time.as_unit("us").asi8.astype("float64")) / 1e6  # seconds
+        step[~valid[1:] | ~valid[:-1]] = np.nan
+        self.row_columns = {
+            STEP_SECONDS: np.concatenate([[np.nan], step]),
+            GRID_OFFSET: grid_offset_seconds(ts, cal, interval),
+        }
+        intraday_stock = cal == NYSE and interval not in ("1d", "1w")
+        jumps, vol_ratio, returns, self.overnight, sig = jump_statistics(
+            close, volume, self.bar_time, sessions_gap=intraday_stock,
+            min_returns=config.min_returns, volume_lookback=config.volume_lookback)
+        self.row_columns.update({JUMP_SIGMAS: jumps, VOLUME_RATIO: vol_ratio, JUMP_RETURN: returns})
+        reference, stale, incomplete = _staleness(cal, interval, times, last, window, as_of)
+        n_bars = len(ts)
+        missing = int((~present).sum())
+        off_mask = valid & ~self.on_calendar  # a bar without a time is an OHLC failure instead
+        off = int(off_mask.sum())
+        self.series_columns = {
+            SERIES_BARS: float(n_bars),
+            SERIES_MISSING_SHARE: missing / len(expected) if len(expected) else 0.0,
+            SERIES_OFF_CALENDAR: float(off),
+            SERIES_STALE: np.nan if stale is None else float(stale),
+            SERIES_INCOMPLETE: np.nan if incomplete is None else float(incomplete),
+        }
+        self.stats = SeriesStats(
+            symbol=window.symbol, interval=interval, calendar=cal,
+            start=None if start is None else pd.Timestamp(start),
+            end=None if end is None else pd.Timestamp(end), bars=n_bars,
+            expected=len(expected), missing=missing,
+            first_missing=expected[~present][0] if missing else None, off_calendar=off,
+            first_off_calendar=ts[off_mask][0] if off else None,
+            last_bar=last, as_of=as_of, reference=reference, stale=stale, incomplete=incomplete,
+            returns=sig[0], sigma=sig[1], overnight_sigma=sig[2],
+            max_jump=float(np.nanmax(jumps)) if np.isfinite(jumps).any() else None)
+
+
+def _from_micros(micros: np.ndarray) -> pd.DatetimeIndex:
+    return pd.DatetimeIndex(micros.view(f"M8[{TS_UNIT}]")).tz_localize("UTC")
+
+
+def grid_offset_seconds(ts: pd.DatetimeIndex, calendar: str, interval: str) -> np.ndarray:
+    """How far (seconds) each label is from the interval grid; 0 when aligned, null when no time.
+
+    Crypto: multiples of the interval from the Unix epoch (weekly: Monday 00:00 UTC). Stocks:
+    intraday bars step from 9:30 New York time; daily/weekly bars open at 9:30 New York time or,
+    for date-labelled files, at midnight UTC or New York."""
+    step = interval_delta(interval).value // 1000  # microseconds
+    micros = ts.as_unit("us").asi8.astype(np.int64)
+    nat = np.asarray(ts.isna())
+    if calendar != NYSE:
+        anchor = pd.Timestamp("1970-01-05").value // 1000 if interval == "1w" else 0
+        off = np.mod(micros - anchor, step)
+    else:
+        local = ts.tz_convert(NY)
+        since_local_midnight = pd.TimedeltaIndex(local - local.normalize()).as_unit("us").asi8
+        since_open = since_local_midnight - 34_200_000_000  # 9:30 in microseconds
+        if interval in ("1d", "1w"):
+            since_midnight_utc = np.mod(micros, 86_400_000_000)
+            # the session open, or a date label (midnight UTC or midnight New York)
+            off = np.minimum(np.minimum(np.abs(since_open), since_midnight_utc), since_local_midnight)
+        else:
+            off = np.mod(since_open, step)
+    out = off.astype("float64") / 1e6
+    out[nat] = np.nan
+    return out
+
+
+OHLC_COLUMNS = BAR_COLUMNS  # the order the suite uses
+
+
+def ohlc_problems(bars: pd.DataFrame) -> pd.DataFrame:
+    """One boolean column per OHLC sanity rule a bar breaks (columns named by the problem)."""
+    prices = bars[list(PRICE_COLUMNS)].apply(pd.to_numeric, errors="coerce")
+    volume = pd.to_numeric(bars["volume"], errors="coerce")
+    body_low = prices[["open", "close"]].min(axis=1)
+    body_high = prices[["open", "close"]].max(axis=1)
+    return pd.DataFrame({
+        "missing or non-numeric values": bars[list(OHLC_COLUMNS)].isna().any(axis=1),
+        "price not a positive finite number":
+            (prices.notna() & ~(np.isfinite(prices) & (prices > 0))).any(axis=1),
+        "negative or infinite volume": volume.notna() & ~(np.isfinite(volume) & (volume >= 0)),
+        "low above open/close": prices["low"] > body_low,
+        "high below open/close": prices["high"] < body_high,
+    }, index=bars.index)
+
+
+def _staleness(calendar: str, interval: str, times: pd.DatetimeIndex, last: pd.Timestamp | None,
+               window: Window, as_of: pd.Timestamp | None
+               ) -> tuple[pd.Timestamp | None, int | None, int | None]:
+    """(reference time, expected bars completed after the last bar, bars not closed at as_of)."""
+    if as_of is None or last is None:
+        return None, None, None
+    reference = min(as_of, window.end) if window.end is not None else as_of
+    step = interval_delta(interval)
+    stale = 0
+    if reference >= last + step:  # else no bar opening after the last one can have closed
+        after = expected_bars(calendar, interval, last + _ONE_TICK, reference)
+        stale = int((bar_close_times(calendar, interval, after) <= reference).sum())
+    recent = times[times + step > as_of]  # only these can still be open at as_of
+    incomplete = int((bar_close_times(calendar, interval, recent) > as_of).sum()) \
+        if len(recent) else 0
+    return reference, stale, incomplete

@@ -1,0 +1,196 @@
+"""The market briefing of one cycle (SPEC §2 steps 2-6): the data every contestant sees.
+
+:func:`build_market` reads the lake **as of** the cycle time (only bars closed by ``at``, see
+:mod:`arena.market.asof`) into a frozen, JSON-serialisable :class:`MarketData`: the 13-column universe
+table for every tradable asset, candles and RSI for the screened and held assets, both
+benchmarks, funding rates and the screen. :func:`portfolio_snapshot` describes one contestant's
+book, and :func:`build_briefing` renders both into the prompt messages from the template files.
+
+Conventions of the universe table (fractions in the data, percent only in the rendered prompt):
+
+* ``price``: the last completed price at ``at`` (USD), the cycle's execution price; it comes from
+  the finest interval in the lake, so a stock on a weekend shows Friday's close;
+* every other number comes from **completed daily bars** (UTC days for crypto, sessions for
+  stocks): ``return_Nd = close[-1] / close[-1-N] - 1``; ``volatility_30d`` is the sample standard
+  deviation of the last 30 daily log returns, annualised with sqrt(365) for crypto and sqrt(252)
+  for stocks; ``rsi_14d`` is Wilder's RSI(14) of the daily closes; ``distance_from_30d_high`` is
+  ``close[-1] / max(high over the last 30 daily bars) - 1``; ``adv_usd`` the mean of
+  ``close x volume`` over the last 30 daily bars; ``days_to_earnings`` the calendar days from the
+  cycle's New York date to the next earnings date (stocks; ``None`` for crypto or unknown).
+* RSIs (``rsi_4h``, ``rsi_1d``, ``rsi_1w``; ``rsi_14d`` is ``rsi_1d``) are computed on the last
+  :data:`RSI_HISTORY` (100) closed bars of their interval, seeded at the first of them: with at
+  least 100 bars in the lake the value does not depend on how far back the lake reaches. With
+  fewer, it is computed on all the bars there are, seeded at the lake's first bar, so it changes
+  when the lake reaches further back. The default 200-day lake (``arena ingest``) holds, at the
+  16:00 UTC cycle, 1204 4h, 200 daily and 27-28 weekly bars of a crypto asset, and 267-280 4h,
+  134-140 daily and 28-29 weekly bars of a NYSE stock (a season's lake starts 220 days before
+  its first cycle: 30-31 weekly bars). So ``rsi_4h`` and ``rsi_1d`` do not depend on the lake's
+  depth, and ``rsi_1w`` does (until the lake holds 100 weeks, about 700 days). Fewer than
+  ``RSI_PERIOD + 1`` (15) bars give ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from arena.core.sessions import utc
+from arena.core.types import Briefing, Message
+from arena.core.universe import Asset, Universe, UniverseError
+from arena.data.lake import Lake
+from arena.engine.rules import ARENA_RULES, CycleState, Rules, tradeable_today
+from arena.market.asof import closed_bars, last_price, latest_funding, next_earnings_days
+from arena.market.prompts import Prompts
+from arena.market.screener import (
+    ADV_DAYS,
+    average_dollar_volume,
+    period_return,
+    screen_daily,
+)
+from arena.market.sections import sections
+from arena.market.types import DEPTH, AssetDetail, Candle, MarketData, UniverseRow, _clean
+from arena.scoring.reference_rules import rsi_wilder
+
+RSI_PERIOD = 14
+# closed bars each RSI is computed on at most (Wilder's seed weighs < 0.2% after 100); a series
+# with fewer (the weekly one of a 200-day lake: 27-29) is seeded at the lake's first bar
+RSI_HISTORY = 100
+VOL_DAYS = 30
+HIGH_DAYS = 30
+
+
+def _rsi(bars: pd.DataFrame) -> float | None:
+    if len(bars) < RSI_PERIOD + 1:
+        return None
+    return _clean(rsi_wilder(bars["close"].iloc[-RSI_HISTORY:].reset_index(drop=True),
+                             RSI_PERIOD).iloc[-1])
+
+
+def _candles(bars: pd.DataFrame, depth: int) -> tuple[Candle, ...]:
+    tail = bars.iloc[-depth:]
+    return tuple(Candle(t.isoformat(), float(o), float(h), float(lo), float(c), float(v))
+                 for t, o, h, lo, c, v in zip(tail["timestamp"], tail["open"], tail["high"],
+                                              tail["low"], tail["close"], tail["volume"],
+                                              strict=True))
+
+
+def _row(asset: Asset, daily: pd.DataFrame, price: float | None, earnings: Mapping[str, int],
+         universe: Universe, at: pd.Timestamp) -> UniverseRow:
+    close = daily["close"]
+    vol = None
+    if len(close) > VOL_DAYS:
+        log_ret = np.diff(np.log(close.iloc[-VOL_DAYS - 1:].to_numpy()))
+        vol = float(np.std(log_ret, ddof=1) * math.sqrt(365.0 if asset.is_crypto else 252.0))
+    dist = None
+    if len(daily) >= HIGH_DAYS:
+        dist = float(close.iloc[-1] / daily["high"].iloc[-HIGH_DAYS:].max() - 1.0)
+    return UniverseRow(
+        asset.symbol, asset.asset_class, asset.sector, tradeable_today(asset.symbol, universe, at),
+        _clean(price), _clean(period_return(close, 1)), _clean(period_return(close, 10)),
+        _clean(period_return(close, 30)), _clean(vol), _rsi(daily), _clean(dist),
+        _clean(average_dollar_volume(daily, ADV_DAYS)),
+        None if asset.is_crypto else earnings.get(asset.symbol))
+
+
+def _detail(lake: Lake, provider: str, asset: Asset, at: pd.Timestamp,
+            daily: pd.DataFrame, price: tuple[float, pd.Timestamp] | None) -> AssetDetail:
+    weekly = closed_bars(lake, provider, asset, "1w", at, limit=RSI_HISTORY)
+    four_hour = closed_bars(lake, provider, asset, "4h", at, limit=RSI_HISTORY)
+    funding = latest_funding(lake, provider, asset.symbol, at) if asset.is_crypto else None
+    return AssetDetail(
+        asset.symbol, asset.asset_class, asset.sector,
+        None if price is None else price[0], None if price is None else price[1].isoformat(),
+        _rsi(four_hour), _rsi(daily), _rsi(weekly),
+        None if funding is None else _clean(funding[0]),
+        None if funding is None else funding[1].isoformat(),
+        _candles(weekly, DEPTH["1w"]), _candles(daily, DEPTH["1d"]),
+        _candles(four_hour, DEPTH["4h"]))
+
+
+def build_market(lake: Lake, provider: str, universe: Universe, at: pd.Timestamp,
+                 held: Iterable[str] = ()) -> MarketData:
+    """The cycle's market data at ``at`` from ``provider``'s partitions of ``lake``.
+
+    ``held``: symbols some contestant holds (full depth even when not screened). Pass the union
+    over all contestants once, then narrow per contestant with :meth:`MarketData.for_holdings`.
+    """
+    at = utc(at)
+    held_syms = tuple(sorted(set(held)))
+    for s in held_syms:
+        if not universe[s].tradable:
+            raise UniverseError(f"{s} is not tradable, so it cannot be held")
+    wanted = [*universe.tradable, *universe.benchmarks]
+    daily = {a.symbol: closed_bars(lake, provider, a, "1d", at, limit=RSI_HISTORY) for a in wanted}
+    prices = {a.symbol: last_price(lake, provider, a, at) for a in wanted}
+    earnings = next_earnings_days(lake, provider, at)
+    table = tuple(_row(a, daily[a.symbol], None if prices[a.symbol] is None else
+                       prices[a.symbol][0], earnings, universe, at) for a in universe.tradable)
+    result = screen_daily(daily, universe, at)
+    deep = [*result.selected, *(s for s in held_syms if s not in result.selected)]
+    details = tuple(_detail(lake, provider, universe[s], at, daily[s], prices[s]) for s in deep)
+    benchmarks = tuple(_detail(lake, provider, b, at, daily[b.symbol], prices[b.symbol])
+                       for b in universe.benchmarks)
+    return MarketData(at, provider, result.nyse_trading_day, table, details, benchmarks, result,
+                      held_syms)
+
+
+def portfolio_snapshot(state: CycleState, prices: Mapping[str, float],
+                       rules: Rules = ARENA_RULES) -> dict[str, Any]:
+    """One contestant's book at the cycle prices (SPEC §2 step 5), JSON-serialisable.
+
+    Amounts in USD; ``unrealised_pct`` and ``percent_of_equity`` are fractions. ``notional`` is
+    the position's size at the cycle price (``quantity x price``), ``cost`` at entry.
+    """
+    book = state.portfolio
+    # a held symbol without a cycle price cannot be valued: equity is unknown (the engine then
+    # refuses to size anything this cycle) but the book is still shown
+    unmarked = set(book.unmarked(prices))
+    equity = None if unmarked else book.equity(prices)
+    positions = []
+    for sym in sorted(book.positions):
+        p = book.positions[sym]
+        price = None if sym in unmarked else float(prices[sym])
+        pnl = None if price is None else p.unrealised(price)
+        positions.append({
+            "symbol": sym, "side": p.side, "quantity": p.quantity, "entry_price": p.entry_price,
+            "price": price, "notional": None if price is None else p.quantity * price,
+            "cost": p.cost, "unrealised_pnl": pnl,
+            "unrealised_pct": None if pnl is None else (pnl / p.cost if p.cost else 0.0),
+            "percent_of_equity": (p.value(price) / equity
+                                  if price is not None and equity else None),
+            "invalidation_price": p.invalidation_price, "thesis": p.thesis,
+            "invalidation": p.invalidation, "opened_at": utc(p.opened_at).isoformat()})
+    return {"at": utc(state.at).isoformat(), "cash": book.cash, "equity": equity,
+            "fees_paid": book.fees_paid, "realised_pnl": book.realised_pnl,
+            "locked_collateral": book.locked, "open_positions": len(positions),
+            "max_positions": rules.max_positions,
+            "new_positions_left": max(0, min(rules.max_new_per_cycle - len(state.opened),
+                                             rules.max_positions - len(positions))),
+            "positions": positions}
+
+
+def build_briefing(market: MarketData, contestant: str, snapshot: Mapping[str, Any], *,
+                   templates: Prompts | str | Path | None = None,
+                   rules: Rules = ARENA_RULES) -> Briefing:
+    """The contestant's briefing: its market view (screened + its own holdings) and the prompt
+    (system + investor messages) rendered from the template files."""
+    prompts = templates if isinstance(templates, Prompts) else Prompts(templates)
+    held = [p["symbol"] for p in snapshot.get("positions", ())]
+    view = market.for_holdings(held)
+    parts = sections(view, snapshot, rules, prompts)
+    messages = (Message("system", prompts.render("system", **parts)),
+                Message("user", prompts.render("investor", **parts)))
+    return Briefing(view.at, contestant, {"market": view.as_dict(), "sections": parts}, messages,
+                    dict(snapshot))
+
+
+def repair_prompt(repair_context: str, *, templates: Prompts | str | Path | None = None) -> str:
+    """The repair follow-up (the ``repair`` template) around the engine's repair context text
+    (:meth:`arena.engine.repair.RepairContext.render`)."""
+    prompts = templates if isinstance(templates, Prompts) else Prompts(templates)
+    return prompts.render("repair", repair_context=repair_context)

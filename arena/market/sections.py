@@ -1,0 +1,199 @@
+"""The text sections the prompt templates take, rendered compactly from a :class:`MarketData`.
+
+Sizes matter (SPEC §2: about 10-11k tokens for the whole prompt), so tables are CSV-like rows
+with a header once, percentages without the ``%`` sign (the header says so) and prices with a
+fixed number of decimals chosen by the asset's price magnitude (four significant digits, five from
+10,000 up: ``94123``, ``3350``, ``251.2``, ``66.43``, ``2.105``, ``0.3212``). Every candle of one
+asset uses the same decimals. How candles are shown is set per interval in :data:`CANDLE_STYLE`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from arena.engine.rules import Rules
+from arena.market.prompts import Prompts
+from arena.market.types import AssetDetail, Candle, MarketData
+
+# How each interval's candles are shown: "close" = one line of closes plus the high and low of
+# the shown bars; "ohlcv" = one CSV row per candle. Full OHLCV for 15 assets x 80 candles costs
+# about 29k tokens, three times the prompt's target, so the default is closes (the data keeps
+# every candle in full: MarketData.as_dict(), the tools of agents that want more).
+CANDLE_STYLE: dict[str, str] = {"1w": "close", "1d": "close", "4h": "close"}
+NA = "NA"
+
+
+def price_decimals(price: float | None) -> int:
+    """Decimals that show four significant digits (none from 1,000 up, at most 8)."""
+    if price is None or not math.isfinite(price) or price <= 0:
+        return 2
+    return int(min(8, max(0, 3 - math.floor(math.log10(price)))))
+
+
+def fmt_price(x: float | None, decimals: int) -> str:
+    return NA if x is None else f"{x:.{decimals}f}"
+
+
+def fmt_pct(x: float | None, decimals: int = 1, sign: bool = True) -> str:
+    """A fraction as percent, without the ``%`` character: 0.0123 -> ``+1.2``."""
+    if x is None:
+        return NA
+    text = f"{100 * x:+.{decimals}f}" if sign else f"{100 * x:.{decimals}f}"
+    if text[0] in "+-" and not text[1:].strip("0."):  # zero after rounding: no "-0.0"
+        return text[1:]
+    return text
+
+
+def fmt_compact(x: float | None) -> str:
+    """A large amount with 3 significant digits and a K/M/B/T suffix: 1.234e9 -> ``1.23B``."""
+    if x is None:
+        return NA
+    x = float(f"{x:.3g}")  # round first, so 999.7M shows as 1.00B
+    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(x) >= div:
+            v = x / div
+            return f"{v:.{max(0, 2 - math.floor(math.log10(abs(v))))}f}{suffix}"
+    return f"{x:.3g}"
+
+
+def fmt_num(x: float | None, decimals: int = 1) -> str:
+    return NA if x is None else f"{x:.{decimals}f}"
+
+
+def _money(x: float | None) -> str:
+    return NA if x is None else f"${x:,.2f}"
+
+
+# --------------------------------------------------------------------------------- sections
+def header(market: MarketData) -> str:
+    at = market.at
+    lines = [f"Cycle time: {at:%Y-%m-%d %H:%M} UTC ({at.tz_convert('America/New_York'):%A} in "
+             "New York)."]
+    if market.nyse_trading_day:
+        lines.append("NYSE trades today: stocks and crypto may both be traded.")
+    else:
+        lines.append("NYSE is CLOSED today (weekend or holiday): only crypto can be traded; any "
+                     "decision on a stock, even a hold, is rejected. Stock prices are the last "
+                     "close.")
+    if market.synthetic:
+        lines.append("Data source: SYNTHETIC - prices come from the arena's seeded market "
+                     "simulator, not from a real exchange. Treat them as a realistic but "
+                     "invented market.")
+    else:
+        lines.append(f"Data source: {market.provider} (real market data).")
+    return "\n".join(lines)
+
+
+def universe_table(market: MarketData) -> str:
+    cols = ("symbol,class,sector,tradeable_today,price,ret_1d,ret_10d,ret_30d,vol_30d,rsi_14d,"
+            "off_30d_high,adv_usd,earnings_in_days")
+    rows = [cols]
+    for r in market.table:
+        rows.append(",".join((
+            r.symbol, r.asset_class, r.sector, "Y" if r.tradeable_today else "N",
+            fmt_price(r.price, price_decimals(r.price)), fmt_pct(r.return_1d),
+            fmt_pct(r.return_10d), fmt_pct(r.return_30d, 0), fmt_pct(r.volatility_30d, 0, False),
+            fmt_num(r.rsi_14d, 0), fmt_pct(r.distance_from_30d_high, 0), fmt_compact(r.adv_usd),
+            NA if r.days_to_earnings is None else str(r.days_to_earnings))))
+    return "\n".join(rows)
+
+
+def _candle_lines(name: str, candles: tuple[Candle, ...], style: str, dec: int) -> list[str]:
+    since = f"from {candles[0].open_time[:10]}"
+    if style == "ohlcv":
+        return [f"{name} {since}, open,high,low,close,volume:",
+                *(",".join((*(fmt_price(x, dec) for x in c[1:5]), fmt_compact(c.volume)))
+                  for c in candles)]
+    high, low = max(c.high for c in candles), min(c.low for c in candles)
+    return [f"{name} {since} (high {fmt_price(high, dec)}, low {fmt_price(low, dec)}): "
+            + ",".join(fmt_price(c.close, dec) for c in candles)]
+
+
+def asset_block(d: AssetDetail, style: Mapping[str, str] | None = None) -> str:
+    """One asset's full depth: a summary line and its weekly, daily and 4-hour candles."""
+    style = style or CANDLE_STYLE
+    dec = price_decimals(d.price)
+    head = [f"### {d.symbol} price {fmt_price(d.price, dec)}", f"rsi_4h {fmt_num(d.rsi_4h, 0)}",
+            f"rsi_1d {fmt_num(d.rsi_1d, 0)}", f"rsi_1w {fmt_num(d.rsi_1w, 0)}"]
+    if d.asset_class == "crypto":
+        head.append("funding NA" if d.funding_rate is None else
+                    f"funding {100 * d.funding_rate:+.3f}% per 8h")
+    lines = [" | ".join(head)]
+    for interval in ("1w", "1d", "4h"):
+        candles = d.candles(interval)
+        if candles:
+            lines.extend(_candle_lines(interval, candles, style[interval], dec))
+        else:
+            lines.append(f"{interval}: no completed bar yet")
+    return "\n".join(lines)
+
+
+def candles_section(market: MarketData) -> str:
+    if not market.assets:
+        return "No asset was screened or held."
+    return "\n\n".join(asset_block(d) for d in market.assets)
+
+
+def screen_note(market: MarketData) -> str:
+    s = market.screen
+    stocks = ", ".join(s.stocks) if s.stocks else "none (NYSE closed today)"
+    held_only = [h for h in market.held if h not in s.selected]
+    note = f"Screened crypto: {', '.join(s.crypto) or 'none'}. Screened stocks: {stocks}."
+    if held_only:
+        note += f" Held, shown in full as well: {', '.join(held_only)}."
+    return note
+
+
+def benchmarks_section(market: MarketData) -> str:
+    return "\n\n".join(asset_block(b) for b in market.benchmarks)
+
+
+def portfolio_section(snapshot: Mapping[str, Any]) -> str:
+    s = snapshot
+    lines = [f"Cash {_money(s['cash'])} | equity {_money(s['equity'])} | fees paid "
+             f"{_money(s['fees_paid'])} | realised P&L {_money(s['realised_pnl'])} | open "
+             f"positions {s['open_positions']} of {s['max_positions']} | new positions you may "
+             f"still open this cycle: {s['new_positions_left']}"]
+    if not s["positions"]:
+        lines.append("No open positions.")
+        return "\n".join(lines)
+    lines.append("symbol,side,quantity,entry_price,price,notional_usd,unrealised_pnl_usd,"
+                 "unrealised_pct,share_of_equity_pct,invalidation_price,opened_at")
+    for p in s["positions"]:
+        dec = price_decimals(p["price"])
+        share = NA if p["percent_of_equity"] is None else fmt_pct(p["percent_of_equity"], 1, False)
+        lines.append(",".join((
+            p["symbol"], p["side"], f"{p['quantity']:.6g}", fmt_price(p["entry_price"], dec),
+            fmt_price(p["price"], dec), fmt_price(p["notional"], 2),
+            NA if p["unrealised_pnl"] is None else f"{p['unrealised_pnl']:+.2f}",
+            fmt_pct(p["unrealised_pct"]), share,
+            fmt_price(p["invalidation_price"], dec), p["opened_at"][:16])))
+        lines.append(f"  {p['symbol']} thesis: {p['thesis'] or NA}")
+        lines.append(f"  {p['symbol']} invalidation: {p['invalidation'] or NA}")
+    return "\n".join(lines)
+
+
+def rule_fields(rules: Rules) -> dict[str, str]:
+    """The engine's numbers as the rules template shows them."""
+    return {"start_cash": f"${rules.start_cash:,.0f}", "fee_pct": f"{rules.fee_rate:.1%}",
+            "min_confidence": f"{rules.min_confidence:.2f}",
+            "min_open_pct": f"{rules.min_open_share:.0%}", "max_positions": str(rules.max_positions),
+            "max_new_per_cycle": "one" if rules.max_new_per_cycle == 1 else
+            str(rules.max_new_per_cycle),
+            "equity_pct_min": f"{rules.equity_percent[0]:g}",
+            "equity_pct_max": f"{rules.equity_percent[1]:g}",
+            "position_pct_min": f"{rules.position_percent[0]:g}",
+            "position_pct_max": f"{rules.position_percent[1]:g}"}
+
+
+def sections(market: MarketData, snapshot: Mapping[str, Any], rules: Rules,
+             prompts: Prompts) -> dict[str, str]:
+    """Every field the investor, judge and strategist templates take."""
+    numbers = rule_fields(rules)
+    return {"header": header(market), "rules": prompts.render("rules", **numbers).strip(),
+            "contract": prompts.render("contract", **numbers).strip(),
+            "universe_table": universe_table(market), "screen_note": screen_note(market),
+            "candles": candles_section(market), "benchmarks": benchmarks_section(market),
+            "portfolio": portfolio_section(snapshot)}

@@ -1,0 +1,187 @@
+"""A season replayed on a simulated clock, through the same code as the live pipeline.
+
+For each day of the season, in order: ingest the bars up to the day's 16:00 UTC cycle (validated,
+atomic), run the invalidation monitor over the 15-minute bars since the previous cycle (the monitor
+core called with the day's window; automatic closes recorded in the ledger before the cycle, as
+the ledger's ordering requires), then the decision cycle itself. Every step is idempotent - the
+ingest merges, the ledger records each (window, contestant) and (cycle, contestant) once - so a
+replay interrupted half-way resumes where it stopped when run again, duplicating nothing. Each
+day ends with its daily report (``<lake>/reports/daily/<date>.md``).
+
+At the end (:func:`finish_season`): the season's luck and reference-rules tables, the dbt marts
+and the season report. A lake holds one season: its ledger is the season's books.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from arena.agents.base import Contestant
+from arena.core.sessions import utc
+from arena.core.universe import Universe
+from arena.data.ingest import IngestError, run_ingest
+from arena.data.lake import Lake, PartitionKey
+from arena.data.providers.base import Provider
+from arena.engine.monitor import check_invalidations
+from arena.ledger.store import Ledger, MonitorRecord
+from arena.pipeline.cycle import Outcome, run_cycle, secret_names
+from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_analytics
+from arena.pipeline.warehouse import BuildResult, Invoke, build_marts
+from arena.reporting.reports import daily_report, write_daily_report, write_season_report
+from arena.scoring.asset_luck import DEFAULT_PLAYERS
+
+log = logging.getLogger(__name__)
+CYCLE_HOUR = 16
+HISTORY_DAYS = 220  # before the first cycle: enough for 26 weekly candles and the screen
+
+
+@dataclass
+class DayReport:
+    at: pd.Timestamp
+    outcomes: list[Outcome]
+    automatic_closes: int
+    seconds: float
+    daily_report: str = ""
+    timings: dict[str, float] = field(default_factory=dict)  # ingest, validation, monitor, ...
+
+
+@dataclass
+class SeasonReport:
+    start: pd.Timestamp
+    days: list[DayReport] = field(default_factory=list)
+
+    @property
+    def trades(self) -> int:
+        return sum(o.fills for d in self.days for o in d.outcomes) + \
+            sum(d.automatic_closes for d in self.days)
+
+
+def cycle_times(start: object, days: int) -> list[pd.Timestamp]:
+    """The season's cycle times: ``days`` consecutive days at 16:00 UTC from ``start``."""
+    first = utc(start).normalize() + pd.Timedelta(hours=CYCLE_HOUR)
+    return [first + pd.Timedelta(days=i) for i in range(days)]
+
+
+def monitor_day(lake: Lake, ledger: Ledger, provider: str, universe: Universe,
+                contestants: Sequence[Contestant], start: pd.Timestamp, end: pd.Timestamp) -> int:
+    """Record every contestant's automatic closes in ``(start, end]``; returns how many."""
+    closes = 0
+    for contestant in contestants:
+        def build(name: str = contestant.name) -> MonitorRecord:
+            portfolio = ledger.portfolio(name)
+            bars = {s: lake.read_bars(PartitionKey(provider, "15m", s), start, end)
+                    for s in portfolio.positions}
+            result = check_invalidations(portfolio, bars, universe, start, end)
+            return MonitorRecord(name, start, end, result.fills, result.checked, result.unobserved)
+
+        ledger.record_monitor(start, end, contestant.name, build)
+        # windows never overlap: this window's closes are the rows of its own fills file
+        closes += pq.read_metadata(ledger.monitor_dir(start, end, contestant.name)
+                                   / "fills.parquet").num_rows
+    return closes
+
+
+def play_day(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
+             at: pd.Timestamp, previous: pd.Timestamp | None, *, lake: Lake,
+             ledger: Ledger) -> DayReport:
+    """One simulated day ending at the cycle ``at``: ingest up to ``at``, the monitor window
+    since ``previous`` (none on the first day), the cycle, then its daily report."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    history_start = at.normalize() - pd.Timedelta(days=HISTORY_DAYS)
+    try:
+        ingest = run_ingest(provider, universe, start=previous or history_start, end=at,
+                            lake=lake, now=at)
+    except IngestError as exc:
+        raise IngestError(f"season day {at.date()}: {exc}", exc.manifest) from exc
+    timings["validation"] = float(ingest.manifest["timings_seconds"].get("validate", 0.0))
+    timings["ingest"] = time.perf_counter() - t0 - timings["validation"]
+    t = time.perf_counter()
+    closes = 0
+    if previous is not None:
+        closes = monitor_day(lake, ledger, provider.name, universe, contestants, previous, at)
+    timings["monitor"] = time.perf_counter() - t
+    t = time.perf_counter()
+    outcomes = run_cycle(lake, provider.name, universe, contestants, at, ledger=ledger)
+    timings["cycle"] = time.perf_counter() - t
+    t = time.perf_counter()
+    text = daily_report(ledger, lake, provider.name, universe, at)
+    write_daily_report(lake, text, at)
+    timings["daily_report"] = time.perf_counter() - t
+    return DayReport(at, outcomes, closes, time.perf_counter() - t0, text, timings)
+
+
+def replay_season(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
+                  start: object, days: int, *, lake: Lake, ledger: Ledger | None = None,
+                  progress: Callable[[DayReport, int, int], None] | None = None) -> SeasonReport:
+    """Replay ``days`` cycles from ``start`` (see the module docstring)."""
+    ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
+    times = cycle_times(start, days)
+    check_season_ledger(ledger, times)
+    report = SeasonReport(times[0])
+    previous = None
+    for i, at in enumerate(times, start=1):
+        day = play_day(provider, universe, contestants, at, previous, lake=lake, ledger=ledger)
+        report.days.append(day)
+        if progress:
+            progress(day, i, len(times))
+        previous = at
+    return report
+
+
+class SeasonError(RuntimeError):
+    """A season that cannot be replayed or finished as asked (a lake holding another season)."""
+
+
+def check_season_ledger(ledger: Ledger, times: Sequence[pd.Timestamp]) -> None:
+    """Refuse a ledger with cycles outside the season: every season starts from $10,000, so
+    records of another season in the same lake would carry over into its books."""
+    season = set(times)
+    outside = [k for k in ledger.records() if k.cycle_at not in season]
+    if outside:
+        raise SeasonError(
+            f"the ledger at {ledger.dir} holds cycles of another season (first: {outside[0].contestant}"
+            f" at {outside[0].cycle_at}); replay each season into its own lake (--lake)")
+
+
+@dataclass
+class SeasonOutputs:
+    """What the end of a season produced, and the seconds each step took."""
+
+    analytics: Path
+    marts: BuildResult
+    report: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def finish_season(lake: Lake, provider: str, universe: Universe, times: Sequence[pd.Timestamp], *,
+                  invoke: Invoke | None = None, players: int = DEFAULT_PLAYERS,
+                  arena_players: int = ARENA_PLAYERS, seed: int = 0, quiet: bool = False,
+                  progress: Callable[[str], None] | None = None) -> SeasonOutputs:
+    """The season's luck and rules tables (Python, into the lake), the dbt marts (built, tested,
+    published for analysts), and the season report."""
+    say = progress or (lambda _msg: None)
+    check_season_ledger(Ledger(lake), times)
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    analytics = build_analytics(lake, provider, universe, times, players=players,
+                                arena_players=arena_players, seed=seed, progress=say)
+    path = write_analytics(lake, analytics)
+    seconds.update({f"luck.{k}": v for k, v in analytics.seconds.items()})
+    seconds["luck"] = time.perf_counter() - t0
+    say("dbt build: staging, intermediate, marts and their tests")
+    t0 = time.perf_counter()
+    marts = build_marts(lake, invoke, quiet=quiet)
+    seconds["dbt"] = time.perf_counter() - t0
+    seconds["dbt.build"] = marts.seconds
+    t0 = time.perf_counter()
+    report = write_season_report(lake)
+    seconds["report"] = time.perf_counter() - t0
+    return SeasonOutputs(path, marts, report, seconds)

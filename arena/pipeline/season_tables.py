@@ -1,0 +1,220 @@
+"""The season's Python-side numbers, landed in the lake for dbt to turn into tables.
+
+dbt folds the ledger in SQL; what SQL should not do - simulate thousands of zero-skill players,
+run the reference rules' indicators, read the cycle prices exactly as the engine read them - is
+computed here, once per season, through the same modules the rest of the product uses:
+
+* ``season``           one row: provider, its market label (``SYNTHETIC`` or the real provider's
+                       name: :func:`arena.data.providers.market_label`), first and last cycle,
+                       cycle count, players, seed, and the assets left out of the per-asset
+                       tables (no bars in the season)
+* ``cycle_prices``     the price every symbol had at every cycle (:func:`arena.market.asof.last_price`:
+                       the engine's own marks), with when it printed; NaN-free, long format
+* ``arena_luck``       each arena zero-skill player's final return (portfolio-level luck)
+* ``arena_luck_band``  quantiles of the zero-skill players' equity after each cycle
+* ``luck_ceiling``     per asset: its zero-skill distribution over the season (quantiles, ceiling,
+                       the grid, bars and decision steps it was simulated on, cost rate)
+* ``reference_rules``  per asset and rule: return, turnover, fees, percentile, rank score, rank
+* ``correlations``     pairwise correlation of daily returns over :data:`CORRELATION_DAYS`
+
+Layout: ``<lake>/analytics/<table>.parquet``, one set for the lake's season. A build writes the
+whole set into a staging directory and swaps it in with two renames, so readers see the old set
+or the new one, never a mix; a failed build leaves the old set as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from arena.core.sessions import utc
+from arena.core.universe import Asset, Universe
+from arena.data.lake import Lake, PartitionKey, swap_dir
+from arena.data.providers import market_label
+from arena.engine.portfolio import START_CASH
+from arena.market.asof import NoPrices, cycle_prices
+from arena.market.clocks import asset_clock
+from arena.scoring.arena_luck import arena_zero_skill
+from arena.scoring.asset_luck import DEFAULT_PLAYERS
+from arena.scoring.rules_table import rules_table
+from arena.scoring.scorer import default_cost_rate
+
+log = logging.getLogger(__name__)
+
+ANALYTICS_DIR = "analytics"
+ARENA_PLAYERS = 1000  # arena zero-skill players (each plays the full rules engine)
+RULES_HISTORY_DAYS = 220  # indicator warm-up read before the season (the 200-day MA and more)
+CORRELATION_DAYS = 90  # daily returns up to the season's end that the correlation matrix uses
+BAND = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+class AnalyticsError(RuntimeError):
+    """The season's numbers cannot be built (no cycles...); nothing was replaced."""
+
+
+@dataclass
+class Analytics:
+    """The tables of one build, and how long each step took (seconds)."""
+
+    tables: dict[str, pd.DataFrame]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _monitor_bars(lake: Lake, provider: str, symbols: Sequence[str],
+                  start: pd.Timestamp, end: pd.Timestamp) -> dict[str, pd.DataFrame]:
+    return {s: lake.read_bars(PartitionKey(provider, "15m", s), start, end) for s in symbols}
+
+
+def arena_luck_tables(prices: pd.DataFrame, universe: Universe, monitor_bars: dict[str, pd.DataFrame],
+                      *, players: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """(players' final returns, equity band per cycle, rejections) of the arena zero-skill
+    players on the cycle prices of the tradable assets."""
+    wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
+    tradable = [a.symbol for a in universe.tradable if a.symbol in wide.columns]
+    luck = arena_zero_skill(wide[tradable], universe, players=players, seed=seed,
+                            bars=monitor_bars or None, curves=True)
+    returns = pd.DataFrame({"player": np.arange(players, dtype="int64"),
+                            "final_return": luck.returns})
+    band = pd.DataFrame(luck.band(BAND).T, columns=[f"q{round(q * 100):02d}" for q in BAND])
+    band.insert(0, "cycle_at", wide.index)
+    return returns, band, luck.rejections
+
+
+def asset_tables(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp, end: pd.Timestamp,
+                 *, players: int, seed: int) -> tuple[dict[str, object], pd.DataFrame]:
+    """(luck-ceiling row, reference-rules rows) of one asset over the season ``[start, end)``,
+    the rules warmed up on :data:`RULES_HISTORY_DAYS` before it."""
+    clock = asset_clock(lake, provider, asset, start - pd.Timedelta(days=RULES_HISTORY_DAYS), end)
+    rate = default_cost_rate(asset.calendar)
+    table, ruler = rules_table(clock.bars, cost_rate=rate, periods_per_year=clock.periods_per_year,
+                               start=start, players=players, seed=seed, calendar=asset.calendar)
+    ceiling = {"symbol": asset.symbol, "asset_class": asset.asset_class, "grid": clock.grid,
+               "bars": ruler.bars, "decision_steps": ruler.steps, "step": ruler.step,
+               "draw": ruler.draw, "players": ruler.players, "seed": seed, "cost_rate": rate,
+               **{f"q{round(q * 100):02d}": ruler.quantile(q) for q in BAND},
+               "mean": float(np.mean(ruler.returns)), "ceiling": ruler.ceiling}
+    table.insert(0, "symbol", asset.symbol)
+    return ceiling, table
+
+
+def correlations(lake: Lake, provider: str, universe: Universe, end: pd.Timestamp,
+                 days: int = CORRELATION_DAYS) -> pd.DataFrame:
+    """Long table ``symbol_a, symbol_b, correlation, observations``: Pearson correlation of daily
+    close-to-close returns over the ``days`` before ``end``, on the dates both assets traded."""
+    closes = {}
+    for asset in universe.tradable:
+        bars = lake.read_bars(PartitionKey(provider, "1d", asset.symbol),
+                              end - pd.Timedelta(days=days), end)
+        if len(bars):
+            closes[asset.symbol] = bars.set_index(
+                pd.DatetimeIndex(bars["timestamp"]).tz_convert("UTC").normalize())["close"]
+    frame = pd.DataFrame(closes)
+    # returns between consecutive trading days of each asset (a stock's Monday vs Friday)
+    returns = frame.apply(lambda s: s.dropna().pct_change()).reindex(frame.index)
+    corr = returns.corr(min_periods=10)
+    count = returns.notna().astype(float).T @ returns.notna().astype(float)
+    out = corr.stack(future_stack=True).rename("correlation").reset_index()
+    out.columns = ["symbol_a", "symbol_b", "correlation"]
+    out["observations"] = [int(count.loc[a, b]) for a, b in zip(out["symbol_a"], out["symbol_b"],
+                                                                 strict=True)]
+    return out
+
+
+def build_analytics(lake: Lake, provider: str, universe: Universe, cycles: Sequence[object], *,
+                    players: int = DEFAULT_PLAYERS, arena_players: int = ARENA_PLAYERS,
+                    seed: int = 0, progress: Callable[[str], None] | None = None) -> Analytics:
+    """Compute every table of the module docstring for the season of ``cycles``."""
+    if not cycles:
+        raise AnalyticsError("a season needs at least one cycle")
+    times = sorted(utc(c) for c in cycles)
+    start, end = times[0], times[-1]
+    say = progress or (lambda _msg: None)
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    try:
+        prices = cycle_prices(lake, provider, universe, times)
+    except NoPrices as exc:
+        raise AnalyticsError(str(exc)) from exc
+    seconds["cycle_prices"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    say(f"arena luck: {arena_players:,} zero-skill players x {len(times)} cycles")
+    bars = _monitor_bars(lake, provider, [a.symbol for a in universe.tradable], start, end)
+    bars = {s: b for s, b in bars.items() if len(b)}
+    luck_returns, band, rejected = arena_luck_tables(prices, universe, bars, players=arena_players,
+                                                     seed=seed)
+    if rejected:
+        log.warning("arena zero-skill players got %d rejections (expected none)", rejected)
+    seconds["arena_luck"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    ceilings, rules, missing = [], [], []
+    assets = list(universe.tradable)
+    for i, asset in enumerate(assets, start=1):
+        try:
+            row, table = asset_tables(lake, provider, asset, start, end, players=players, seed=seed)
+        except (LookupError, ValueError) as exc:  # no bars for this asset in the season
+            log.warning("no luck table for %s: %s", asset.symbol, exc)
+            say(f"no luck table for {asset.symbol}: {exc}")
+            missing.append(asset.symbol)
+            continue
+        ceilings.append(row)
+        rules.append(table)
+        if i % 10 == 0 or i == len(assets):
+            say(f"luck ceiling and reference rules: {i}/{len(assets)} assets")
+    if not ceilings:
+        raise AnalyticsError("no asset has bars in the season: no luck tables")
+    seconds["asset_luck"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    corr = correlations(lake, provider, universe, end)
+    seconds["correlations"] = time.perf_counter() - t0
+    season = pd.DataFrame([{
+        "provider": provider, "market": market_label(provider), "season_start": start,
+        "season_end": end, "cycles": len(times), "arena_players": arena_players,
+        "asset_players": players, "seed": seed,
+        "arena_rejections": rejected, "start_cash": START_CASH,
+        "assets_without_luck_tables": ",".join(missing)}])
+    tables = {"season": season, "cycle_prices": prices, "arena_luck": luck_returns,
+              "arena_luck_band": band, "luck_ceiling": pd.DataFrame(ceilings),
+              "reference_rules": pd.concat(rules, ignore_index=True), "correlations": corr}
+    return Analytics(tables, seconds)
+
+
+def analytics_dir(lake: Lake) -> Path:
+    return lake.root / ANALYTICS_DIR
+
+
+def write_analytics(lake: Lake, analytics: Analytics) -> Path:
+    """Publish the tables as ``<lake>/analytics/<table>.parquet``, replacing the previous set as
+    a whole (staged, then swapped in with two renames)."""
+    final = analytics_dir(lake)
+    staging = lake.root / f".{ANALYTICS_DIR}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    staging.mkdir(parents=True)
+    try:
+        for name, frame in analytics.tables.items():
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            pq.write_table(table, staging / f"{name}.parquet", compression="zstd")
+        swap_dir(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return final
+
+
+def read_analytics(lake: Lake, name: str) -> pd.DataFrame:
+    path = analytics_dir(lake) / f"{name}.parquet"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: build the season's analytics first")
+    return pd.read_parquet(path)

@@ -1,0 +1,165 @@
+"""The analysts' warehouse: dbt builds the marts over the lake, then they are published.
+
+``dbt build`` (dbt-duckdb, ``dbt_project/``) reads the ledger and the season's analytics in place
+and writes a private database, ``<lake>/dbt/warehouse.duckdb``. After a successful build, with
+every test passed, the marts are published twice:
+
+* ``<lake>/warehouse.duckdb`` - a copy of the whole database (staging and intermediate schemas
+  too), swapped in with one ``os.replace``. DuckDB lets no other process open a file that one
+  process holds read-write, so analysts never open the file dbt writes: an analyst's read-only
+  session on the copy does not block the next build, and the next publication does not disturb
+  it (the open file keeps its old contents until it is closed).
+* ``<lake>/marts/<mart>.parquet`` - every mart as a Parquet file, the directory swapped whole.
+
+A failed build (a model error or a failing data test) publishes nothing: analysts keep the last
+good warehouse. The dbt runner is injectable, so the Prefect flow passes prefect-dbt's runner
+(each model and test a task in the UI) and the command line dbt's own.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.core import resources
+from arena.data.lake import Lake, swap_dir
+from arena.ledger.store import Ledger
+
+DBT_PROJECT = resources.DBT_PROJECT
+MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "reference_rules",
+         "model_calls", "rejections", "zero_skill_band", "asset_correlations")
+Invoke = Callable[[list[str]], Any]  # dbtRunner().invoke or PrefectDbtRunner().invoke
+
+
+class MartsError(RuntimeError):
+    """dbt failed (a model error or a failing test): nothing was published."""
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    name: str
+    kind: str  # model, test, seed, unit_test
+    status: str
+    seconds: float
+    message: str | None = None
+
+
+@dataclass
+class BuildResult:
+    nodes: list[NodeResult] = field(default_factory=list)
+    seconds: float = 0.0
+    warehouse: Path | None = None
+    marts: Path | None = None
+
+    def count(self, kind: str) -> int:
+        return sum(n.kind == kind for n in self.nodes)
+
+
+def build_dir(lake: Lake) -> Path:
+    """dbt's own directory in ``lake``, absolute: dbt resolves a relative ``--target-path``
+    against the project folder, so a relative lake would put dbt's files in ``dbt_project/``."""
+    return lake.root.resolve() / "dbt"
+
+
+def dbt_args(lake: Lake, command: str = "build", *extra: str) -> list[str]:
+    """The dbt command line for ``lake`` (its own target and log directories, absolute paths)."""
+    return [command, "--project-dir", str(DBT_PROJECT), "--profiles-dir", str(DBT_PROJECT),
+            "--target-path", str(build_dir(lake) / "target"), "--log-path",
+            str(build_dir(lake) / "logs"), *extra]
+
+
+@contextmanager
+def lake_env(lake: Lake) -> Iterator[None]:
+    """``ARENA_LAKE`` set to the lake's absolute root while dbt runs (dbt reads it in-process),
+    and dbt's usage statistics off unless the caller chose; both restored afterwards."""
+    settings = {"ARENA_LAKE": str(lake.root.resolve()),
+                "DBT_SEND_ANONYMOUS_USAGE_STATS": os.environ.get("DBT_SEND_ANONYMOUS_USAGE_STATS",
+                                                                 "false")}
+    previous = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _nodes(result: Any) -> list[NodeResult]:
+    out = []
+    for r in getattr(getattr(result, "result", None), "results", None) or []:
+        node = r.node
+        out.append(NodeResult(node.name, str(node.resource_type), str(r.status),
+                              float(r.execution_time or 0.0), r.message))
+    return out
+
+
+def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResult:
+    """``dbt build`` the marts of ``lake``; :class:`MartsError` names what failed."""
+    if invoke is None:
+        from dbt.cli.main import dbtRunner
+
+        invoke = dbtRunner().invoke
+    Ledger(lake).write_schemas()  # the ledger's globs match before the first monitor window
+    build_dir(lake).mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    with lake_env(lake):
+        try:
+            result = invoke(dbt_args(lake, "build", *extra))
+        except Exception as exc:  # prefect-dbt raises on a failed node
+            raise MartsError(f"dbt build failed: {exc}") from exc
+    outcome = BuildResult(_nodes(result), time.perf_counter() - t0)
+    failed = [n for n in outcome.nodes if n.status in ("error", "fail")]
+    if failed or not getattr(result, "success", False):
+        shown = "; ".join(f"{n.kind} {n.name}: {n.status} ({(n.message or '').strip()[:200]})"
+                          for n in failed[:5])
+        why = shown or f"{getattr(result, 'exception', None)}"
+        raise MartsError(f"dbt build failed, nothing published: {why}")
+    return outcome
+
+
+def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
+    """Publish the built database as ``<lake>/warehouse.duckdb`` and the marts as Parquet."""
+    import duckdb
+
+    source = build_dir(lake) / "warehouse.duckdb"
+    if not source.is_file():
+        raise MartsError(f"{source} does not exist: build the marts first")
+    token = f"{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    parquet_dir = lake.root / f".marts.{token}"
+    parquet_dir.mkdir(parents=True)
+    try:
+        # no read_only: dbt's in-process handle on the same file may still be open
+        with duckdb.connect(str(source)) as con:
+            con.execute("checkpoint")  # everything in the file itself before it is copied
+            for mart in marts:
+                target = str(parquet_dir / f"{mart}.parquet").replace("'", "''")
+                con.execute(f"copy (select * from main.{mart}) to '{target}' "
+                            "(format parquet, compression zstd)")
+        copy = lake.root / f".warehouse.{token}.duckdb"
+        shutil.copyfile(source, copy)
+        os.replace(copy, lake.root / "warehouse.duckdb")
+        swap_dir(parquet_dir, lake.root / "marts")
+    except BaseException:
+        shutil.rmtree(parquet_dir, ignore_errors=True)
+        for leftover in lake.root.glob(f".warehouse.{token}.duckdb"):
+            leftover.unlink()
+        raise
+    return lake.root / "warehouse.duckdb", lake.root / "marts"
+
+
+def build_marts(lake: Lake, invoke: Invoke | None = None, *, quiet: bool = False) -> BuildResult:
+    """Build (:func:`run_dbt`) and publish (:func:`publish`) the marts of ``lake``; ``quiet``
+    keeps dbt's own log off the console (errors still raise)."""
+    result = run_dbt(lake, invoke, *(["--quiet"] if quiet else []))
+    result.warehouse, result.marts = publish(lake)
+    return result

@@ -1,0 +1,1 @@
+"""Reports: the daily report of a cycle and the season report (HTML, charts)."""

@@ -1,0 +1,74 @@
+"""The reference-rules table of one asset, and the files the scoring commands read.
+
+Rules see the whole history (indicators need warm-up); the table scores them from ``start`` on
+(the display window) with the same scorer, costs and clock as the zero-skill players it is read
+against.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from arena.core.sessions import utc
+from arena.scoring.asset_luck import DEFAULT_PLAYERS, LuckResult, luck
+from arena.scoring.reference_rules import BASELINES, RULES
+from arena.scoring.scorer import ScorerInputError, score
+from arena.scoring.self_check import ensure_self_checked
+
+
+def load_positions(path: str | Path, bars: pd.DatetimeIndex) -> pd.Series:
+    """A ``timestamp,position`` CSV on the price bars: a position holds from the bar it is set at
+    until it is replaced; bars before the first position have none (flat, not valid)."""
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise ScorerInputError(f"positions file {path}: {exc}") from exc
+    if list(frame.columns[:2]) != ["timestamp", "position"]:
+        raise ScorerInputError(f"positions file {path} needs the columns timestamp,position")
+    ts = pd.to_datetime(frame["timestamp"], utc=True, errors="coerce")
+    values = pd.to_numeric(frame["position"], errors="coerce")
+    if ts.isna().any() or values.isna().any() or not np.isfinite(values).all():
+        bad = int((ts.isna() | values.isna()).idxmax()) + 2
+        raise ScorerInputError(f"positions file {path}, line {bad}: not a time and a number")
+    series = pd.Series(values.to_numpy(), index=pd.DatetimeIndex(ts).as_unit("us"))
+    unknown = series.index.difference(bars)
+    if len(unknown):
+        raise ScorerInputError(f"positions file {path}: {len(unknown)} timestamp(s) are not bars "
+                               f"of the price file, first {unknown[0].isoformat()}")
+    if series.index.has_duplicates:
+        raise ScorerInputError(f"positions file {path}: a bar has two positions")
+    return series.reindex(bars).ffill()
+
+
+def rules_table(bars: pd.DataFrame, *, cost_rate: float, periods_per_year: float,
+                start: object | None = None, players: int = DEFAULT_PLAYERS, seed: int = 0,
+                calendar: str = "24/7") -> tuple[pd.DataFrame, LuckResult]:
+    """Every reference rule and baseline scored from ``start`` on, with its place among
+    zero-skill players on the same bars (rank among rules: 1 = best return)."""
+    ensure_self_checked()
+    closes = bars.set_index("timestamp")["close"]
+    try:
+        keep = closes.index >= utc(start) if start is not None else np.ones(len(closes), bool)
+    except (ValueError, TypeError) as exc:
+        raise ScorerInputError(f"--start {start!r} is not a date") from exc
+    if keep.sum() < 2:
+        raise ScorerInputError(f"fewer than two bars on or after {start}")
+    shown = closes[keep]
+    ruler = luck(shown, players=players, seed=seed, cost_rate=cost_rate, calendar=calendar)
+    rows = []
+    for kind, table in (("rule", RULES), ("baseline", BASELINES)):
+        for name, rule in table.items():
+            positions = pd.Series(rule(bars, periods_per_year=periods_per_year).to_numpy(),
+                                  index=closes.index)[keep]
+            result = score(shown, positions, cost_rate)
+            p, rank = ruler.place(result.total_return)
+            rows.append({"rule": name, "kind": kind, "return": result.total_return,
+                         "turnover": result.turnover, "fees": result.fees,
+                         "percentile": p, "rank_score": rank})
+    table = pd.DataFrame(rows)
+    is_rule = table["kind"] == "rule"
+    table.loc[is_rule, "rank"] = table.loc[is_rule, "return"].rank(ascending=False, method="min")
+    return table, ruler

@@ -1,0 +1,1 @@
+"""Package data: the dbt-duckdb project (read as files by dbt, never imported)."""

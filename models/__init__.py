@@ -1,0 +1,1 @@
+"""Package data: the default roster (roster.yaml) and the prompt templates (prompts/)."""

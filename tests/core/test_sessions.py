@@ -1,0 +1,89 @@
+import pandas as pd
+import pytest
+
+from arena.core.sessions import (
+    CalendarError,
+    bar_close_times,
+    expected_bars,
+    is_open,
+    is_trading_day,
+    regular_session,
+)
+from tests.conftest import ts
+
+
+def test_thanksgiving_and_the_day_after():
+    assert not is_trading_day("2025-11-27")  # Thanksgiving
+    friday = regular_session("2025-11-28")
+    assert friday is not None and friday.early_close
+    assert friday.open == ts("2025-11-28 14:30") and friday.close == ts("2025-11-28 18:00")
+    # 1h bars: 9:30, 10:30, 11:30, 12:30 ET (the last one half an hour, to the 13:00 close)
+    assert list(expected_bars("XNYS", "1h", "2025-11-28", "2025-11-29")) == [
+        ts("2025-11-28 14:30"), ts("2025-11-28 15:30"), ts("2025-11-28 16:30"), ts("2025-11-28 17:30")]
+    assert len(expected_bars("XNYS", "15m", "2025-11-28", "2025-11-29")) == 14
+    assert len(expected_bars("XNYS", "4h", "2025-11-28", "2025-11-29")) == 1
+    assert len(expected_bars("XNYS", "1h", "2025-11-27", "2025-11-28")) == 0
+
+
+def test_christmas_eve_and_christmas():
+    eve = regular_session("2025-12-24")
+    assert eve is not None and eve.early_close and eve.close == ts("2025-12-24 18:00")
+    assert regular_session("2025-12-25") is None
+    assert is_trading_day("2025-12-25", "24/7")
+    assert len(expected_bars("24/7", "1h", "2025-12-25", "2025-12-26")) == 24
+
+
+def test_normal_day_has_seven_hourly_bars_and_two_4h_bars():
+    bars = expected_bars("XNYS", "1h", "2025-11-25", "2025-11-26")
+    assert len(bars) == 7 and bars[0] == ts("2025-11-25 14:30") and bars[-1] == ts("2025-11-25 20:30")
+    closes = bar_close_times("XNYS", "1h", bars)
+    assert closes[-1] == ts("2025-11-25 21:00")  # 15:30-16:00 ET, cut at the close
+    four = expected_bars("XNYS", "4h", "2025-11-25", "2025-11-26")
+    assert list(four) == [ts("2025-11-25 14:30"), ts("2025-11-25 18:30")]
+    assert list(bar_close_times("XNYS", "4h", four)) == [ts("2025-11-25 18:30"), ts("2025-11-25 21:00")]
+
+
+def test_dst_switch_week_moves_the_utc_open():
+    # US clocks went forward on Sunday 2025-03-09: the open moves from 14:30 to 13:30 UTC
+    days = expected_bars("XNYS", "1d", "2025-03-03", "2025-03-15")
+    assert [d.strftime("%m-%d %H:%M") for d in days] == [
+        "03-03 14:30", "03-04 14:30", "03-05 14:30", "03-06 14:30", "03-07 14:30",
+        "03-10 13:30", "03-11 13:30", "03-12 13:30", "03-13 13:30", "03-14 13:30"]
+    assert len(expected_bars("XNYS", "1h", "2025-03-10", "2025-03-11")) == 7
+
+
+def test_weekly_bars_open_at_the_first_session_of_the_week():
+    # the week of 2025-01-20 starts on a holiday (MLK day): its weekly bar opens Tuesday
+    weeks = expected_bars("XNYS", "1w", "2025-01-13", "2025-01-27")
+    assert list(weeks) == [ts("2025-01-13 14:30"), ts("2025-01-21 14:30")]
+    assert list(expected_bars("24/7", "1w", "2025-01-13", "2025-01-27")) == [
+        ts("2025-01-13"), ts("2025-01-20")]
+
+
+def test_crypto_grid_is_aligned_to_utc():
+    bars = expected_bars("24/7", "4h", "2025-11-01 01:00", "2025-11-02")
+    assert bars[0] == ts("2025-11-01 04:00") and len(bars) == 5
+    assert len(expected_bars("24/7", "15m", "2025-11-01", "2025-11-02")) == 96
+
+
+def test_market_open_instants():
+    assert is_open("XNYS", "2025-11-28 17:59") and not is_open("XNYS", "2025-11-28 18:00")
+    assert not is_open("XNYS", "2025-11-29 15:00")  # Saturday
+    assert is_open("24/7", "2025-11-29 15:00")
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(CalendarError, match="unknown interval '2h'"):
+        expected_bars("XNYS", "2h", "2025-01-01", "2025-01-02")
+    with pytest.raises(CalendarError, match="unknown calendar 'LSE'"):
+        is_trading_day("2025-01-02", "LSE")
+    assert expected_bars("XNYS", "1h", "2025-01-02", "2025-01-01").empty
+    assert isinstance(expected_bars("24/7", "1h", "2025-01-01", "2025-01-02"), pd.DatetimeIndex)
+
+
+def test_bar_close_times_per_bar_even_with_an_off_session_bar():
+    opens = pd.DatetimeIndex([ts("2025-11-28 17:30"), ts("2025-11-29 15:00"), ts("2025-11-25 20:30")])
+    assert list(bar_close_times("XNYS", "1h", opens)) == [
+        ts("2025-11-28 18:00"), ts("2025-11-29 16:00"), ts("2025-11-25 21:00")]
+    weeks = expected_bars("XNYS", "1w", "2025-11-24", "2025-12-06")
+    assert list(bar_close_times("XNYS", "1w", weeks)) == [ts("2025-11-28 18:00"), ts("2025-12-05 21:00")]

@@ -1,0 +1,116 @@
+"""A whole daily cycle over the house roster, recorded once per contestant in the ledger."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from arena.agents.factory import ReverseContestant, build_contestant
+from arena.agents.roster import ContestantSpec, load_roster
+from arena.ledger.store import Ledger
+from arena.pipeline.cycle import run_cycle
+from tests.conftest import ts
+from tests.market_lakes import PROVIDER, market_lakes
+
+MON, TUE = ts("2025-11-24 16:00"), ts("2025-11-25 16:00")
+
+
+@pytest.fixture
+def setup(tmp_path_factory, universe, tmp_path):
+    lake = market_lakes(tmp_path_factory, universe).full
+    ledger = Ledger(tmp_path / "ledger-root")
+    runnable, _ = load_roster().available({})
+    contestants = [build_contestant(s) for s in runnable]
+    contestants.append(ReverseContestant(ContestantSpec(name="anti-momentum", kind="reverse",
+                                                        mirror_of="momentum")))
+    return lake, ledger, contestants
+
+
+def test_a_cycle_records_every_contestant_once(setup, universe):
+    lake, ledger, contestants = setup
+    first = run_cycle(lake, PROVIDER, universe, contestants, MON, ledger=ledger)
+    assert {o.recorded for o in first} == {"recorded"}
+    assert {o.status for o in first} <= {"traded", "no_trade"}, [o.as_dict() for o in first]
+    assert {o.status for o in first if o.fills} == {"traded"}
+    fills_before = {c.name: len(ledger.fills(c.name)) for c in contestants}
+    again = run_cycle(lake, PROVIDER, universe, contestants, MON, ledger=ledger)
+    assert {o.recorded for o in again} == {"already recorded"}
+    assert {c.name: len(ledger.fills(c.name)) for c in contestants} == fills_before
+    assert [o.fills for o in again] == [o.fills for o in first]
+
+
+def test_two_runs_at_the_same_time_execute_once(setup, universe):
+    lake, ledger, contestants = setup
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(
+        run_cycle(lake, PROVIDER, universe, contestants, TUE, ledger=Ledger(ledger.dir.parent))))
+        for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    by_name = {}
+    for outcome in (o for run in results for o in run):
+        by_name.setdefault(outcome.contestant, []).append(outcome.recorded)
+    assert all(sorted(v) == ["already recorded", "recorded"] for v in by_name.values()), by_name
+    assert len(ledger.records()) == len(contestants)
+
+
+def test_the_reverse_mirrors_its_target(setup, universe):
+    lake, ledger, contestants = setup
+    run_cycle(lake, PROVIDER, universe, contestants, MON, ledger=ledger)
+    source = ledger.fills("momentum")
+    mirror = ledger.fills("anti-momentum")
+    assert [(f.symbol, f.side) for f in mirror] == [
+        (f.symbol, "short" if f.side == "long" else "long") for f in source]
+
+
+def test_mirror_of_worst_mirrors_the_worst_performer_so_far(setup, universe):
+    lake, ledger, contestants = setup
+    worst_mirror = ReverseContestant(ContestantSpec(name="anti-worst", kind="reverse",
+                                                    mirror_of="worst"))
+    players = [c for c in contestants if not isinstance(c, ReverseContestant)]
+    first = run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], MON, ledger=ledger)
+    assert next(o for o in first if o.contestant == "anti-worst").status == "skipped"  # no past
+    run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], TUE, ledger=ledger)
+    from arena.pipeline.cycle import worst_performer
+
+    worst = worst_performer(ledger, TUE, [p.name for p in players])
+    equity = ledger.table("equity")
+    monday = equity[equity["cycle_at"] == MON].set_index("contestant")["equity"]
+    assert worst == monday.loc[[p.name for p in players]].idxmin()
+    source = ledger.responses(worst, TUE)["answer"]
+    mirrored = ledger.responses("anti-worst", TUE)["answer"]
+    assert json_actions(mirrored) == [{"open_long": "open_short", "open_short": "open_long"}.get(a, a)
+                                      for a in json_actions(source)]
+
+
+def json_actions(text: str) -> list[str]:
+    import json
+
+    return [d["action"] for d in json.loads(text)["decisions"]]
+
+
+def test_a_reverse_without_a_target_record_is_skipped_and_recorded(setup, universe):
+    lake, ledger, _ = setup
+    ghost = ReverseContestant(ContestantSpec(name="anti-ghost", kind="reverse", mirror_of="ghost"))
+    [outcome] = run_cycle(lake, PROVIDER, universe, [ghost], MON, ledger=ledger)
+    assert (outcome.recorded, outcome.status) == ("recorded", "skipped")
+    assert "no answer to mirror" in outcome.error
+    assert ledger.table("outcome").status.tolist() == ["skipped"]
+    assert ledger.table("equity").equity.tolist() == [10_000.0]
+
+
+def test_the_daily_report_shows_each_contestants_outcome(setup, universe, tmp_path):
+    from arena.reporting.reports import daily_report
+
+    lake, ledger, contestants = setup
+    ghost = ReverseContestant(ContestantSpec(name="anti-ghost", kind="reverse", mirror_of="ghost"))
+    outcomes = run_cycle(lake, PROVIDER, universe, [*contestants, ghost], MON, ledger=ledger)
+    text = daily_report(ledger, lake, PROVIDER, universe, MON)
+    assert "| # | contestant | equity | change since its previous cycle | outcome |" in text
+    rows = {line.split("|")[2].strip(): line.split("|")[5].strip()
+            for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()}
+    assert rows == {o.contestant: o.status for o in outcomes}
+    assert rows["anti-ghost"] == "skipped"

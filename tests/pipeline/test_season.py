@@ -1,0 +1,86 @@
+"""A season replayed on a simulated clock: monitor and cycle every day, resumable."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.agents.factory import build_contestant
+from arena.agents.roster import load_roster
+from arena.cli import main
+from arena.data.lake import Lake
+from arena.data.providers.synthetic import SyntheticProvider
+from arena.ledger.store import Ledger
+from arena.pipeline.season import replay_season
+from tests.conftest import ts
+
+SYMBOLS = ["BTC", "SPY", "ETH", "SOL", "ADA", "AAPL", "MSFT", "NVDA"]
+START, DAYS = ts("2025-11-24"), 4
+
+
+@pytest.fixture(scope="module")
+def contestants():
+    runnable, _ = load_roster().available({})
+    return [build_contestant(s) for s in runnable]
+
+
+def _fills(ledger: Ledger, contestants) -> dict[str, list]:
+    return {c.name: [(f.at, f.symbol, f.kind, round(f.quantity, 12), f.automatic)
+                     for f in ledger.fills(c.name)] for c in contestants}
+
+
+def test_a_season_replays_and_resumes_without_duplicates(tmp_path, universe, contestants):
+    sub = universe.select(SYMBOLS)
+    straight = Lake(tmp_path / "straight")
+    report = replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=straight)
+    assert [d.at for d in report.days] == [ts("2025-11-24 16:00"), ts("2025-11-25 16:00"),
+                                           ts("2025-11-26 16:00"), ts("2025-11-27 16:00")]
+    ledger = Ledger(straight)
+    assert len(ledger.records()) == DAYS * len(contestants)
+    assert len(ledger.monitor_records()) == (DAYS - 1) * len(contestants)
+    assert report.trades > 0
+
+    # interrupted after two days, then run again for the whole season
+    resumed = Lake(tmp_path / "resumed")
+    replay_season(SyntheticProvider(), sub, contestants, START, 2, lake=resumed)
+    replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=resumed)
+    assert _fills(Ledger(resumed), contestants) == _fills(ledger, contestants)
+    assert len(Ledger(resumed).records()) == DAYS * len(contestants)
+
+
+def test_replay_command(tmp_path, capsys):
+    args = ["replay", "--start", "2025-11-24", "--days", "2", "--symbols", ",".join(SYMBOLS),
+            "--players", "500", "--lake", str(tmp_path / "lake")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "day  2/2  2025-11-25 16:00" in out and "SYNTHETIC" in out
+    assert main([*args, "--json"]) == 0  # resuming: everything already recorded
+    again = json.loads(capsys.readouterr().out)
+    assert {o["recorded"] for d in again["days"] for o in d["outcomes"]} == {"already recorded"}
+    assert main(["replay", "--start", "someday"]) == 2
+
+
+def test_demo_prints_the_leaderboard_and_the_report_then_report_rebuilds_it(tmp_path, capsys):
+    lake = tmp_path / "demo"
+    args = ["demo", "--days", "2", "--symbols", "BTC,SPY,ETH,AAPL", "--players", "500",
+            "--lake", str(lake)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "day  2/2" in out and "contestant" in out and "luck pct" in out
+    assert f"season report: {lake / 'reports' / 'season.html'}" in out
+    board = [line for line in out.splitlines() if line[:3].strip().isdigit()]
+    assert len(board) == 5  # one line per house agent, ranked
+    assert main([*args, "--json"]) == 0  # resumes: nothing played twice, same leaderboard
+    payload = json.loads(capsys.readouterr().out)
+    assert {o["recorded"] for d in payload["days"] for o in d["outcomes"]} == {"already recorded"}
+    assert [r["contestant"] for r in payload["leaderboard"]] == [line.split()[1] for line in board]
+    (lake / "reports" / "season.html").unlink()
+    assert main(["report", "--lake", str(lake)]) == 0
+    assert (lake / "reports" / "season.html").stat().st_size > 10_000
+    # a report without marts, and a second season in the same lake, are refused clearly
+    assert main(["report", "--lake", str(tmp_path / "empty")]) == 2
+    assert "build the marts first" in capsys.readouterr().err
+    assert main(["replay", "--start", "2026-11-01", "--days", "1", "--symbols", "BTC,SPY",
+                 "--lake", str(lake)]) == 1
+    assert "another season" in capsys.readouterr().err

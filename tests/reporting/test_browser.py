@@ -1,0 +1,89 @@
+"""The report's charts open in a real browser: Debian's headless Chromium, fully offline."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from arena.reporting import charts
+from tests.browser import MISSING_CHROMIUM, chromium_available, launch, load_page, png_size
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module. Missing Chromium fails the tests; it never skips them."""
+    if not chromium_available():
+        pytest.fail(MISSING_CHROMIUM, pytrace=False)
+    with launch() as context:
+        yield context
+
+
+def sample_report() -> str:
+    days = pd.date_range("2026-05-13", periods=120, freq="D", tz="UTC")
+    names = ["gpt-5-mini", "claude-sonnet", "gemini-pro", "buy & hold BTC"]
+    series = {
+        name: [(t, 10_000 * (1 + 0.002 * k * math.sin(i + k / 9))) for k, t in enumerate(days)]
+        for i, name in enumerate(names)
+    }
+    band = [(t, 10_000 - 8 * k, 10_000.0, 10_000 + 8 * k) for k, t in enumerate(days)]
+    labels = [f"ASSET{i:02d}" for i in range(20)]
+    matrix = [[math.cos(i - j) for j in range(20)] for i in range(20)]
+    rows = [{"name": name, "ret": 0.05 - 0.04 * i} for i, name in enumerate(names)]
+    return charts.page(
+        "Season 1 report",
+        [
+            ("Equity", charts.line_chart(series, band=band, title="Equity", baseline=10_000)),
+            ("Returns", charts.bar_chart(names, [r["ret"] for r in rows], title="Return")),
+            ("Correlation", charts.heatmap(labels, matrix, title="Correlation")),
+            ("Leaderboard", charts.html_table(rows, [("name", "Name", ""), ("ret", "Return", "{:+.2%}")])),
+        ],
+        subtitle="synthetic",
+    )  # fmt: skip
+
+
+def test_sample_report_renders_cleanly(browser, tmp_path):
+    report = tmp_path / "report.html"
+    report.write_text(sample_report(), encoding="utf-8")
+    result = load_page(report, tmp_path / "report.png", context=browser)
+    assert result.console_errors == []
+    assert result.page_errors == []
+    assert result.external_requests == []
+    assert result.title == "Season 1 report"
+    assert result.svg_count == 3
+    assert result.screenshot.stat().st_size > 20_000
+    width, height = png_size(result.screenshot)
+    assert width == 1280 and height > 2000  # full page, taller than the viewport
+
+
+def test_the_harness_reports_script_errors_and_network_requests(browser, tmp_path):
+    page = tmp_path / "broken.html"
+    page.write_text(
+        "<!doctype html><title>broken</title>"
+        '<img src="https://example.invalid/pixel.png" alt="">'
+        "<script>console.error('drawn badly'); undefinedFunction();</script>",
+        encoding="utf-8",
+    )
+    result = load_page(page, tmp_path / "broken.png", context=browser)
+    assert result.title == "broken"
+    assert "drawn badly" in result.console_errors
+    assert "Failed to load resource: net::ERR_FAILED" in result.console_errors  # the blocked image
+    assert len(result.page_errors) == 1 and "undefinedFunction" in result.page_errors[0]
+    assert result.external_requests == ["https://example.invalid/pixel.png"]
+    assert result.svg_count == 0
+
+
+def test_png_size_reads_the_header(tmp_path):
+    not_png = tmp_path / "x.png"
+    not_png.write_bytes(b"GIF89a" + bytes(30))
+    with pytest.raises(ValueError, match="not a PNG"):
+        png_size(not_png)
+
+
+def test_missing_chromium_is_named(monkeypatch):
+    monkeypatch.setattr("tests.browser.CHROMIUM", Path("/nonexistent/chromium"))
+    assert not chromium_available()
+    with pytest.raises(RuntimeError, match="/usr/bin/chromium is missing"), launch():
+        pass
