@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-fast lint bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,14 +27,29 @@ CHROMIUM := /usr/bin/chromium
 
 test: $(VENV)/.installed-test
 	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation)
-	$(BIN)/ruff check arena flows expectations models dbt_project tests benchmarks
+	$(MAKE) lint
 	$(BIN)/python -m pytest
 
+# The pure core (engine, scorer, contract, sessions, indicators): well under a minute
+FAST := tests/core tests/engine tests/scoring/test_scorer.py tests/scoring/test_metrics.py \
+        tests/scoring/test_reference_rules.py
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q $(FAST)
+
+# ruff, and the layer rule of ARCHITECTURE.md (import-linter contracts in pyproject.toml)
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check arena flows expectations models dbt_project tests benchmarks
+	$(BIN)/lint-imports
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/ingest.py
+
+# dbt's documentation of the demo's warehouse (after `make run`): models, columns, tests and the
+# lineage graph, as one HTML file in the lake, data_lake/demo/dbt/target/static_index.html
+DOCS_LAKE ?= data_lake/demo
+
+docs: $(VENV)/.installed
+	$(BIN)/python -c "from arena.data.lake import Lake; from arena.pipeline.warehouse import generate_docs; print(generate_docs(Lake('$(DOCS_LAKE)')))"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

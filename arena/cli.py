@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from arena.core.settings import prepare_process
+
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 
 
@@ -154,11 +156,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------------------- check
 def _cmd_check(args: argparse.Namespace) -> int:
-    from arena.core.sessions import CalendarError
+    from arena.core.sessions import CalendarError, utc
     from arena.engine.check import CheckInputError, render_check, run_check
 
     try:
-        report = run_check(Path(args.state), Path(args.answer), Path(args.prices), args.at)
+        report = run_check(Path(args.state), Path(args.answer), Path(args.prices),
+                           utc(args.at))
     except (CheckInputError, CalendarError, ValueError) as exc:
         print(f"arena check: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -274,10 +277,13 @@ def _rules(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"reference rules on {ruler.bars} {grid} bars (cost rate {rate:g}); luck ceiling "
           f"{ruler.ceiling:+.2%} from {ruler.players:,} zero-skill players")
-    for row in table.itertuples():
-        rank = f"#{int(row.rank):>2}" if row.kind == "rule" else "   "
-        print(f"  {rank} {row.rule:<24} {row._3:+8.2%}  turnover {row.turnover:7.1f}  "
-              f"fees {row.fees:6.2%}  percentile {row.percentile:.3f}  rank score {row.rank_score:.2f}")
+    shown = _text_table(("#", "right"), "rule", ("return", "right"), ("turnover", "right"),
+                        ("fees", "right"), ("percentile", "right"), ("rank score", "right"))
+    for row in table.itertuples():  # row._3: the "return" column (a keyword, so no attribute)
+        shown.add_row(str(int(row.rank)) if row.kind == "rule" else "", row.rule, f"{row._3:+.2%}",
+                      f"{row.turnover:.1f}", f"{row.fees:.2%}", f"{row.percentile:.3f}",
+                      f"{row.rank_score:.2f}")
+    _console().print(shown)
     return EXIT_OK
 
 
@@ -285,8 +291,8 @@ def _rules(args: argparse.Namespace) -> int:
 def _cmd_cycle(args: argparse.Namespace) -> int:
     import os
 
-    from arena.agents.factory import build_contestant
-    from arena.agents.roster import RosterError, load_roster
+    from arena.agents.factory import contestants_from_roster
+    from arena.agents.roster import RosterError
     from arena.core.sessions import CalendarError, utc
     from arena.core.universe import load_universe
     from arena.data.lake import Lake
@@ -295,8 +301,7 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
 
     try:
         at = utc(args.at)
-        runnable, skipped = load_roster(args.roster).available(os.environ)
-        contestants = [build_contestant(spec) for spec in runnable]
+        contestants, skipped = contestants_from_roster(args.roster, os.environ)
     except (RosterError, CalendarError, ValueError) as exc:
         print(f"arena cycle: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -313,29 +318,63 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
                      "skipped": [{"contestant": s.spec.name, "reason": s.reason} for s in skipped]})
     else:
         print(f"decision cycle {at.isoformat()} ({args.provider})")
+        shown = _text_table("contestant", "status", "recorded", ("fills", "right"),
+                            ("rejections", "right"), ("tokens", "right"), ("cost", "right"),
+                            ("detail", "wrap"))
         for o in outcomes:
-            cost = "" if o.cost_usd is None else f"  ${o.cost_usd:.4f}"
-            print(f"  {o.contestant:<22} {o.status:<10} {o.recorded:<17} fills {o.fills}  "
-                  f"rejections {o.rejections}  tokens {o.tokens_in}/{o.tokens_out}{cost}"
-                  + (f"  error: {o.error}" if o.error else ""))
+            shown.add_row(o.contestant, o.status, o.recorded, str(o.fills), str(o.rejections),
+                          f"{o.tokens_in}/{o.tokens_out}",
+                          "" if o.cost_usd is None else f"${o.cost_usd:.4f}",
+                          f"error: {o.error}" if o.error else "")
         for s in skipped:  # not played, so not recorded: setting the key lets a re-run play it
-            print(f"  {s.spec.name:<22} {'skipped':<10} {'not recorded':<17} "
-                  f"{s.reason.removeprefix('skipped: ')}")
+            shown.add_row(s.spec.name, "skipped", "not recorded", "", "", "", "",
+                          s.reason.removeprefix("skipped: "))
+        _console().print(shown)
     return EXIT_FAILED if any(o.status == FAILED for o in outcomes) else EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------- replay
 
 
+def _console():
+    """A rich Console on stdout: on a terminal its width and colours; otherwise 120 columns and
+    no colour or style codes, so piped and captured output is stable. Cell text is never read
+    as rich markup or emoji codes (a contestant name or an error may hold brackets or colons)."""
+    from rich.console import Console
+
+    tty = sys.stdout.isatty()
+    return Console(file=sys.stdout, width=None if tty else 120,
+                   color_system="auto" if tty else None, markup=False, emoji=False,
+                   highlight=False)
+
+
+def _text_table(*columns: str | tuple[str, str]):
+    """A borderless rich Table for the terminal: a header line, then one line per row, each row
+    starting at the left margin with its first cell. A column is a name, or ``(name, "right")``
+    for right-justified numbers, or ``(name, "wrap")`` for long text that may wrap; no other
+    column ever wraps."""
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in columns:
+        name, how = (column, "") if isinstance(column, str) else column
+        table.add_column(name, justify="right" if how == "right" else "left",
+                         no_wrap=how != "wrap", overflow="fold")
+    return table
+
+
 def _print_leaderboard(board) -> None:
-    print(f"\n{'#':>2}  {'contestant':<20} {'return':>8} {'luck pct':>8} {'rank':>5} "
-          f"{'Sharpe':>7} {'max DD':>7} {'trades':>6} {'calls $':>9}")
+    shown = _text_table(("#", "right"), "contestant", ("return", "right"), ("luck pct", "right"),
+                        ("rank", "right"), ("Sharpe", "right"), ("max DD", "right"),
+                        ("trades", "right"), ("calls $", "right"))
     for r in board.itertuples():
         sharpe = "-" if r.sharpe != r.sharpe or r.sharpe is None else f"{r.sharpe:.2f}"
         cost = "-" if r.cost_usd is None or r.cost_usd != r.cost_usd else f"{r.cost_usd:.4f}"
-        print(f"{r.place:>2}  {r.contestant:<20} {r.total_return:>+8.2%} "
-              f"{r.zero_skill_percentile:>8.1%} {r.rank_score:>5.2f} {sharpe:>7} "
-              f"{r.max_drawdown:>7.2%} {r.trades:>6} {cost:>9}")
+        shown.add_row(str(r.place), r.contestant, f"{r.total_return:+.2%}",
+                      f"{r.zero_skill_percentile:.1%}", f"{r.rank_score:.2f}", sharpe,
+                      f"{r.max_drawdown:.2%}", str(r.trades), cost)
+    print()
+    _console().print(shown)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -344,8 +383,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     import duckdb
 
-    from arena.agents.factory import build_contestant
-    from arena.agents.roster import RosterError, load_roster
+    from arena.agents.factory import contestants_from_roster
+    from arena.agents.roster import RosterError
     from arena.core.sessions import CalendarError, utc
     from arena.core.universe import UniverseError, load_universe
     from arena.data.ingest import IngestError
@@ -354,13 +393,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from arena.pipeline.season import SeasonError, cycle_times, finish_season, replay_season
     from arena.pipeline.season_tables import AnalyticsError
     from arena.pipeline.warehouse import MartsError
-    from arena.reporting.reports import ReportError
+    from arena.reporting.season import ReportError
 
     name = args.command
     try:
         start = utc(args.start)
-        runnable, skipped = load_roster(args.roster).available(os.environ)
-        contestants = [build_contestant(spec) for spec in runnable]
+        contestants, skipped = contestants_from_roster(args.roster, os.environ)
         universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
         provider = make_provider("synthetic", seed=args.seed)
     except (RosterError, CalendarError, UniverseError, ValueError) as exc:
@@ -421,7 +459,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from arena.data.lake import Lake
-    from arena.reporting.reports import ReportError, write_season_report
+    from arena.reporting.season import ReportError, write_season_report
 
     try:
         path = write_season_report(Lake(args.lake), Path(args.out) if args.out else None)
@@ -541,6 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    prepare_process()
     return int(args.func(args))
 
 

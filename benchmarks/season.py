@@ -41,11 +41,12 @@ def main() -> None:
     universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
     runnable, _ = load_roster().available(os.environ)
     contestants = [build_contestant(s) for s in runnable]
-    times = cycle_times(DEMO_START, args.days)
+    start = pd.Timestamp(DEMO_START, tz="UTC")  # the edge: a UTC timestamp from here on
+    times = cycle_times(start, args.days)
     with tempfile.TemporaryDirectory() as tmp:
         lake = Lake(Path(tmp) / "season")
         t0 = time.perf_counter()
-        played = replay_season(SyntheticProvider(), universe, contestants, DEMO_START, args.days,
+        played = replay_season(SyntheticProvider(), universe, contestants, start, args.days,
                                lake=lake)
         replay = time.perf_counter() - t0
         t0 = time.perf_counter()

@@ -12,9 +12,12 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 import pandas as pd
 import pytest
 
+from arena.core.settings import prepare_process
 from arena.core.universe import Universe, load_universe
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
+
+prepare_process()  # the test session is a process edge, as the arena command and the flows are
 
 
 @pytest.fixture(scope="session")

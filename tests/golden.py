@@ -4,7 +4,7 @@
 code around them is reorganised: every contestant's outcomes, decisions, rejections, fills, levels,
 responses and equity per cycle, and the monitor's automatic closes. Call records (latencies) and
 file layouts are left out: they differ run to run. ``tests/fixtures/golden/season.json`` holds the
-values recorded before the stage packages were introduced; ``tests/test_golden_season.py``
+values recorded before the stage packages were introduced; ``tests/pipeline/test_golden_season.py``
 replays the same season and compares.
 """
 

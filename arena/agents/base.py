@@ -60,3 +60,9 @@ class Contestant(Protocol):
     def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
         """One follow-up in the same conversation, after ``previous`` was rejected or unparseable."""
         ...
+
+
+def plays_after_others(contestant: Contestant) -> bool:
+    """Whether ``contestant`` answers from the others' answers of the same cycle (``follows``):
+    it plays after them, and its briefing carries their answers and the standings."""
+    return bool(getattr(contestant, "follows", False))

@@ -3,39 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
-from arena.agents.base import Contestant, Reply
-from arena.agents.reverse import mirror_answer
-from arena.agents.roster import ContestantSpec
-from arena.core.types import Briefing, CallRecord, Message
-
-
-class ReverseContestant:
-    """Mirrors another contestant's first answer of the same cycle (``source`` is set by the
-    cycle before this contestant plays; no model call)."""
-
-    kind = "reverse"
-
-    def __init__(self, spec: ContestantSpec) -> None:
-        self.spec, self.name = spec, spec.name
-        self.mirror_of = spec.mirror_of
-
-    def answer_from(self, briefing: Briefing, source: str | None) -> Reply:
-        if source is None:
-            return Reply.skip(f"skipped: {self.mirror_of} gave no answer to mirror this cycle")
-        prices = {r["symbol"]: r["price"] for r in briefing.data["market"]["table"] if r["price"]}
-        text = mirror_answer(source, prices)
-        record = CallRecord(self.name, "decision", f"reverse/{self.mirror_of}", 0, 0, 0.0, 0.0)
-        return Reply(text, (record,), (*briefing.messages, Message("assistant", text)))
-
-    def answer(self, briefing: Briefing) -> Reply:  # pragma: no cover - the cycle calls answer_from
-        raise RuntimeError("a reverse contestant answers through answer_from (its source first)")
-
-    def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
-        """The mirrored answer cannot be reconsidered: the repair holds (an empty answer)."""
-        text = '{"reasoning": "mirror: no repair", "decisions": []}'
-        return Reply(text, (CallRecord(self.name, "repair", f"reverse/{self.mirror_of}"),),
-                     (*previous.transcript, Message("user", follow_up), Message("assistant", text)))
+from arena.agents.base import Contestant
+from arena.agents.reverse import ReverseContestant
+from arena.agents.roster import ContestantSpec, Skipped, load_roster
 
 
 def build_contestant(spec: ContestantSpec, *, env: Mapping[str, str] | None = None) -> Contestant:
@@ -63,3 +35,11 @@ def build_contestant(spec: ContestantSpec, *, env: Mapping[str, str] | None = No
 
         return ReplayContestant(spec.name, spec.ledger_source or "")
     raise ValueError(f"contestant {spec.name!r}: kind {spec.kind!r} cannot play a live cycle yet")
+
+
+def contestants_from_roster(path: str | Path | None, env: Mapping[str, str]
+                            ) -> tuple[list[Contestant], list[Skipped]]:
+    """The contestants of the roster at ``path`` (default: the shipped one) that can play with
+    the keys in ``env``, and the entries skipped with their reasons."""
+    runnable, skipped = load_roster(path).available(env)
+    return [build_contestant(spec, env=env) for spec in runnable], skipped

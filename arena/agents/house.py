@@ -14,7 +14,10 @@ losing side; their simple logic is stated per strategy:
   below).
 * ``equal_weight``: a buy-and-hold of an equally weighted basket, within the arena's limits: one
   new 10% position per cycle, in order of dollar volume, until ten are held; never sells.
-* ``random``: the zero-skill player of :mod:`arena.scoring.arena_luck`, seeded by the cycle time.
+* ``random``: the zero-skill player of :mod:`arena.scoring.arena_luck` - the same decision
+  function (:func:`~arena.scoring.arena_luck.zero_skill_answer`) with the default profile and the
+  arena rules, so it is a sample of the luck distribution it is compared with - drawing from
+  ``np.random.default_rng`` seeded by the contestant's name and the cycle time.
 
 A repair follow-up (rare: house answers are valid by construction) is answered with holds only.
 """
@@ -25,13 +28,17 @@ import json
 import time
 import zlib
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from arena.agents.base import Reply
 from arena.core.types import Briefing, CallRecord, Message
+from arena.engine.portfolio import Portfolio, Position
 from arena.engine.rules import ARENA_RULES, Rules
+from arena.scoring.arena_luck import zero_skill_answer
 
 Row = Mapping[str, Any]
 Answer = dict[str, Any]
@@ -121,23 +128,29 @@ STRATEGIES: dict[str, Callable[[list[Row], Mapping[str, Any]], Answer]] = {
 }
 
 
-def random_answer(table: list[Row], book: Mapping[str, Any], seed: int) -> Answer:
-    """The zero-skill player: a random valid answer (sizes 10-100%, levels 5-30% away)."""
-    rng = np.random.default_rng(seed)
-    decisions = [_close(p["symbol"], "random") for p in book.get("positions", [])
-                 if rng.random() < 0.1 and any(r["symbol"] == p["symbol"] and r["tradeable_today"]
-                                               for r in table)]
-    pool = _candidates(table, book, "price")
-    if pool and _can_open(book) and rng.random() < 0.3:
-        row = pool[int(rng.integers(len(pool)))]
-        side = "open_long" if rng.random() < 0.5 else "open_short"
-        u = rng.uniform(0.05, 0.30)
-        level = row["price"] * (1 - u if side == "open_long" else 1 + u)
-        decisions.append({"action": side, "symbol": row["symbol"],
-                          "percent_of_equity": float(rng.uniform(10, 100)),
-                          "confidence": float(rng.uniform(0.8, 1.0)),
-                          "invalidation_price": level, "thesis": "random", "invalidation": "random"})
-    return _answer("Zero-skill random player.", decisions)
+def book_portfolio(book: Mapping[str, Any]) -> Portfolio:
+    """The engine :class:`~arena.engine.portfolio.Portfolio` of a briefing's portfolio snapshot
+    (:func:`arena.market.briefing.portfolio_snapshot`): cash, fees, realised P&L and every
+    position with its side, quantity, entry price, opening time, level and texts."""
+    positions = {p["symbol"]: Position(p["symbol"], p["side"], float(p["quantity"]),
+                                       float(p["entry_price"]), pd.Timestamp(p["opened_at"]),
+                                       p.get("invalidation_price"), p.get("thesis") or "",
+                                       p.get("invalidation") or "")
+                 for p in book.get("positions", ())}
+    return Portfolio(float(book["cash"]), MappingProxyType(positions),
+                     float(book.get("fees_paid", 0.0)), float(book.get("realised_pnl", 0.0)))
+
+
+def random_contestant_answer(table: list[Row], book: Mapping[str, Any],
+                             rng: np.random.Generator, rules: Rules = ARENA_RULES) -> Answer:
+    """The arena's zero-skill player (:func:`arena.scoring.arena_luck.zero_skill_answer`, default
+    :class:`~arena.scoring.arena_luck.RandomProfile`) on the briefing's universe table (this
+    cycle's prices, which also mark the book, and ``tradeable_today``) and portfolio snapshot."""
+    prices = {r["symbol"]: float(r["price"]) for r in table if r.get("price") is not None}
+    tradeable = [r["symbol"] for r in table if r["tradeable_today"] and r["symbol"] in prices]
+    answer = zero_skill_answer(rng, book_portfolio(book), prices, prices, tradeable, rules=rules)
+    return {**answer.as_json(),
+            "market_context": {"overall_sentiment": "neutral", "key_factors": []}}
 
 
 class HouseContestant:
@@ -159,7 +172,8 @@ class HouseContestant:
         book = briefing.portfolio
         if self.strategy == "random":
             key = zlib.crc32(f"{self.name}|{briefing.at.isoformat()}".encode())
-            answer = random_answer(table, book, seed=self.seed * 2**32 + key)
+            rng = np.random.default_rng(self.seed * 2**32 + key)
+            answer = random_contestant_answer(table, book, rng)
         else:
             answer = STRATEGIES[self.strategy](table, book)
         text = json.dumps(answer)

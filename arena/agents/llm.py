@@ -12,10 +12,11 @@ timeouts, cost and secret hygiene live here.
 ``tenacity`` package (not a litellm dependency; without it the first retry raises an unrelated
 ``tenacity import failed`` error), and it also becomes the OpenAI SDK's ``max_retries``, so
 attempts multiply. Each call here is made with ``num_retries=0, max_retries=0`` (exactly one HTTP
-request) and :func:`complete` retries transient failures itself: timeouts, lost connections, 429
-and 5xx answers that a server really sent, with exponential backoff (or the server's
-``Retry-After``). A 400/401/404 and a malformed body (litellm reports an unparseable 200 as a
-synthetic 500 without response headers) are not retried. (Do not set the global
+request) and :func:`complete` retries transient failures itself (a ``tenacity.Retrying`` with this
+module's :func:`classify` as its predicate): timeouts, lost connections, 429 and 5xx answers that
+a server really sent, with exponential backoff (or the server's ``Retry-After``). A 400/401/404
+and a malformed body (litellm reports an unparseable 200 as a synthetic 500 without response
+headers) are not retried. (Do not set the global
 ``litellm.num_retries``: litellm reads ``num_retries=0`` as "unset" and would fall back to it.)
 
 **Empty answers.** A call that succeeded with empty content is the model's answer, ``""``: the
@@ -54,14 +55,16 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
 from arena.agents.base import Reply
 from arena.agents.roster import ContestantSpec
+from arena.core import settings
 from arena.core.text import json_value
 from arena.core.types import Briefing, CallRecord, Message
 
 log = logging.getLogger(__name__)
 
-LITELLM_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 NO_KEY = "no-key"  # sent to servers that need no key (never an ambient OPENAI_API_KEY)
 REDACTED = "[redacted]"
 MAX_ERROR_CHARS = 600
@@ -121,16 +124,21 @@ _secret_filter = _SecretFilter()
 
 
 def load_litellm() -> ModuleType:
-    """Import litellm once, offline (local price map, no network), quiet, with secret scrubbing.
+    """Import litellm once, quiet, with secret scrubbing.
 
-    The import takes seconds, so it happens on the first call, never at module import.
+    The import takes seconds, so it happens on the first call, never at module import. It is
+    offline (local price map, no network) when the process was prepared at its edge
+    (:func:`arena.core.settings.prepare_process`); this function changes no environment.
     """
     global _litellm
     if _litellm is not None:
         return _litellm
     with _import_lock:
         if _litellm is None:
-            os.environ.update(LITELLM_ENV)
+            if not settings.process_prepared():
+                log.warning("importing litellm in a process that was not prepared: litellm will "
+                            "try the network for its price map; call "
+                            "arena.core.settings.prepare_process() at the start of the process")
             import litellm
 
             litellm.suppress_debug_info = True  # no "Give Feedback" banner on stdout
@@ -337,26 +345,36 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
         kwargs["max_tokens"] = params.max_tokens
     kwargs.update(overrides)
 
+    def describe(exc: BaseException) -> str:
+        category = classify(exc)[0]
+        if category == "timeout":
+            return scrub(f"timeout: no answer within {params.timeout:g} s "
+                         f"({type(exc).__name__}: {exc})", secrets)
+        return scrub(f"{category}: {type(exc).__name__}: {exc}", secrets)
+
+    def wait(state: RetryCallState) -> float:  # attempt n failed: the n-th retry's backoff
+        exc = state.outcome.exception() if state.outcome else None
+        retry_after = _retry_after(exc) if exc is not None else None
+        return retry.delay(state.attempt_number - 1, retry_after)
+
+    def log_retry(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        wait_s = state.next_action.sleep if state.next_action else 0.0
+        log.info("%s (%s): retry %d/%d in %.2f s after %s", name, role, state.attempt_number,
+                 params.num_retries, wait_s, describe(exc)[:200] if exc else "")
+
+    attempts = Retrying(
+        retry=retry_if_exception(lambda exc: isinstance(exc, Exception) and classify(exc)[1]),
+        stop=stop_after_attempt(params.num_retries + 1), wait=wait,
+        sleep=lambda seconds: sleep(float(seconds)), before_sleep=log_retry, reraise=True)
     started = time.monotonic()
-    retries = 0
-    while True:
-        try:
-            response = litellm.completion(**kwargs)
-            break
-        except Exception as exc:
-            category, transient = classify(exc)
-            detail = scrub(f"{category}: {type(exc).__name__}: {exc}", secrets)
-            if category == "timeout":
-                detail = scrub(f"timeout: no answer within {params.timeout:g} s "
-                               f"({type(exc).__name__}: {exc})", secrets)
-            if not transient or retries >= params.num_retries:
-                attempts = f" after {retries + 1} attempts" if retries else ""
-                return failed(detail + attempts, retries, time.monotonic() - started)
-            wait = retry.delay(retries, _retry_after(exc))
-            retries += 1
-            log.info("%s (%s): retry %d/%d in %.2f s after %s", name, role, retries,
-                     params.num_retries, wait, detail[:200])
-            sleep(wait)
+    try:
+        response = attempts(litellm.completion, **kwargs)
+    except Exception as exc:
+        retries = attempts.statistics["attempt_number"] - 1
+        suffix = f" after {retries + 1} attempts" if retries else ""
+        return failed(describe(exc) + suffix, retries, time.monotonic() - started)
+    retries = attempts.statistics["attempt_number"] - 1
 
     latency = time.monotonic() - started
     tokens_in, tokens_out = _usage(response)

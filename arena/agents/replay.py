@@ -12,7 +12,8 @@ from pathlib import Path
 
 from arena.agents.base import Reply
 from arena.core.types import Briefing, CallRecord, Message
-from arena.ledger.store import ANSWER, REPAIR, Ledger
+from arena.ledger.records import ANSWER, REPAIR
+from arena.ledger.store import Ledger
 
 
 def parse_source(source: str, default_name: str) -> tuple[Path, str]:

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from arena.agents.base import Reply
+from arena.agents.roster import MIRROR_WORST, ContestantSpec
 from arena.core.text import dumps
+from arena.core.types import Briefing, CallRecord, Message
 from arena.engine.contract import Decision, parse_answer
 
 _FLIP = {"open_long": "open_short", "open_short": "open_long"}
@@ -41,3 +44,40 @@ def mirror_answer(raw: str, prices: Mapping[str, float]) -> str:
     answer["reasoning"] = ("Mirror image of another contestant's answer. "
                            + (parsed.answer.reasoning or "")).strip()
     return dumps(answer)
+
+
+class ReverseContestant:
+    """Mirrors another contestant's first answer of the same cycle (no model call). It plays after
+    the others (``follows``): its briefing carries their answers (``earlier``) and, for
+    ``mirror_of: worst``, the standings it picks the worst performer from."""
+
+    kind = "reverse"
+    follows = True
+
+    def __init__(self, spec: ContestantSpec) -> None:
+        self.spec, self.name = spec, spec.name
+        self.mirror_of = spec.mirror_of
+
+    def target(self, briefing: Briefing) -> str | None:
+        """Whom to mirror: the named contestant, or the one with the lowest equity so far (ties
+        by name; ``None`` before anyone has a recorded cycle)."""
+        if self.mirror_of != MIRROR_WORST:
+            return self.mirror_of
+        ranked = sorted((equity, name) for name, equity in briefing.standings.items())
+        return ranked[0][1] if ranked else None
+
+    def answer(self, briefing: Briefing) -> Reply:
+        target = self.target(briefing)
+        source = briefing.earlier.get(target) if target is not None else None
+        if source is None:
+            return Reply.skip(f"skipped: {self.mirror_of} gave no answer to mirror this cycle")
+        prices = {r["symbol"]: r["price"] for r in briefing.data["market"]["table"] if r["price"]}
+        text = mirror_answer(source, prices)
+        record = CallRecord(self.name, "decision", f"reverse/{self.mirror_of}", 0, 0, 0.0, 0.0)
+        return Reply(text, (record,), (*briefing.messages, Message("assistant", text)))
+
+    def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
+        """The mirrored answer cannot be reconsidered: the repair holds (an empty answer)."""
+        text = '{"reasoning": "mirror: no repair", "decisions": []}'
+        return Reply(text, (CallRecord(self.name, "repair", f"reverse/{self.mirror_of}"),),
+                     (*previous.transcript, Message("user", follow_up), Message("assistant", text)))

@@ -63,6 +63,15 @@ def interval_delta(interval: str) -> pd.Timedelta:
             f"unknown interval {interval!r}; expected one of {', '.join(INTERVALS)}") from None
 
 
+CYCLE_HOUR = 16  # the daily decision cycle runs at 16:00 UTC
+
+
+def cycle_at(now: pd.Timestamp) -> pd.Timestamp:
+    """The latest 16:00 UTC cycle time at or before ``now`` (a UTC timestamp)."""
+    today = now.normalize() + pd.Timedelta(hours=CYCLE_HOUR)
+    return today if today <= now else today - pd.Timedelta(days=1)
+
+
 def utc(ts: object) -> pd.Timestamp:
     """A UTC timestamp from a string, datetime or Timestamp (naive values are taken as UTC)."""
     t = pd.Timestamp(ts)  # type: ignore[arg-type]

@@ -39,13 +39,19 @@ class Message:
 @dataclass(frozen=True)
 class Briefing:
     """Everything a contestant may see at one cycle: identical for all contestants except
-    ``portfolio`` (its own). ``messages`` is the rendered prompt (system + user)."""
+    ``portfolio`` (its own). ``messages`` is the rendered prompt (system + user).
+
+    A contestant that answers from the others' answers (a reverse; it plays after them) also
+    gets ``earlier``, the first answers of this cycle by name, and ``standings``, each one's
+    equity at its last cycle before this one; for every other contestant both are empty."""
 
     at: pd.Timestamp
     contestant: str
     data: Mapping[str, Any]
     messages: tuple[Message, ...]
     portfolio: Mapping[str, Any] = field(default_factory=dict)
+    earlier: Mapping[str, str] = field(default_factory=dict)
+    standings: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def prompt_text(self) -> str:

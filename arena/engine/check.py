@@ -119,12 +119,11 @@ def state_to_dict(state: CycleState) -> dict[str, object]:
     }
 
 
-def run_check(state_path: Path, answer_path: Path, prices_path: Path, at: object,
+def run_check(state_path: Path, answer_path: Path, prices_path: Path, at: pd.Timestamp,
               universe: Universe | None = None, rules: Rules = ARENA_RULES) -> dict[str, object]:
     """Everything ``arena check`` prints, as one JSON-ready dict."""
     universe = universe or load_universe()
-    at_ts = utc(at)
-    state = load_state(Path(state_path), at_ts, universe)
+    state = load_state(Path(state_path), at, universe)
     prices = load_prices(Path(prices_path))
     missing = sorted(s for s in state.portfolio.positions if s not in prices)
     if missing:
@@ -141,7 +140,7 @@ def run_check(state_path: Path, answer_path: Path, prices_path: Path, at: object
     repair = repair_context(state, prices, result=result,
                             parse_error=None if parsed.ok else parsed.reason, rules=rules)
     return {
-        "at": at_ts.isoformat(),
+        "at": at.isoformat(),
         "parsed": parsed.ok,
         "parse_error": None if parsed.ok else parsed.reason,
         "ignored_fields": list(parsed.ignored_fields) if parsed.ok else [],

@@ -95,7 +95,6 @@ def check_invalidations(portfolio: Portfolio, bars: Mapping[str, pd.DataFrame],
     of ``interval`` bars covering at least the window; bars outside it are ignored. Positions are
     independent: each is closed at most once, at its first triggering observation.
     """
-    start, end = utc(start), utc(end)
     fills: list[Fill] = []
     checked: dict[str, int] = {}
     unobserved: list[str] = []

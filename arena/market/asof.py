@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from arena.core.sessions import INTERVAL_ORDER, NY, TS_UNIT, bar_close_times, utc
+from arena.core.sessions import INTERVAL_ORDER, NY, TS_UNIT, bar_close_times
 from arena.core.universe import Asset, Universe
 from arena.data.bars import drop_unclosed
 from arena.data.lake import Lake, PartitionKey, TableKey
@@ -27,7 +27,6 @@ def closed_bars(lake: Lake, provider: str, asset: Asset, interval: str, at: pd.T
                 limit: int | None = None, since: pd.Timestamp | None = None) -> pd.DataFrame:
     """The ``interval`` bars of ``asset`` that closed by ``at`` (the last ``limit`` of them),
     oldest first. ``since`` only narrows the read (open time ``>= since``)."""
-    at = utc(at)
     bars = lake.read_bars(PartitionKey(provider, interval, asset.symbol), start=since, end=at)
     bars = drop_unclosed(bars, interval, asset.calendar, at)
     if limit is not None:
@@ -53,7 +52,6 @@ def last_price(lake: Lake, provider: str, asset: Asset, at: pd.Timestamp
     interval = price_interval(lake, provider, asset.symbol)
     if interval is None:
         return None
-    at = utc(at)
     bars = closed_bars(lake, provider, asset, interval, at, limit=1, since=at - _PRICE_LOOKBACK)
     if bars.empty:  # a long gap: read the whole partition
         bars = closed_bars(lake, provider, asset, interval, at, limit=1)
@@ -69,7 +67,7 @@ def latest_funding(lake: Lake, provider: str, symbol: str, at: pd.Timestamp
     table = lake.read_table(TableKey("funding", provider, symbol))
     if table.empty:
         return None
-    known = table[table["timestamp"] < utc(at)]
+    known = table[table["timestamp"] < at]
     if known.empty:
         return None
     row = known.sort_values("timestamp").iloc[-1]
@@ -82,7 +80,7 @@ def next_earnings_days(lake: Lake, provider: str, at: pd.Timestamp) -> dict[str,
     table = lake.read_table(TableKey("earnings", provider))
     if table.empty:
         return {}
-    today = utc(at).tz_convert(NY).date()
+    today = at.tz_convert(NY).date()
     days: dict[str, int] = {}
     for symbol, date in zip(table["symbol"], table["date"], strict=True):
         d = _date_of(date)
@@ -109,7 +107,7 @@ def cycle_prices(lake: Lake, provider: str, universe: Universe,
     """Long table ``cycle_at, symbol, price, printed_at``: each symbol's last completed price at
     each cycle, read from the finest interval the lake holds, exactly as
     :func:`arena.market.asof.last_price` reads it for the cycle (one partition read per symbol)."""
-    cycles = sorted(utc(c) for c in cycles)
+    cycles = sorted(cycles)
     rows: list[pd.DataFrame] = []
     for asset in universe:
         interval = price_interval(lake, provider, asset.symbol)

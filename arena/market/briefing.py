@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.core.indicators import rsi_wilder
 from arena.core.sessions import utc
 from arena.core.types import Briefing, Message
 from arena.core.universe import Asset, Universe, UniverseError
@@ -54,7 +55,6 @@ from arena.market.screener import (
 )
 from arena.market.sections import sections
 from arena.market.types import DEPTH, AssetDetail, Candle, MarketData, UniverseRow, _clean
-from arena.scoring.reference_rules import rsi_wilder
 
 RSI_PERIOD = 14
 # closed bars each RSI is computed on at most (Wilder's seed weighs < 0.2% after 100); a series
@@ -119,7 +119,6 @@ def build_market(lake: Lake, provider: str, universe: Universe, at: pd.Timestamp
     ``held``: symbols some contestant holds (full depth even when not screened). Pass the union
     over all contestants once, then narrow per contestant with :meth:`MarketData.for_holdings`.
     """
-    at = utc(at)
     held_syms = tuple(sorted(set(held)))
     for s in held_syms:
         if not universe[s].tradable:
@@ -165,7 +164,7 @@ def portfolio_snapshot(state: CycleState, prices: Mapping[str, float],
                                   if price is not None and equity else None),
             "invalidation_price": p.invalidation_price, "thesis": p.thesis,
             "invalidation": p.invalidation, "opened_at": utc(p.opened_at).isoformat()})
-    return {"at": utc(state.at).isoformat(), "cash": book.cash, "equity": equity,
+    return {"at": state.at.isoformat(), "cash": book.cash, "equity": equity,
             "fees_paid": book.fees_paid, "realised_pnl": book.realised_pnl,
             "locked_collateral": book.locked, "open_positions": len(positions),
             "max_positions": rules.max_positions,

@@ -6,18 +6,21 @@ special, so JSON braces and dollar signs need no escaping. Rendering fails loudl
 :class:`PromptError` names every missing field and any malformed placeholder.
 
 Token counts use tiktoken's ``cl100k_base`` encoding, offline: tiktoken downloads encodings on
-first use, so the encoding file is taken from a local cache - ``$TIKTOKEN_CACHE_DIR`` if it holds
-the file, else the copy litellm bundles in its package (``litellm_core_utils/tokenizers``; found
-without importing litellm, which is slow). Without either, :func:`prompt_tokens` raises.
+first use, so the encoding is built here from a local copy of its file - ``$TIKTOKEN_CACHE_DIR``
+if it holds the file, else the copy litellm bundles in its package
+(``litellm_core_utils/tokenizers``; found without importing litellm, which is slow), checked
+against the hash tiktoken expects. Without either, :func:`prompt_tokens` raises. No environment
+variable is set, and tiktoken's own download cache is not touched.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import importlib.util
 import os
 import re
-import threading
+import types
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -28,16 +31,12 @@ from arena.core.resources import MODELS
 PROMPTS_DIR = MODELS / "prompts"
 PROMPTS_ENV = "ARENA_PROMPTS"
 ENCODING = "cl100k_base"
-_ENCODING_URLS = {
-    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-}
+_ENCODINGS = ("cl100k_base", "o200k_base")  # built from one .tiktoken file each
 # OpenAI chat framing: a few tokens per message for the role markers, 3 to prime the reply
 _PER_MESSAGE, _REPLY_PRIMING = 3, 3
 
 _FIELD = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _COMMENT = re.compile(r"\{#.*?#\}[ \t]*\n?", re.S)
-_LOCK = threading.Lock()
 
 
 class PromptError(ValueError):
@@ -105,30 +104,47 @@ def _bundled_dirs() -> list[Path]:
     return dirs
 
 
-@lru_cache(maxsize=4)
-def encoding(name: str = ENCODING):
-    """The tiktoken encoding ``name``, loaded from a local copy (never the network)."""
-    import tiktoken
+def _local_ranks(url: str, expected_hash: str | None) -> dict[bytes, int]:
+    """The token ranks of the ``.tiktoken`` file published at ``url``, read from a local copy
+    (tiktoken's cache file name for ``url``) whose SHA-256 is ``expected_hash``."""
+    from tiktoken.load import check_hash
 
-    url = _ENCODING_URLS.get(name)
-    if url is None:
-        raise PromptError(f"unknown encoding {name!r}; known: {', '.join(_ENCODING_URLS)}")
     cache_key = hashlib.sha1(url.encode()).hexdigest()  # tiktoken's own cache file name
     for directory in _bundled_dirs():
-        if (directory / cache_key).is_file():
-            with _LOCK:  # tiktoken reads the cache location from the environment
-                before = os.environ.get("TIKTOKEN_CACHE_DIR")
-                os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
-                try:
-                    return tiktoken.get_encoding(name)
-                finally:
-                    if before is None:
-                        os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-                    else:
-                        os.environ["TIKTOKEN_CACHE_DIR"] = before
-    raise PromptError(f"no local copy of the {name} encoding (looked in "
+        path = directory / cache_key
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        if expected_hash and not check_hash(data, expected_hash):
+            continue  # a stale or corrupt copy: look further
+        # the format tiktoken.load.load_tiktoken_bpe reads ("<base64 token> <rank>" per line);
+        # that function is not used as it copies the file into tiktoken's download cache
+        return {base64.b64decode(token): int(rank)
+                for token, rank in (line.split() for line in data.splitlines() if line)}
+    raise PromptError(f"no local copy of {url.rsplit('/', 1)[-1]} (looked in "
                       f"{', '.join(map(str, _bundled_dirs())) or 'nowhere'}); install litellm, "
                       f"or put the file {cache_key} in $TIKTOKEN_CACHE_DIR")
+
+
+@lru_cache(maxsize=4)
+def encoding(name: str = ENCODING):
+    """The tiktoken encoding ``name``, built from a local copy of its file (never the network).
+
+    The pattern, special tokens, file address and hash are tiktoken's own: its constructor in
+    ``tiktoken_ext.openai_public`` is run with ``load_tiktoken_bpe`` bound to
+    :func:`_local_ranks` (a copy of the function with its own globals; nothing is patched).
+    """
+    import tiktoken
+    from tiktoken_ext import openai_public
+
+    if name not in _ENCODINGS:
+        raise PromptError(f"unknown encoding {name!r}; known: {', '.join(_ENCODINGS)}")
+    constructor = openai_public.ENCODING_CONSTRUCTORS[name]
+    if "load_tiktoken_bpe" not in constructor.__code__.co_names:  # a tiktoken that loads otherwise
+        raise PromptError(f"cannot build the {name} encoding offline with this tiktoken")
+    offline = types.FunctionType(constructor.__code__,
+                                 {**vars(openai_public), "load_tiktoken_bpe": _local_ranks})
+    return tiktoken.Encoding(**offline())
 
 
 def count_tokens(text: str, name: str = ENCODING) -> int:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from arena.core.sessions import is_trading_day, utc
+from arena.core.sessions import is_trading_day
 from arena.core.universe import Universe
 from arena.data.lake import Lake
 from arena.market.asof import NY, closed_bars
@@ -96,7 +96,6 @@ def screen_score(daily: pd.DataFrame) -> tuple[float | None, float | None, float
 def screen_daily(daily: Mapping[str, pd.DataFrame], universe: Universe,
                  at: pd.Timestamp) -> ScreenResult:
     """The screen from each tradable asset's closed daily bars (``daily[symbol]``)."""
-    at = utc(at)
     trading_day = is_trading_day(at.tz_convert(NY).date())
     lines: list[ScreenScore] = []
     chosen: dict[str, tuple[str, ...]] = {}
@@ -119,7 +118,6 @@ def screen_daily(daily: Mapping[str, pd.DataFrame], universe: Universe,
 
 def screen(lake: Lake, provider: str, universe: Universe, at: pd.Timestamp) -> ScreenResult:
     """Read every tradable asset's daily bars closed by ``at`` from the lake, then screen."""
-    at = utc(at)
     daily = {a.symbol: closed_bars(lake, provider, a, "1d", at, limit=ADV_DAYS + 1)
              for a in universe.tradable}
     return screen_daily(daily, universe, at)

@@ -1,42 +1,51 @@
-"""One daily decision cycle for the whole roster, recorded exactly once per contestant.
+"""The decision cycle: every contestant of the roster plays once at the cycle time, recorded
+exactly once.
 
-Every contestant gets the same market (one :func:`arena.market.briefing.build_market` per cycle) and
-its own portfolio, folded from the ledger; its round trip (:func:`arena.pipeline.turn.run_contestant_cycle`)
-runs inside :meth:`arena.ledger.store.Ledger.record_cycle`, so a cycle re-run, or two runs at the same
-time, never execute a contestant's trades twice. Contestants play in parallel (a bounded pool);
-reverse contestants play after the one they mirror. One contestant's failure never stops the
-others. An operational failure (its model never answered) records nothing and is reported as
-``failed`` (:data:`arena.engine.outcomes.FAILED`), so a later run of the cycle can play it.
+The steps, written once for the command line and the Prefect flow (which runs each as a task
+through its :class:`~arena.pipeline.runner.Runner`):
+
+1. :func:`cycle_market` - the market of the cycle, built once; every contestant sees the same
+   market and its own portfolio, folded from the ledger;
+2. :func:`play` for every contestant, concurrently - its turn
+   (:func:`arena.pipeline.turn.run_contestant_cycle`) runs inside
+   :meth:`arena.ledger.store.Ledger.record_cycle`, so a re-run, or two runs at the same time,
+   never execute its trades twice;
+3. :func:`play` for the contestants that answer from the others' answers (a reverse:
+   :func:`arena.agents.base.plays_after_others`), once the others are recorded: their briefing
+   carries the others' first answers of this cycle and the standings before it.
+
+One contestant's failure never stops the others. An operational failure (its model never
+answered) records nothing and is reported as ``failed`` (:data:`arena.engine.outcomes.FAILED`),
+so a later run of the cycle can play it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, replace
 
-from arena.agents.base import Contestant
-from arena.agents.factory import ReverseContestant
-from arena.agents.roster import MIRROR_WORST
-from arena.core.sessions import utc
+import pandas as pd
+
+from arena.agents.base import Contestant, plays_after_others
 from arena.core.universe import Universe
 from arena.data.lake import Lake
 from arena.engine.outcomes import FAILED
 from arena.engine.rules import ARENA_RULES, CycleState, Rules
-from arena.ledger.store import (
-    ANSWER,
-    CycleRecord,
-    Ledger,
-    LedgerError,
-    RecordStatus,
-    equity_snapshot,
-)
+from arena.ledger.records import ANSWER, CycleRecord, RecordStatus, equity_snapshot
+from arena.ledger.store import Ledger, LedgerError
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
 from arena.market.types import MarketData
+from arena.pipeline.runner import INLINE, Runner, step
 from arena.pipeline.turn import ContestantCycle, ContestantFailed, Round, run_contestant_cycle
 
 log = logging.getLogger(__name__)
+Slot = Callable[[Contestant], AbstractContextManager[object]]  # held while a contestant plays
+
+
+def no_slot(contestant: Contestant) -> AbstractContextManager[object]:
+    return nullcontext()
 
 
 @dataclass(frozen=True)
@@ -59,13 +68,13 @@ class Outcome:
 
 
 def to_record(cycle: ContestantCycle, briefing_prompt: str, prices: Mapping[str, float],
-              at: object) -> CycleRecord:
+              at: pd.Timestamp) -> CycleRecord:
     """The ledger record of a played cycle."""
     rounds: Sequence[Round] = cycle.rounds
     last = rounds[-1].reply
     read = [r for r in rounds if r.parsed is not None and r.parsed.ok]
     return CycleRecord(
-        contestant=cycle.contestant, cycle_at=utc(at), status=cycle.status,
+        contestant=cycle.contestant, cycle_at=at, status=cycle.status,
         prompt=briefing_prompt, messages=tuple(last.transcript),
         responses={r.name: r.reply.text for r in rounds},
         decisions={r.name: [d.as_json() for d in r.parsed.answer.decisions] for r in read},
@@ -89,7 +98,7 @@ def _notes(r: Round) -> list[str]:
     return notes
 
 
-def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: object) -> Outcome:
+def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: pd.Timestamp) -> Outcome:
     """The cycle report line of a recorded (cycle, contestant), read back from its record."""
     [outcome] = ledger.record_rows("outcome", at, name)
     calls = ledger.record_rows("calls", at, name)
@@ -102,80 +111,40 @@ def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: object) -> O
         max((c["latency_s"] for c in calls), default=0.0), "; ".join(errors) or None)
 
 
-def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
-         at: object, *, rules: Rules = ARENA_RULES,
-         source: Callable[[], str | None] | None = None) -> Outcome:
-    """Play and record one contestant's cycle (at most once per cycle, however often called)."""
-    at_ts = utc(at)
-
-    def build() -> CycleRecord:
-        state = CycleState(ledger.portfolio(contestant.name), at_ts)
-        briefing = build_briefing(market, contestant.name, portfolio_snapshot(state, market.prices))
-        player = contestant
-        if isinstance(contestant, ReverseContestant):
-            mirrored = contestant.answer_from(briefing, source() if source else None)
-            player = _Fixed(contestant, mirrored)
-        cycle = run_contestant_cycle(player, briefing, state, market.prices, universe, rules=rules)
-        return to_record(cycle, briefing.prompt_text, market.prices, at_ts)
-
-    recorded = ledger.record_cycle(at_ts, contestant.name, build)
-    return _summary(contestant.name, recorded, ledger, at_ts)
+def earlier_answers(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[str, str]:
+    """The first answers recorded at ``at`` by ``names`` (those without a record or an answer
+    are left out)."""
+    out = {}
+    for name in names:
+        try:
+            text = ledger.responses(name, at).get(ANSWER)
+        except KeyError:  # no record this cycle
+            continue
+        if text is not None:
+            out[name] = text
+    return out
 
 
-class _Fixed:
-    """A contestant whose first answer is already known (a reverse's mirror)."""
-
-    def __init__(self, inner: ReverseContestant, reply) -> None:
-        self.inner, self.reply = inner, reply
-        self.name, self.kind = inner.name, inner.kind
-
-    def answer(self, briefing):
-        return self.reply
-
-    def repair(self, briefing, previous, follow_up):
-        return self.inner.repair(briefing, previous, follow_up)
-
-
-def cycle_market(lake: Lake, provider: str, universe: Universe,
-                 contestants: Sequence[Contestant], at: object, ledger: Ledger) -> MarketData:
-    """The cycle's market, with full depth for everything any contestant holds."""
-    held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions
-                   if s in universe})  # a symbol dropped from the universe has no market
-    return build_market(lake, provider, universe, utc(at), held=held)
-
-
-def worst_performer(ledger: Ledger, at: object, candidates: Sequence[str]) -> str | None:
-    """Among ``candidates``, the contestant with the lowest equity at its last cycle before
-    ``at`` (ties by name); ``None`` before anyone has a recorded cycle."""
+def standings(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[str, float]:
+    """Each of ``names``' equity at its last recorded cycle before ``at`` (none yet: left out)."""
     equity = ledger.table("equity")
     if equity.empty:
-        return None
-    equity = equity[(equity["cycle_at"] < utc(at)) & equity["contestant"].isin(list(candidates))]
+        return {}
+    equity = equity[(equity["cycle_at"] < at) & equity["contestant"].isin(list(names))]
     latest = equity.sort_values("cycle_at").groupby("contestant").tail(1).dropna(subset=["equity"])
-    if latest.empty:
-        return None
-    return str(latest.sort_values(["equity", "contestant"]).iloc[0]["contestant"])
+    return {str(r.contestant): float(r.equity) for r in latest.itertuples()}
 
 
-def play_safely(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
-                at: object, *, rules: Rules = ARENA_RULES,
-                candidates: Sequence[str] = ()) -> Outcome:
-    """:func:`play`, with a reverse fed its target's answer (``mirror_of: worst``: the worst of
-    ``candidates`` so far); a failure becomes a report line."""
-    source = None
-    if isinstance(contestant, ReverseContestant):
-        def source() -> str | None:
-            target = contestant.mirror_of
-            if target == MIRROR_WORST:
-                target = worst_performer(ledger, at, candidates)
-                if target is None:
-                    return None
-            try:
-                return ledger.responses(target, utc(at)).get(ANSWER)
-            except KeyError:  # the target has no record this cycle: nothing to mirror
-                return None
+@step("play-{contestant.name}")
+def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
+         at: pd.Timestamp, *, rules: Rules = ARENA_RULES, others: Sequence[str] = (),
+         slot: Slot = no_slot) -> Outcome:
+    """Play and record one contestant's cycle (at most once per cycle, however often called),
+    holding ``slot(contestant)`` meanwhile; ``others``: the contestants whose answers a follower
+    sees. A failure becomes its report line."""
     try:
-        return play(contestant, market, ledger, universe, at, rules=rules, source=source)
+        with slot(contestant):
+            return _play(contestant, market, ledger, universe, at, rules, others)
     except ContestantFailed as exc:  # the model never answered: nothing happened, nothing recorded
         log.warning("contestant %s failed at %s (nothing recorded): %s", contestant.name, at,
                     exc.reply.error)
@@ -192,29 +161,47 @@ def play_safely(contestant: Contestant, market: MarketData, ledger: Ledger, univ
                        f"{type(exc).__name__}: {exc}")
 
 
+def _play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
+          at: pd.Timestamp, rules: Rules, others: Sequence[str]) -> Outcome:
+    def build() -> CycleRecord:
+        state = CycleState(ledger.portfolio(contestant.name), at)
+        briefing = build_briefing(market, contestant.name, portfolio_snapshot(state, market.prices))
+        if plays_after_others(contestant):
+            briefing = replace(briefing, earlier=earlier_answers(ledger, at, others),
+                               standings=standings(ledger, at, others))
+        cycle = run_contestant_cycle(contestant, briefing, state, market.prices, universe,
+                                     rules=rules)
+        return to_record(cycle, briefing.prompt_text, market.prices, at)
+
+    recorded = ledger.record_cycle(at, contestant.name, build)
+    return _summary(contestant.name, recorded, ledger, at)
+
+
+@step("market")
+def cycle_market(lake: Lake, provider: str, universe: Universe,
+                 contestants: Sequence[Contestant], at: pd.Timestamp, ledger: Ledger) -> MarketData:
+    """The cycle's market, with full depth for everything any contestant holds."""
+    held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions
+                   if s in universe})  # a symbol dropped from the universe has no market
+    return build_market(lake, provider, universe, at, held=held)
+
+
 def secret_names(contestants: Sequence[Contestant]) -> set[str]:
     """The environment variables holding the contestants' keys (never to be written)."""
     return {name for c in contestants
             if (name := getattr(getattr(c, "spec", None), "api_key_env", None))}
 
 
-def split_mirrors(contestants: Sequence[Contestant]) -> tuple[list[Contestant], list[Contestant]]:
-    """(contestants that answer themselves, reverse contestants that play after them)."""
-    return ([c for c in contestants if not isinstance(c, ReverseContestant)],
-            [c for c in contestants if isinstance(c, ReverseContestant)])
-
-
 def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequence[Contestant],
-              at: object, *, ledger: Ledger | None = None, workers: int = 4,
-              rules: Rules = ARENA_RULES) -> list[Outcome]:
-    """The daily cycle at ``at`` for every contestant, in-process (the Prefect flow runs the same
-    steps as tasks)."""
+              at: pd.Timestamp, *, ledger: Ledger | None = None, runner: Runner = INLINE,
+              rules: Rules = ARENA_RULES, slot: Slot = no_slot) -> list[Outcome]:
+    """The decision cycle at ``at`` (a UTC timestamp) for every contestant (see the module
+    docstring); one report line per contestant, first the ones that answer themselves."""
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
-    market = cycle_market(lake, provider, universe, contestants, at, ledger)
-    first, mirrors = split_mirrors(contestants)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        outcomes = list(pool.map(lambda c: play_safely(c, market, ledger, universe, at,
-                                                       rules=rules), first))
-    names = [c.name for c in first]
-    return outcomes + [play_safely(m, market, ledger, universe, at, rules=rules, candidates=names)
-                       for m in mirrors]
+    market = runner.run(cycle_market, lake, provider, universe, contestants, at, ledger)
+    first = [c for c in contestants if not plays_after_others(c)]
+    followers = [c for c in contestants if plays_after_others(c)]
+    outcomes = runner.map(play, first, market, ledger, universe, at, rules=rules, slot=slot)
+    names = tuple(c.name for c in first)
+    return outcomes + [runner.run(play, c, market, ledger, universe, at, rules=rules,
+                                  others=names, slot=slot) for c in followers]

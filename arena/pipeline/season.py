@@ -1,15 +1,20 @@
-"""A season replayed on a simulated clock, through the same code as the live pipeline.
+"""A season: one simulated day after another on a replay clock, then the season's tables, the
+marts and the report - the same steps for the command line and the Prefect flow.
 
-For each day of the season, in order: ingest the bars up to the day's 16:00 UTC cycle (validated,
-atomic), run the invalidation monitor over the 15-minute bars since the previous cycle (the monitor
-core called with the day's window; automatic closes recorded in the ledger before the cycle, as
-the ledger's ordering requires), then the decision cycle itself. Every step is idempotent - the
-ingest merges, the ledger records each (window, contestant) and (cycle, contestant) once - so a
-replay interrupted half-way resumes where it stopped when run again, duplicating nothing. Each
-day ends with its daily report (``<lake>/reports/daily/<date>.md``).
+A season day (:func:`play_day`), in order: ingest the bars up to the day's 16:00 UTC cycle
+(validated, atomic); the invalidation monitor over the 15-minute bars since the previous cycle
+(automatic closes recorded before the cycle, as the ledger's ordering requires); the decision
+cycle (:func:`arena.pipeline.cycle.run_cycle`); the daily report
+(``<lake>/reports/daily/<date>.md``). Every step is idempotent - the ingest merges, the ledger
+records each (window, contestant) and (cycle, contestant) once - so a replay interrupted half-way
+resumes where it stopped when run again, duplicating nothing.
 
-At the end (:func:`finish_season`): the season's luck and reference-rules tables, the dbt marts
-and the season report. A lake holds one season: its ledger is the season's books.
+The end of a season (:func:`finish_season`): the luck and reference-rules tables, ``dbt build``
+(its runner injectable: prefect-dbt's in the flow, one task per dbt node), the marts published
+for analysts, the season report. A lake holds one season: its ledger is the season's books.
+
+Each step runs through a :class:`~arena.pipeline.runner.Runner`: in this process for the command
+line, as a Prefect task in the flow. Times are UTC timestamps (the edge converts its input once).
 """
 
 from __future__ import annotations
@@ -24,21 +29,23 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from arena.agents.base import Contestant
-from arena.core.sessions import utc
+from arena.core.sessions import CYCLE_HOUR
 from arena.core.universe import Universe
 from arena.data.ingest import IngestError, run_ingest
 from arena.data.lake import Lake, PartitionKey
 from arena.data.providers.base import Provider
 from arena.engine.monitor import check_invalidations
-from arena.ledger.store import Ledger, MonitorRecord
+from arena.ledger.records import MonitorRecord
+from arena.ledger.store import Ledger
 from arena.pipeline.cycle import Outcome, run_cycle, secret_names
+from arena.pipeline.runner import INLINE, Runner, step
 from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_analytics
-from arena.pipeline.warehouse import BuildResult, Invoke, build_marts
-from arena.reporting.reports import daily_report, write_daily_report, write_season_report
+from arena.pipeline.warehouse import BuildResult, Invoke, publish, run_dbt
+from arena.reporting.daily import daily_report, write_daily_report
+from arena.reporting.season import write_season_report
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 log = logging.getLogger(__name__)
-CYCLE_HOUR = 16
 HISTORY_DAYS = 220  # before the first cycle: enough for 26 weekly candles and the screen
 
 
@@ -63,9 +70,9 @@ class SeasonReport:
             sum(d.automatic_closes for d in self.days)
 
 
-def cycle_times(start: object, days: int) -> list[pd.Timestamp]:
+def cycle_times(start: pd.Timestamp, days: int) -> list[pd.Timestamp]:
     """The season's cycle times: ``days`` consecutive days at 16:00 UTC from ``start``."""
-    first = utc(start).normalize() + pd.Timedelta(hours=CYCLE_HOUR)
+    first = start.normalize() + pd.Timedelta(hours=CYCLE_HOUR)
     return [first + pd.Timedelta(days=i) for i in range(days)]
 
 
@@ -88,11 +95,12 @@ def monitor_day(lake: Lake, ledger: Ledger, provider: str, universe: Universe,
     return closes
 
 
+@step("day-{at:%Y-%m-%d}")
 def play_day(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
              at: pd.Timestamp, previous: pd.Timestamp | None, *, lake: Lake,
              ledger: Ledger) -> DayReport:
-    """One simulated day ending at the cycle ``at``: ingest up to ``at``, the monitor window
-    since ``previous`` (none on the first day), the cycle, then its daily report."""
+    """One season day ending at the cycle ``at``: ingest up to ``at``, the monitor window since
+    ``previous`` (none on the first day), the cycle, then its daily report."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     history_start = at.normalize() - pd.Timedelta(days=HISTORY_DAYS)
@@ -119,16 +127,19 @@ def play_day(provider: Provider, universe: Universe, contestants: Sequence[Conte
 
 
 def replay_season(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
-                  start: object, days: int, *, lake: Lake, ledger: Ledger | None = None,
+                  start: pd.Timestamp, days: int, *, lake: Lake, ledger: Ledger | None = None,
+                  runner: Runner = INLINE,
                   progress: Callable[[DayReport, int, int], None] | None = None) -> SeasonReport:
-    """Replay ``days`` cycles from ``start`` (see the module docstring)."""
+    """Replay ``days`` cycles from ``start``, one :func:`play_day` after another (see the module
+    docstring); ``progress`` hears of every day played."""
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
     times = cycle_times(start, days)
     check_season_ledger(ledger, times)
     report = SeasonReport(times[0])
     previous = None
     for i, at in enumerate(times, start=1):
-        day = play_day(provider, universe, contestants, at, previous, lake=lake, ledger=ledger)
+        day = runner.run(play_day, provider, universe, contestants, at, previous, lake=lake,
+                         ledger=ledger)
         report.days.append(day)
         if progress:
             progress(day, i, len(times))
@@ -161,27 +172,40 @@ class SeasonOutputs:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+@step("season-tables")
+def season_tables(lake: Lake, provider: str, universe: Universe, times: Sequence[pd.Timestamp],
+                  *, players: int, arena_players: int, seed: int,
+                  progress: Callable[[str], None]) -> tuple[Path, dict[str, float]]:
+    """The season's luck and reference-rules tables, written into the lake."""
+    analytics = build_analytics(lake, provider, universe, times, players=players,
+                                arena_players=arena_players, seed=seed, progress=progress)
+    return write_analytics(lake, analytics), analytics.seconds
+
+
 def finish_season(lake: Lake, provider: str, universe: Universe, times: Sequence[pd.Timestamp], *,
                   invoke: Invoke | None = None, players: int = DEFAULT_PLAYERS,
                   arena_players: int = ARENA_PLAYERS, seed: int = 0, quiet: bool = False,
+                  runner: Runner = INLINE,
                   progress: Callable[[str], None] | None = None) -> SeasonOutputs:
-    """The season's luck and rules tables (Python, into the lake), the dbt marts (built, tested,
-    published for analysts), and the season report."""
+    """The season's luck and rules tables (Python, into the lake), the dbt marts (built and
+    tested by ``invoke``, dbt's own runner by default; published for analysts), the season
+    report."""
     say = progress or (lambda _msg: None)
     check_season_ledger(Ledger(lake), times)
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    analytics = build_analytics(lake, provider, universe, times, players=players,
-                                arena_players=arena_players, seed=seed, progress=say)
-    path = write_analytics(lake, analytics)
-    seconds.update({f"luck.{k}": v for k, v in analytics.seconds.items()})
+    path, luck_seconds = runner.run(season_tables, lake, provider, universe, times,
+                                    players=players, arena_players=arena_players, seed=seed,
+                                    progress=say)
+    seconds.update({f"luck.{k}": v for k, v in luck_seconds.items()})
     seconds["luck"] = time.perf_counter() - t0
     say("dbt build: staging, intermediate, marts and their tests")
     t0 = time.perf_counter()
-    marts = build_marts(lake, invoke, quiet=quiet)
+    marts = run_dbt(lake, invoke, *(["--quiet"] if quiet else []))  # dbt's nodes: its own tasks
+    marts.warehouse, marts.marts = runner.run(publish, lake)
     seconds["dbt"] = time.perf_counter() - t0
     seconds["dbt.build"] = marts.seconds
     t0 = time.perf_counter()
-    report = write_season_report(lake)
+    report = runner.run(write_season_report, lake)
     seconds["report"] = time.perf_counter() - t0
     return SeasonOutputs(path, marts, report, seconds)

@@ -38,7 +38,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from arena.core.sessions import utc
 from arena.core.universe import Asset, Universe
 from arena.data.lake import Lake, PartitionKey, swap_dir
 from arena.data.providers import market_label
@@ -131,13 +130,14 @@ def correlations(lake: Lake, provider: str, universe: Universe, end: pd.Timestam
     return out
 
 
-def build_analytics(lake: Lake, provider: str, universe: Universe, cycles: Sequence[object], *,
+def build_analytics(lake: Lake, provider: str, universe: Universe,
+                    cycles: Sequence[pd.Timestamp], *,
                     players: int = DEFAULT_PLAYERS, arena_players: int = ARENA_PLAYERS,
                     seed: int = 0, progress: Callable[[str], None] | None = None) -> Analytics:
     """Compute every table of the module docstring for the season of ``cycles``."""
     if not cycles:
         raise AnalyticsError("a season needs at least one cycle")
-    times = sorted(utc(c) for c in cycles)
+    times = sorted(cycles)
     start, end = times[0], times[-1]
     say = progress or (lambda _msg: None)
     seconds: dict[str, float] = {}

@@ -14,16 +14,21 @@ every test passed, the marts are published twice:
 A failed build (a model error or a failing data test) publishes nothing: analysts keep the last
 good warehouse. The dbt runner is injectable, so the Prefect flow passes prefect-dbt's runner
 (each model and test a task in the UI) and the command line dbt's own.
+
+Every dbt command line comes from :func:`dbt_args`: the lake reaches dbt as the var ``lake`` (no
+environment variable, nothing in ``os.environ`` changes), usage statistics are off by flag, and
+dbt's profiles, target and logs directories are all in ``<lake>/dbt/``: dbt writes nothing into
+the project folder, which may be installed read-only.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,30 +73,32 @@ def build_dir(lake: Lake) -> Path:
     return lake.root.resolve() / "dbt"
 
 
+def profiles_dir(lake: Lake) -> Path:
+    """``<lake>/dbt/profiles/``, holding a copy of the project's ``profiles.yml`` (created or
+    refreshed here): dbt writes into its profiles directory (``.user.yml``), and the project
+    folder may be read-only (installed in site-packages), so dbt never gets that folder."""
+    directory = build_dir(lake) / "profiles"
+    directory.mkdir(parents=True, exist_ok=True)
+    text = (DBT_PROJECT / "profiles.yml").read_text()
+    target = directory / "profiles.yml"
+    if not target.is_file() or target.read_text() != text:
+        partial = directory / f".profiles.{os.getpid()}.{uuid.uuid4().hex[:8]}.yml"
+        partial.write_text(text)
+        os.replace(partial, target)
+    return directory
+
+
 def dbt_args(lake: Lake, command: str = "build", *extra: str) -> list[str]:
-    """The dbt command line for ``lake`` (its own target and log directories, absolute paths)."""
-    return [command, "--project-dir", str(DBT_PROJECT), "--profiles-dir", str(DBT_PROJECT),
-            "--target-path", str(build_dir(lake) / "target"), "--log-path",
-            str(build_dir(lake) / "logs"), *extra]
-
-
-@contextmanager
-def lake_env(lake: Lake) -> Iterator[None]:
-    """``ARENA_LAKE`` set to the lake's absolute root while dbt runs (dbt reads it in-process),
-    and dbt's usage statistics off unless the caller chose; both restored afterwards."""
-    settings = {"ARENA_LAKE": str(lake.root.resolve()),
-                "DBT_SEND_ANONYMOUS_USAGE_STATS": os.environ.get("DBT_SEND_ANONYMOUS_USAGE_STATS",
-                                                                 "false")}
-    previous = {name: os.environ.get(name) for name in settings}
-    os.environ.update(settings)
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    """The dbt command line for ``lake``: the lake's absolute root as the var ``lake`` (read by
+    the profile and the sources), usage statistics off, and every directory dbt writes to (its
+    profiles, target and logs; see :func:`profiles_dir`) in ``<lake>/dbt/``, absolute. No
+    environment variable is needed or set. ``command`` may be two words (``"docs generate"``)."""
+    return [*command.split(), "--project-dir", str(DBT_PROJECT),
+            "--profiles-dir", str(profiles_dir(lake)),
+            "--target-path", str(build_dir(lake) / "target"),
+            "--log-path", str(build_dir(lake) / "logs"),
+            "--vars", json.dumps({"lake": str(lake.root.resolve())}),
+            "--no-send-anonymous-usage-stats", *extra]
 
 
 def _nodes(result: Any) -> list[NodeResult]:
@@ -110,13 +117,11 @@ def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResul
 
         invoke = dbtRunner().invoke
     Ledger(lake).write_schemas()  # the ledger's globs match before the first monitor window
-    build_dir(lake).mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    with lake_env(lake):
-        try:
-            result = invoke(dbt_args(lake, "build", *extra))
-        except Exception as exc:  # prefect-dbt raises on a failed node
-            raise MartsError(f"dbt build failed: {exc}") from exc
+    try:
+        result = invoke(dbt_args(lake, "build", *extra))
+    except Exception as exc:  # prefect-dbt raises on a failed node
+        raise MartsError(f"dbt build failed: {exc}") from exc
     outcome = BuildResult(_nodes(result), time.perf_counter() - t0)
     failed = [n for n in outcome.nodes if n.status in ("error", "fail")]
     if failed or not getattr(result, "success", False):
@@ -163,3 +168,22 @@ def build_marts(lake: Lake, invoke: Invoke | None = None, *, quiet: bool = False
     result = run_dbt(lake, invoke, *(["--quiet"] if quiet else []))
     result.warehouse, result.marts = publish(lake)
     return result
+
+
+def generate_docs(lake: Lake, invoke: Invoke | None = None) -> Path:
+    """``dbt docs generate --static`` over the marts built in ``lake`` (their columns come from
+    dbt's database there): one self-contained HTML file, ``<lake>/dbt/target/static_index.html``,
+    with the models, their descriptions and tests, and the lineage graph. Nothing is written
+    into the dbt project."""
+    if not (build_dir(lake) / "warehouse.duckdb").is_file():
+        raise MartsError(f"{build_dir(lake) / 'warehouse.duckdb'} does not exist: build the marts "
+                         "first (make run)")
+    if invoke is None:
+        from dbt.cli.main import dbtRunner
+
+        invoke = dbtRunner().invoke
+    result = invoke(dbt_args(lake, "docs generate", "--static", "--quiet"))
+    page = build_dir(lake) / "target" / "static_index.html"
+    if not getattr(result, "success", False) or not page.is_file():
+        raise MartsError(f"dbt docs generate failed: {getattr(result, 'exception', None)}")
+    return page

@@ -40,12 +40,17 @@ a bar and the fills are the same. The tests prove it against the monitor over ev
 
 Determinism: player ``i`` draws from ``np.random.default_rng([seed, i])`` and nothing else, so its
 return does not depend on how many players run.
+
+One policy: :func:`zero_skill_answer` is a player's decision at one cycle, from plain values (the
+rng, the portfolio, the cycle's prices and marks, the symbols that trade now). The house ``random``
+contestant (:mod:`arena.agents.house`) answers with it too, from its briefing, so the arena's
+random contestant is a sample of the zero-skill players it is compared with.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -231,14 +236,24 @@ class _Season:
 
 
 # ----------------------------------------------------------------------------- one player
-def _random_answer(rng: np.random.Generator, portfolio: Portfolio, k: int, season: _Season,
-                   rules: Rules, profile: RandomProfile) -> Answer:
-    """A random answer that the validator accepts in full at cycle k."""
-    fresh = season.exec_prices[k]
-    marks = season.marks[k]
-    open_today = set(season.tradeable[k])
+def zero_skill_answer(rng: np.random.Generator, portfolio: Portfolio,
+                      prices: Mapping[str, float], marks: Mapping[str, float],
+                      tradeable: Sequence[str], *, rules: Rules = ARENA_RULES,
+                      profile: RandomProfile = RandomProfile()) -> Answer:
+    """The zero-skill player's answer for one cycle (see the module docstring), one that the
+    validator accepts in full. The arena's luck players and the house ``random`` contestant
+    (:mod:`arena.agents.house`) both play it.
+
+    ``prices``: this cycle's execution prices (symbol -> price); ``marks``: the prices that value
+    the portfolio (equity, sizing), at least every held symbol; ``tradeable``: the symbols that
+    trade now (tradeable today *and* priced in ``prices``), in the order a new position is drawn
+    from. Draws come from ``rng`` only. When a held symbol has no mark, equity cannot be measured
+    and the engine sizes nothing: no add and no open are sent (closes still are).
+    """
+    open_today = set(tradeable)
     decisions: list[Decision] = []
-    equity = portfolio.equity(marks)
+    sizable = not portfolio.unmarked(marks)  # else the engine sizes nothing this cycle
+    equity = portfolio.equity(marks) if sizable else 0.0
     cash = portfolio.cash
     positions_after = len(portfolio.positions)
     closing: set[str] = set()
@@ -246,7 +261,7 @@ def _random_answer(rng: np.random.Generator, portfolio: Portfolio, k: int, seaso
     for symbol in sorted(portfolio.positions):
         if symbol not in open_today:  # no trading today, or no price of this cycle
             continue
-        held, price = portfolio.positions[symbol], fresh[symbol]
+        held, price = portfolio.positions[symbol], prices[symbol]
         if rng.random() < profile.close_prob:
             pct = None
             if rng.random() < profile.partial_prob:
@@ -266,21 +281,21 @@ def _random_answer(rng: np.random.Generator, portfolio: Portfolio, k: int, seaso
                          _level(rng, held.side, price, profile)))
     for symbol, pct, level in adds:  # the broker runs adds after every close
         cap = max(cash, 0.0) / (1.0 + rules.fee_rate)
-        if equity <= 0 or cap <= _SIZE_MARGIN * equity:
-            continue  # no free cash: an add would be refused
+        if not sizable or equity <= 0 or cap <= _SIZE_MARGIN * equity:
+            continue  # no measurable equity or no free cash: an add would be refused
         notional = min(pct / 100.0 * equity, cap)
         decisions.append(_entry("add", symbol, pct, level, rng, rules))
         cash -= notional + fee(notional, rules.fee_rate)
         equity -= fee(notional, rules.fee_rate)
     if rng.random() < profile.open_prob and positions_after < rules.max_positions:
-        candidates = [s for s in season.tradeable[k]
-                      if s not in portfolio.positions and s not in closing]
+        candidates = [s for s in tradeable if s not in portfolio.positions and s not in closing]
         cap = max(cash, 0.0) / (1.0 + rules.fee_rate)
-        if candidates and equity > 0 and cap >= rules.min_open_share * equity * (1 + _SIZE_MARGIN):
+        if (candidates and sizable and equity > 0
+                and cap >= rules.min_open_share * equity * (1 + _SIZE_MARGIN)):
             symbol = candidates[int(rng.integers(len(candidates)))]
             side = LONG if rng.random() < 0.5 else SHORT
             pct = float(rng.uniform(*rules.equity_percent))
-            level = _level(rng, side, fresh[symbol], profile)
+            level = _level(rng, side, prices[symbol], profile)
             action = "open_long" if side == LONG else "open_short"
             decisions.append(_entry(action, symbol, pct, level, rng, rules))
     return Answer(reasoning=RANDOM_TEXT, decisions=decisions)
@@ -315,7 +330,8 @@ def _play(season: _Season, player: int, seed: int, rules: Rules, profile: Random
                                               season.cycles[k - 1], at, fee_rate=rules.fee_rate)
                 portfolio = checked.portfolio
                 fills.extend(checked.fills)
-        answer = _random_answer(rng, portfolio, k, season, rules, profile)
+        answer = zero_skill_answer(rng, portfolio, season.exec_prices[k], season.marks[k],
+                                   season.tradeable[k], rules=rules, profile=profile)
         if answer.decisions:
             result = execute_answer(CycleState(portfolio, at), answer, season.marks[k],
                                     season.universe, rules)

@@ -35,6 +35,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from arena.core.indicators import ema, midrange, rsi_wilder, seeded_ewm, sma
+
 Rule = Callable[..., pd.Series]
 
 SESSIONS_PER_YEAR = 252.0  # an exchange clock: a "day" is a session
@@ -70,53 +72,6 @@ def lookback(days: float, periods_per_year: float) -> int:
 
 
 # --------------------------------------------------------------------------------- indicators
-def _sma(x: pd.Series, n: int) -> pd.Series:
-    return x.rolling(n, min_periods=n).mean()
-
-
-def _seeded_ewm(x: pd.Series, n: int, alpha: float) -> pd.Series:
-    """``y_t = alpha x_t + (1 - alpha) y_(t-1)`` seeded with the mean of the first n valid inputs
-    (at the n-th of them); NaN before. ``x`` may be NaN only in a leading block."""
-    out = pd.Series(np.nan, index=x.index)
-    valid = x.notna().to_numpy()
-    if not valid.any():
-        return out
-    seed_at = int(valid.argmax()) + n - 1
-    if seed_at >= len(x):
-        return out
-    tail = x.iloc[seed_at:].astype(float).copy()
-    tail.iloc[0] = x.iloc[seed_at - n + 1:seed_at + 1].mean()
-    out.iloc[seed_at:] = tail.ewm(alpha=alpha, adjust=False).mean().to_numpy()
-    return out
-
-
-def _ema(x: pd.Series, n: int) -> pd.Series:
-    return _seeded_ewm(x, n, 2.0 / (n + 1))
-
-
-def _midrange(high: pd.Series, low: pd.Series, n: int) -> pd.Series:
-    """(highest high + lowest low) / 2 over the last n bars, current bar included."""
-    return (high.rolling(n, min_periods=n).max() + low.rolling(n, min_periods=n).min()) / 2.0
-
-
-def rsi_wilder(close: pd.Series, n: int = 14, step: int = 1) -> pd.Series:
-    """Wilder's RSI(n), indexed like ``close``; NaN on the first ``n + step - 1`` rows.
-
-    Changes ``d_t = close_t - close_(t-step)`` (``step = 1``: bar to bar, the textbook); gains
-    ``max(d, 0)``, losses ``max(-d, 0)``. The first average gain/loss (row ``n + step - 1``) is the
-    simple mean of the first n gains/losses; then Wilder smoothing ``avg_t = (avg_(t-1) x (n - 1)
-    + value_t) / n``. ``RSI = 100 - 100 / (1 + avg_gain / avg_loss) = 100 x avg_gain / (avg_gain
-    + avg_loss)``: 100 when the average loss is 0, and 50 when both averages are 0 (a flat window
-    is neither overbought nor oversold).
-    """
-    delta = close.astype(float).diff(step)
-    gain = _seeded_ewm(delta.clip(lower=0.0), n, 1.0 / n)
-    loss = _seeded_ewm((-delta).clip(lower=0.0), n, 1.0 / n)
-    total = gain + loss
-    rsi = 100.0 * gain / total.where(total > 0)
-    return rsi.where(~(total == 0), 50.0)
-
-
 def _prices(bars: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
     """close, high, low as floats on ``bars.index``, after the input checks."""
     missing = {"timestamp", "high", "low", "close"} - set(bars.columns)
@@ -149,20 +104,20 @@ def buy_and_hold(bars: pd.DataFrame, *, periods_per_year: float) -> pd.Series:
 def above_ma200(bars: pd.DataFrame, *, periods_per_year: float) -> pd.Series:
     """+1 when close > SMA(200) of closes, else 0. Warm-up: the first 200 - 1 bars."""
     close, _, _ = _prices(bars)
-    return _positions(bars, "above_ma200", close > _sma(close, lookback(200, periods_per_year)))
+    return _positions(bars, "above_ma200", close > sma(close, lookback(200, periods_per_year)))
 
 
 def golden_cross(bars: pd.DataFrame, *, periods_per_year: float) -> pd.Series:
     """+1 when SMA(50) > SMA(200), else 0 (long only). Warm-up: 200 - 1 bars."""
     close, _, _ = _prices(bars)
-    fast, slow = (_sma(close, lookback(d, periods_per_year)) for d in (50, 200))
+    fast, slow = (sma(close, lookback(d, periods_per_year)) for d in (50, 200))
     return _positions(bars, "golden_cross", fast > slow)
 
 
 def sma_crossover_20_50(bars: pd.DataFrame, *, periods_per_year: float) -> pd.Series:
     """+1 when SMA(20) > SMA(50), else -1 (ties -1). Warm-up: 50 - 1 bars."""
     close, _, _ = _prices(bars)
-    fast, slow = (_sma(close, lookback(d, periods_per_year)) for d in (20, 50))
+    fast, slow = (sma(close, lookback(d, periods_per_year)) for d in (20, 50))
     up = fast > slow
     return _positions(bars, "sma_crossover_20_50", up, ~up, slow.notna())
 
@@ -172,8 +127,8 @@ def macd_12_26_9(bars: pd.DataFrame, *, periods_per_year: float) -> pd.Series:
     EMAs): +1 when line > signal, else -1 (ties -1). Warm-up: (26 - 1) + (9 - 1) = 33 bars."""
     close, _, _ = _prices(bars)
     fast, slow, smooth = (lookback(d, periods_per_year) for d in (12, 26, 9))
-    line = _ema(close, fast) - _ema(close, slow)
-    signal = _ema(line, smooth)
+    line = ema(close, fast) - ema(close, slow)
+    signal = ema(line, smooth)
     up = line > signal
     return _positions(bars, "macd_12_26_9", up, ~up, signal.notna())
 
@@ -186,8 +141,8 @@ def ichimoku(bars: pd.DataFrame, *, periods_per_year: float) -> pd.Series:
     edge. Warm-up: (52 - 1) + 26 = 77 bars."""
     close, high, low = _prices(bars)
     n9, n26, n52 = (lookback(d, periods_per_year) for d in (9, 26, 52))
-    span_a = ((_midrange(high, low, n9) + _midrange(high, low, n26)) / 2.0).shift(n26)
-    span_b = _midrange(high, low, n52).shift(n26)
+    span_a = ((midrange(high, low, n9) + midrange(high, low, n26)) / 2.0).shift(n26)
+    span_b = midrange(high, low, n52).shift(n26)
     top, bottom = np.maximum(span_a, span_b), np.minimum(span_a, span_b)
     return _positions(bars, "ichimoku", close > top, close < bottom)
 
@@ -241,7 +196,7 @@ def stochastic_14_3(bars: pd.DataFrame, *, periods_per_year: float) -> pd.Series
     hh, ll = high.rolling(n, min_periods=n).max(), low.rolling(n, min_periods=n).min()
     width = hh - ll
     k = (100.0 * (close - ll) / width.where(width > 0)).where(~(width == 0), 50.0)
-    d = _sma(k, m)
+    d = sma(k, m)
     return _positions(bars, "stochastic_14_3", d < 20.0, d > 80.0)
 
 
@@ -251,7 +206,7 @@ def bollinger_20_reversion(bars: pd.DataFrame, *, periods_per_year: float) -> pd
     Warm-up: 20 - 1 bars."""
     close, _, _ = _prices(bars)
     n = lookback(20, periods_per_year)
-    mid, sd = _sma(close, n), close.rolling(n, min_periods=n).std(ddof=0)
+    mid, sd = sma(close, n), close.rolling(n, min_periods=n).std(ddof=0)
     return _positions(bars, "bollinger_20_reversion", close < mid - 2.0 * sd,
                       close > mid + 2.0 * sd)
 
@@ -267,7 +222,7 @@ def volatility_targeting(bars: pd.DataFrame, *, periods_per_year: float,
     close, _, _ = _prices(bars)
     r2 = np.log(close).diff() ** 2
     per_bar = decay ** (1.0 / bars_per_day(periods_per_year))
-    var = _seeded_ewm(r2, lookback(VOL_WARMUP_DAYS, periods_per_year), 1.0 - per_bar)
+    var = seeded_ewm(r2, lookback(VOL_WARMUP_DAYS, periods_per_year), 1.0 - per_bar)
     vol = np.sqrt(var.to_numpy() * periods_per_year)
     with np.errstate(divide="ignore"):
         weight = np.where(vol > 0, np.minimum(1.0, target_vol / vol), 1.0)

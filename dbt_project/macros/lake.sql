@@ -1,4 +1,5 @@
-{#- The lake's root, as every source reads it: $ARENA_LAKE (absolute; required). -#}
+{#- The lake's root, as every source reads it: the command-line var `lake` (absolute; required;
+    arena/pipeline/warehouse.py passes it with --vars). -#}
 {% macro lake_root() -%}
-    {{ env_var('ARENA_LAKE') }}
+    {{ var('lake') }}
 {%- endmacro %}

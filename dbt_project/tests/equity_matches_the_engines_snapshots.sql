@@ -1,5 +1,5 @@
 -- The SQL fold marked at the cycle prices gives, to the cent, the cash, equity, fees, realised P&L
--- and position count the engine recorded after every cycle (arena/ledger.py equity table).
+-- and position count the engine recorded after every cycle (arena/ledger/store.py equity table).
 select e.contestant, e.cycle_at, e.equity, s.equity as recorded_equity, e.cash, s.cash as recorded_cash
 from {{ ref('equity_daily') }} as e
 inner join {{ ref('stg_ledger__equity') }} as s using (contestant, cycle_at)

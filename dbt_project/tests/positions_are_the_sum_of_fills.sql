@@ -5,7 +5,7 @@ with flows as (
         p.contestant, p.cycle_at, p.symbol, p.quantity,
         sum(case when f.kind = 'close' then -f.trade_quantity else f.trade_quantity end) as net
     from {{ ref('positions') }} as p
-    inner join {{ ref('int_position_fold') }} as f
+    inner join {{ ref('int_positions_folded') }} as f
         on f.contestant = p.contestant and f.symbol = p.symbol and f.trip = p.trip
         and f.event = 'fill' and f.effective_at <= p.cycle_at
     group by p.contestant, p.cycle_at, p.symbol, p.quantity

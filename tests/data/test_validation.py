@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 
 from arena.core.sessions import CRYPTO, NYSE, bar_close_times, expected_bars
-from arena.data.jumps import robust_sigma
 from arena.data.validation.checks import (
     UnusableInputError,
     ValidationConfig,
@@ -25,6 +24,7 @@ from arena.data.validation.checks import (
     validate_bars,
     validate_file,
 )
+from arena.data.validation.jumps import robust_sigma
 
 PRICES = Path(__file__).resolve().parents[1] / "fixtures" / "prices"
 GOOG = PRICES / "GOOG.csv"

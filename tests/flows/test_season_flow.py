@@ -55,7 +55,7 @@ def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
     result = state.result()
     assert (lake / "reports" / "season.html").is_file() and result["dbt_nodes"] >= 60
     # prefect-dbt made a task of every dbt node: models, seeds, data tests and unit tests
-    wanted = {"day-2026-10-01", "day-2026-10-02", "model leaderboard", "model int_position_fold",
+    wanted = {"day-2026-10-01", "day-2026-10-02", "model leaderboard", "model int_positions_folded",
               "seed universe", "test equity_matches_the_engines_snapshots",
               "unit_test drawdown_runs_from_the_start_cash_peak"}
     names = _task_names(state.state_details.flow_run_id, wanted)

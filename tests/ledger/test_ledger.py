@@ -19,17 +19,14 @@ from arena.engine.broker import LevelMove
 from arena.engine.outcomes import CycleOutcome
 from arena.engine.portfolio import CLOSE, LONG, OPEN, SHORT, Fill, Portfolio, fee, fold
 from arena.engine.rules import Rejection
-from arena.ledger.store import (
+from arena.ledger.records import (
     CycleRecord,
-    Ledger,
-    LedgerBusy,
-    LedgerError,
     MonitorRecord,
     RecordKey,
     RecordStatus,
-    SecretInRecord,
     equity_snapshot,
 )
+from arena.ledger.store import Ledger, LedgerBusy, LedgerError, SecretInRecord
 
 TRADED, FORFEITED = CycleOutcome.TRADED, CycleOutcome.FORFEITED
 C1, C2, C3 = (pd.Timestamp(t, tz="UTC") for t in ("2025-11-26 16:00", "2025-11-27 16:00",

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from arena.core.indicators import rsi_wilder
 from arena.data.lake import PartitionKey, TableKey
 from arena.market.briefing import RSI_HISTORY, build_briefing, build_market, portfolio_snapshot
 from arena.market.types import DEPTH, TABLE_COLUMNS, MarketData
-from arena.scoring.reference_rules import rsi_wilder
 from tests.market_lakes import FRI, PROVIDER, SAT, THANKSGIVING, book_state, market_lakes
 
 HELD = ("DOT", "KO", "JPM")  # a mix of screened and unscreened holdings

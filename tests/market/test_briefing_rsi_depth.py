@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 
 import arena.market.briefing
+from arena.core.indicators import rsi_wilder
 from arena.data.ingest import default_window
 from arena.data.lake import Lake, TableKey, write_bars_file
 from arena.market.asof import closed_bars
 from arena.market.briefing import RSI_HISTORY, build_market
-from arena.scoring.reference_rules import rsi_wilder
 from tests.market_lakes import FRI, FULL_END, PROVIDER, START, market_lakes
 
 SYMBOLS = {"crypto asset": ("BTC", "ETH"), "NYSE stock": ("SPY", "AAPL")}

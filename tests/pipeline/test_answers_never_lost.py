@@ -14,7 +14,8 @@ from arena.agents.roster import ContestantSpec, Params
 from arena.cli import main
 from arena.engine.repair import ECHO_CHARS
 from arena.ledger.store import Ledger
-from arena.pipeline.cycle import cycle_market, play_safely
+from arena.pipeline.cycle import cycle_market
+from arena.pipeline.cycle import play as cycle_play
 from tests.agents.openai_stub import OpenAIStub, StubResponse, unreachable_url
 from tests.conftest import ts
 from tests.market_lakes import PROVIDER, market_lakes
@@ -48,7 +49,7 @@ def cycle(tmp_path_factory, tmp_path, universe):
     def play(spec: ContestantSpec, at=MON):
         contestant = LLMContestant(spec, retry=FAST)
         market = cycle_market(lake, PROVIDER, universe, [contestant], at, ledger)
-        return play_safely(contestant, market, ledger, universe, at)
+        return cycle_play(contestant, market, ledger, universe, at)
 
     return ledger, play
 

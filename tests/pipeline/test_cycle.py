@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from arena.agents.factory import ReverseContestant, build_contestant
+from arena.agents.factory import build_contestant
+from arena.agents.reverse import ReverseContestant
 from arena.agents.roster import ContestantSpec, load_roster
 from arena.ledger.store import Ledger
 from arena.pipeline.cycle import run_cycle
@@ -74,9 +75,10 @@ def test_mirror_of_worst_mirrors_the_worst_performer_so_far(setup, universe):
     first = run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], MON, ledger=ledger)
     assert next(o for o in first if o.contestant == "anti-worst").status == "skipped"  # no past
     run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], TUE, ledger=ledger)
-    from arena.pipeline.cycle import worst_performer
+    from arena.pipeline.cycle import standings
 
-    worst = worst_performer(ledger, TUE, [p.name for p in players])
+    before = standings(ledger, TUE, [p.name for p in players])
+    worst = min(before, key=lambda name: (before[name], name))
     equity = ledger.table("equity")
     monday = equity[equity["cycle_at"] == MON].set_index("contestant")["equity"]
     assert worst == monday.loc[[p.name for p in players]].idxmin()
@@ -103,13 +105,14 @@ def test_a_reverse_without_a_target_record_is_skipped_and_recorded(setup, univer
 
 
 def test_the_daily_report_shows_each_contestants_outcome(setup, universe, tmp_path):
-    from arena.reporting.reports import daily_report
+    from arena.reporting.daily import daily_report
 
     lake, ledger, contestants = setup
     ghost = ReverseContestant(ContestantSpec(name="anti-ghost", kind="reverse", mirror_of="ghost"))
     outcomes = run_cycle(lake, PROVIDER, universe, [*contestants, ghost], MON, ledger=ledger)
     text = daily_report(ledger, lake, PROVIDER, universe, MON)
-    assert "| # | contestant | equity | change since its previous cycle | outcome |" in text
+    header = "| # | contestant | equity | change since its previous cycle | outcome |"
+    assert any(" ".join(line.split()) == header for line in text.splitlines())
     rows = {line.split("|")[2].strip(): line.split("|")[5].strip()
             for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()}
     assert rows == {o.contestant: o.status for o in outcomes}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from arena.agents.factory import build_contestant
@@ -31,14 +32,36 @@ def replay_golden_season(folder: Path) -> dict:
         universe = load_universe().select(GOLDEN_SEASON["symbols"])
         lake = Lake(folder / "lake")
         replay_season(SyntheticProvider(), universe, [build_contestant(s) for s in runnable],
-                      GOLDEN_SEASON["start"], GOLDEN_SEASON["days"], lake=lake)
+                      pd.Timestamp(GOLDEN_SEASON["start"], tz="UTC"), GOLDEN_SEASON["days"],
+                      lake=lake)
         return season_values(Ledger(lake))
+
+
+# Contestants whose recorded values are no longer the reference (see the test's docstring).
+CHANGED = {"random"}
+
+
+def _kept(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r.get("contestant") not in CHANGED]
 
 
 @pytest.mark.slow
 def test_the_golden_season_replays_with_identical_values(tmp_path):
+    """Every table, value by value, except the rows of the house ``random`` contestant.
+
+    The random contestant now plays the arena's zero-skill player
+    (:func:`arena.scoring.arena_luck.zero_skill_answer`, default profile, arena rules) instead of
+    the house's own random rule. Same seed (crc32 of name and cycle time) and probabilities (open
+    0.3, close 0.1), but the draws are consumed in another order (the size before the level), a
+    quarter of the closes are partial, the open is gated on the position limit and the cash left
+    after the cycle's closes, and decisions carry a rationale. So its one trade of the season,
+    the ADA long of 2025-11-29, has another size (91.7% of equity, was 22.3%) and level.
+    ``worst-reversed`` is still compared: it never mirrored ``random`` in this season (day 1
+    skipped, then the scripted model, trend-following and momentum were the worst).
+    """
     recorded = json.loads((FIXTURE / "season.json").read_text(encoding="utf-8"))
     replayed = replay_golden_season(tmp_path)
     assert replayed.keys() == recorded.keys()
     for table, rows in recorded.items():
-        assert replayed[table] == rows, table
+        assert _kept(replayed[table]) == _kept(rows), table
+    assert any(r.get("contestant") == "random" for r in replayed["equity"])

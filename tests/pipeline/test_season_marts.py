@@ -32,13 +32,13 @@ from arena.ledger.store import Ledger
 from arena.pipeline.season import SeasonError, cycle_times, finish_season, replay_season
 from arena.pipeline.season_tables import read_analytics
 from arena.pipeline.warehouse import MartsError, build_marts
-from arena.reporting.reports import read_marts
+from arena.reporting.season import read_marts
 from arena.scoring.metrics import leaderboard_metrics, open_trips, round_trips
 from arena.scoring.scorer import percentile, rank_score
 from tests.agents.openai_stub import OpenAIStub, StubResponse
 
 SYMBOLS = ["BTC", "SPY", "ETH", "SOL", "AAPL", "MSFT", "NVDA", "JNJ"]
-START, DAYS = "2026-10-01", 6  # Thursday to Tuesday: a weekend without stock sessions
+START, DAYS = pd.Timestamp("2026-10-01", tz="UTC"), 6  # Thursday to Tuesday: a weekend without stock sessions
 PLAYERS, ARENA_PLAYERS = 2_000, 200
 LLM_ANSWER = json.dumps({"reasoning": "Steady: a small ETH position.", "decisions": [
     {"action": "open_long", "symbol": "ETH", "percent_of_equity": 15, "confidence": 0.8,
@@ -252,8 +252,7 @@ def test_the_market_vocabulary_of_the_mart_is_the_providers():
 
     from arena.data.providers import SOURCES, market_label
 
-    docs = yaml.safe_load((DBT_PROJECT / "models" / "marts"
-                           / "_marts.yml").read_text())
+    docs = yaml.safe_load((DBT_PROJECT / "models" / "marts" / "leaderboard.yml").read_text())
     board = next(m for m in docs["models"] if m["name"] == "leaderboard")
     market = next(c for c in board["columns"] if c["name"] == "market")
     accepted = next(t["accepted_values"] for t in market["data_tests"]
@@ -345,7 +344,7 @@ def test_a_lake_of_another_season_is_refused(season, universe):
     lake, *_ = season
     with pytest.raises(SeasonError, match="another season"):
         replay_season(SyntheticProvider(), universe.select(SYMBOLS), [TightStops()],
-                      "2026-11-01", 2, lake=lake)
+                      pd.Timestamp("2026-11-01", tz="UTC"), 2, lake=lake)
 
 
 def test_daily_reports_say_who_leads_and_why(season):
@@ -381,7 +380,7 @@ def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
 
 
 def test_the_season_report_says_synthetic_only_on_a_synthetic_season(season):
-    from arena.reporting.reports import ReportError, season_report
+    from arena.reporting.season import ReportError, season_report
 
     lake, *_ = season
     html = (lake.root / "reports" / "season.html").read_text()
@@ -398,7 +397,7 @@ def test_the_season_report_says_synthetic_only_on_a_synthetic_season(season):
 
 
 def test_daily_reports_say_synthetic_only_on_a_synthetic_market(season, universe, tmp_path):
-    from arena.reporting.reports import daily_report
+    from arena.reporting.daily import daily_report
 
     lake, ledger, times, _, _ = season
     banner = "> **SYNTHETIC market data: not real prices**"
@@ -426,7 +425,7 @@ def test_season_outputs_report_their_timings(season):
 def test_daily_reports_are_written_without_hindsight(season, universe):
     """A day's report regenerated after the season (as a resumed replay does) says exactly what
     it said that day: every number comes from the ledger up to that cycle."""
-    from arena.reporting.reports import daily_report
+    from arena.reporting.daily import daily_report
 
     lake, ledger, times, _, _ = season
     for at in times[:-1]:
@@ -459,7 +458,7 @@ def crafted(season, tmp_path_factory):
 
     from arena.engine.broker import LevelMove
     from arena.engine.portfolio import ADD, CLOSE, LONG, OPEN, SHORT
-    from arena.ledger.store import CycleRecord, MonitorRecord, equity_snapshot
+    from arena.ledger.records import CycleRecord, MonitorRecord, equity_snapshot
 
     source, _, times, _, _ = season
     lake = Lake(tmp_path_factory.mktemp("crafted") / "lake")

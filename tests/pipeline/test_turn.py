@@ -193,7 +193,8 @@ def test_the_marts_accept_exactly_the_outcomes_the_ledger_records():
 
     from arena.pipeline.warehouse import DBT_PROJECT
 
-    spec = yaml.safe_load((DBT_PROJECT / "models" / "staging" / "_staging.yml").read_text())
+    spec = yaml.safe_load((DBT_PROJECT / "models" / "staging" / "stg_ledger__outcomes.yml")
+                          .read_text())
     [model] = [m for m in spec["models"] if m["name"] == "stg_ledger__outcomes"]
     [status] = [c for c in model["columns"] if c["name"] == "status"]
     [accepted] = [t["accepted_values"] for t in status["data_tests"] if "accepted_values" in t]

@@ -29,9 +29,9 @@ from arena.core.sessions import (
     expected_bars,
     interval_delta,
 )
-from arena.data.jumps import jump_statistics
 from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
 from arena.data.validation.config import ValidationConfig, Window
+from arena.data.validation.jumps import jump_statistics
 
 # Names of the checks (one report row per series and check) and the columns of the prepared
 # frame: the contract with expectations/candles.py.

@@ -9,8 +9,8 @@ with money as (
         coalesce(sum(f.fee), 0.0) as fees_paid,
         coalesce(sum(f.realised_pnl), 0.0) as realised_pnl,
         count(f.event) filter (where f.event = 'fill') as fills_to_date
-    from {{ ref('int_season_cycles') }} as g
-    left join {{ ref('int_position_fold') }} as f
+    from {{ ref('int_season_cycles_listed') }} as g
+    left join {{ ref('int_positions_folded') }} as f
         on f.contestant = g.contestant and f.effective_at <= g.cycle_at
     group by g.contestant, g.cycle_at
 ),
@@ -22,40 +22,65 @@ book as (
     group by contestant, cycle_at
 ),
 
-equity as (
+valued as (
     select
         m.contestant,
         m.cycle_at,
         m.cash,
         coalesce(b.market_value, 0.0) as market_value,
-        case when coalesce(b.unmarked, 0) = 0 then m.cash + coalesce(b.market_value, 0.0) end
-            as equity,
+        coalesce(b.unmarked, 0) as unmarked,
         coalesce(b.positions, 0) as positions,
         m.fees_paid,
         m.realised_pnl,
         m.fills_to_date
     from money as m
     left join book as b on b.contestant = m.contestant and b.cycle_at = m.cycle_at
+),
+
+equity as (
+    select
+        contestant,
+        cycle_at,
+        cash,
+        market_value,
+        -- no equity while a held symbol has no price
+        case when unmarked = 0 then cash + market_value end as equity,
+        positions,
+        fees_paid,
+        realised_pnl,
+        fills_to_date
+    from valued
+),
+
+peaks as (
+    select
+        *,
+        -- against the start cash on the first cycle; a missing previous equity gives no return
+        case when row_number() over w = 1 then {{ var('start_cash') }}
+             else lag(equity) over w end as previous_equity,
+        greatest({{ var('start_cash') }},
+                 max(equity) over (w rows between unbounded preceding and current row))
+            as peak_equity
+    from equity
+    window w as (partition by contestant order by cycle_at)
+),
+
+final as (
+    select
+        contestant,
+        cycle_at,
+        cast(cycle_at as date) as day,
+        cash,
+        market_value,
+        equity,
+        positions,
+        fees_paid,
+        realised_pnl,
+        fills_to_date,
+        equity / previous_equity - 1 as daily_return,
+        peak_equity,
+        1 - equity / peak_equity as drawdown
+    from peaks
 )
 
-select
-    contestant,
-    cycle_at,
-    cast(cycle_at as date) as day,
-    cash,
-    market_value,
-    equity,
-    positions,
-    fees_paid,
-    realised_pnl,
-    fills_to_date,
-    -- against the start cash on the first cycle; a missing previous equity gives no return
-    equity / case when row_number() over w = 1 then {{ var('start_cash') }}
-                  else lag(equity) over w end - 1 as daily_return,
-    greatest({{ var('start_cash') }}, max(equity) over (w rows between unbounded preceding and current row))
-        as peak_equity,
-    1 - equity / greatest({{ var('start_cash') }},
-                          max(equity) over (w rows between unbounded preceding and current row))
-        as drawdown
-from equity
-window w as (partition by contestant order by cycle_at)
+select * from final

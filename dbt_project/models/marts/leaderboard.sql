@@ -2,7 +2,7 @@
 -- excess returns over BTC, SPY and the equal-weighted universe, the place among the arena's
 -- zero-skill players, and what the model calls cost. Fractions, not percent.
 -- market says whose prices the season was played on: SYNTHETIC (the embedded default's
--- invented prices) or the real provider's name, as arena/analytics.py labels the season.
+-- invented prices) or the real provider's name, as arena/pipeline/season_tables.py labels the season.
 -- The equity series starts with the season-start mark (the start cash at the first cycle,
 -- before its trades): it is the first peak and the base of the first daily return; benchmarks
 -- are bought at the first cycle's prices and marked at the last cycle's.
@@ -18,6 +18,13 @@ last_equity as (
     from {{ ref('equity_daily') }} as e
     cross join season as s
     group by e.contestant
+),
+
+final_returns as (
+    -- the season's return of each contestant, computed once: the board, the excess returns and
+    -- the place among the zero-skill players all read it
+    select *, final_equity / {{ var('start_cash') }} - 1 as total_return
+    from last_equity
 ),
 
 returns as (
@@ -50,19 +57,25 @@ window_prices as (
         p.symbol,
         max(p.mark_price) filter (where p.cycle_at = s.first_cycle) as first_price,
         max(p.mark_price) filter (where p.cycle_at = s.last_cycle) as last_price
-    from {{ ref('int_marks') }} as p
+    from {{ ref('int_cycle_prices_marked') }} as p
     cross join season as s
     group by p.symbol
 ),
 
+window_returns as (
+    -- each symbol's return over the season, bought at its first mark and marked at its last
+    select symbol, last_price / first_price - 1 as window_return
+    from window_prices
+    where first_price > 0 and last_price is not null
+),
+
 benchmarks as (
     select
-        max(last_price / first_price - 1) filter (where symbol = 'BTC') as btc_return,
-        max(last_price / first_price - 1) filter (where symbol = 'SPY') as spy_return,
-        avg(last_price / first_price - 1) filter (where u.tradable) as universe_return
-    from window_prices as w
+        max(w.window_return) filter (where w.symbol = 'BTC') as btc_return,
+        max(w.window_return) filter (where w.symbol = 'SPY') as spy_return,
+        avg(w.window_return) filter (where u.tradable) as universe_return
+    from window_returns as w
     inner join {{ ref('universe') }} as u using (symbol)
-    where first_price > 0 and last_price is not null
 ),
 
 luck as (
@@ -76,10 +89,10 @@ market as (
 placed as (
     select
         e.contestant,
-        (count(*) filter (where z.final_return < e.final_equity / {{ var('start_cash') }} - 1)
-         + 0.5 * count(*) filter (where z.final_return = e.final_equity / {{ var('start_cash') }} - 1))
+        (count(*) filter (where z.final_return < e.total_return)
+         + 0.5 * count(*) filter (where z.final_return = e.total_return))
             / any_value(l.players) as zero_skill_percentile
-    from last_equity as e
+    from final_returns as e
     cross join {{ ref('stg_analytics__arena_luck') }} as z
     cross join luck as l
     group by e.contestant
@@ -98,7 +111,7 @@ board as (
         m.market,
         e.cycles,
         e.final_equity,
-        e.final_equity / {{ var('start_cash') }} - 1 as total_return,
+        e.total_return,
         case
             when r.n_returns >= 2 and r.volatility > 1e-12
             then r.mean_excess / r.volatility * sqrt({{ var('periods_per_year') }})
@@ -108,9 +121,9 @@ board as (
         coalesce(t.trades, 0) as trades,
         coalesce(t.round_trips, 0) as round_trips,
         coalesce(t.automatic_closes, 0) as automatic_closes,
-        e.final_equity / {{ var('start_cash') }} - 1 - b.btc_return as excess_vs_btc,
-        e.final_equity / {{ var('start_cash') }} - 1 - b.spy_return as excess_vs_spy,
-        e.final_equity / {{ var('start_cash') }} - 1 - b.universe_return as excess_vs_universe,
+        e.total_return - b.btc_return as excess_vs_btc,
+        e.total_return - b.spy_return as excess_vs_spy,
+        e.total_return - b.universe_return as excess_vs_universe,
         p.zero_skill_percentile,
         -log10(1 - least(p.zero_skill_percentile, l.players / (l.players + 1.0))) as rank_score,
         l.players as zero_skill_players,
@@ -120,7 +133,7 @@ board as (
         c.cost_usd,
         (e.final_equity - {{ var('start_cash') }}) / nullif(c.cost_usd, 0) as pnl_per_call_dollar,
         e.unmarked_cycles
-    from last_equity as e
+    from final_returns as e
     inner join returns as r using (contestant)
     left join trips as t using (contestant)
     left join placed as p using (contestant)

@@ -6,32 +6,57 @@ with latest as (
         g.cycle_at,
         f.symbol,
         arg_max(f, f.symbol_event) as state
-    from {{ ref('int_season_cycles') }} as g
-    inner join {{ ref('int_position_fold') }} as f
+    from {{ ref('int_season_cycles_listed') }} as g
+    inner join {{ ref('int_positions_folded') }} as f
         on f.contestant = g.contestant and f.effective_at <= g.cycle_at
     group by g.contestant, g.cycle_at, f.symbol
+),
+
+held as (
+    select
+        contestant,
+        cycle_at,
+        symbol,
+        state.side as side,
+        state.quantity as quantity,
+        state.entry_price as entry_price,
+        state.opened_at as opened_at,
+        state.trip as trip,
+        state.invalidation_price as invalidation_price,
+        state.thesis as thesis
+    from latest
+    where state.quantity > 0
+),
+
+marked as (
+    select
+        h.*,
+        m.mark_price,
+        h.quantity * h.entry_price as cost,
+        {{ side_sign('h.side') }} * h.quantity * (m.mark_price - h.entry_price) as unrealised_pnl
+    from held as h
+    left join {{ ref('int_cycle_prices_marked') }} as m
+        on m.cycle_at = h.cycle_at and m.symbol = h.symbol
+),
+
+final as (
+    select
+        contestant,
+        cycle_at,
+        cast(cycle_at as date) as day,
+        symbol,
+        side,
+        quantity,
+        entry_price,
+        opened_at,
+        trip,
+        invalidation_price,
+        thesis,
+        mark_price,
+        cost,
+        unrealised_pnl,
+        cost + unrealised_pnl as market_value
+    from marked
 )
 
-select
-    l.contestant,
-    l.cycle_at,
-    cast(l.cycle_at as date) as day,
-    l.symbol,
-    l.state.side as side,
-    l.state.quantity as quantity,
-    l.state.entry_price as entry_price,
-    l.state.opened_at as opened_at,
-    l.state.trip as trip,
-    l.state.invalidation_price as invalidation_price,
-    l.state.thesis as thesis,
-    m.mark_price,
-    l.state.quantity * l.state.entry_price as cost,
-    (case when l.state.side = 'long' then 1 else -1 end)
-        * l.state.quantity * (m.mark_price - l.state.entry_price) as unrealised_pnl,
-    l.state.quantity * l.state.entry_price
-        + (case when l.state.side = 'long' then 1 else -1 end)
-          * l.state.quantity * (m.mark_price - l.state.entry_price) as market_value
-from latest as l
-left join {{ ref('int_marks') }} as m
-    on m.cycle_at = l.cycle_at and m.symbol = l.symbol
-where l.state.quantity > 0
+select * from final

@@ -1,2 +1,18 @@
-select player, final_return
-from {{ source('analytics', 'arena_luck') }}
+with
+
+source as (
+
+    select * from {{ source('analytics', 'arena_luck') }}
+
+),
+
+renamed as (
+
+    select
+        player,
+        final_return
+    from source
+
+)
+
+select * from renamed

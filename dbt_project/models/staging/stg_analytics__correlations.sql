@@ -1,2 +1,20 @@
-select symbol_a, symbol_b, correlation, observations
-from {{ source('analytics', 'correlations') }}
+with
+
+source as (
+
+    select * from {{ source('analytics', 'correlations') }}
+
+),
+
+renamed as (
+
+    select
+        symbol_a,
+        symbol_b,
+        correlation,
+        observations
+    from source
+
+)
+
+select * from renamed

@@ -1,3 +1,25 @@
-select symbol, rule, kind, "return" as total_return, turnover, fees, percentile, rank_score,
-       cast(rank as integer) as rank_among_rules
-from {{ source('analytics', 'reference_rules') }}
+with
+
+source as (
+
+    select * from {{ source('analytics', 'reference_rules') }}
+
+),
+
+renamed as (
+
+    select
+        symbol,
+        rule,
+        kind,
+        "return" as total_return,
+        turnover,
+        fees,
+        percentile,
+        rank_score,
+        cast(rank as integer) as rank_among_rules
+    from source
+
+)
+
+select * from renamed

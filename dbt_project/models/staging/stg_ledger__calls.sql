@@ -1,13 +1,27 @@
-select
-    cycle_at,
-    contestant,
-    seq,
-    role,
-    model,
-    tokens_in,
-    tokens_out,
-    latency_s,
-    cost_usd,
-    retries,
-    error
-from {{ source('ledger', 'calls') }}
+with
+
+source as (
+
+    select * from {{ source('ledger', 'calls') }}
+
+),
+
+renamed as (
+
+    select
+        cycle_at,
+        contestant,
+        seq,
+        role,
+        model,
+        tokens_in,
+        tokens_out,
+        latency_s,
+        cost_usd,
+        retries,
+        error
+    from source
+
+)
+
+select * from renamed

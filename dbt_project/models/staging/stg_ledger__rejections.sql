@@ -1,2 +1,24 @@
-select cycle_at, contestant, round, decision_index, action, symbol, code, message
-from {{ source('ledger', 'rejections') }}
+with
+
+source as (
+
+    select * from {{ source('ledger', 'rejections') }}
+
+),
+
+renamed as (
+
+    select
+        cycle_at,
+        contestant,
+        round,
+        decision_index,
+        action,
+        symbol,
+        code,
+        message
+    from source
+
+)
+
+select * from renamed

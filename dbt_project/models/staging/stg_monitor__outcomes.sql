@@ -1,2 +1,23 @@
-select window_start, window_end, contestant, n_fills, checked, unobserved, errors
-from {{ source('monitor', 'outcome') }}
+with
+
+source as (
+
+    select * from {{ source('monitor', 'outcome') }}
+
+),
+
+renamed as (
+
+    select
+        window_start,
+        window_end,
+        contestant,
+        n_fills,
+        checked,
+        unobserved,
+        errors
+    from source
+
+)
+
+select * from renamed

@@ -8,7 +8,16 @@
 --          within 1e-12 of the held quantity is fully closed (the engine's tolerance)
 --   level  moves the invalidation level; no money
 -- The P&L is recomputed here, not read from the ledger, so the fold is checked independently.
-with recursive fold as (
+with recursive
+
+events as (
+
+    select * from {{ ref('int_ledger_events_unioned') }}
+
+),
+
+fold as (
+
     select
         contestant, symbol, symbol_event, effective_at, source, event, kind, filled_at, automatic,
         cycle_at, round, decision_index,
@@ -25,7 +34,7 @@ with recursive fold as (
         -(quantity * price) - fee as cash_delta,
         cast(0 as double) as realised_pnl,
         recorded_realised_pnl
-    from {{ ref('int_ledger_events') }}
+    from events
     where symbol_event = 1
 
     union all
@@ -65,21 +74,22 @@ with recursive fold as (
             when n.event = 'level' then cast(0 as double)
             when n.kind in ('open', 'add') then -(n.quantity * n.price) - n.fee
             else least(n.quantity, f.quantity) * f.entry_price
-                 + (case when f.side = 'long' then 1 else -1 end)
+                 + {{ side_sign('f.side') }}
                    * least(n.quantity, f.quantity) * (n.price - f.entry_price)
                  - n.fee
         end,
         case
-            when n.kind = 'close' then (case when f.side = 'long' then 1 else -1 end)
+            when n.kind = 'close' then {{ side_sign('f.side') }}
                                        * least(n.quantity, f.quantity) * (n.price - f.entry_price)
             else cast(0 as double)
         end,
         n.recorded_realised_pnl
     from fold as f
-    inner join {{ ref('int_ledger_events') }} as n
+    inner join events as n
         on n.contestant = f.contestant
         and n.symbol = f.symbol
         and n.symbol_event = f.symbol_event + 1
+
 )
 
 select * from fold

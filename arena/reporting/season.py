@@ -1,31 +1,21 @@
-"""The season report (one self-contained HTML file) and the daily report (Markdown).
-
-The season report reads the published marts (``<lake>/marts/*.parquet``, see
-:mod:`arena.pipeline.warehouse`): every number in it is a number an analyst can query. The daily report
-is written right after a cycle from the ledger itself, so it exists before any mart is built
-(the Prefect flow also publishes it as a markdown artifact).
+"""The season report: one self-contained HTML file (charts, tables) read from the published marts
+(``<lake>/marts/*.parquet``, see :mod:`arena.pipeline.warehouse`), so every number in it is a
+number an analyst can query.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from arena.core.sessions import utc
-from arena.core.universe import Universe
 from arena.data.lake import Lake, write_text
-from arena.data.providers import SYNTHETIC_MARKET, is_synthetic, market_note, provider_note
-from arena.engine.contract import parse_answer
-from arena.ledger.store import ANSWER, Ledger
-from arena.market.asof import cycle_prices
+from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.reporting.charts import bar_chart, heatmap, html_table, line_chart, page
 
-REPORTS_DIR = "reports"
 SEASON_FILE = "season.html"
 TOP_TRADES = 15
 
@@ -206,127 +196,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
 def write_season_report(lake: Lake, path: Path | None = None, *, title: str = "Season report") -> Path:
     """Write the season report from the lake's published marts; returns its path."""
     text = season_report(read_marts(lake), title=title)
-    return write_text(path or lake.root / REPORTS_DIR / SEASON_FILE, text)
+    return write_text(path or lake.root / "reports" / SEASON_FILE, text)
 
 
 # ----------------------------------------------------------------------------- daily report
-@dataclass(frozen=True)
-class Standing:
-    contestant: str
-    equity: float | None
-    change: float | None  # since the contestant's previous cycle
-    outcome: str = ""  # of this cycle (arena.engine.outcomes)
-
-
-def _standings(ledger: Ledger, at: pd.Timestamp) -> list[Standing]:
-    equity = ledger.table("equity")
-    equity = equity[equity["cycle_at"] <= at]
-    out = []
-    for name, group in equity.groupby("contestant"):
-        group = group.sort_values("cycle_at")
-        if group["cycle_at"].iloc[-1] != at:
-            continue
-        now = group["equity"].iloc[-1]
-        before = group["equity"].iloc[-2] if len(group) > 1 else 10_000.0
-        change = None if pd.isna(now) or pd.isna(before) else float(now - before)
-        [outcome] = ledger.record_rows("outcome", at, str(name))  # this cycle's record only
-        out.append(Standing(str(name), None if pd.isna(now) else float(now), change,
-                            str(outcome["status"])))
-    return sorted(out, key=lambda s: (-(s.equity if s.equity is not None else -np.inf), s.contestant))
-
-
-def _quote(text: str | None, limit: int = 240) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, at: object) -> str:
-    """Markdown: who leads and lags and why, key trades, quotes from reasoning, market context;
-    under the title, whose prices these are (a SYNTHETIC banner for the embedded default)."""
-    at = utc(at)
-    standings = _standings(ledger, at)
-    note = provider_note(provider)
-    lines = [f"# Daily report {at:%Y-%m-%d %H:%M} UTC", "",
-             f"> **{note}**" if is_synthetic(provider) else f"{note}.", ""]
-    if not standings:
-        return "\n".join([*lines, "No contestant has a record at this cycle."])
-    lines += ["## Standings", "",
-              "| # | contestant | equity | change since its previous cycle | outcome |",
-              "|---|---|---:|---:|---|"]
-    for i, s in enumerate(standings, start=1):
-        eq = "–" if s.equity is None else f"{s.equity:,.2f}"
-        ch = "–" if s.change is None else f"{s.change:+,.2f}"
-        lines.append(f"| {i} | {s.contestant} | {eq} | {ch} | {s.outcome} |")
-    absent = sorted(set(ledger.table("outcome")["contestant"]) - {s.contestant for s in standings})
-    if absent:
-        lines += ["", f"No record at this cycle (not playing yet, or its model could not be "
-                      f"reached): {', '.join(absent)}."]
-    prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at])
-    wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
-    moves = (wide.iloc[-1] / wide.iloc[0] - 1).dropna() if len(wide) == 2 else pd.Series(dtype=float)
-    why = []
-    for s in (standings[0], standings[-1]) if len(standings) > 1 else (standings[0],):
-        book = ledger.portfolio(s.contestant, until=at)  # the book of that cycle, not today's
-        contrib = sorted(((sym, p.unrealised(float(wide.iloc[-1].get(sym, np.nan))))
-                          for sym, p in book.positions.items()
-                          if sym in wide.columns and not pd.isna(wide.iloc[-1][sym])),
-                         key=lambda kv: -abs(kv[1]))[:3]
-        held = ", ".join(f"{sym} {pnl:+,.2f}" for sym, pnl in contrib) or "no open position"
-        role = "leads" if s is standings[0] else "lags"
-        why.append(f"* **{s.contestant}** {role}: cash {book.cash:,.2f}, {len(book.positions)} open "
-                   f"position(s); largest unrealised P&L: {held}.")
-    lines += ["", "## Who leads and lags, and why", "", *why]
-    fills = ledger.table("fills")
-    today = fills[fills["cycle_at"] == at] if len(fills) else fills
-    monitor = ledger.table("fills", monitor=True)
-    auto = monitor[monitor["window_end"] == at] if len(monitor) else monitor
-    lines += ["", "## Key trades", ""]
-    if len(today) == 0 and len(auto) == 0:
-        lines.append("No trade today.")
-    for r in today.sort_values("notional", ascending=False).head(8).itertuples():
-        lines.append(f"* {r.contestant}: {r.kind} {r.side} {r.symbol} {r.quantity:,.4g} @ "
-                     f"{r.price:,.2f} (${r.notional:,.0f})" + (f" - \"{_quote(r.thesis, 160)}\""
-                                                              if r.thesis else ""))
-    for r in auto.itertuples():
-        lines.append(f"* {r.contestant}: automatic close of {r.side} {r.symbol} at {r.price:,.2f} "
-                     f"({r.at:%Y-%m-%d %H:%M}), realised {r.realised_pnl:+,.2f}")
-    quotes = []
-    for s in standings:
-        try:
-            text = ledger.responses(s.contestant, at).get(ANSWER)
-        except KeyError:
-            continue
-        reasoning = _reasoning(text)
-        if reasoning:
-            quotes.append(f"> **{s.contestant}**: {_quote(reasoning)}")
-    lines += ["", "## From the reasoning", "", *(quotes or ["No reasoning recorded."])]
-    if len(moves):
-        top = moves.sort_values()
-        fmt = ", ".join
-        lines += ["", "## Market context", "",
-                  f"* Best 24 h: {fmt(f'{s} {v:+.1%}' for s, v in top.tail(3)[::-1].items())}",
-                  f"* Worst 24 h: {fmt(f'{s} {v:+.1%}' for s, v in top.head(3).items())}",
-                  f"* Median move across {len(moves)} assets: {moves.median():+.2%}"]
-        for bench in ("BTC", "SPY"):
-            if bench in moves:
-                lines.append(f"* {bench}: {moves[bench]:+.2%}")
-    return "\n".join(lines) + "\n"
-
-
-def _reasoning(text: str | None) -> str | None:
-    """The ``reasoning`` field of a raw answer, when it parses."""
-    if not text:
-        return None
-    parsed = parse_answer(text)
-    return parsed.answer.reasoning if parsed.ok else None
-
-
-def write_daily_report(lake: Lake, text: str, at: object) -> Path:
-    return write_text(lake.root / REPORTS_DIR / "daily" / f"{utc(at):%Y-%m-%d}.md", text)
-
-
-def daily_reports(lake: Lake, provider: str, universe: Universe,
-                  cycles: Sequence[pd.Timestamp], ledger: Ledger | None = None) -> list[Path]:
-    ledger = ledger or Ledger(lake)
-    return [write_daily_report(lake, daily_report(ledger, lake, provider, universe, at), at)
-            for at in cycles]

@@ -1,0 +1,89 @@
+"""The Prefect side of :class:`arena.pipeline.runner.Runner`: every pipeline step a task.
+
+:class:`PrefectRunner` runs a step as a Prefect task named by the step's run name template
+(``play-momentum``, ``day-2026-10-01``), so the flows hold no logic of their own: they hand this
+runner to the same pipeline functions the command line runs. Tasks are not cached (every step is
+idempotent by itself: the ledger records each cycle once) and not retried (a model call retries
+its own transient errors; a failed step fails the flow). :func:`provider_slot` holds a contestant's
+model provider's global concurrency slot while it plays.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from functools import cache
+from typing import Any, TypeVar
+
+from prefect import Task, task
+from prefect.cache_policies import NO_CACHE
+from prefect.client.orchestration import get_client
+from prefect.concurrency.sync import concurrency
+
+from arena.agents.base import Contestant
+from arena.agents.roster import is_loopback
+from arena.data.lake import Lake
+from arena.pipeline.warehouse import DBT_PROJECT, Invoke, profiles_dir
+
+T = TypeVar("T")
+PROVIDER_CONCURRENCY_ENV = "ARENA_PROVIDER_CONCURRENCY"
+
+
+@cache
+def as_task(fn: Callable[..., Any]) -> Task:
+    """The Prefect task of a pipeline step (one per step function)."""
+    return task(fn, name=fn.__name__.replace("_", "-"), cache_policy=NO_CACHE,
+                task_run_name=getattr(fn, "run_name", None))
+
+
+class PrefectRunner:
+    """Runs pipeline steps as tasks of the current flow run; a fan-out submits one task per item
+    to the flow's task runner."""
+
+    def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        return as_task(fn)(*args, **kwargs)
+
+    def map(self, fn: Callable[..., T], items: Sequence[Any], /, *args: Any,
+            **kwargs: Any) -> list[T]:
+        futures = [as_task(fn).submit(item, *args, **kwargs) for item in items]
+        return [f.result() for f in futures]
+
+
+def provider_limit(contestant: Contestant) -> str | None:
+    """The concurrency limit a contestant's model calls count against (None: no model)."""
+    spec = getattr(contestant, "spec", None)
+    model = getattr(spec, "model", None)
+    if not model:
+        return None
+    provider = "local" if is_loopback(spec.api_base) else model.split("/", 1)[0]
+    return f"model-provider-{provider}"
+
+
+def ensure_limits(contestants: Sequence[Contestant]) -> None:
+    """Create (or resize) the providers' global concurrency limits before the tasks need them:
+    ``$ARENA_PROVIDER_CONCURRENCY`` slots each (default 4)."""
+    slots = int(os.environ.get(PROVIDER_CONCURRENCY_ENV, "4"))
+    names = {name for c in contestants if (name := provider_limit(c))}
+    with get_client(sync_client=True) as client:
+        for name in sorted(names):
+            client.upsert_global_concurrency_limit_by_name(name, slots)
+
+
+def provider_slot(contestant: Contestant) -> AbstractContextManager[object]:
+    """One slot of the contestant's provider limit, held while it plays (none: no model)."""
+    limit = provider_limit(contestant)
+    return nullcontext() if limit is None else concurrency(limit, occupy=1, strict=True)
+
+
+def prefect_dbt_invoke(lake: Lake) -> Invoke:
+    """prefect-dbt's runner for ``dbt build``: each dbt node becomes a task of the flow run and a
+    failed model or test raises (:class:`arena.pipeline.warehouse.MartsError`)."""
+    from dbt_common.events.base_types import EventLevel
+    from prefect_dbt import PrefectDbtRunner, PrefectDbtSettings
+
+    # explicit settings: by default the runner derives dbt's log level from Prefect's, and
+    # Prefect's "WARNING" is not a level dbt knows ("warn")
+    settings = PrefectDbtSettings(project_dir=DBT_PROJECT, profiles_dir=profiles_dir(lake),
+                                  log_level=EventLevel.INFO)
+    return PrefectDbtRunner(settings=settings, raise_on_failure=True).invoke
