@@ -18,6 +18,7 @@ import pandas as pd
 
 from arena.agents.llm import LLMContestant, load_litellm
 from arena.agents.roster import ContestantSpec, Params
+from arena.core.settings import prepare_process
 from arena.core.universe import load_universe
 from arena.data.ingest import run_ingest
 from arena.data.lake import Lake
@@ -25,6 +26,7 @@ from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger.store import Ledger
 from arena.market.prompts import prompt_tokens
 from arena.pipeline.cycle import run_cycle
+from arena.pipeline.runner import Inline
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the loopback server of the tests
 from tests.agents.openai_stub import OpenAIStub, StubResponse
@@ -40,6 +42,7 @@ def main() -> None:
     parser.add_argument("--contestants", type=int, default=16)
     parser.add_argument("--latency", type=float, default=2.0)
     args = parser.parse_args()
+    prepare_process()  # the process edge: litellm offline
     universe = load_universe()
     load_litellm()
     with tempfile.TemporaryDirectory() as tmp, \
@@ -53,7 +56,7 @@ def main() -> None:
             for i in range(args.contestants)]
         t0 = time.perf_counter()
         outcomes = run_cycle(lake, "synthetic", universe, contestants, AT, ledger=Ledger(lake),
-                             workers=args.contestants)
+                             runner=Inline(workers=args.contestants))
         wall = time.perf_counter() - t0
         ledger = Ledger(lake)
         prompts = ledger.table("outcome")

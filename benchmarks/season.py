@@ -19,8 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 from arena import DEMO_START
-from arena.agents.factory import build_contestant
-from arena.agents.roster import load_roster
+from arena.agents.factory import contestants_from_roster
+from arena.core.settings import prepare_process
 from arena.core.universe import load_universe
 from arena.data.ingest import run_ingest
 from arena.data.lake import Lake
@@ -39,8 +39,8 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=20_000, help="zero-skill players per asset")
     args = parser.parse_args()
     universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
-    runnable, _ = load_roster().available(os.environ)
-    contestants = [build_contestant(s) for s in runnable]
+    prepare_process()  # the process edge: litellm offline for a roster with models
+    contestants, _ = contestants_from_roster(None, os.environ)
     start = pd.Timestamp(DEMO_START, tz="UTC")  # the edge: a UTC timestamp from here on
     times = cycle_times(start, args.days)
     with tempfile.TemporaryDirectory() as tmp:

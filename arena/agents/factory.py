@@ -6,6 +6,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from arena.agents.base import Contestant
+from arena.agents.debate import DebateContestant
+from arena.agents.house import HouseContestant
+from arena.agents.llm import LLMContestant
+from arena.agents.replay import ReplayContestant
+from arena.agents.researcher import ResearcherContestant
 from arena.agents.reverse import ReverseContestant
 from arena.agents.roster import ContestantSpec, Skipped, load_roster
 
@@ -13,26 +18,16 @@ from arena.agents.roster import ContestantSpec, Skipped, load_roster
 def build_contestant(spec: ContestantSpec, *, env: Mapping[str, str] | None = None) -> Contestant:
     """The contestant object of a runnable roster entry."""
     if spec.kind == "house":
-        from arena.agents.house import HouseContestant
-
         return HouseContestant(spec.name, spec.strategy or "")
     if spec.kind == "llm":
-        from arena.agents.llm import LLMContestant
-
         return LLMContestant(spec, env=env)
     if spec.kind == "debate":
-        from arena.agents.debate import DebateContestant
-
         return DebateContestant(spec, env=env)
     if spec.kind == "researcher":
-        from arena.agents.researcher import ResearcherContestant
-
         return ResearcherContestant(spec, env=env)
     if spec.kind == "reverse":
         return ReverseContestant(spec)
     if spec.kind == "replay":
-        from arena.agents.replay import ReplayContestant
-
         return ReplayContestant(spec.name, spec.ledger_source or "")
     raise ValueError(f"contestant {spec.name!r}: kind {spec.kind!r} cannot play a live cycle yet")
 

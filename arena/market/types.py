@@ -121,7 +121,7 @@ class MarketData:
 
     def for_holdings(self, held: Iterable[str]) -> MarketData:
         """The market one contestant sees: screened assets plus its own ``held`` (which must have
-        been passed to :func:`build_market`)."""
+        been passed to :func:`arena.market.briefing.build_market`)."""
         held = tuple(sorted(set(held)))
         missing = [s for s in held if s not in {d.symbol for d in self.assets}]
         if missing:

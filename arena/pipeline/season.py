@@ -40,7 +40,7 @@ from arena.ledger.store import Ledger
 from arena.pipeline.cycle import Outcome, run_cycle, secret_names
 from arena.pipeline.runner import INLINE, Runner, step
 from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_analytics
-from arena.pipeline.warehouse import BuildResult, Invoke, publish, run_dbt
+from arena.pipeline.warehouse import BuildResult, Invoke, build_marts
 from arena.reporting.daily import daily_report, write_daily_report
 from arena.reporting.season import write_season_report
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
@@ -201,8 +201,7 @@ def finish_season(lake: Lake, provider: str, universe: Universe, times: Sequence
     seconds["luck"] = time.perf_counter() - t0
     say("dbt build: staging, intermediate, marts and their tests")
     t0 = time.perf_counter()
-    marts = run_dbt(lake, invoke, *(["--quiet"] if quiet else []))  # dbt's nodes: its own tasks
-    marts.warehouse, marts.marts = runner.run(publish, lake)
+    marts = build_marts(lake, invoke, quiet=quiet, runner=runner)
     seconds["dbt"] = time.perf_counter() - t0
     seconds["dbt.build"] = marts.seconds
     t0 = time.perf_counter()

@@ -36,6 +36,7 @@ from typing import Any
 from arena.core import resources
 from arena.data.lake import Lake, swap_dir
 from arena.ledger.store import Ledger
+from arena.pipeline.runner import INLINE, Runner
 
 DBT_PROJECT = resources.DBT_PROJECT
 MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "reference_rules",
@@ -110,12 +111,16 @@ def _nodes(result: Any) -> list[NodeResult]:
     return out
 
 
+def _dbt_invoke() -> Invoke:
+    """dbt's own in-process runner (dbt is imported here: it is slow to import)."""
+    from dbt.cli.main import dbtRunner
+
+    return dbtRunner().invoke
+
+
 def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResult:
     """``dbt build`` the marts of ``lake``; :class:`MartsError` names what failed."""
-    if invoke is None:
-        from dbt.cli.main import dbtRunner
-
-        invoke = dbtRunner().invoke
+    invoke = invoke or _dbt_invoke()
     Ledger(lake).write_schemas()  # the ledger's globs match before the first monitor window
     t0 = time.perf_counter()
     try:
@@ -162,11 +167,13 @@ def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
     return lake.root / "warehouse.duckdb", lake.root / "marts"
 
 
-def build_marts(lake: Lake, invoke: Invoke | None = None, *, quiet: bool = False) -> BuildResult:
-    """Build (:func:`run_dbt`) and publish (:func:`publish`) the marts of ``lake``; ``quiet``
-    keeps dbt's own log off the console (errors still raise)."""
+def build_marts(lake: Lake, invoke: Invoke | None = None, *, quiet: bool = False,
+                runner: Runner = INLINE) -> BuildResult:
+    """Build (:func:`run_dbt`: ``invoke`` runs dbt, and prefect-dbt's runner makes every dbt node
+    a task of its own) and publish (:func:`publish`, a step of ``runner``) the marts of ``lake``;
+    ``quiet`` keeps dbt's own log off the console (errors still raise)."""
     result = run_dbt(lake, invoke, *(["--quiet"] if quiet else []))
-    result.warehouse, result.marts = publish(lake)
+    result.warehouse, result.marts = runner.run(publish, lake)
     return result
 
 
@@ -178,10 +185,7 @@ def generate_docs(lake: Lake, invoke: Invoke | None = None) -> Path:
     if not (build_dir(lake) / "warehouse.duckdb").is_file():
         raise MartsError(f"{build_dir(lake) / 'warehouse.duckdb'} does not exist: build the marts "
                          "first (make run)")
-    if invoke is None:
-        from dbt.cli.main import dbtRunner
-
-        invoke = dbtRunner().invoke
+    invoke = invoke or _dbt_invoke()
     result = invoke(dbt_args(lake, "docs generate", "--static", "--quiet"))
     page = build_dir(lake) / "target" / "static_index.html"
     if not getattr(result, "success", False) or not page.is_file():
