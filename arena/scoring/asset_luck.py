@@ -1,9 +1,10 @@
 """Zero-skill players: what luck achieves on the path an asset actually took.
 
 Each player holds a random position, redrawn at every *decision step* (daily by default), on the
-asset's real bars, charged the same costs and scored by the same scorer as every contestant. The
-distribution of their final returns is the luck distribution; its 95th percentile is the **luck
-ceiling**. The method is fixed before a season; the numbers are rebuilt on the path it took.
+asset's real bars, charged the same costs and scored by the conventions of the scorer every
+contestant goes through (and equal to it, see below). The distribution of their final returns is
+the luck distribution; its 95th percentile is the **luck ceiling**. The method is fixed before a
+season; the numbers are rebuilt on the path it took.
 
 Process (parameters): ``draw="uniform"`` - a fresh position uniform on [-1, +1] at each step
 (``"sign"`` draws -1/0/+1 instead); ``step`` - the decision step (``"1d"``: one decision per UTC day
@@ -11,9 +12,17 @@ for crypto, per session for stocks; ``"bar"``: every bar). Costs: ``|Δw| x cost
 change, as in :mod:`arena.scoring.scorer`.
 
 Determinism and memory: players come in blocks of :data:`BLOCK` with their own random stream
-keyed by ``(seed, block)``, so results do not depend on ``chunk_players`` (a multiple of BLOCK),
-which only bounds memory: about ``3 x chunk_players x bars x 8`` bytes (4,096 players x 2,928
-hourly bars: ~290 MB).
+keyed by ``(seed, block)`` (:func:`player_positions` gives any player's draws), and are scored one
+block at a time, so results do not depend on how many players play (player i is player i) and
+memory is about ``BLOCK x steps x 8`` bytes for a block's draws plus a few temporaries of about
+1 MB (365 daily steps: ~3 MB; a year of hourly bars stepped by the bar: ~72 MB).
+
+Speed and exactness: within a step the position ``w`` is constant, so the step's log growth is
+a short polynomial in ``w`` computed once from the path (see :func:`zero_skill_returns`); the
+series is truncated with a proven bound, :data:`TOLERANCE` in a player's log equity, and bars
+too large for it are multiplied exactly. The result equals the per-bar scorer to about 1e-14
+of the final equity (a test holds it to 1e-12); 100,000 players on a year of hourly bars take
+well under a second.
 """
 
 from __future__ import annotations
@@ -36,6 +45,8 @@ BLOCK = 1024
 DEFAULT_PLAYERS = 20_000
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 DRAWS = ("uniform", "sign")
+TOLERANCE = 1e-14  # bound on the series' truncation error in a player's log equity
+MAX_TERMS = 16  # most series terms per step; bars that need more are multiplied exactly
 
 
 class Distribution:
@@ -105,16 +116,79 @@ def _block_draws(seed: int, block: int, n_steps: int, draw: str) -> np.ndarray:
     return rng.integers(-1, 2, size=(BLOCK, n_steps)).astype("float64")
 
 
+def _split_bars(r: np.ndarray, bar_steps: np.ndarray) -> tuple[np.ndarray, int]:
+    """Which bars go into their step's series (a mask) and how many terms it keeps.
+
+    On ``|w| <= 1`` a bar's ``log(1 + w r)`` (``|r| < 1``) has the Chebyshev series
+    ``log((1 + q) / 2) + 2 sum_k (-1)^(k+1) rho^k T_k(w) / k``, ``q = sqrt(1 - r^2)``,
+    ``rho = r / (1 + q)`` (about ``r / 2``); as ``|T_k(w)| <= 1``, keeping ``K`` terms errs by at
+    most ``e_K = 2 |rho|^(K+1) / ((K+1) (1 - |rho|))`` for every player. For each ``K`` the bars
+    with the smallest bounds go into the series while the sum of their bounds stays within
+    :data:`TOLERANCE`; the others are multiplied exactly. The ``K`` kept is the one with the least
+    work per player (about ``2K`` operations per step with series bars, 4 per exact bar)."""
+    a = np.abs(r)
+    with np.errstate(invalid="ignore"):
+        rho = np.where(a < 1.0, a / (1.0 + np.sqrt(np.maximum(1.0 - a * a, 0.0))), np.inf)
+    best: tuple[float, np.ndarray, int] | None = None
+    for terms in range(1, MAX_TERMS + 1):
+        with np.errstate(over="ignore", invalid="ignore"):
+            bound = np.where(rho < 1.0, 2.0 * rho ** (terms + 1) / ((terms + 1) * (1.0 - rho)),
+                             np.inf)
+        order = np.argsort(bound, kind="stable")
+        n_series = int(np.searchsorted(np.cumsum(bound[order]), TOLERANCE, side="right"))
+        series = np.zeros(a.size, dtype=bool)
+        series[order[:n_series]] = True
+        work = 2.0 * terms * np.unique(bar_steps[series]).size + 4.0 * (a.size - n_series)
+        if best is None or work < best[0]:
+            best = (work, series, terms)
+    assert best is not None
+    return best[1], best[2]
+
+
+def _series_coefficients(r: np.ndarray, where: np.ndarray, n_cols: int, terms: int
+                         ) -> tuple[float, np.ndarray]:
+    """Power-basis coefficients of each step's truncated Chebyshev series of its log growth:
+    (the sum of the constant terms over all steps, ``coef[k-1, j]`` of ``w^k`` for step ``j``)."""
+    q = np.sqrt(1.0 - r * r)
+    rho = r / (1.0 + q)
+    cheb = np.empty((terms + 1, n_cols))
+    # log((1 + q) / 2) = log1p(-r^2 / (2 (1 + q))), accurate for small r
+    cheb[0] = np.bincount(where, weights=np.log1p(-r * r / (2.0 * (1.0 + q))), minlength=n_cols)
+    power = np.ones_like(r)
+    for k in range(1, terms + 1):
+        power = power * rho
+        cheb[k] = (2.0 * (-1.0) ** (k + 1) / k) * np.bincount(where, weights=power,
+                                                              minlength=n_cols)
+    to_power = np.zeros((terms + 1, terms + 1))  # column k: T_k in the power basis
+    for k in range(terms + 1):
+        to_power[:k + 1, k] = np.polynomial.chebyshev.cheb2poly(np.eye(terms + 1)[k])[:k + 1]
+    coef = to_power @ cheb
+    return float(coef[0].sum()), coef[1:]
+
+
 def zero_skill_returns(closes: np.ndarray, steps: np.ndarray, *, players: int = DEFAULT_PLAYERS,
                        seed: int = 0, cost_rate: float = 0.0, draw: str = "uniform",
                        chunk_players: int = 4 * BLOCK) -> np.ndarray:
-    """Final returns of ``players`` zero-skill players on ``closes`` (one decision per step)."""
+    """Final returns of ``players`` zero-skill players on ``closes`` (one decision per step).
+
+    Equal to the plain scorer on each player's per-bar positions (:func:`score_player`) within
+    :data:`TOLERANCE` plus rounding, relative to the final equity. A player's equity is the
+    product of its cost factors ``1 - cost_rate |w_s - w_(s-1)|`` over the steps and of
+    ``prod_t (1 + w_s r_t)`` over the bars ``t`` each step's position earns. Within a step
+    ``w_s`` is constant, so the step's log growth ``sum_t log(1 + w_s r_t)`` is one short
+    polynomial in ``w_s`` whose coefficients (from power sums over the step's bars, see
+    :func:`_split_bars` and :func:`_series_coefficients`) are computed once for all players: per
+    player a step costs a few operations instead of one product per bar. Bars whose returns are
+    too large for a short series are multiplied exactly, per bar. Players are drawn and scored
+    one block at a time; ``chunk_players`` is accepted for compatibility and changes nothing."""
     c = np.asarray(closes, dtype="float64")
     steps = np.asarray(steps, dtype=np.int64)
     if draw not in DRAWS:
         raise ScorerInputError(f"unknown draw {draw!r}; use one of {', '.join(DRAWS)}")
     if c.size < 2 or steps.shape != c.shape:
         raise ScorerInputError("need at least two bars and one step number per bar")
+    if np.any(steps < 0):
+        raise ScorerInputError("step numbers must be non-negative")
     if not np.all(np.isfinite(c)) or np.any(c <= 0):
         raise ScorerInputError("prices must be positive and finite")
     if players < 1:
@@ -122,21 +196,48 @@ def zero_skill_returns(closes: np.ndarray, steps: np.ndarray, *, players: int = 
     check_cost_rate(cost_rate)
     n_steps = int(steps.max()) + 1
     r_next = c[1:] / c[:-1] - 1.0  # earned by the position held at the previous close
+    bar_steps = steps[:-1]  # the step whose position earns each of those returns
+    series, terms = _split_bars(r_next, bar_steps)
+    series_cols = np.unique(bar_steps[series])  # steps with series bars
+    constant, coef = _series_coefficients(
+        r_next[series], np.searchsorted(series_cols, bar_steps[series]), series_cols.size, terms)
+    exact_cols = bar_steps[~series]
+    exact_r = r_next[~series][:, None]
+    all_cols = series_cols.size == n_steps
+    # players per pass: each (steps x players) temporary stays within about 1 MB
+    rows = min(BLOCK, max(8, (1 << 17) // max(1, n_steps, exact_cols.size)))
     blocks = -(-players // BLOCK)
-    per_chunk = max(1, chunk_players // BLOCK)
     out = np.empty(blocks * BLOCK)
-    for b0 in range(0, blocks, per_chunk):
-        b1 = min(blocks, b0 + per_chunk)
-        draws = np.vstack([_block_draws(seed, b, n_steps, draw) for b in range(b0, b1)])
-        # costs: paid at the first bar of each step on the change from the previous step
-        change = np.abs(np.diff(draws, axis=1, prepend=0.0))
-        growth = np.prod(1.0 - cost_rate * change, axis=1)
-        held = draws[:, steps[:-1]]  # position at each close that earns the next bar
-        held *= r_next
-        held += 1.0
-        growth *= np.prod(held, axis=1)
-        out[b0 * BLOCK:b1 * BLOCK] = growth - 1.0
-        del held, draws, change
+    for block in range(blocks):
+        draws = _block_draws(seed, block, n_steps, draw)
+        for i0 in range(0, BLOCK, rows):
+            # one column per player: reductions over steps are products/sums of whole rows
+            w = np.ascontiguousarray(draws[i0:i0 + rows].T)
+            # costs: paid at the first bar of each step on the change from the previous step
+            growth = np.ones(w.shape[1])
+            if cost_rate:
+                dw = np.empty_like(w)
+                dw[0] = w[0]
+                np.subtract(w[1:], w[:-1], out=dw[1:])
+                np.abs(dw, out=dw)
+                dw *= -cost_rate
+                dw += 1.0
+                growth = np.prod(dw, axis=0)
+            if series_cols.size:
+                ws = w if all_cols else w[series_cols]
+                log_growth = coef[0] @ ws  # sum over steps of a_k(step) w^k, k = 1 .. K
+                power = ws
+                for k in range(1, terms):
+                    power = power * ws
+                    log_growth += coef[k] @ power
+                growth *= np.exp(log_growth + constant)
+            if exact_cols.size:
+                held = w[exact_cols]  # position at each close that earns the next bar
+                held *= exact_r
+                held += 1.0
+                growth *= np.prod(held, axis=0)
+            start = block * BLOCK + i0
+            out[start:start + w.shape[1]] = growth - 1.0
     return out[:players]
 
 

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from arena.scoring.asset_luck import zero_skill_returns
+from arena.scoring.asset_luck import score_player, zero_skill_returns
 from arena.scoring.scorer import percentile, rank_score, score_arrays
 
 
@@ -54,7 +54,9 @@ def _cases() -> list[tuple[str, bool]]:
          ret([0, 0, 1, 1], prices=jump) == 0.0 and ret([0, 1, 1, 1], prices=jump) == 1.0),
         ("costs reduce the return", ret(random_w, 0.0006) < ret(random_w, 0.0)),
         ("the rank score is monotonic in return", bool(np.all(np.diff(scores) >= 0))),
-        ("a median zero-skill result scores about 0.30", math.isclose(
+        ("zero-skill players equal the plain scorer; a median one scores about 0.30", all(
+            math.isclose(1.0 + fresh[p], 1.0 + score_player(c, steps, p, seed=2, cost_rate=0.0006),
+                         rel_tol=1e-12) for p in (0, 511, 1023)) and math.isclose(
             float(np.median(fresh_scores)), -math.log10(0.5), abs_tol=0.04)),
         ("a flat path returns exactly 0", ret(random_w, prices=np.full(n, 50.0)) == 0.0),
         ("a sawtooth: held long it returns 0 over whole teeth; long up-legs and short "

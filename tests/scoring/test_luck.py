@@ -11,7 +11,7 @@ from arena.data.ingest import run_ingest
 from arena.data.lake import PartitionKey
 from arena.market.clocks import asset_clock, infer_grid
 from arena.scoring.asset_luck import BLOCK, decision_steps, luck, score_player, zero_skill_returns
-from arena.scoring.scorer import percentile
+from arena.scoring.scorer import ScorerInputError, percentile
 from tests.conftest import ts
 
 GOOG = Path(__file__).resolve().parents[1] / "fixtures" / "prices" / "GOOG.csv"
@@ -85,3 +85,8 @@ def test_clock_prefers_hourly_bars_and_falls_back_to_daily(lake, universe, synth
     assert daily.grid == "1d" and len(daily.bars) == 12
     assert infer_grid(pd.DatetimeIndex(clock.bars.timestamp)) == ("XNYS", "1h")
     assert infer_grid(pd.DatetimeIndex(daily.bars.timestamp)) == ("24/7", "1d")
+
+
+def test_negative_step_numbers_are_refused():
+    with pytest.raises(ScorerInputError, match="non-negative"):
+        zero_skill_returns(np.full(5, 100.0), np.array([0, 0, -1, 1, 1]), players=10)
