@@ -48,10 +48,14 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         with _progress(enabled=not args.json and sys.stderr.isatty()) as notify:
             result = run_ingest(provider, universe, start=start, end=end, lake=lake, now=now,
                                 progress=notify)
-    except IngestError as exc:
+    except IngestError as exc:  # one asset or more did not publish; the others did
         if args.json:
             _print_json(exc.manifest)
         print(f"arena ingest: {exc}", file=sys.stderr)
+        assets = exc.manifest.get("assets") or {}
+        for symbol, outcome in assets.items():
+            why = f": {outcome['reason']}" if outcome.get("reason") else ""
+            print(f"  {symbol:<8} {outcome['status']}{why}", file=sys.stderr)
         return EXIT_FAILED
     except ValueError as exc:  # a window in the future, a provider that serves none of the assets
         print(f"arena ingest: {exc}", file=sys.stderr)

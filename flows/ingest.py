@@ -1,8 +1,9 @@
-"""Prefect flow: ingest one provider's bars into the lake, validated, published all-or-nothing.
+"""Prefect flow: ingest one provider's bars into the lake, validated, published per asset.
 
 Each asset's fetch is a task (bounded thread pool, retried with backoff only on transient vendor
-errors: rate limits and outages); validation and publication are one task over the whole batch.
-A failed fetch or a failed expectation fails the flow and publishes nothing.
+errors: rate limits and outages); validation and publication are one task over the whole batch,
+all-or-nothing per asset. The good assets publish; a failed fetch or a failed expectation then
+fails the flow run, naming the bad assets (their partitions stay as they were, quarantined).
 """
 
 from __future__ import annotations
@@ -55,25 +56,32 @@ def fetch_bars(provider: Provider, asset: Asset, interval: str, start: pd.Timest
 def validate_and_publish(lake: Lake, plan: IngestPlan, universe: Universe,
                          fetches: list[AssetFetch], errors: dict[str, str],
                          timings: dict[str, float]) -> IngestResult:
-    """Build partitions, validate the whole batch once, publish everything or nothing."""
+    """Build partitions, validate the whole batch once, publish every good asset (raises
+    :class:`IngestError` naming the others after publishing the good ones)."""
     return finish_ingest(lake, plan, universe, fetches, errors, timings)
 
 
 def _report(manifest: dict) -> None:
-    rows = [{"symbol": s, "fetched": st["fetched"], "new": st["new"], "revised": st["revised"],
-             "first": str(st["first"]), "last": str(st["last"])} for s, st in manifest["got"].items()]
-    rows += [{"symbol": s, "fetched": 0, "new": 0, "revised": 0, "first": "", "last": e}
-             for s, e in manifest["fetch_errors"].items()]
+    got, rows = manifest["got"], []
+    for symbol, outcome in manifest["assets"].items():
+        st = got.get(symbol, {})
+        rows.append({"symbol": symbol, "status": outcome["status"],
+                     "fetched": st.get("fetched", 0), "new": st.get("new", 0),
+                     "revised": st.get("revised", 0), "first": str(st.get("first", "")),
+                     "last": str(st.get("last", "")), "reason": outcome.get("reason") or ""})
     create_table_artifact(rows, key="ingest-assets",
                           description=f"ingest {manifest['run_id']} "
                                       f"({provider_note(manifest['provider'])}): "
                                       f"{manifest['status']}")
     validation = manifest["validation"] or {"summary": "not run (fetch failed)", "failed": []}
     failed = "\n".join(f"* {m}" for m in validation["failed"][:50]) or "* none"
+    published = ", ".join(manifest["published"]) or "none"
+    bad = "\n".join(f"* {s}: {r}" for s, r in manifest["not_published"].items()) or "* none"
     create_markdown_artifact(
         f"# Ingest {manifest['run_id']}\n\nProvider **{manifest['provider']}**"
         f"{' (SYNTHETIC market)' if manifest['synthetic'] else ''}, status **{manifest['status']}**."
-        f"\n\nValidation: {validation['summary']}\n\nFailed checks:\n{failed}\n",
+        f"\n\nPublished: {published}\n\nNot published (kept as they were):\n{bad}\n"
+        f"\nValidation: {validation['summary']}\n\nFailed checks:\n{failed}\n",
         key="ingest-report")
 
 
@@ -107,8 +115,10 @@ def ingest_flow(source: str = "synthetic", start: str | None = None, end: str | 
     timings = {"fetch": time.perf_counter() - t0}
     try:
         result = validate_and_publish(lake, plan, universe, fetches, errors, timings)
-    except IngestError as exc:
+    except IngestError as exc:  # the good assets are published; the run is red, naming the bad
         _report(exc.manifest)
+        logger.error("published %s; not published: %s", ", ".join(exc.published) or "nothing",
+                     ", ".join(exc.manifest.get("not_published") or {}) or "the run")
         raise
     _report(result.manifest)
     logger.info("published %s bars (%s)", result.manifest["bars_published"],

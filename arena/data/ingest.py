@@ -8,9 +8,15 @@ The steps are plain functions so the CLI (in-process, with a progress bar) and t
 2. :func:`build_partitions` - merge with what the lake holds, derive ``1h/4h/1d/1w`` from the
    merged base series (stock 4h candles stay inside one session; only complete bars);
 3. :func:`validate_partitions` - one Great Expectations run over the concatenated batch;
-4. :func:`publish_or_quarantine` - all-or-nothing publication and the run's manifest.
+4. :func:`finish_ingest` - publication, all-or-nothing *per asset*, and the run's manifest.
 
-Any fetch or validation failure publishes nothing: the lake keeps its last good partitions.
+One bad asset blocks no one: an asset whose fetch, build, expectations or publication failed
+keeps its last good partitions byte-for-byte (its new files go to
+``quarantine/<run>/<symbol>/`` with the reason), the others publish, and the manifest gives every
+asset's outcome. Fetch and validation run without any lock; only the read-merge-swap of the
+publication holds the lake's writer lock, and an asset whose stored partitions another run
+replaced since they were read is merged again (and validated again) under it: overlapping runs
+never lose each other's bars.
 """
 
 from __future__ import annotations
@@ -43,11 +49,22 @@ EARNINGS_HORIZON = pd.Timedelta(days=180)  # how far ahead earnings calendars ar
 
 
 class IngestError(RuntimeError):
-    """An ingest run failed (fetch or validation); nothing was published."""
+    """An ingest run failed for at least one asset (fetch, validation or publication); the
+    manifest says which assets published and why the others did not."""
 
     def __init__(self, message: str, manifest: dict[str, object] | None = None) -> None:
         super().__init__(message)
         self.manifest = manifest or {}
+
+    @property
+    def published(self) -> list[str]:
+        """The assets this run published despite the failure of others."""
+        assets = self.manifest.get("assets") or {}
+        return [s for s, a in assets.items() if a.get("status") == PUBLISHED]
+
+
+# an asset's outcome in the manifest
+PUBLISHED, QUARANTINED, FETCH_FAILED, FAILED = "published", "quarantined", "fetch_failed", "failed"
 
 
 def base_interval(provider: Provider) -> str:
@@ -114,6 +131,7 @@ class AssetPartitions:
     symbol: str
     frames: dict[Key, pd.DataFrame]
     stats: dict[str, object]
+    read: dict[Key, tuple[int, int, int] | None] = field(default_factory=dict)  # stored, as read
 
 
 def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: AssetFetch,
@@ -124,6 +142,10 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     of the run: its stored partition, if any, stays as it is.
     """
     base_key = PartitionKey(provider_name, base, asset.symbol)
+    fkey = TableKey("funding", provider_name, asset.symbol)
+    read = {k: _signature(lake.path(k))  # before reading: a later swap shows as a change
+            for k in (*(PartitionKey(provider_name, i, asset.symbol) for i in coarser_or_equal(base)),
+                      fkey)}
     existing = lake.read_bars(base_key)
     merged, revised = merge_bars(existing, fetched.base)
     frames: dict[Key, pd.DataFrame] = {base_key: merged}
@@ -135,7 +157,6 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
         else:
             frames[PartitionKey(provider_name, interval, asset.symbol)] = derived
     if fetched.funding is not None and not fetched.funding.empty:
-        fkey = TableKey("funding", provider_name, asset.symbol)
         frames[fkey] = (pd.concat([lake.read_table(fkey), fetched.funding], ignore_index=True)
                         .drop_duplicates("timestamp", keep="last").sort_values("timestamp")
                         .reset_index(drop=True))
@@ -144,7 +165,21 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
              "first": fetched.base["timestamp"].iloc[0], "last": fetched.base["timestamp"].iloc[-1],
              "fetch_seconds": round(fetched.seconds, 3), "no_complete_bar_yet": not_yet,
              "warnings": fetched.warnings}
-    return AssetPartitions(asset.symbol, frames, stats)
+    return AssetPartitions(asset.symbol, frames, stats, read)
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """Identity of a stored file (inode, size, mtime): ``os.replace`` of a new file changes it."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _overtaken(lake: Lake, part: AssetPartitions) -> bool:
+    """Whether another run replaced any of the asset's stored files since they were read."""
+    return any(_signature(lake.path(k)) != sig for k, sig in part.read.items())
 
 
 def merge_earnings(stored: pd.DataFrame, fetches: Sequence[AssetFetch], start: pd.Timestamp,
@@ -270,83 +305,187 @@ def run_ingest(provider: Provider, universe: Universe, *, start: object, end: ob
 def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Sequence[AssetFetch],
                   errors: dict[str, str], timings: dict[str, float],
                   notify: ProgressFn = _quiet) -> IngestResult:
-    """Build partitions, validate them once, publish everything or nothing; write the manifest.
+    """Build partitions, validate them once, publish every good asset; write the manifest.
 
-    Whatever goes wrong (a fetch, a build, an expectation, the publication itself), the staged
-    files go to quarantine, the lake keeps its last good partitions and the manifest says why.
+    All-or-nothing per asset: whatever goes wrong for one asset (its fetch, build, expectations,
+    publication), its staged files go to quarantine with the reason, its published partitions
+    stay as they were, and the other assets publish. Raises :class:`IngestError` (after writing
+    the manifest) when any asset did not publish.
     """
-    errors = dict(errors)
-    parts: list[AssetPartitions] = []
-    frames: dict[Key, pd.DataFrame] = {}
+    outcomes: dict[str, dict[str, object]] = {
+        s: {"status": FETCH_FAILED, "reason": e} for s, e in errors.items()}
+    by_symbol = {f.symbol: f for f in fetches}
+    parts: dict[str, AssetPartitions] = {}
+    published: dict[str, AssetPartitions] = {}
     report = docs = failure = None
-    try:
-        t0 = time.perf_counter()
-        for f in fetches:
-            try:
-                parts.append(build_partitions(lake, plan.provider, universe[f.symbol], f, plan.base))
-            except ValueError as exc:  # e.g. bars that no calendar bar can hold
-                errors[f.symbol] = f"build: {exc}"
-        frames = {k: fr for p in parts for k, fr in p.frames.items()}
-        earnings_key = TableKey("earnings", plan.provider)
-        earnings = merge_earnings(lake.read_table(earnings_key), fetches, plan.start, plan.end)
-        if earnings is not None:
-            frames[earnings_key] = earnings
-        timings["build"] = time.perf_counter() - t0
-        if not errors:
-            t0 = time.perf_counter()
-            staged = lake.stage(plan.run_id, frames)
-            timings["stage"] = time.perf_counter() - t0
+    with lake.run_lock(plan.run_id):
+        lake.clean_stale_staging()
+        try:
+            timings["build"] = timings["stage"] = 0.0
+            for f in fetches:
+                t0 = time.perf_counter()
+                try:
+                    part = build_partitions(lake, plan.provider, universe[f.symbol], f, plan.base)
+                except Exception as exc:  # e.g. bars that no calendar bar can hold
+                    outcomes[f.symbol] = {"status": FAILED,
+                                          "reason": f"build: {type(exc).__name__}: {exc}"}
+                    continue
+                t1 = time.perf_counter()
+                timings["build"] += t1 - t0
+                try:
+                    lake.stage(plan.run_id, part.frames, group=f.symbol)
+                except Exception as exc:  # a file that cannot be written: this asset only
+                    _quarantine(lake, plan, outcomes, f.symbol,
+                                f"stage: {type(exc).__name__}: {exc}")
+                    continue
+                finally:
+                    timings["stage"] += time.perf_counter() - t1
+                parts[f.symbol] = part
             t0 = time.perf_counter()
             notify("validate", 0, 1)
-            report = validate_partitions(parts, universe, start=plan.start, as_of=plan.end,
-                                         base=plan.base)
+            report, raised = _validate(list(parts.values()), universe, plan)
             notify("validate", 1, 1)
             timings["validate"] = time.perf_counter() - t0
-            report.write(lake.root / "validation" / plan.run_id)
-            # Data Docs are rebuilt for every run that validated (about 0.15 s), passed or failed
-            docs = report.build_data_docs(lake.root / "validation" / "docs", run_name=plan.run_id)
-            if report.success:
-                t0 = time.perf_counter()
-                lake.publish(plan.run_id, staged)
-                timings["publish"] = time.perf_counter() - t0
-    except Exception as exc:
-        failure = f"{type(exc).__name__}: {exc}"
-    ok = not errors and failure is None and report is not None and report.success
-    quarantined = None if ok else lake.quarantine(plan.run_id)
-    manifest = _manifest(lake, plan, parts, frames, errors, report, docs, failure, quarantined,
-                         timings, ok)
+            if report is not None:
+                report.write(lake.root / "validation" / plan.run_id)
+                # Data Docs are rebuilt for every run that validated (about 0.15 s), passed or not
+                docs = report.build_data_docs(lake.root / "validation" / "docs",
+                                              run_name=plan.run_id)
+            bad = dict(raised)
+            for result in report.failed() if report is not None else []:
+                bad.setdefault(result.symbol, []).append(result.message)
+            for symbol, messages in bad.items():
+                _quarantine(lake, plan, outcomes, symbol, "validation: " + "; ".join(messages))
+            good = [p for s, p in parts.items() if s not in bad]
+            t0 = time.perf_counter()
+            _publish(lake, plan, universe, good, by_symbol, outcomes, published)
+            timings["publish"] = time.perf_counter() - t0
+        except Exception as exc:
+            failure = f"{type(exc).__name__}: {exc}"
+        for f in fetches:  # whatever the failure left undecided
+            if f.symbol not in outcomes:
+                _quarantine(lake, plan, outcomes, f.symbol, failure or "not published")
+    manifest = _manifest(lake, plan, parts, published, outcomes, report, docs, failure, timings)
     path = lake.write_json(Path("manifests") / "ingest" / f"{plan.run_id}.json", manifest)
-    if not ok:
-        reasons = ([f"{s}: {e}" for s, e in errors.items()] + ([failure] if failure else [])
-                   + ([r.message for r in report.failed()] if report is not None else []))
+    if manifest["status"] != PUBLISHED:
+        bad = manifest["not_published"]
+        reasons = [f"{s}: {r}" for s, r in bad.items()] + ([failure] if failure and not bad else [])
         shown = "; ".join(reasons[:5]) + (f"; ... {len(reasons) - 5} more" if len(reasons) > 5 else "")
-        raise IngestError(f"ingest {plan.run_id} failed, nothing published: {shown} "
-                          f"(manifest: {path})", manifest)
-    return IngestResult(plan.run_id, ok, manifest, path)
+        done = f"published {', '.join(published)}" if published else "nothing published"
+        raise IngestError(f"ingest {plan.run_id} failed for {', '.join(bad) or 'the run'} "
+                          f"({done}): {shown} (manifest: {path})", manifest)
+    return IngestResult(plan.run_id, True, manifest, path)
 
 
-def _manifest(lake: Lake, plan: IngestPlan, parts: Sequence[AssetPartitions],
-              frames: dict[Key, pd.DataFrame], errors: dict[str, str], report, docs,
-              failure: str | None, quarantined: Path | None, timings: dict[str, float],
-              ok: bool) -> dict[str, object]:
-    bar_rows = sum(len(f) for k, f in frames.items() if isinstance(k, PartitionKey))
+def _validate(parts: list[AssetPartitions], universe: Universe, plan: IngestPlan):
+    """One validation run over the batch; if it raises, the assets that make it raise are found
+    one by one and left out (with the error), and the rest is validated again."""
+    if not parts:
+        return None, {}
+    try:
+        return validate_partitions(parts, universe, start=plan.start, as_of=plan.end,
+                                   base=plan.base), {}
+    except Exception:
+        raised: dict[str, list[str]] = {}
+        for part in parts:
+            try:
+                validate_partitions([part], universe, start=plan.start, as_of=plan.end,
+                                    base=plan.base)
+            except Exception as exc:
+                raised[part.symbol] = [f"{type(exc).__name__}: {exc}"]
+        if not raised or len(raised) == len(parts):  # not one asset's doing
+            raise
+        rest = [p for p in parts if p.symbol not in raised]
+        report = validate_partitions(rest, universe, start=plan.start, as_of=plan.end,
+                                     base=plan.base) if rest else None
+        return report, raised
+
+
+def _quarantine(lake: Lake, plan: IngestPlan, outcomes: dict[str, dict[str, object]],
+                symbol: str, reason: str) -> None:
+    where = lake.quarantine(plan.run_id, symbol, reason=reason)
+    outcomes[symbol] = {"status": QUARANTINED, "reason": reason,
+                        "quarantine": None if where is None else str(where)}
+
+
+def _publish(lake: Lake, plan: IngestPlan, universe: Universe, good: list[AssetPartitions],
+             fetches: dict[str, AssetFetch],
+             outcomes: dict[str, dict[str, object]],
+             published: dict[str, AssetPartitions]) -> None:
+    """Publish each good asset, all of its files or none, under the lake's writer lock.
+
+    An asset whose stored files another run replaced since they were read is merged again with
+    what is stored now and validated again before its swap (no lost update). The earnings table,
+    shared by the provider's stocks, is merged under the lock with the published assets' dates.
+    """
+    with lake.writer_lock():
+        for part in good:
+            symbol = part.symbol
+            try:
+                if _overtaken(lake, part):
+                    part = build_partitions(lake, plan.provider, universe[symbol], fetches[symbol],
+                                            plan.base)
+                    report = validate_partitions([part], universe, start=plan.start,
+                                                 as_of=plan.end, base=plan.base)
+                    if not report.success:
+                        _quarantine(lake, plan, outcomes, symbol,
+                                    "validation after merging with another run's bars: "
+                                    + "; ".join(r.message for r in report.failed()))
+                        continue
+                    lake.discard(plan.run_id, symbol)
+                    lake.stage(plan.run_id, part.frames, group=symbol)
+                staged = {k: lake.root / "staging" / plan.run_id / symbol / k.relative
+                          for k in part.frames}
+                lake.publish(plan.run_id, staged, group=symbol)
+            except Exception as exc:
+                _quarantine(lake, plan, outcomes, symbol, f"publish: {type(exc).__name__}: {exc}")
+                continue
+            published[symbol] = part
+            outcomes[symbol] = {"status": PUBLISHED, "reason": None}
+        earnings_key = TableKey("earnings", plan.provider)
+        earnings = merge_earnings(lake.read_table(earnings_key),
+                                  [fetches[s] for s in published], plan.start, plan.end)
+        if earnings is not None:
+            staged = lake.stage(plan.run_id, {earnings_key: earnings}, group="_earnings")
+            lake.publish(plan.run_id, staged, group="_earnings")
+
+
+def _manifest(lake: Lake, plan: IngestPlan, parts: dict[str, AssetPartitions],
+              published: dict[str, AssetPartitions], outcomes: dict[str, dict[str, object]],
+              report, docs, failure: str | None, timings: dict[str, float]) -> dict[str, object]:
+    assets = {}
+    for symbol in (s for s in plan.symbols if s in outcomes):
+        part = published.get(symbol) or parts.get(symbol)
+        frames = part.frames if part is not None else {}
+        assets[symbol] = {
+            **outcomes[symbol],
+            "partitions": {str(k): len(f) for k, f in frames.items()},
+            "bars_published": sum(len(f) for k, f in frames.items()
+                                  if isinstance(k, PartitionKey)) if symbol in published else 0,
+        }
+    every = all(a["status"] == PUBLISHED for a in assets.values()) and failure is None
+    status = PUBLISHED if every else ("partial" if published else "failed")
+    quarantined = [a["quarantine"] for a in assets.values() if a.get("quarantine")]
     return {
         "run_id": plan.run_id, "provider": plan.provider, "synthetic": is_synthetic(plan.provider),
-        "status": "published" if ok else "failed", "started": plan.started,
+        "status": status, "started": plan.started,
         "asked": {"symbols": plan.symbols, "market_closed": list(plan.closed),
                   "start": plan.start, "end": plan.asked_end,
                   "end_used": plan.end, "base_interval": plan.base,
                   "intervals": list(coarser_or_equal(plan.base))},
-        "got": {p.symbol: p.stats for p in parts},
-        "partitions": {str(k): len(f) for k, f in frames.items()},
-        "bars_published": bar_rows if ok else 0,
-        "fetch_errors": errors,
+        "assets": assets,
+        "published": list(published),
+        "not_published": {s: a["reason"] for s, a in assets.items() if a["status"] != PUBLISHED},
+        "got": {s: p.stats for s, p in parts.items()},
+        "partitions": {str(k): len(f) for p in published.values() for k, f in p.frames.items()},
+        "bars_published": sum(a["bars_published"] for a in assets.values()),
+        "fetch_errors": {s: a["reason"] for s, a in assets.items() if a["status"] == FETCH_FAILED},
         "error": failure,
         "validation": None if report is None else {
             "success": report.success, "summary": report.summary(),
             "failed": [r.message for r in report.failed()],
             "results": str(lake.root / "validation" / plan.run_id), "data_docs": str(docs)},
-        "quarantine": None if quarantined is None else str(quarantined),
+        "quarantine": str(lake.root / "quarantine" / plan.run_id) if quarantined else None,
         "timings_seconds": {k: round(v, 3) for k, v in timings.items()},
     }
 

@@ -6,13 +6,19 @@ Layout under the lake root (``data_lake/`` by default, ``$ARENA_LAKE`` overrides
     funding/provider=synthetic/symbol=ETH/data.parquet
     manifests/ingest/<run id>.json                                 one per ingest run
     validation/<run id>.json, validation/docs/                     expectation results, Data Docs
-    staging/<run id>/...        files written by a run that has not been published (yet)
-    quarantine/<run id>/...     a failed run's files, kept for inspection, never read as data
+    staging/<run id>/<symbol>/...      files written by a run that has not been published (yet)
+    quarantine/<run id>/<symbol>/...   a failed asset's files and its reason, never read as data
+    _locks/writer.lock, _locks/runs/   the writer lock; one lock per live run (its staging)
 
-Publishing is all-or-nothing per run: every new partition file is first written under
-``staging/``, the whole batch is validated, and only then is each file moved into place with
-``os.replace`` (atomic on one filesystem). If anything failed, the staged files move to
-``quarantine/`` and every published partition stays byte-for-byte as it was.
+Publishing is all-or-nothing per asset: every new partition file of an asset is first written
+under ``staging/``, validated, and only then is each file moved into place with ``os.replace``
+(atomic on one filesystem), rolled back if any move fails. A failed asset's staged files move to
+``quarantine/`` and its published partitions stay byte-for-byte as they were.
+
+Writers serialise on :meth:`Lake.writer_lock` only for the read-merge-swap of a publication, so
+two overlapping runs never publish from a stale read (no lost update). Every run holds its own
+:meth:`Lake.run_lock` while its ``staging/<run id>`` exists; a staging folder whose lock is free
+belongs to a dead run and is removed by :meth:`Lake.clean_stale_staging`.
 """
 
 from __future__ import annotations
@@ -22,19 +28,22 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from filelock import FileLock, Timeout
 
 from arena.core.sessions import TS_UNIT, utc
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
 LAKE_ENV = "ARENA_LAKE"
 DEFAULT_LAKE = Path("data_lake")
+WRITER_LOCK_TIMEOUT = 600.0  # seconds a publication waits for another one
 
 _BAR_SCHEMA = pa.schema([
     pa.field("timestamp", pa.timestamp(TS_UNIT, tz="UTC"), nullable=False),
@@ -130,11 +139,12 @@ class Lake:
         return keys
 
     # ------------------------------------------------------------------ publishing
-    def stage(self, run_id: str, frames: Mapping[Key, pd.DataFrame]) -> dict[Key, Path]:
-        """Write every frame under ``staging/<run_id>/`` (nothing published yet)."""
+    def stage(self, run_id: str, frames: Mapping[Key, pd.DataFrame],
+              group: str | None = None) -> dict[Key, Path]:
+        """Write every frame under ``staging/<run_id>/[<group>/]`` (nothing published yet)."""
         staged: dict[Key, Path] = {}
         for key, frame in frames.items():
-            path = self.root / "staging" / run_id / key.relative
+            path = self._staging(run_id, group) / key.relative
             if isinstance(key, PartitionKey):
                 write_bars_file(frame, path)
             else:
@@ -151,14 +161,14 @@ class Lake:
         # partitioning=None: the folder names (provider=..., symbol=...) are an address, not columns
         return pq.read_table(path, partitioning=None).to_pandas()
 
-    def publish(self, run_id: str, staged: Mapping[Key, Path]) -> None:
+    def publish(self, run_id: str, staged: Mapping[Key, Path], group: str | None = None) -> None:
         """Move staged files into place, each with one atomic ``os.replace``.
 
         The previous file of every partition is kept reachable (hard link, or a copy) until the
         whole set is in place; if any move fails, the ones already made are rolled back, so the
-        lake shows either all of the run or none of it.
+        lake shows either all of the set (one asset, or a whole run) or none of it.
         """
-        run_dir = self.root / "staging" / run_id
+        run_dir = self._staging(run_id, group)
         done: list[tuple[Path, Path | None]] = []
         try:
             for key, src in sorted(staged.items(), key=lambda kv: str(kv[0])):
@@ -183,15 +193,85 @@ class Lake:
             raise
         shutil.rmtree(run_dir, ignore_errors=True)
 
-    def quarantine(self, run_id: str) -> Path | None:
-        """Move a failed run's staged files aside (never read as data); returns where they went."""
-        src = self.root / "staging" / run_id
+    def quarantine(self, run_id: str, group: str | None = None,
+                   reason: str | None = None) -> Path | None:
+        """Move a failed run's (or one asset's) staged files aside, never read as data, with the
+        reason in ``reason.txt``; returns where they went (None when nothing was staged)."""
+        src = self._staging(run_id, group)
         if not src.exists():
             return None
         dst = self.root / "quarantine" / run_id
+        if group is not None:
+            dst = dst / group
         dst.parent.mkdir(parents=True, exist_ok=True)
+        if dst.exists():
+            shutil.rmtree(dst)
         os.replace(src, dst)
+        if reason:
+            (dst / "reason.txt").write_text(reason + "\n", encoding="utf-8")
         return dst
+
+    def discard(self, run_id: str, group: str | None = None) -> None:
+        """Remove what is left of a run's (or one asset's) staging folder."""
+        shutil.rmtree(self._staging(run_id, group), ignore_errors=True)
+
+    def _staging(self, run_id: str, group: str | None) -> Path:
+        run_dir = self.root / "staging" / run_id
+        return run_dir if group is None else run_dir / group
+
+    # ------------------------------------------------------------------ locks
+    @contextmanager
+    def writer_lock(self, timeout: float = WRITER_LOCK_TIMEOUT) -> Iterator[None]:
+        """The lake's one writer lock (``_locks/writer.lock``): hold it to read what is stored,
+        merge and swap, so no publication is made from a read another run has overtaken."""
+        path = self.root / "_locks" / "writer.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with FileLock(path, timeout=timeout):
+                yield
+        except Timeout as exc:
+            raise TimeoutError(f"another ingest held the lake's writer lock ({path}) for more "
+                               f"than {timeout:.0f} s") from exc
+
+    @contextmanager
+    def run_lock(self, run_id: str) -> Iterator[None]:
+        """Held by a live run while its ``staging/<run_id>`` exists (released when it ends, or
+        by the system when its process dies); the folder's ``_owner.json`` names the process."""
+        path = self._run_lock_path(run_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(path, timeout=-1):
+            owner = self.root / "staging" / run_id / "_owner.json"
+            owner.parent.mkdir(parents=True, exist_ok=True)
+            owner.write_text(json.dumps({"pid": os.getpid(), "run_id": run_id}), encoding="utf-8")
+            try:
+                yield
+            finally:
+                self.discard(run_id)
+        path.unlink(missing_ok=True)
+
+    def _run_lock_path(self, run_id: str) -> Path:
+        return self.root / "_locks" / "runs" / f"{run_id}.lock"
+
+    def clean_stale_staging(self) -> list[str]:
+        """Remove the staging folders of dead runs (their run lock is free); returns their ids.
+        A live run's folder is left alone: its process holds the lock."""
+        staging = self.root / "staging"
+        removed = []
+        for run_dir in sorted(staging.iterdir()) if staging.is_dir() else []:
+            lock_path = self._run_lock_path(run_dir.name)
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(lock_path, timeout=0)
+            try:
+                lock.acquire()
+            except Timeout:
+                continue  # a live run
+            try:
+                shutil.rmtree(run_dir, ignore_errors=True)
+                removed.append(run_dir.name)
+            finally:
+                lock.release()
+                lock_path.unlink(missing_ok=True)
+        return removed
 
     # ------------------------------------------------------------------ records
     def write_json(self, relative: str | Path, payload: Mapping[str, object]) -> Path:

@@ -8,6 +8,7 @@ from arena.data.lake import PartitionKey, TableKey
 from arena.data.providers.files import FilesProvider
 from arena.data.providers.synthetic import SyntheticProvider
 from tests.conftest import ts
+from tests.data.test_yahoo import FakeYahoo, fresh_yfinance, html, provider_for  # noqa: F401
 
 START, END = ts("2025-10-06"), ts("2025-10-27")
 SYMBOLS = ["BTC", "ETH", "AAPL", "SPY"]
@@ -63,38 +64,123 @@ def _write_drop(root, symbol, frame):
     out.to_csv(folder / f"{symbol}.csv", index=False)
 
 
-def test_failed_validation_publishes_nothing(tmp_path, lake, universe, synthetic):
-    """A splice in one asset: the run fails, every partition stays byte-for-byte as it was."""
+def _bytes(lake, symbol):
+    return {k: lake.path(k).read_bytes() for k in lake.partitions() if k.symbol == symbol}
+
+
+def test_a_failed_expectation_quarantines_only_its_asset(tmp_path, lake, universe, synthetic):
+    """A splice in SOL: SOL keeps its partitions byte-for-byte and is quarantined with the
+    reason; ETH publishes; the run fails naming SOL and saying ETH published."""
     drop = tmp_path / "drop"
     sub = universe.select(["ETH", "SOL"])
     for a in sub:
         _write_drop(drop, a.symbol, synthetic.fetch_bars(a, "1h", START, END))
     run_ingest(FilesProvider(drop), sub, start=START, end=END, lake=lake)
-    before = {k: lake.path(k).read_bytes() for k in lake.partitions()}
-    assert len(before) == 2 * 4  # 1h base + 4h, 1d, 1w
+    sol_before, eth_before = _bytes(lake, "SOL"), _bytes(lake, "ETH")
+    assert len(sol_before) == len(eth_before) == 4  # 1h base + 4h, 1d, 1w
 
     spliced = synthetic.fetch_bars(universe["SOL"], "1h", START, ts("2025-10-28"))
     cut = spliced.timestamp >= ts("2025-10-20 05:00")
     spliced.loc[cut, ["open", "high", "low", "close"]] *= 1.4  # a splice with ordinary volume
     _write_drop(drop, "SOL", spliced)
     _write_drop(drop, "ETH", synthetic.fetch_bars(universe["ETH"], "1h", START, ts("2025-10-28")))
-    with pytest.raises(IngestError, match="nothing published") as err:
+    with pytest.raises(IngestError, match=r"failed for SOL \(published ETH\)") as err:
         run_ingest(FilesProvider(drop), sub, start=START, end=ts("2025-10-28"), lake=lake)
-    assert {k: lake.path(k).read_bytes() for k in lake.partitions()} == before
+    assert _bytes(lake, "SOL") == sol_before
+    eth_after = _bytes(lake, "ETH")
+    assert eth_after.keys() == eth_before.keys()
+    for interval in ("1h", "4h", "1d"):  # updated (the week of 10-27 is not complete yet)
+        key = PartitionKey("files", interval, "ETH")
+        assert eth_after[key] != eth_before[key]
+    assert lake.read_bars(PartitionKey("files", "1h", "ETH")).timestamp.iloc[-1] == ts("2025-10-27 23:00")
+    assert err.value.published == ["ETH"]
     manifest = err.value.manifest
-    assert manifest["status"] == "failed" and manifest["bars_published"] == 0
-    assert any("SOL" in m for m in manifest["validation"]["failed"])
-    assert manifest["quarantine"] and (lake.root / "quarantine").is_dir()
+    assert manifest["status"] == "partial" and manifest["published"] == ["ETH"]
+    assert manifest["bars_published"] == manifest["assets"]["ETH"]["bars_published"] > 0
+    sol = manifest["assets"]["SOL"]
+    assert sol["status"] == "quarantined" and "SOL 1h" in sol["reason"]
+    assert manifest["assets"]["ETH"] == {**manifest["assets"]["ETH"], "status": "published",
+                                         "reason": None}
+    assert manifest["not_published"] == {"SOL": sol["reason"]}
+    kept = lake.root / "quarantine" / manifest["run_id"] / "SOL"
+    assert sol["quarantine"] == str(kept) and manifest["quarantine"] == str(kept.parent)
+    assert (kept / PartitionKey("files", "1h", "SOL").relative).is_file()
+    assert "jumps" in (kept / "reason.txt").read_text()
+    assert not (lake.root / "staging" / manifest["run_id"]).exists()
 
 
-def test_fetch_failure_publishes_nothing(tmp_path, lake, universe, synthetic):
+def test_the_command_exits_non_zero_and_says_which_published(tmp_path, lake, universe, synthetic,
+                                                             capsys):
+    from arena.cli import main
+
     drop = tmp_path / "drop"
     _write_drop(drop, "ETH", synthetic.fetch_bars(universe["ETH"], "1h", START, END))
-    with pytest.raises(IngestError, match="SOL: NoDataError") as err:
-        run_ingest(FilesProvider(drop), universe.select(["ETH", "SOL"]), start=START, end=END,
+    code = main(["ingest", "--source", "files", "--drop", str(drop), "--symbols", "ETH,SOL",
+                 "--start", "2025-10-06", "--end", "2025-10-27", "--lake", str(lake.root)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "failed for SOL (published ETH)" in err
+    assert "ETH      published" in err and "SOL      fetch_failed: NoDataError" in err
+    assert len(lake.partitions()) == 4
+
+
+class _VendorDownFor:
+    """The synthetic market, except one symbol whose vendor is down: its bars come from the
+    real Yahoo adapter answering Yahoo's recorded 503 "Will be right back" page."""
+
+    def __init__(self, symbol: str) -> None:
+        self.market = SyntheticProvider()
+        self.name, self.intervals = self.market.name, self.market.intervals
+        self.symbol = symbol
+        self.yahoo = provider_for(FakeYahoo({symbol: html("will_be_right_back.html", 503)}))
+
+    def supports(self, asset):
+        return self.market.supports(asset)
+
+    def fetch_bars(self, asset, interval, start, end):
+        if asset.symbol == self.symbol:
+            return self.yahoo.fetch_bars(asset, "1d", start, end)
+        return self.market.fetch_bars(asset, interval, start, end)
+
+    def fetch_funding(self, asset, start, end):
+        return self.market.fetch_funding(asset, start, end)
+
+    def earnings_dates(self, asset, start, end):
+        return self.market.earnings_dates(asset, start, end)
+
+
+def test_a_vendor_outage_on_one_asset_blocks_no_one(lake, universe, synthetic):
+    sub = universe.select(["ETH", "AAPL", "SPY"])
+    run_ingest(synthetic, sub, start=START, end=ts("2025-10-20"), lake=lake)
+    before = {a.symbol: _bytes(lake, a.symbol) for a in sub}
+    earnings_before = lake.read_table(TableKey("earnings", "synthetic"))
+    with pytest.raises(IngestError, match=r"failed for AAPL \(published ETH, SPY\)") as err:
+        run_ingest(_VendorDownFor("AAPL"), sub, start=START, end=END, lake=lake)
+    assert _bytes(lake, "AAPL") == before["AAPL"]
+    for symbol in ("ETH", "SPY"):
+        after = _bytes(lake, symbol)
+        assert after.keys() == before[symbol].keys()
+        assert all(after[k] != before[symbol][k] for k in after)
+        assert lake.read_bars(PartitionKey("synthetic", "1h", symbol)).timestamp.iloc[-1] > ts("2025-10-24")
+    manifest = err.value.manifest
+    aapl = manifest["assets"]["AAPL"]
+    assert aapl["status"] == "fetch_failed" and "UnavailableError" in aapl["reason"]
+    assert manifest["fetch_errors"] == {"AAPL": aapl["reason"]}
+    assert [manifest["assets"][s]["status"] for s in ("ETH", "SPY")] == ["published"] * 2
+    # AAPL's earnings dates were not fetched: the stored ones are kept
+    pd.testing.assert_frame_equal(lake.read_table(TableKey("earnings", "synthetic")),
+                                  earnings_before)
+
+
+def test_fetch_failure_of_every_asset_publishes_nothing(tmp_path, lake, universe, synthetic):
+    drop = tmp_path / "drop"
+    (drop / "1h").mkdir(parents=True)
+    with pytest.raises(IngestError, match=r"nothing published.*SOL: NoDataError") as err:
+        run_ingest(FilesProvider(drop), universe.select(["SOL"]), start=START, end=END,
                    lake=lake)
     assert lake.partitions() == []
     assert err.value.manifest["fetch_errors"].keys() == {"SOL"}
+    assert err.value.manifest["status"] == "failed"
     assert len(lake.manifests()) == 1
 
 
@@ -169,7 +255,8 @@ def test_failed_publication_rolls_back(monkeypatch, lake, universe, synthetic):
         run_ingest(synthetic, sub, start=START, end=END, lake=lake)
     monkeypatch.setattr(lake_module.os, "replace", real_replace)
     assert {k: lake.path(k).read_bytes() for k in lake.partitions()} == before
-    assert err.value.manifest["status"] == "failed" and "No space" in err.value.manifest["error"]
+    assert err.value.manifest["status"] == "failed"
+    assert "No space" in err.value.manifest["assets"]["ETH"]["reason"]
     assert not (lake.root / "staging").exists() or not any((lake.root / "staging").iterdir())
 
 

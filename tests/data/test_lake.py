@@ -50,3 +50,17 @@ def test_merge_fetched_wins_and_counts_revisions():
     assert len(merged) == 6 and revised == 1
     assert merged.set_index("timestamp").close.loc[ts("2025-11-01 02:00")] == 555.0
     assert merge_bars(old.iloc[0:0], new)[1] == 0
+
+
+def test_one_assets_files_are_published_or_quarantined_with_their_reason(lake):
+    eth, sol = PartitionKey("synthetic", "1h", "ETH"), PartitionKey("synthetic", "1h", "SOL")
+    with lake.run_lock("run-2"):
+        lake.publish("run-2", lake.stage("run-2", {eth: _bars("2025-11-01", 5)}, group="ETH"),
+                     group="ETH")
+        lake.stage("run-2", {sol: _bars("2025-11-01", 5)}, group="SOL")
+        moved = lake.quarantine("run-2", "SOL", reason="validation: SOL 1h: a splice")
+    assert lake.partitions() == [eth]
+    assert moved == lake.root / "quarantine" / "run-2" / "SOL"
+    assert (moved / sol.relative).is_file()
+    assert (moved / "reason.txt").read_text() == "validation: SOL 1h: a splice\n"
+    assert not (lake.root / "staging" / "run-2").exists()

@@ -52,6 +52,37 @@ def test_ingest_flow_fails_loudly_and_publishes_nothing(prefect_server, local_st
     assert not any("SYNTHETIC" in f"{a.description}{a.data}" for a in mine.values())
 
 
+def test_ingest_flow_publishes_the_good_assets_then_fails_naming_the_bad(
+        prefect_server, local_storage, tmp_path):
+    from arena.core.universe import load_universe
+    from arena.data.providers.synthetic import SyntheticProvider
+    from arena.flows.ingest import ingest_flow
+
+    drop = tmp_path / "drop" / "1h"
+    drop.mkdir(parents=True)
+    eth = SyntheticProvider().fetch_bars(load_universe()["ETH"], "1h", ts("2025-10-06"),
+                                         ts("2025-10-20"))
+    eth.assign(timestamp=eth.timestamp.dt.strftime("%Y-%m-%dT%H:%M:%SZ")).to_csv(
+        drop / "ETH.csv", index=False)
+    (drop / "SOL.csv").write_text("<html><body>Please verify you are a human</body></html>")
+    lake_root = tmp_path / "lake"
+    state = ingest_flow(source="files", drop=str(tmp_path / "drop"), symbols=["ETH", "SOL"],
+                        start="2025-10-06", end="2025-10-20", lake_root=str(lake_root),
+                        now=str(ts("2025-10-20 01:00")), return_state=True)
+    assert state.is_failed()
+    error = state.result(raise_on_failure=False)
+    assert "failed for SOL (published ETH)" in str(error)
+    assert {(k.symbol, k.interval) for k in Lake(lake_root).partitions()} == {
+        ("ETH", i) for i in ("1h", "4h", "1d", "1w")}
+    manifest = json.loads(Lake(lake_root).manifests()[0].read_text())
+    assert manifest["status"] == "partial" and manifest["published"] == ["ETH"]
+    assert manifest["assets"]["SOL"]["status"] == "fetch_failed"
+    mine = {a.key: a for a in run_artifacts(state.state_details.flow_run_id)}
+    rows = {r["symbol"]: r for r in json.loads(mine["ingest-assets"].data)}
+    assert rows["ETH"]["status"] == "published" and rows["SOL"]["status"] == "fetch_failed"
+    assert "Published: ETH" in mine["ingest-report"].data
+
+
 class _Flaky:
     """A provider that is rate limited twice, then answers; or always refuses the symbol."""
 
