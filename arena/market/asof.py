@@ -5,22 +5,33 @@ interval, cut at the session close for stocks), so a weekly bar still forming, o
 bar before the session close, is never returned. Funding rates count when stamped strictly before
 ``at`` (the window convention of an ingest that ends at ``at``: ``[start, end)``), so the answer is
 the same whether or not the lake already holds later data.
+
+A cycle reads many series at once: :func:`scan_closed_bars` answers a list of
+:func:`closed_bars` reads from one scan of the partition files they name (one pyarrow dataset,
+one filter per time window, close times computed once per calendar and interval), each answer
+exactly what :func:`closed_bars` returns.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 
 from arena.core.sessions import INTERVAL_ORDER, NY, TS_UNIT, bar_close_times
 from arena.core.universe import Asset, Universe
 from arena.data.bars import drop_unclosed
 from arena.data.lake import Lake, PartitionKey, TableKey
+from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
-_PRICE_LOOKBACK = pd.Timedelta(days=14)  # longer than any market closure: a last print exists
+PRICE_LOOKBACK = pd.Timedelta(days=14)  # longer than any market closure: a last print exists
 
 
 def closed_bars(lake: Lake, provider: str, asset: Asset, interval: str, at: pd.Timestamp,
@@ -52,13 +63,147 @@ def last_price(lake: Lake, provider: str, asset: Asset, at: pd.Timestamp
     interval = price_interval(lake, provider, asset.symbol)
     if interval is None:
         return None
-    bars = closed_bars(lake, provider, asset, interval, at, limit=1, since=at - _PRICE_LOOKBACK)
+    bars = closed_bars(lake, provider, asset, interval, at, limit=1, since=at - PRICE_LOOKBACK)
     if bars.empty:  # a long gap: read the whole partition
         bars = closed_bars(lake, provider, asset, interval, at, limit=1)
     if bars.empty:
         return None
     closed = bar_close_times(asset.calendar, interval, pd.DatetimeIndex(bars["timestamp"]))[0]
     return float(bars["close"].iloc[-1]), closed
+
+
+def price_intervals(lake: Lake, provider: str) -> dict[str, str]:
+    """:func:`price_interval` of every symbol ``provider`` has bars of (one listing of the lake)."""
+    rank = {iv: i for i, iv in enumerate(INTERVAL_ORDER)}
+    out: dict[str, str] = {}
+    for key in lake.partitions(provider):
+        if key.interval in rank and (key.symbol not in out
+                                     or rank[key.interval] < rank[out[key.symbol]]):
+            out[key.symbol] = key.interval
+    return out
+
+
+def prices_of(series: Sequence[tuple[Asset, str, pd.DataFrame]]
+              ) -> list[tuple[float, pd.Timestamp] | None]:
+    """The last bar of each ``(asset, interval, closed bars)`` as :func:`last_price` returns it
+    (its close and its close time), close times computed once per calendar and interval."""
+    out: list[tuple[float, pd.Timestamp] | None] = [None] * len(series)
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, (asset, interval, bars) in enumerate(series):
+        if not bars.empty:
+            groups[(asset.calendar, interval)].append(i)
+    for (calendar, interval), idx in groups.items():
+        opens = pd.DatetimeIndex([series[i][2]["timestamp"].iloc[-1] for i in idx])
+        for i, closed in zip(idx, bar_close_times(calendar, interval, opens), strict=True):
+            out[i] = float(series[i][2]["close"].iloc[-1]), closed
+    return out
+
+
+class BarRead(NamedTuple):
+    """One series a cycle reads: ``closed_bars(lake, provider, asset, interval, at, limit)``.
+
+    ``window`` only narrows the first read (bars opened in ``[at - window, at)``); a series with
+    fewer than ``limit`` closed bars in it is read again whole, so the answer never depends on it.
+    """
+
+    asset: Asset
+    provider: str
+    interval: str
+    limit: int | None  # None: every closed bar
+    window: pd.Timedelta | None = None
+
+
+def scan_closed_bars(lake: Lake, reads: Sequence[BarRead], at: pd.Timestamp) -> list[pd.DataFrame]:
+    """:func:`closed_bars` of every read (its ``limit``, no ``since``), from one scan of the
+    partitions they name (plus one more of the few series a ``window`` left short); each frame
+    is exactly what :func:`closed_bars` returns."""
+    out: list[pd.DataFrame | None] = [None] * len(reads)
+    first = _scan(lake, [(r, None if r.window is None else at - r.window) for r in reads], at)
+    short = []
+    for i, (r, bars) in enumerate(zip(reads, first, strict=True)):
+        if r.window is not None and (r.limit is None or len(bars) < r.limit):
+            short.append(i)
+        else:
+            out[i] = bars
+    if short:
+        again = _scan(lake, [(reads[i], None) for i in short], at)
+        for i, bars in zip(short, again, strict=True):
+            out[i] = bars
+    return [b for b in out if b is not None]
+
+
+_SCAN_SCHEMA = pa.schema([*(pa.field(c, t) for c, t in zip(
+    BAR_COLUMNS, [pa.timestamp(TS_UNIT, tz="UTC"), *[pa.float64()] * (len(BAR_COLUMNS) - 1)],
+    strict=True)), pa.field("_part", pa.int32())])
+
+
+def _scan(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
+          at: pd.Timestamp) -> list[pd.DataFrame]:
+    """The closed bars of each read opened in ``[since, at)`` (``since`` None: all of them), the
+    last ``limit``: one dataset over the partition files, one filter, one pass per calendar."""
+    parts: dict[PartitionKey, int] = {}
+    calendars: dict[int, str] = {}
+    since_of: dict[int, pd.Timestamp | None] = {}
+    for r, since in reads:
+        key = PartitionKey(r.provider, r.interval, r.asset.symbol)
+        if not lake.path(key).is_file():
+            continue
+        i = parts.setdefault(key, len(parts))
+        calendars[i] = r.asset.calendar
+        if i not in since_of:
+            since_of[i] = since
+        else:  # one file read for two series: the wider window
+            was = since_of[i]
+            since_of[i] = None if was is None or since is None else min(was, since)
+    frames: dict[int, pd.DataFrame] = {}
+    if parts:
+        keys = list(parts)
+        dataset = ds.FileSystemDataset.from_paths(
+            [str(lake.path(k)) for k in keys], schema=_SCAN_SCHEMA, format=ds.ParquetFileFormat(),
+            filesystem=pafs.LocalFileSystem(), partitions=[ds.field("_part") == i
+                                                           for i in range(len(keys))])
+        by_since: dict[pd.Timestamp | None, list[int]] = defaultdict(list)
+        for i, since in since_of.items():
+            by_since[since].append(i)
+        ts = ds.field("timestamp")
+        which = None
+        for since, idx in by_since.items():
+            term = ds.field("_part").isin(idx)
+            if since is not None:
+                term = term & (ts >= since)
+            which = term if which is None else which | term
+        assert which is not None
+        table = dataset.to_table(filter=(ts < at) & which)
+        part = table.column("_part").to_numpy()
+        bars = table.drop_columns(["_part"]).to_pandas()
+        keep = np.zeros(len(bars), dtype=bool)
+        stamps = pd.DatetimeIndex(bars["timestamp"])
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for k, i in parts.items():
+            groups[(calendars[i], k.interval)].append(i)
+        for (calendar, interval), idx in groups.items():
+            rows = np.flatnonzero(np.isin(part, idx))
+            closes = bar_close_times(calendar, interval, stamps[rows])
+            keep[rows[np.asarray(closes <= at)]] = True
+        rows = np.flatnonzero(keep)
+        rows = rows[np.argsort(part[rows], kind="stable")]  # each file's rows, in file order
+        sorted_part = part[rows]
+        for i in range(len(keys)):
+            lo, hi = np.searchsorted(sorted_part, [i, i + 1])
+            frames[i] = bars.iloc[rows[lo:hi]].reset_index(drop=True)
+    out = []
+    for r, since in reads:
+        i = parts.get(PartitionKey(r.provider, r.interval, r.asset.symbol))
+        if i is None:
+            bars = empty_bars()
+        else:
+            bars = frames[i]
+            if since is not None and since_of[i] != since:
+                bars = bars[bars["timestamp"] >= since]
+        if r.limit is not None:
+            bars = bars.iloc[-r.limit:] if r.limit > 0 else bars.iloc[0:0]
+        out.append(bars.reset_index(drop=True))
+    return out
 
 
 def latest_funding(lake: Lake, provider: str, symbol: str, at: pd.Timestamp
@@ -106,15 +251,15 @@ def cycle_prices(lake: Lake, provider: str, universe: Universe,
                  cycles: Sequence[pd.Timestamp]) -> pd.DataFrame:
     """Long table ``cycle_at, symbol, price, printed_at``: each symbol's last completed price at
     each cycle, read from the finest interval the lake holds, exactly as
-    :func:`arena.market.asof.last_price` reads it for the cycle (one partition read per symbol)."""
+    :func:`arena.market.asof.last_price` reads it for the cycle (one scan of the partitions,
+    from the lookback before the first cycle)."""
     cycles = sorted(cycles)
     rows: list[pd.DataFrame] = []
-    for asset in universe:
-        interval = price_interval(lake, provider, asset.symbol)
-        if interval is None:
-            continue
-        bars = closed_bars(lake, provider, asset, interval, cycles[-1],
-                           since=cycles[0] - _PRICE_LOOKBACK)
+    finest = price_intervals(lake, provider)
+    priced = [(asset, finest[asset.symbol]) for asset in universe if asset.symbol in finest]
+    read = _scan(lake, [(BarRead(asset, provider, interval, None), cycles[0] - PRICE_LOOKBACK)
+                        for asset, interval in priced], cycles[-1])
+    for (asset, interval), bars in zip(priced, read, strict=True):
         closes = bar_close_times(asset.calendar, interval, pd.DatetimeIndex(bars["timestamp"]))
         found = np.searchsorted(closes.asi8, pd.DatetimeIndex(cycles).as_unit(TS_UNIT).asi8,
                                 side="right") - 1

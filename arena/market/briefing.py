@@ -45,7 +45,15 @@ from arena.core.types import Briefing, Message
 from arena.core.universe import Asset, Universe, UniverseError
 from arena.data.lake import Lake
 from arena.engine.rules import ARENA_RULES, CycleState, Rules, tradeable_today
-from arena.market.asof import closed_bars, last_price, latest_funding, next_earnings_days
+from arena.market.asof import (
+    PRICE_LOOKBACK,
+    BarRead,
+    latest_funding,
+    next_earnings_days,
+    price_intervals,
+    prices_of,
+    scan_closed_bars,
+)
 from arena.market.prompts import Prompts
 from arena.market.screener import (
     ADV_DAYS,
@@ -62,6 +70,10 @@ RSI_PERIOD = 14
 RSI_HISTORY = 100
 VOL_DAYS = 30
 HIGH_DAYS = 30
+# how far back the cycle's scan first reads a series for its last RSI_HISTORY closed bars: 100
+# sessions of a NYSE stock span about 146 days, 100 of its 4h bars 50 sessions; a series with
+# fewer bars in its window is read again whole (the answer never depends on the window)
+SCAN_WINDOW = {"1d": pd.Timedelta(days=200), "4h": pd.Timedelta(days=120)}
 
 
 def _rsi(bars: pd.DataFrame) -> float | None:
@@ -97,11 +109,9 @@ def _row(asset: Asset, daily: pd.DataFrame, price: float | None, earnings: Mappi
         None if asset.is_crypto else earnings.get(asset.symbol))
 
 
-def _detail(lake: Lake, provider: str, asset: Asset, at: pd.Timestamp,
-            daily: pd.DataFrame, price: tuple[float, pd.Timestamp] | None) -> AssetDetail:
-    weekly = closed_bars(lake, provider, asset, "1w", at, limit=RSI_HISTORY)
-    four_hour = closed_bars(lake, provider, asset, "4h", at, limit=RSI_HISTORY)
-    funding = latest_funding(lake, provider, asset.symbol, at) if asset.is_crypto else None
+def _detail(asset: Asset, daily: pd.DataFrame, price: tuple[float, pd.Timestamp] | None,
+            four_hour: pd.DataFrame, weekly: pd.DataFrame,
+            funding: tuple[float, pd.Timestamp] | None) -> AssetDetail:
     return AssetDetail(
         asset.symbol, asset.asset_class, asset.sector,
         None if price is None else price[0], None if price is None else price[1].isoformat(),
@@ -112,30 +122,82 @@ def _detail(lake: Lake, provider: str, asset: Asset, at: pd.Timestamp,
         _candles(four_hour, DEPTH["4h"]))
 
 
-def build_market(lake: Lake, provider: str, universe: Universe, at: pd.Timestamp,
+Providers = str | Mapping[str, str]
+"""One provider's name for every asset, or one per asset class (``{"crypto": "ccxt", "stock":
+"yfinance", "etf": "yfinance"}``)."""
+
+
+def provider_of(providers: Providers, asset: Asset) -> str:
+    """The provider whose partitions hold ``asset``'s bars."""
+    if isinstance(providers, str):
+        return providers
+    try:
+        return providers[asset.asset_class]
+    except KeyError:
+        raise UniverseError(f"no provider is given for {asset.asset_class} assets "
+                            f"({asset.symbol})") from None
+
+
+def provider_label(providers: Providers, assets: Iterable[Asset]) -> str:
+    """The name a market shows for its sources: the provider's, or ``a+b`` for several."""
+    if isinstance(providers, str):
+        return providers
+    return "+".join(sorted({provider_of(providers, a) for a in assets}))
+
+
+def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Timestamp,
                  held: Iterable[str] = ()) -> MarketData:
-    """The cycle's market data at ``at`` from ``provider``'s partitions of ``lake``.
+    """The cycle's market data at ``at`` from ``provider``'s partitions of ``lake`` (one name, or
+    a mapping asset class -> provider: each asset is read from its own provider's partitions).
 
     ``held``: symbols some contestant holds (full depth even when not screened). Pass the union
     over all contestants once, then narrow per contestant with :meth:`MarketData.for_holdings`.
+
+    The bars are read in one scan (:func:`arena.market.asof.scan_closed_bars`: every asset's
+    daily bars and last price), then one more for the 4h and weekly bars of the assets shown in
+    full; each series is exactly what :func:`arena.market.asof.closed_bars` reads.
     """
     held_syms = tuple(sorted(set(held)))
     for s in held_syms:
         if not universe[s].tradable:
             raise UniverseError(f"{s} is not tradable, so it cannot be held")
     wanted = [*universe.tradable, *universe.benchmarks]
-    daily = {a.symbol: closed_bars(lake, provider, a, "1d", at, limit=RSI_HISTORY) for a in wanted}
-    prices = {a.symbol: last_price(lake, provider, a, at) for a in wanted}
-    earnings = next_earnings_days(lake, provider, at)
+    source = {a.symbol: provider_of(provider, a) for a in wanted}
+    finest = {p: price_intervals(lake, p) for p in sorted(set(source.values()))}
+    priced = [(a, finest[source[a.symbol]][a.symbol]) for a in wanted
+              if a.symbol in finest[source[a.symbol]]]
+    got = scan_closed_bars(lake, [
+        *(BarRead(a, source[a.symbol], "1d", RSI_HISTORY, SCAN_WINDOW["1d"]) for a in wanted),
+        *(BarRead(a, source[a.symbol], iv, 1, PRICE_LOOKBACK) for a, iv in priced)], at)
+    daily = {a.symbol: bars for a, bars in zip(wanted, got, strict=False)}
+    prices: dict[str, tuple[float, pd.Timestamp] | None] = dict.fromkeys(daily)
+    last = prices_of([(a, iv, bars) for (a, iv), bars in zip(priced, got[len(wanted):],
+                                                               strict=True)])
+    prices.update({a.symbol: p for (a, _), p in zip(priced, last, strict=True)})
+    listed = [a for a in wanted if not a.is_crypto]  # each from its provider's earnings table
+    calendars = {p: next_earnings_days(lake, p, at) for p in sorted({source[a.symbol]
+                                                                     for a in listed})}
+    earnings = {a.symbol: calendars[source[a.symbol]][a.symbol] for a in listed
+                if a.symbol in calendars[source[a.symbol]]}
     table = tuple(_row(a, daily[a.symbol], None if prices[a.symbol] is None else
                        prices[a.symbol][0], earnings, universe, at) for a in universe.tradable)
     result = screen_daily(daily, universe, at)
-    deep = [*result.selected, *(s for s in held_syms if s not in result.selected)]
-    details = tuple(_detail(lake, provider, universe[s], at, daily[s], prices[s]) for s in deep)
-    benchmarks = tuple(_detail(lake, provider, b, at, daily[b.symbol], prices[b.symbol])
-                       for b in universe.benchmarks)
-    return MarketData(at, provider, result.nyse_trading_day, table, details, benchmarks, result,
-                      held_syms)
+    deep = [universe[s] for s in (*result.selected,
+                                  *(s for s in held_syms if s not in result.selected))]
+    shown = [*deep, *universe.benchmarks]
+    more = scan_closed_bars(lake, [
+        BarRead(a, source[a.symbol], iv, RSI_HISTORY, SCAN_WINDOW.get(iv))
+        for a in shown for iv in ("4h", "1w")], at)
+
+    def detail(i: int, a: Asset) -> AssetDetail:
+        funding = latest_funding(lake, source[a.symbol], a.symbol, at) if a.is_crypto else None
+        return _detail(a, daily[a.symbol], prices[a.symbol], more[2 * i], more[2 * i + 1],
+                       funding)
+
+    details = tuple(detail(i, a) for i, a in enumerate(deep))
+    benchmarks = tuple(detail(len(deep) + i, b) for i, b in enumerate(universe.benchmarks))
+    return MarketData(at, provider_label(provider, wanted), result.nyse_trading_day, table,
+                      details, benchmarks, result, held_syms)
 
 
 def portfolio_snapshot(state: CycleState, prices: Mapping[str, float],

@@ -9,9 +9,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -20,7 +23,7 @@ from arena.core.universe import Universe
 from arena.data.lake import Lake, write_text
 from arena.data.providers import is_synthetic, provider_note
 from arena.engine.contract import parse_answer
-from arena.ledger.records import ANSWER
+from arena.ledger.records import ANSWER, MONITOR_SCHEMAS, SCHEMAS, RecordKey
 from arena.ledger.store import Ledger
 from arena.market.asof import cycle_prices
 
@@ -35,21 +38,57 @@ class Standing:
     outcome: str = ""  # of this cycle (arena.engine.outcomes)
 
 
-def _standings(ledger: Ledger, at: pd.Timestamp) -> list[Standing]:
-    equity = ledger.table("equity")
-    equity = equity[equity["cycle_at"] <= at]
+def _equity_row(ledger: Ledger, at: pd.Timestamp, contestant: str) -> dict[str, Any] | None:
+    rows = ledger.record_rows("equity", at, contestant)  # empty when the record has no snapshot
+    return rows[-1] if rows else None
+
+
+def _standings(ledger: Ledger, at: pd.Timestamp, records: Sequence[RecordKey]) -> list[Standing]:
+    """Each contestant with an equity snapshot at ``at``, against its previous snapshot (read
+    from its own earlier records, latest first: one record in the usual case)."""
     out = []
-    for name, group in equity.groupby("contestant"):
-        group = group.sort_values("cycle_at")
-        if group["cycle_at"].iloc[-1] != at:
+    for key in records:
+        if key.cycle_at != at:
             continue
-        now = group["equity"].iloc[-1]
-        before = group["equity"].iloc[-2] if len(group) > 1 else 10_000.0
+        row = _equity_row(ledger, at, key.contestant)
+        if row is None:
+            continue
+        before: float | None = 10_000.0
+        earlier = [k.cycle_at for k in records if k.contestant == key.contestant and k.cycle_at < at]
+        for t in sorted(earlier, reverse=True):
+            previous = _equity_row(ledger, t, key.contestant)
+            if previous is not None:
+                before = previous["equity"]
+                break
+        now = row["equity"]
         change = None if pd.isna(now) or pd.isna(before) else float(now - before)
-        [outcome] = ledger.record_rows("outcome", at, str(name))  # this cycle's record only
-        out.append(Standing(str(name), None if pd.isna(now) else float(now), change,
+        [outcome] = ledger.record_rows("outcome", at, key.contestant)  # this cycle's record only
+        out.append(Standing(key.contestant, None if pd.isna(now) else float(now), change,
                             str(outcome["status"])))
     return sorted(out, key=lambda s: (-(s.equity if s.equity is not None else -np.inf), s.contestant))
+
+
+def _rows(rows: list[dict[str, Any]], schema: pa.Schema, order: Sequence[str]) -> pd.DataFrame:
+    """Records' rows as :meth:`Ledger.table` returns them (its columns and its key order)."""
+    frame = pa.Table.from_pylist(rows, schema=schema).to_pandas()
+    return frame.sort_values(list(order), kind="stable").reset_index(drop=True)
+
+
+def _fills_at(ledger: Ledger, at: pd.Timestamp, records: Sequence[RecordKey]) -> pd.DataFrame:
+    """The fills of the cycle at ``at`` (every contestant's record of it, nothing older)."""
+    rows = [r for k in records if k.cycle_at == at
+            for r in ledger.record_rows("fills", at, k.contestant)]
+    return _rows(rows, SCHEMAS["fills"], ("cycle_at", "contestant", "round", "seq"))
+
+
+def _automatic_closes(ledger: Ledger, at: pd.Timestamp) -> pd.DataFrame:
+    """The fills of the monitor windows ending at ``at`` (those records only)."""
+    rows = []
+    for key in ledger.monitor_records():
+        if key.end == at:
+            path = ledger.monitor_dir(key.start, key.end, key.contestant) / "fills.parquet"
+            rows += pq.ParquetFile(path).read().to_pylist()
+    return _rows(rows, MONITOR_SCHEMAS["fills"], ("window_end", "contestant", "seq"))
 
 
 def _quote(text: str | None, limit: int = 240) -> str:
@@ -80,7 +119,8 @@ def _markdown_table(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[
 def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, at: pd.Timestamp) -> str:
     """Markdown: who leads and lags and why, key trades, quotes from reasoning, market context;
     under the title, whose prices these are (a SYNTHETIC banner for the embedded default)."""
-    standings = _standings(ledger, at)
+    records = ledger.records()  # the keys only (a directory listing): records are read by key
+    standings = _standings(ledger, at, records)
     note = provider_note(provider)
     lines = [f"# Daily report {at:%Y-%m-%d %H:%M} UTC", "",
              f"> **{note}**" if is_synthetic(provider) else f"{note}.", ""]
@@ -92,7 +132,7 @@ def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, 
         [(str(i), s.contestant, "–" if s.equity is None else f"{s.equity:,.2f}",
           "–" if s.change is None else f"{s.change:+,.2f}", s.outcome)
          for i, s in enumerate(standings, start=1)])]
-    absent = sorted(set(ledger.table("outcome")["contestant"]) - {s.contestant for s in standings})
+    absent = sorted({k.contestant for k in records} - {s.contestant for s in standings})
     if absent:
         lines += ["", f"No record at this cycle (not playing yet, or its model could not be "
                       f"reached): {', '.join(absent)}."]
@@ -111,10 +151,8 @@ def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, 
         why.append(f"* **{s.contestant}** {role}: cash {book.cash:,.2f}, {len(book.positions)} open "
                    f"position(s); largest unrealised P&L: {held}.")
     lines += ["", "## Who leads and lags, and why", "", *why]
-    fills = ledger.table("fills")
-    today = fills[fills["cycle_at"] == at] if len(fills) else fills
-    monitor = ledger.table("fills", monitor=True)
-    auto = monitor[monitor["window_end"] == at] if len(monitor) else monitor
+    today = _fills_at(ledger, at, records)
+    auto = _automatic_closes(ledger, at)
     lines += ["", "## Key trades", ""]
     if len(today) == 0 and len(auto) == 0:
         lines.append("No trade today.")

@@ -1,0 +1,56 @@
+"""A straightforward per-symbol ``build_market``: every series read on its own with
+:func:`arena.market.asof.closed_bars` and :func:`arena.market.asof.last_price` (how the market was
+built before its one-scan read). The reference the scan is checked and benchmarked against."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from arena.core.universe import Universe, UniverseError
+from arena.data.lake import Lake
+from arena.market.asof import closed_bars, last_price, latest_funding, next_earnings_days
+from arena.market.briefing import (
+    RSI_HISTORY,
+    Providers,
+    _detail,
+    _row,
+    provider_label,
+    provider_of,
+)
+from arena.market.screener import screen_daily
+from arena.market.types import MarketData
+
+
+def build_market_per_symbol(lake: Lake, provider: Providers, universe: Universe,
+                            at: pd.Timestamp, held: Iterable[str] = ()) -> MarketData:
+    held_syms = tuple(sorted(set(held)))
+    for s in held_syms:
+        if not universe[s].tradable:
+            raise UniverseError(f"{s} is not tradable, so it cannot be held")
+    wanted = [*universe.tradable, *universe.benchmarks]
+    source = {a.symbol: provider_of(provider, a) for a in wanted}
+    daily = {a.symbol: closed_bars(lake, source[a.symbol], a, "1d", at, limit=RSI_HISTORY)
+             for a in wanted}
+    prices = {a.symbol: last_price(lake, source[a.symbol], a, at) for a in wanted}
+    earnings: dict[str, int] = {}
+    for name in sorted({source[a.symbol] for a in wanted if not a.is_crypto}):
+        days = next_earnings_days(lake, name, at)
+        earnings.update({a.symbol: days[a.symbol] for a in wanted
+                         if source[a.symbol] == name and not a.is_crypto and a.symbol in days})
+    table = tuple(_row(a, daily[a.symbol], None if prices[a.symbol] is None else
+                       prices[a.symbol][0], earnings, universe, at) for a in universe.tradable)
+    result = screen_daily(daily, universe, at)
+
+    def detail(symbol: str):
+        a, src = universe[symbol], source[symbol]
+        return _detail(a, daily[symbol], prices[symbol],
+                       closed_bars(lake, src, a, "4h", at, limit=RSI_HISTORY),
+                       closed_bars(lake, src, a, "1w", at, limit=RSI_HISTORY),
+                       latest_funding(lake, src, symbol, at) if a.is_crypto else None)
+
+    deep = [*result.selected, *(s for s in held_syms if s not in result.selected)]
+    return MarketData(at, provider_label(provider, wanted), result.nyse_trading_day, table,
+                      tuple(detail(s) for s in deep),
+                      tuple(detail(b.symbol) for b in universe.benchmarks), result, held_syms)
