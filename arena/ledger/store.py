@@ -416,6 +416,15 @@ class Ledger:
             rows = [{**r, "status": outcome_status(r["status"], r["n_fills"])} for r in rows]
         return rows
 
+    def equity_before(self, contestant: str, at: pd.Timestamp) -> dict[str, Any] | None:
+        """The equity snapshot of the contestant's latest record before ``at`` (``None``: no
+        earlier record has one). Reads that record only (usually the previous cycle's), so the
+        cost does not grow with the season."""
+        for key in reversed(self.records(contestant)):
+            if key.cycle_at < at and (rows := self.record_rows("equity", key.cycle_at, contestant)):
+                return rows[-1]
+        return None
+
     def responses(self, contestant: str, cycle_at: pd.Timestamp) -> dict[str, str | None]:
         """The raw response text per round of a recorded cycle, exactly as the contestant sent
         it (for the replay contestant)."""

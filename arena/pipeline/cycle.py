@@ -126,13 +126,14 @@ def earlier_answers(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> d
 
 
 def standings(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[str, float]:
-    """Each of ``names``' equity at its last recorded cycle before ``at`` (none yet: left out)."""
-    equity = ledger.table("equity")
-    if equity.empty:
-        return {}
-    equity = equity[(equity["cycle_at"] < at) & equity["contestant"].isin(list(names))]
-    latest = equity.sort_values("cycle_at").groupby("contestant").tail(1).dropna(subset=["equity"])
-    return {str(r.contestant): float(r.equity) for r in latest.itertuples()}
+    """Each of ``names``' equity at its last recorded cycle before ``at`` (none yet, or not
+    valued: left out)."""
+    out = {}
+    for name in names:
+        row = ledger.equity_before(name, at)
+        if row is not None and not pd.isna(row["equity"]):
+            out[name] = float(row["equity"])
+    return out
 
 
 @step("play-{contestant.name}")

@@ -53,13 +53,8 @@ def _standings(ledger: Ledger, at: pd.Timestamp, records: Sequence[RecordKey]) -
         row = _equity_row(ledger, at, key.contestant)
         if row is None:
             continue
-        before: float | None = 10_000.0
-        earlier = [k.cycle_at for k in records if k.contestant == key.contestant and k.cycle_at < at]
-        for t in sorted(earlier, reverse=True):
-            previous = _equity_row(ledger, t, key.contestant)
-            if previous is not None:
-                before = previous["equity"]
-                break
+        previous = ledger.equity_before(key.contestant, at)
+        before = 10_000.0 if previous is None else previous["equity"]
         now = row["equity"]
         change = None if pd.isna(now) or pd.isna(before) else float(now - before)
         [outcome] = ledger.record_rows("outcome", at, key.contestant)  # this cycle's record only
