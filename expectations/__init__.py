@@ -7,8 +7,8 @@ the function that validates (see :mod:`arena.data.validation.checks`).
 from arena.data.validation.expectations.candles import SUITE_NAME, candle_suite
 from arena.data.validation.expectations.custom import (
            ExpectCandlesToBeSane,
-           ExpectJumpsToBeMatchedByVolume,
+           ExpectJumpsToBeExplained,
 )
 
-__all__ = ["SUITE_NAME", "ExpectCandlesToBeSane", "ExpectJumpsToBeMatchedByVolume",
+__all__ = ["SUITE_NAME", "ExpectCandlesToBeSane", "ExpectJumpsToBeExplained",
            "candle_suite"]

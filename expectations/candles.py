@@ -8,6 +8,7 @@ words for the message), and a ``description`` that Data Docs shows instead of th
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import great_expectations as gx
@@ -18,7 +19,7 @@ from arena.data.validation import stats as cs
 from arena.data.validation.config import ValidationConfig
 from arena.data.validation.expectations.custom import (
     ExpectCandlesToBeSane,
-    ExpectJumpsToBeMatchedByVolume,
+    ExpectJumpsToBeExplained,
 )
 
 SUITE_NAME = "candles"
@@ -77,11 +78,17 @@ def candle_suite(config: ValidationConfig) -> gx.ExpectationSuite:
                         "a low at most its open and close, and a high at least both."),
     ]
     splice = [
-        ExpectJumpsToBeMatchedByVolume(
-            column_A=cs.JUMP_SIGMAS, column_B=cs.VOLUME_RATIO, max_sigmas=k, min_volume_ratio=m,
-            meta=_meta(cs.SPLICE, "jump without matching volume"),
-            description=f"No close-to-close jump beyond {k:g} robust sigmas of its series unless "
-                        f"the bar's volume is at least {m:g}x the series' median (roll gap or "
-                        "splice otherwise)."),
+        ExpectJumpsToBeExplained(
+            column_list=[cs.JUMP_SIGMAS, cs.VOLUME_RATIO, cs.JUMP_REVERTED, cs.ABS_LOG_RETURN],
+            max_sigmas=k, min_volume_ratio=m,
+            max_log_move=math.log(config.max_explained_factor),
+            row_condition=Column(cs.IS_BAR) == True,  # noqa: E712
+            meta=_meta(cs.SPLICE, "level shift without market, volume or reversion"),
+            description=f"No close-to-close move beyond {k:g} local sigmas (trailing "
+                        f"{config.local_window} returns; net of the market's move when smaller) "
+                        f"unless the bar's volume is at least {m:g}x its trailing median or the "
+                        f"move reverts within {config.revert_bars} bars (a splice otherwise); "
+                        f"a move by a factor of {config.max_explained_factor:g} or more is never "
+                        "excused."),
     ]
     return gx.ExpectationSuite(name=SUITE_NAME, expectations=[*series, *timestamps, *ohlc, *splice])

@@ -5,10 +5,12 @@
   instead of fifteen built-ins (not-null, between, pair comparisons): each expectation costs
   ~12 ms per run whatever the row count, and the built-in "between" lets ``inf`` through. The
   rules live in :func:`arena.data.validation.stats.ohlc_problems`, which also names them in messages.
-* ``ExpectJumpsToBeMatchedByVolume``: a jump beyond ``max_sigmas`` robust sigmas passes only when
-  the bar's volume is at least ``min_volume_ratio`` x the series' median volume (a genuine move
-  trades heavily; a contract roll or a splice of two price series does not). A null volume ratio
-  (the series has no volume data) never excuses a jump. A null jump (first bar) passes.
+* ``ExpectJumpsToBeExplained``: a jump beyond ``max_sigmas`` local sigmas (already net of the
+  market's move when that is smaller: see :mod:`arena.data.validation.jumps`) passes only when the
+  bar's volume is at least ``min_volume_ratio`` x its trailing median volume (a genuine move
+  trades heavily; a splice of two price series does not) or the move reverted (a level shift
+  does not); a move by a factor of ``exp(max_log_move)`` or more is never excused. A null volume
+  ratio (no volume data) never excuses a jump. A null jump (first bars, not judged) passes.
 
 Classes register themselves with Great Expectations when this module is imported; a suite that
 uses them must be built in code after the import (a suite reloaded from JSON in a process that has
@@ -21,14 +23,9 @@ from typing import ClassVar, Literal
 
 import pandas as pd
 from great_expectations.execution_engine import PandasExecutionEngine
-from great_expectations.expectations.expectation import (
-    ColumnPairMapExpectation,
-    MulticolumnMapExpectation,
-)
+from great_expectations.expectations.expectation import MulticolumnMapExpectation
 from great_expectations.expectations.metrics.map_metric_provider import (
-    ColumnPairMapMetricProvider,
     MulticolumnMapMetricProvider,
-    column_pair_condition_partial,
     multicolumn_condition_partial,
 )
 
@@ -57,29 +54,35 @@ class ExpectCandlesToBeSane(MulticolumnMapExpectation):
     map_metric: ClassVar[str] = "multicolumn_values.arena_candles_sane"
 
 
-class JumpsMatchedByVolume(ColumnPairMapMetricProvider):
-    condition_metric_name = "column_pair_values.arena_jump_matched_by_volume"
-    condition_domain_keys = ("column_A", "column_B", *_DOMAIN_KEYS)
-    condition_value_keys = ("max_sigmas", "min_volume_ratio")
+class JumpsExplained(MulticolumnMapMetricProvider):
+    condition_metric_name = "multicolumn_values.arena_jump_explained"
+    condition_domain_keys = ("column_list", *_DOMAIN_KEYS)
+    condition_value_keys = ("max_sigmas", "min_volume_ratio", "max_log_move")
 
-    @column_pair_condition_partial(engine=PandasExecutionEngine)
-    def _pandas(cls, column_A: pd.Series, column_B: pd.Series, max_sigmas: float,
-                min_volume_ratio: float, **kwargs) -> pd.Series:
-        return column_A.isna() | (column_A <= max_sigmas) | (column_B >= min_volume_ratio)
+    @multicolumn_condition_partial(engine=PandasExecutionEngine)
+    def _pandas(cls, column_list: pd.DataFrame, max_sigmas: float, min_volume_ratio: float,
+                max_log_move: float, **kwargs) -> pd.Series:
+        jump, volume, reverted, size = (column_list.iloc[:, i] for i in range(4))
+        explained = (size < max_log_move) & ((volume >= min_volume_ratio) | (reverted == 1))
+        return jump.isna() | (jump <= max_sigmas) | explained
 
 
-class ExpectJumpsToBeMatchedByVolume(ColumnPairMapExpectation):
-    """Expect every jump larger than ``max_sigmas`` (column A, in robust sigmas) to come with
-    volume of at least ``min_volume_ratio`` x the median (column B, a ratio; null = no volume)."""
+class ExpectJumpsToBeExplained(MulticolumnMapExpectation):
+    """Expect every row of ``column_list`` = (jump in local sigmas, volume ratio, reverted 0/1,
+    |log return|) to move at most ``max_sigmas``, or - when its |log return| is below
+    ``max_log_move`` - to trade at least ``min_volume_ratio`` x its trailing median volume or
+    revert."""
 
     max_sigmas: float
     min_volume_ratio: float
-    ignore_row_if: Literal["both_values_are_missing", "neither"] = "both_values_are_missing"
+    max_log_move: float
+    ignore_row_if: Literal["all_values_are_missing", "any_value_is_missing", "never"] = "never"
 
-    map_metric: ClassVar[str] = "column_pair_values.arena_jump_matched_by_volume"
+    map_metric: ClassVar[str] = "multicolumn_values.arena_jump_explained"
     success_keys: ClassVar[tuple[str, ...]] = (
-        "max_sigmas", "min_volume_ratio", "ignore_row_if", "mostly")
-    args_keys: ClassVar[tuple[str, ...]] = ("column_A", "column_B", "max_sigmas", "min_volume_ratio")
+        "max_sigmas", "min_volume_ratio", "max_log_move", "ignore_row_if", "mostly")
+    args_keys: ClassVar[tuple[str, ...]] = (
+        "column_list", "max_sigmas", "min_volume_ratio", "max_log_move")
 
 
-__all__ = ["ExpectCandlesToBeSane", "ExpectJumpsToBeMatchedByVolume"]
+__all__ = ["ExpectCandlesToBeSane", "ExpectJumpsToBeExplained"]

@@ -9,8 +9,14 @@ sentence naming the problem. Great Expectations is imported on first use (5-6 s)
 Checks: ``bar_count`` (never zero; missing share within tolerance), ``off_calendar`` (no bar
 where the calendar expects none), ``ohlc`` (no nulls; positive finite prices; volume >= 0;
 low <= open, close <= high), ``unique_timestamps``, ``increasing_timestamps``,
-``aligned_timestamps`` (interval grid), ``splice`` (roll gaps), ``staleness`` and
+``aligned_timestamps`` (interval grid), ``splice`` (a level shift the series makes alone,
+without volume, that does not revert: :mod:`arena.data.validation.jumps`), ``staleness`` and
 ``incomplete_bars`` (both judged against ``as_of``).
+
+A splice check that fails only at the newest bars of its series (where reversion cannot be seen
+yet) is "suspect at the newest bar": ``success`` False and ``suspect`` True, ``observed["since"]``
+the first suspect bar. :meth:`ValidationReport.suspects` lists them, so a caller can hold back
+that series' bars from that time and judge them again at the next run.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -44,6 +50,7 @@ class CheckResult:
     success: bool
     observed: dict[str, Any] = field(default_factory=dict, hash=False)
     message: str = ""
+    suspect: bool = False  # splice: failed only at the newest bars (reversion not yet visible)
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,16 @@ class ValidationReport:
     def failed(self) -> list[CheckResult]:
         return [r for r in self.results if not r.success]
 
+    def suspects(self) -> dict[tuple[str, str], pd.Timestamp]:
+        """(symbol, interval) -> the first bar (open time) of every series whose only failures
+        are newest-bar splice suspects: its bars from that time on may be quarantined and judged
+        again when later bars show whether the move reverted."""
+        failed = self.failed()
+        only = {(r.symbol, r.interval) for r in failed if r.suspect} - {
+            (r.symbol, r.interval) for r in failed if not r.suspect}
+        return {(r.symbol, r.interval): pd.Timestamp(r.observed["since"]) for r in failed
+                if r.suspect and (r.symbol, r.interval) in only}
+
     def failed_keys(self) -> set[tuple[str, str]]:
         """(symbol, interval) of every series with at least one failed check."""
         return {(r.symbol, r.interval) for r in self.failed()}
@@ -74,7 +91,8 @@ class ValidationReport:
             "failed": len(self.failed()), "seconds": round(self.seconds, 4),
             "great_expectations": self.ge_statistics,
             "results": [{"symbol": r.symbol, "interval": r.interval, "check": r.check,
-                         "success": r.success, "observed": r.observed, "message": r.message}
+                         "success": r.success, "suspect": r.suspect, "observed": r.observed,
+                         "message": r.message}
                         for r in self.results],
         }
 
@@ -105,13 +123,19 @@ class ValidationReport:
 
 
 def validate_bars(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestamp | None,
-                  config: ValidationConfig = ValidationConfig()) -> ValidationReport:
+                  config: ValidationConfig = ValidationConfig(),
+                  market: Mapping[tuple[str, str], pd.Series] | None = None) -> ValidationReport:
     """Validate every series of ``bars`` (columns ``symbol``, ``interval`` + the bar columns)
     against what ``windows`` asked for, in one Great Expectations run. ``as_of`` (the ingest's
-    "now") judges staleness and completeness; ``None`` skips both (they pass)."""
+    "now") judges staleness and completeness; ``None`` skips both (they pass).
+
+    ``market``: for a batch without its benchmark (one series, say), the benchmark's closes per
+    (calendar, interval), indexed by bar open time (e.g. SPY's bars from the lake): the splice
+    check then judges moves net of it. Without it such a batch has no market and every move is
+    judged on its own."""
     started = time.perf_counter()
     as_of = None if as_of is None else utc(as_of)
-    frame, stats = cs.prepare(bars, windows, as_of=as_of, config=config)
+    frame, stats = cs.prepare(bars, windows, as_of=as_of, config=config, market=market)
     ge_result = _run_suite(frame, config)
     failures, errors = _unexpected_rows(ge_result)
     by_key: dict[tuple[str, str], dict[str, list[int]]] = {}
@@ -129,7 +153,8 @@ def validate_bars(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Ti
         for check in cs.CHECKS:
             failing = frame.loc[sorted(failed[check])] if check in failed else no_rows
             observed, message = describe(check, stats[key], rows, failing, config)
-            results.append(CheckResult(key[0], key[1], check, failing.empty, observed, message))
+            results.append(CheckResult(key[0], key[1], check, failing.empty, observed, message,
+                                       suspect=bool(observed.get("suspect"))))
     success = bool(ge_result.success) and all(r.success for r in results)
     return ValidationReport(
         success=success, results=tuple(results), as_of=as_of, bars=int(frame[cs.IS_BAR].sum()),
@@ -139,13 +164,15 @@ def validate_bars(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Ti
 
 def validate_file(path: str | os.PathLike[str], *, interval: str = "1d", calendar: str = NYSE,
                   as_of: pd.Timestamp | None = None, symbol: str | None = None,
-                  config: ValidationConfig = ValidationConfig()) -> ValidationReport:
+                  config: ValidationConfig = ValidationConfig(),
+                  market: Mapping[tuple[str, str], pd.Series] | None = None) -> ValidationReport:
     """Validate one price file as one series (``arena validate PATH``). ``as_of=None`` judges
     staleness against the file's own last bar, so a historical file passes. Raises
     :class:`UnusableInputError` when the file is not price data."""
     bars, label = read_price_file(path, symbol=symbol)
     frame = bars.assign(symbol=label, interval=interval)
-    return validate_bars(frame, [Window(label, interval, calendar)], as_of=as_of, config=config)
+    return validate_bars(frame, [Window(label, interval, calendar)], as_of=as_of, config=config,
+                         market=market)
 
 
 def build_data_docs(report: ValidationReport, directory: str | os.PathLike[str], *,

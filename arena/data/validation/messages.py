@@ -7,6 +7,8 @@ rows of the prepared frame, and the rows Great Expectations found unexpected for
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from arena.data.validation import stats as cs
@@ -119,24 +121,42 @@ def _aligned(key, s, rows, failing, config):
 
 
 def _splice(key, s, rows, failing, config):
-    obs = {"returns": s.returns, "robust_sigma": s.sigma, "overnight_sigma": s.overnight_sigma,
-           "max_sigmas": s.max_jump}
-    if s.sigma is None:
+    obs = {"returns": s.returns, "judged": s.judged, "robust_sigma": s.sigma,
+           "overnight_sigma": s.overnight_sigma, "max_sigmas": s.max_jump, "market": s.market}
+    k, m = config.splice_sigmas, config.splice_volume_multiple
+    if not s.judged:
         return obs, (f"{key}: splice check not judged: {s.returns} close-to-close returns "
-                     f"(at least {config.min_returns} needed)")
+                     f"({config.min_returns} earlier returns needed before a move is judged)")
     if failing.empty:
-        return obs, (f"{key}: no jump beyond {config.splice_sigmas:g} robust sigmas without "
-                     f"{config.splice_volume_multiple:g}x median volume (largest move "
-                     f"{s.max_jump or 0:.1f} sigmas)")
+        return obs, (f"{key}: no level shift beyond {k:g} local sigmas without market, "
+                     f"{m:g}x volume or reversion (largest move {s.max_jump or 0:.1f} sigmas, "
+                     f"market: {s.market})")
+    newest = failing[cs.JUMP_NEWEST].astype(bool)
+    suspect = bool(newest.all())
     first = failing.iloc[0]
-    ratio = first[cs.VOLUME_RATIO]
+    obs.update(jumps=len(failing), first=_iso(first["timestamp"]), suspect=suspect)
+    if suspect:
+        obs["since"] = _iso(first["timestamp"])
+        what = f"suspect at the newest bar{'s' if len(failing) > 1 else ''}: " \
+               f"{_bars(len(failing), 'jump')}"
+        tail = (f"; fewer than {config.revert_bars} later bars show whether it reverts: "
+                "hold and judge again")
+    else:
+        what = f"{_bars(len(failing), 'jump')}"
+        tail = ""
+    return obs, (f"{key}: {what} more than {k:g} local sigmas without market, volume or "
+                 f"reversion, first at {fmt_time(first['timestamp'])} "
+                 f"({_move(first)}){tail}")
+
+
+def _move(row) -> str:
+    ratio = row[cs.VOLUME_RATIO]
     volume = "no volume data" if pd.isna(ratio) else f"volume {ratio:.1f}x median"
-    gap = "overnight gap " if first[cs.OVERNIGHT] else ""
-    obs.update(jumps=len(failing), first=_iso(first["timestamp"]))
-    return obs, (f"{key}: {_bars(len(failing), 'jump')} more than {config.splice_sigmas:g} robust "
-                 f"sigmas without matching volume, first at {fmt_time(first['timestamp'])} "
-                 f"({gap}{first[cs.JUMP_RETURN]:+.1%}, {first[cs.JUMP_SIGMAS]:.1f} sigmas, "
-                 f"{volume})")
+    gap = "overnight gap " if row[cs.OVERNIGHT] else ""
+    market = "no market" if pd.isna(row[cs.MARKET_RETURN]) else \
+        f"market {math.expm1(row[cs.MARKET_RETURN]):+.1%}"
+    return (f"{gap}{row[cs.JUMP_RETURN]:+.1%}, {row[cs.JUMP_SIGMAS]:.1f} sigmas, {market}, "
+            f"{volume}")
 
 
 def _staleness(key, s, rows, failing, config):

@@ -12,8 +12,8 @@ series. A series that arrived with zero bars gets one placeholder row (``is_bar`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from arena.core.sessions import (
 )
 from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
 from arena.data.validation.config import ValidationConfig, Window
-from arena.data.validation.jumps import jump_statistics
+from arena.data.validation.jumps import jump_statistics, market_moves, sigmas
 
 # Names of the checks (one report row per series and check) and the columns of the prepared
 # frame: the contract with expectations/candles.py.
@@ -52,9 +52,17 @@ BAR_TIME = "bar_time"  # the label mapped onto the calendar's convention (midnig
 ON_CALENDAR = "on_calendar"
 STEP_SECONDS = "step_seconds"  # seconds since the series' previous row, in the order given
 GRID_OFFSET = "grid_offset_seconds"  # 0 when the label sits on the interval grid
-JUMP_SIGMAS = "jump_sigmas"  # |log return - median| in robust sigmas of the series
-VOLUME_RATIO = "volume_ratio"  # volume / its median (see volume_lookback); null: no volume data
+JUMP_SIGMAS = "jump_sigmas"  # the judged move: the smaller of LOCAL_SIGMAS and NET_SIGMAS
+LOCAL_SIGMAS = "local_sigmas"  # |log return - trailing median| in trailing robust sigmas
+NET_SIGMAS = "net_sigmas"  # the same for the log return minus the market's (null: no market)
+VOLUME_RATIO = "volume_ratio"  # volume / trailing median volume; null: no volume data
 JUMP_RETURN = "jump_return"  # simple close-to-close return (for messages)
+LOG_RETURN = "log_return"  # close-to-close log return
+ABS_LOG_RETURN = "abs_log_return"  # its size (moves by max_explained_factor are never excused)
+MARKET_RETURN = "market_return"  # the market's log return at the bar (null: no market)
+MARKET_SOURCE = "market_source"  # 0 none, 1 benchmark in the batch, 2 passed in, 3 batch median
+JUMP_REVERTED = "jump_reverted"  # 1: the move came back within revert_bars bars (looks ahead)
+JUMP_NEWEST = "jump_newest"  # among the last revert_bars bars and not reverted (yet)
 OVERNIGHT = "overnight"  # first bar of a session after another session's bar (stock intraday)
 SERIES_BARS = "series_bars"
 SERIES_MISSING_SHARE = "series_missing_share"
@@ -88,17 +96,25 @@ class SeriesStats:
     returns: int  # close-to-close returns of the series (judged from min_returns on)
     sigma: float | None
     overnight_sigma: float | None  # own sigma of overnight returns, when there are enough
-    max_jump: float | None  # largest jump in robust sigmas (None: not judged)
+    max_jump: float | None  # largest judged move in local sigmas (None: not judged)
+    judged: int = 0  # returns judged by the splice check (enough earlier returns)
+    market: str = "none"  # where the market move came from (most bars): see MARKET_SOURCE
 
     @property
     def missing_share(self) -> float:
         return self.missing / self.expected if self.expected else 0.0
 
 
+MARKET_SOURCES = ("none", "benchmark", "market series", "batch median")
+
+
 def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestamp | None,
-            config: ValidationConfig) -> tuple[pd.DataFrame, dict[tuple[str, str], SeriesStats]]:
+            config: ValidationConfig,
+            market: Mapping[tuple[str, str], pd.Series] | None = None
+            ) -> tuple[pd.DataFrame, dict[tuple[str, str], SeriesStats]]:
     """The frame to validate (one row per bar, plus a placeholder per empty series) and the
-    statistics of each series, keyed by (symbol, interval)."""
+    statistics of each series, keyed by (symbol, interval). ``market``: the benchmark's closes
+    per (calendar, interval), indexed by bar open time, for batches that do not hold it."""
     frame = _normalise(bars)
     for w in windows:
         if w.calendar not in CALENDARS:
@@ -115,11 +131,14 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     if unasked:
         raise ValueError(f"bars for series without a window: {unasked[:5]}")
     columns = {c: np.full(len(frame), np.nan) for c in (
-        STEP_SECONDS, GRID_OFFSET, JUMP_SIGMAS, VOLUME_RATIO, JUMP_RETURN, SERIES_BARS,
+        STEP_SECONDS, GRID_OFFSET, LOCAL_SIGMAS, VOLUME_RATIO, JUMP_RETURN, LOG_RETURN,
+        "_centre", "_scale", JUMP_REVERTED, SERIES_BARS,
         SERIES_MISSING_SHARE, SERIES_OFF_CALENDAR, SERIES_STALE, SERIES_INCOMPLETE)}
     bar_time = pd.DatetimeIndex(frame["timestamp"]).asi8.copy()
     on_calendar = np.zeros(len(frame), dtype=bool)
     overnight = np.zeros(len(frame), dtype=bool)
+    newest = np.zeros(len(frame), dtype=bool)
+    calendar = np.full(len(frame), "", dtype=object)
     stats: dict[tuple[str, str], SeriesStats] = {}
     empty: list[SeriesStats] = []
     for key, window in by_key.items():
@@ -132,6 +151,8 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
         bar_time[idx] = series.bar_time.asi8
         on_calendar[idx] = series.on_calendar
         overnight[idx] = series.overnight
+        newest[idx] = series.newest
+        calendar[idx] = window.calendar
         for name, values in series.row_columns.items():
             columns[name][idx] = values
         for name, value in series.series_columns.items():
@@ -139,8 +160,11 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     frame[BAR_TIME] = _from_micros(bar_time)
     frame[ON_CALENDAR] = on_calendar
     frame[OVERNIGHT] = overnight
+    frame[JUMP_NEWEST] = newest
     for name, values in columns.items():
         frame[name] = values
+    _judge_against_market(frame, calendar, config, market, stats)
+    frame = frame.drop(columns=["_centre", "_scale"])
     frame[IS_BAR] = True
     if empty:
         frame = pd.concat([frame, _placeholders(empty, frame.columns)], ignore_index=True)
@@ -172,6 +196,8 @@ def _placeholders(empty: list[SeriesStats], columns: pd.Index) -> pd.DataFrame:
         rows[c] = pd.Series(pd.NaT, index=rows.index, dtype=f"datetime64[{TS_UNIT}, UTC]")
     rows[ON_CALENDAR] = False
     rows[OVERNIGHT] = False
+    rows[JUMP_NEWEST] = False
+    rows[MARKET_SOURCE] = 0.0
     rows[IS_BAR] = False
     rows[SERIES_BARS] = 0.0
     rows[SERIES_MISSING_SHARE] = [1.0 if s.expected else 0.0 for s in empty]
@@ -208,10 +234,18 @@ class _SeriesPrep:
             GRID_OFFSET: grid_offset_seconds(ts, cal, interval),
         }
         intraday_stock = cal == NYSE and interval not in ("1d", "1w")
-        jumps, vol_ratio, returns, self.overnight, sig = jump_statistics(
+        j = jump_statistics(
             close, volume, self.bar_time, sessions_gap=intraday_stock,
-            min_returns=config.min_returns, volume_lookback=config.volume_lookback)
-        self.row_columns.update({JUMP_SIGMAS: jumps, VOLUME_RATIO: vol_ratio, JUMP_RETURN: returns})
+            min_returns=config.min_returns, volume_lookback=config.volume_lookback,
+            local_window=config.local_window, revert_bars=config.revert_bars,
+            jump_sigmas=config.splice_sigmas,
+            interval_seconds=None if cal == NYSE and not intraday_stock
+            else interval_delta(interval).total_seconds())
+        self.overnight, self.newest = j.overnight, j.newest
+        self.row_columns.update({
+            LOCAL_SIGMAS: j.local_sigmas, VOLUME_RATIO: j.volume_ratio, JUMP_RETURN: j.simple,
+            LOG_RETURN: j.log_return, "_centre": j.centre, "_scale": j.scale,
+            JUMP_REVERTED: j.reverted})
         reference, stale, incomplete = _staleness(cal, interval, times, last, window, as_of)
         n_bars = len(ts)
         missing = int((~present).sum())
@@ -232,8 +266,38 @@ class _SeriesPrep:
             first_missing=expected[~present][0] if missing else None, off_calendar=off,
             first_off_calendar=ts[off_mask][0] if off else None,
             last_bar=last, as_of=as_of, reference=reference, stale=stale, incomplete=incomplete,
-            returns=sig[0], sigma=sig[1], overnight_sigma=sig[2],
-            max_jump=float(np.nanmax(jumps)) if np.isfinite(jumps).any() else None)
+            returns=j.returns, sigma=j.sigma, overnight_sigma=j.overnight_sigma, max_jump=None)
+
+
+def _judge_against_market(frame: pd.DataFrame, calendar: np.ndarray, config: ValidationConfig,
+                          market: Mapping[tuple[str, str], pd.Series] | None,
+                          stats: dict[tuple[str, str], SeriesStats]) -> None:
+    """Add the market's move at each bar, the move net of it in local sigmas, and the judged
+    move (the smaller of the two); record the largest judged move of each series in ``stats``."""
+    move, source = market_moves(frame, calendar, dict(config.benchmarks), market,
+                                min_others=config.market_min_others)
+    frame[MARKET_RETURN] = move
+    frame[MARKET_SOURCE] = source.astype("float64")
+    centre, scale = frame["_centre"].to_numpy(), frame["_scale"].to_numpy()
+    net = sigmas(frame[LOG_RETURN].to_numpy() - move, centre, scale)
+    frame[NET_SIGMAS] = net
+    local = frame[LOCAL_SIGMAS].to_numpy()
+    size = np.abs(frame[LOG_RETURN].to_numpy())
+    frame[ABS_LOG_RETURN] = size
+    huge = size >= np.log(config.max_explained_factor)  # the market cannot explain it either
+    frame[JUMP_SIGMAS] = np.where(np.isnan(net) | huge, local, np.fmin(local, net))
+    judged = frame[JUMP_SIGMAS].notna().to_numpy()
+    groups = frame.groupby(["symbol", "interval"], sort=False).indices
+    for key, idx in groups.items():
+        if key not in stats:
+            continue
+        z = frame[JUMP_SIGMAS].to_numpy()[idx]
+        seen = judged[idx]
+        src = np.bincount(source[idx][seen], minlength=len(MARKET_SOURCES)) if seen.any() else None
+        stats[key] = replace(
+            stats[key], judged=int(seen.sum()),
+            max_jump=float(np.nanmax(z)) if seen.any() else None,
+            market=MARKET_SOURCES[int(np.argmax(src))] if src is not None else "none")
 
 
 def _from_micros(micros: np.ndarray) -> pd.DatetimeIndex:
