@@ -476,7 +476,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------ main
 def build_parser() -> argparse.ArgumentParser:
-    from arena.core.sessions import INTERVAL_ORDER
+    from arena.core.sessions import CALENDARS, INTERVAL_ORDER
     from arena.data.providers import SOURCES
 
     parser = argparse.ArgumentParser(
@@ -501,7 +501,9 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("path", help="CSV/Parquet price file, or a lake partition directory")
     val.add_argument("--interval", choices=INTERVAL_ORDER,
                      help="bar interval (default 1d; a partition's own)")
-    val.add_argument("--calendar", choices=("XNYS", "24/7"), help="trading calendar (default XNYS)")
+    val.add_argument("--calendar", choices=CALENDARS,
+                     help="trading calendar (default XNYS; FX: Sunday to Friday 5 pm New York, "
+                          "intraday only)")
     val.add_argument("--symbol", help="symbol to name in messages")
     val.add_argument("--as-of", help="judge staleness at this time (default: the file's last bar)")
     val.add_argument("--json", action="store_true", help="machine-readable result")

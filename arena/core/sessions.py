@@ -24,7 +24,8 @@ import pandas as pd
 
 CRYPTO = "24/7"
 NYSE = "XNYS"
-CALENDARS = (CRYPTO, NYSE)
+FX = "FX"  # spot currencies: Sunday 17:00 to Friday 17:00 New York time, intraday bars only
+CALENDARS = (CRYPTO, NYSE, FX)
 
 INTERVALS: dict[str, pd.Timedelta] = {
     "15m": pd.Timedelta(minutes=15),
@@ -115,6 +116,8 @@ def is_trading_day(day: object, calendar: str = NYSE) -> bool:
     _check_calendar(calendar)
     if calendar == CRYPTO:
         return True
+    if calendar == FX:
+        return _as_date(day).weekday() < 5
     return _as_date(day) in _schedule().index
 
 
@@ -158,13 +161,18 @@ def _expected_bars(calendar: str, interval: str, start_ts: pd.Timestamp,
     step = interval_delta(interval)
     if end_ts <= start_ts:
         return pd.DatetimeIndex([], tz="UTC", name="timestamp")
-    if calendar == CRYPTO:
+    if calendar in (CRYPTO, FX):
+        if calendar == FX and interval not in _INTRADAY:
+            raise CalendarError(f"the {FX} calendar has intraday bars only, not {interval}")
         if interval == "1w":
             first = start_ts.normalize() - pd.Timedelta(days=start_ts.weekday())
         else:
             first = start_ts.floor(step)
         idx = pd.date_range(first, end_ts, freq=step, inclusive="left", name="timestamp")
-        return idx[idx >= start_ts].as_unit(TS_UNIT)
+        idx = idx[idx >= start_ts]
+        if calendar == FX:  # a bar the market is open for at any moment
+            idx = idx[_fx_open(idx) | _fx_open(idx + step - pd.Timedelta(microseconds=1))]
+        return idx.as_unit(TS_UNIT)
     sched = _sessions_overlapping(start_ts - step, end_ts)
     opens = _session_bar_opens(sched, interval)
     return opens[(opens >= start_ts) & (opens < end_ts)].as_unit(TS_UNIT)
@@ -195,7 +203,7 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
     _check_calendar(calendar)
     step = interval_delta(interval)
     idx = pd.DatetimeIndex(opens)
-    if calendar == CRYPTO:
+    if calendar in (CRYPTO, FX):
         return (idx + step).as_unit(TS_UNIT)
     sched = _schedule()
     day = idx.tz_convert(NY).tz_localize(None).normalize()
@@ -210,6 +218,15 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
     # a bar outside every session has no close to be cut at: it keeps open + interval
     cut = np.where(session_close.isna(), end, np.minimum(end, close_i8))
     return pd.DatetimeIndex(cut.view(f"datetime64[{TS_UNIT}]")).tz_localize("UTC")
+
+
+def _fx_open(ts: pd.DatetimeIndex) -> np.ndarray:
+    """Whether spot FX trades at each instant: from Sunday 17:00 to Friday 17:00 New York time
+    (the week's rollover; holidays are not modelled)."""
+    local = ts.tz_convert(NY)
+    day, minute = local.weekday, local.hour * 60 + local.minute
+    closed = (day == 5) | ((day == 4) & (minute >= 17 * 60)) | ((day == 6) & (minute < 17 * 60))
+    return ~np.asarray(closed)
 
 
 def coarser_or_equal(interval: str) -> tuple[str, ...]:
@@ -260,5 +277,7 @@ def is_open(calendar: str, ts: object) -> bool:
     if calendar == CRYPTO:
         return True
     t = utc(ts)
+    if calendar == FX:
+        return bool(_fx_open(pd.DatetimeIndex([t]))[0])
     sess = regular_session(t.tz_convert(NY).date())
     return sess is not None and sess.open <= t < sess.close

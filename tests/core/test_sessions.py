@@ -2,6 +2,7 @@ import pandas as pd
 import pytest
 
 from arena.core.sessions import (
+    FX,
     CalendarError,
     bar_close_times,
     expected_bars,
@@ -87,3 +88,18 @@ def test_bar_close_times_per_bar_even_with_an_off_session_bar():
         ts("2025-11-28 18:00"), ts("2025-11-29 16:00"), ts("2025-11-25 21:00")]
     weeks = expected_bars("XNYS", "1w", "2025-11-24", "2025-12-06")
     assert list(bar_close_times("XNYS", "1w", weeks)) == [ts("2025-11-28 18:00"), ts("2025-12-05 21:00")]
+
+
+def test_fx_trades_from_sunday_to_friday_five_pm_new_york():
+    # summer (EDT): the week opens Sunday 21:00 UTC and closes Friday 21:00 UTC
+    week = expected_bars(FX, "1h", ts("2017-04-21"), ts("2017-04-25"))
+    assert week[week.get_loc(ts("2017-04-21 20:00")) + 1] == ts("2017-04-23 21:00")
+    assert len(week) == 21 + 3 + 24  # Friday to 17:00 NY, Sunday from 17:00 NY, Monday
+    # winter (EST): an hour later in UTC; a 4h bar the open falls inside is expected
+    assert is_open(FX, ts("2017-12-24 22:00")) and not is_open(FX, ts("2017-12-24 21:59"))
+    assert ts("2017-12-24 20:00") in expected_bars(FX, "4h", ts("2017-12-22"), ts("2017-12-26"))
+    assert is_trading_day(ts("2017-12-22"), FX) and not is_trading_day(ts("2017-12-23"), FX)
+    assert bar_close_times(FX, "1h", pd.DatetimeIndex([ts("2017-04-21 20:00")]))[0] == \
+        ts("2017-04-21 21:00")
+    with pytest.raises(CalendarError, match="intraday bars only"):
+        expected_bars(FX, "1d", ts("2017-04-21"), ts("2017-04-25"))

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.core.sessions import CRYPTO, NYSE, bar_close_times, expected_bars
+from arena.core.sessions import CRYPTO, FX, NYSE, bar_close_times, expected_bars
 from arena.data.validation import stats as cs
 from arena.data.validation.checks import (
     UnusableInputError,
@@ -339,12 +339,16 @@ def test_goog_daily_crisis_days_pass_and_no_bar_is_flagged(capsys):
 
 
 def test_eurusd_hourly_passes_including_the_french_election_weekend(capsys):
+    # on the FX calendar the weekend closure is expected; the one bar it rejects is real: a
+    # single tick (volume 1, open = high = low = close) printed after Friday's 17:00 close
+    report = validate_file(EURUSD, interval="1h", calendar=FX, symbol="EURUSD")
+    assert [r.check for r in report.failed()] == ["off_calendar"], report.summary()
+    assert "1 bar where the FX calendar" in report.failed()[0].message
+    assert "first at Fri 2017-10-06 21:00 UTC" in report.failed()[0].message
+    # under 24/7 the same weekends are missing bars (28.6%), and the splice check still passes
     report = validate_file(EURUSD, interval="1h", calendar=CRYPTO, symbol="EURUSD")
-    splice = check(report, "splice")
-    assert splice.success, splice.message
-    # FX closes at weekends, which 24/7 counts as missing: an FX calendar is still to come
     assert [r.check for r in report.failed()] == ["bar_count"]
-    frame = splice_frame(eurusd_bars(), [Window("EURUSD", "1h", CRYPTO)])
+    frame = splice_frame(eurusd_bars(), [Window("EURUSD", "1h", FX)])
     rate = false_positive_rate(frame)
     with capsys.disabled():
         print(f"\n[splice] EURUSD 1h: {int(frame[cs.JUMP_SIGMAS].notna().sum())} bars judged, "
@@ -364,7 +368,7 @@ CALM_EURUSD = ts("2017-08-16 10:00")
 
 @pytest.mark.parametrize("factor", [1.05, 0.5, 10.0], ids=["5% shift", "2:1 split", "10x unit"])
 @pytest.mark.parametrize(("name", "calendar", "when"), [
-    ("GOOG", NYSE, CALM_GOOG), ("EURUSD", CRYPTO, CALM_EURUSD)])
+    ("GOOG", NYSE, CALM_GOOG), ("EURUSD", FX, CALM_EURUSD)])
 def test_a_level_shift_without_volume_in_a_calm_month_fails(name, calendar, when, factor):
     bars = goog_bars() if name == "GOOG" else eurusd_bars()
     result = check(run(shift_from(bars, when, factor), calendar, as_of=None), "splice")

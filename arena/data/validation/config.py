@@ -46,7 +46,9 @@ class ValidationConfig:
 
       1. its close-to-close log return lies more than ``splice_sigmas`` (6) local sigmas from the
          local median, both from the ``local_window`` (60) returns BEFORE the bar (1.4826 x MAD;
-         never the bar itself or a later one). A crisis is judged against the crisis' own
+         never the bar itself or a later one); the local sigma is the larger of that and the
+         robust sigma of the last ``fast_window`` (20) returns, since volatility rises faster
+         than a long window sees. A crisis is judged against the crisis' own
          volatility: GOOG's 2008 crash days stay within 5.6 local sigmas (2008-10-13 +14.8%;
          2008-09-29 -11.6%: 5.4), against up to 12 sigmas of the whole series. Measured
          false-positive rate (bars flagged / bars judged): GOOG daily 2004-2013 0 of 2,127,
@@ -92,6 +94,7 @@ class ValidationConfig:
     volume_lookback: int = 20
     min_returns: int = 20
     local_window: int = 60
+    fast_window: int = 20
     revert_bars: int = 5
     max_explained_factor: float = 1.9
     benchmarks: tuple[tuple[str, str], ...] = ((NYSE, "SPY"), (CRYPTO, "BTC"))

@@ -75,6 +75,17 @@ def trailing_robust(returns: np.ndarray, window: int, min_periods: int
     return med[before], sig[before]
 
 
+def trailing_scale(returns: np.ndarray, window: int, fast_window: int, min_periods: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per position: the trailing median of ``window`` returns and the LARGER of their robust
+    sigma and that of the last ``fast_window`` (volatility rises faster than a long window sees:
+    the first days of a stressed spell are judged against the spell, not the calm before it)."""
+    centre, scale = trailing_robust(returns, window, min_periods)
+    if fast_window < window:
+        scale = np.fmax(scale, trailing_robust(returns, fast_window, fast_window)[1])
+    return centre, scale
+
+
 def _robust_rows(rows: np.ndarray, med: np.ndarray, sig: np.ndarray, at: np.ndarray,
                  counts: np.ndarray | None = None) -> None:
     """(median, robust sigma) of each row into ``med[at]``, ``sig[at]``; ``counts``: each row
@@ -118,8 +129,8 @@ class SeriesJumps:
 
 def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: pd.DatetimeIndex, *,
                     sessions_gap: bool, min_returns: int, volume_lookback: int,
-                    local_window: int, revert_bars: int, jump_sigmas: float,
-                    interval_seconds: float | None = None) -> SeriesJumps:
+                    local_window: int, fast_window: int, revert_bars: int,
+                    jump_sigmas: float, interval_seconds: float | None = None) -> SeriesJumps:
     """Jump statistics of one series (see the module docstring).
 
     Returns are close-to-close over the bars sorted by time (duplicates and unusable closes
@@ -158,13 +169,14 @@ def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: pd.Datetime
         day = bar_time[pos].tz_convert(NY).normalize().asi8
         gap = day[1:] != day[:-1]
         out.overnight[pos[1:]] = gap
-    centre, scale = trailing_robust(np.where(gap, np.nan, r), local_window, min_returns)
+    centre, scale = trailing_scale(np.where(gap, np.nan, r), local_window, fast_window,
+                                   min_returns)
     if interval_seconds:
         ticks = interval_seconds * _TICKS_PER_SECOND[bar_time.unit]
         spans = np.diff(bar_time[pos].asi8) / ticks  # intervals each return spans
         scale = scale * np.sqrt(np.fmax(spans, 1.0))
     if gap.any():
-        night_c, night_s = trailing_robust(r[gap], local_window, min_returns)
+        night_c, night_s = trailing_scale(r[gap], local_window, fast_window, min_returns)
         use = np.isfinite(night_s)
         idx = np.flatnonzero(gap)[use]
         centre[idx], scale[idx] = night_c[use], night_s[use]

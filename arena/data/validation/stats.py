@@ -237,7 +237,8 @@ class _SeriesPrep:
         j = jump_statistics(
             close, volume, self.bar_time, sessions_gap=intraday_stock,
             min_returns=config.min_returns, volume_lookback=config.volume_lookback,
-            local_window=config.local_window, revert_bars=config.revert_bars,
+            local_window=config.local_window, fast_window=config.fast_window,
+            revert_bars=config.revert_bars,
             jump_sigmas=config.splice_sigmas,
             interval_seconds=None if cal == NYSE and not intraday_stock
             else interval_delta(interval).total_seconds())
