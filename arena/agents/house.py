@@ -122,6 +122,15 @@ def equal_weight(table: list[Row], book: Mapping[str, Any]) -> Answer:
                    [_open(pool[0], 10, 0.5, "equal-weight buy and hold")])
 
 
+def trading_table(market: Mapping[str, Any]) -> list[Row]:
+    """The briefing's universe table as the house rules read it: a row whose price is stale
+    (``market["stale"]``, :attr:`arena.market.types.MarketData.stale`) is not tradeable this
+    cycle (the engine would refuse it, ``stale_price``), though its price still marks the book."""
+    stale = market.get("stale") or {}
+    return [{**r, "tradeable_today": False} if r["symbol"] in stale else r
+            for r in market["table"]]
+
+
 STRATEGIES: dict[str, Callable[[list[Row], Mapping[str, Any]], Answer]] = {
     "momentum": momentum, "mean_reversion": mean_reversion, "trend_following": trend_following,
     "equal_weight": equal_weight,
@@ -168,7 +177,7 @@ class HouseContestant:
 
     def answer(self, briefing: Briefing) -> Reply:
         t0 = time.perf_counter()
-        table = list(briefing.data["market"]["table"])
+        table = trading_table(briefing.data["market"])
         book = briefing.portfolio
         if self.strategy == "random":
             key = zlib.crc32(f"{self.name}|{briefing.at.isoformat()}".encode())

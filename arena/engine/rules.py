@@ -31,6 +31,7 @@ UNKNOWN_SYMBOL = "unknown_symbol"
 BENCHMARK_SYMBOL = "benchmark_symbol"
 NOT_TRADEABLE_TODAY = "not_tradeable_today"
 NO_PRICE = "no_price"
+STALE_PRICE = "stale_price"
 DUPLICATE_SYMBOL = "duplicate_symbol"
 LOW_CONFIDENCE = "low_confidence"
 CONFIDENCE_OUT_OF_RANGE = "confidence_out_of_range"
@@ -45,9 +46,9 @@ ALREADY_HELD = "already_held"
 NO_POSITION = "no_position"
 ADD_TO_LOSING = "add_to_losing"
 REASON_CODES = (UNKNOWN_ACTION, UNKNOWN_SYMBOL, BENCHMARK_SYMBOL, NOT_TRADEABLE_TODAY, NO_PRICE,
-                DUPLICATE_SYMBOL, MISSING_FIELD, BAD_FIELD_TYPE, LOW_CONFIDENCE, CONFIDENCE_OUT_OF_RANGE,
-                PERCENT_OUT_OF_RANGE, LEVEL_WRONG_SIDE, BELOW_MIN_SIZE, NO_CASH,
-                NEW_POSITION_LIMIT, REOPEN_CLOSED_SYMBOL, MAX_POSITIONS, ALREADY_HELD,
+                STALE_PRICE, DUPLICATE_SYMBOL, MISSING_FIELD, BAD_FIELD_TYPE, LOW_CONFIDENCE,
+                CONFIDENCE_OUT_OF_RANGE, PERCENT_OUT_OF_RANGE, LEVEL_WRONG_SIDE, BELOW_MIN_SIZE,
+                NO_CASH, NEW_POSITION_LIMIT, REOPEN_CLOSED_SYMBOL, MAX_POSITIONS, ALREADY_HELD,
                 NO_POSITION, ADD_TO_LOSING)
 
 EXECUTION_ORDER = {"close": 0, "hold": 1, "add": 2, "open_long": 3, "open_short": 3}
@@ -73,12 +74,18 @@ ARENA_RULES = Rules()  # the rules of SPEC §3
 @dataclass(frozen=True)
 class CycleState:
     """A contestant's state inside one cycle: the portfolio, and what this cycle already did
-    (the repair round continues from here: one new position per cycle, repair included)."""
+    (the repair round continues from here: one new position per cycle, repair included).
+
+    ``stale``: the symbols whose cycle price is stale (their data stopped arriving; the cycle's
+    market decides, :attr:`arena.market.types.MarketData.stale`). Their last price still values
+    the book, but no open, add or close executes at it (:data:`STALE_PRICE`).
+    """
 
     portfolio: Portfolio
     at: pd.Timestamp
     opened: tuple[str, ...] = ()
     closed: tuple[str, ...] = ()
+    stale: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -134,7 +141,15 @@ def claims(d: AnyDecision) -> bool:
 def check(index: int, d: AnyDecision, state: CycleState, prices: Mapping[str, float],
           universe: Universe, rules: Rules, earlier: Mapping[str, Sequence[str]]) -> Order | Rejection:
     """Judge decision ``index`` against ``state``; ``earlier`` maps a symbol to the actions of
-    the decisions on it judged before this one in the same answer (see :func:`claims`)."""
+    the decisions on it judged before this one in the same answer (see :func:`claims`).
+
+    A symbol whose price is stale (``state.stale``) trades nothing: opens and adds, and closes
+    too, are :data:`STALE_PRICE`. A close at the last price would fill at a price the market may
+    have left long ago (a free option on the outage, for either side), so the position waits,
+    valued at its last price, until fresh bars arrive - as a broker halts an instrument without
+    a current quote. A hold is accepted (it trades nothing); a new level is judged against the
+    last price.
+    """
     if isinstance(d, MalformedDecision):
         return Rejection(index, d.action, d.symbol, d.code, d.problem)
 
@@ -164,6 +179,10 @@ def check(index: int, d: AnyDecision, state: CycleState, prices: Mapping[str, fl
                                        "holidays (a hold is accepted)")
     if not _finite(price) or price <= 0:
         return no(NO_PRICE, f"there is no execution price for {sym} this cycle")
+    if sym in state.stale:
+        return no(STALE_PRICE, f"the price of {sym} is stale this cycle (its market data stopped "
+                               "arriving): no open, add or close executes at an old price; a "
+                               "hold is accepted")
     is_open = act in ("open_long", "open_short")
     if is_open and sym in state.closed:
         return no(REOPEN_CLOSED_SYMBOL, f"{sym} was closed earlier this cycle; it cannot be "

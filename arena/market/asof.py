@@ -10,13 +10,18 @@ A cycle reads many series at once: :func:`scan_closed_bars` answers a list of
 :func:`closed_bars` reads from one scan of the partition files they name (one pyarrow dataset,
 one filter per time window, close times computed once per calendar and interval), each answer
 exactly what :func:`closed_bars` returns.
+
+A price can be known and still **stale**: an asset whose ingest failed keeps its last good bars
+in the lake (ingest publishes all-or-nothing per asset), so its last price is older than the
+calendar allows. :func:`is_stale` is that rule, :func:`stale_prices` applies it to a cycle's
+prices; the cycle's market carries the answer (:attr:`arena.market.types.MarketData.stale`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -25,13 +30,16 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from arena.core.sessions import INTERVAL_ORDER, NY, TS_UNIT, bar_close_times
+from arena.core.sessions import INTERVAL_ORDER, NY, TS_UNIT, bar_close_times, expected_bars
 from arena.core.universe import Asset, Universe
 from arena.data.bars import drop_unclosed
 from arena.data.lake import Lake, PartitionKey, TableKey
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
 PRICE_LOOKBACK = pd.Timedelta(days=14)  # longer than any market closure: a last print exists
+# closed bars of the price interval the calendar expects after the last one, tolerated before a
+# price is stale: one (a vendor a bar late); two missing 15-minute bars make it stale
+MAX_MISSING_BARS = 1
 
 
 def closed_bars(lake: Lake, provider: str, asset: Asset, interval: str, at: pd.Timestamp,
@@ -70,6 +78,29 @@ def last_price(lake: Lake, provider: str, asset: Asset, at: pd.Timestamp
         return None
     closed = bar_close_times(asset.calendar, interval, pd.DatetimeIndex(bars["timestamp"]))[0]
     return float(bars["close"].iloc[-1]), closed
+
+
+def is_stale(calendar: str, interval: str, printed_at: pd.Timestamp, at: pd.Timestamp) -> bool:
+    """Whether a price that printed at ``printed_at`` (the close time of its ``interval`` bar) is
+    stale at ``at``: more than :data:`MAX_MISSING_BARS` bars of ``interval`` that the calendar
+    expects after it (opened at or after ``printed_at``) have closed by ``at``.
+
+    Only bars the calendar expects count, so a stock over a weekend, a holiday or the night is
+    never stale on Friday's close, while a crypto asset whose last hourly bar closed five hours
+    ago is (five hourly bars missing). Pure: the calendar is the only input besides the times.
+    """
+    opens = expected_bars(calendar, interval, printed_at, at)
+    if len(opens) <= MAX_MISSING_BARS:
+        return False
+    return int((bar_close_times(calendar, interval, opens) <= at).sum()) > MAX_MISSING_BARS
+
+
+def stale_prices(prices: Iterable[tuple[Asset, str, pd.Timestamp]], at: pd.Timestamp
+                 ) -> dict[str, pd.Timestamp]:
+    """The assets of ``(asset, price interval, printed_at)`` whose price is stale at ``at``
+    (:func:`is_stale`), each with when its last price printed (stale since then)."""
+    return {a.symbol: printed for a, interval, printed in prices
+            if is_stale(a.calendar, interval, printed, at)}
 
 
 def price_intervals(lake: Lake, provider: str) -> dict[str, str]:

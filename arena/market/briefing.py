@@ -9,7 +9,9 @@ book, and :func:`build_briefing` renders both into the prompt messages from the 
 Conventions of the universe table (fractions in the data, percent only in the rendered prompt):
 
 * ``price``: the last completed price at ``at`` (USD), the cycle's execution price; it comes from
-  the finest interval in the lake, so a stock on a weekend shows Friday's close;
+  the finest interval in the lake, so a stock on a weekend shows Friday's close; a **stale**
+  price (an asset whose data stopped arriving: :func:`arena.market.asof.is_stale`) is still its
+  last price, which values a held position, but nothing trades at it and it is flagged;
 * every other number comes from **completed daily bars** (UTC days for crypto, sessions for
   stocks): ``return_Nd = close[-1] / close[-1-N] - 1``; ``volatility_30d`` is the sample standard
   deviation of the last 30 daily log returns, annualised with sqrt(365) for crypto and sqrt(252)
@@ -53,6 +55,7 @@ from arena.market.asof import (
     price_intervals,
     prices_of,
     scan_closed_bars,
+    stale_prices,
 )
 from arena.market.prompts import Prompts
 from arena.market.screener import (
@@ -156,6 +159,10 @@ def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Tim
     The bars are read in one scan (:func:`arena.market.asof.scan_closed_bars`: every asset's
     daily bars and last price), then one more for the 4h and weekly bars of the assets shown in
     full; each series is exactly what :func:`arena.market.asof.closed_bars` reads.
+
+    The assets whose last price is stale at ``at`` (:func:`arena.market.asof.is_stale`, judged on
+    the interval the price comes from) are found here, once: the screen leaves them out and the
+    market carries them (:attr:`MarketData.stale`) for the engine, the briefing and the reports.
     """
     held_syms = tuple(sorted(set(held)))
     for s in held_syms:
@@ -174,6 +181,8 @@ def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Tim
     last = prices_of([(a, iv, bars) for (a, iv), bars in zip(priced, got[len(wanted):],
                                                                strict=True)])
     prices.update({a.symbol: p for (a, _), p in zip(priced, last, strict=True)})
+    stale = stale_prices(((a, iv, p[1]) for (a, iv), p in zip(priced, last, strict=True)
+                          if p is not None), at)
     listed = [a for a in wanted if not a.is_crypto]  # each from its provider's earnings table
     calendars = {p: next_earnings_days(lake, p, at) for p in sorted({source[a.symbol]
                                                                      for a in listed})}
@@ -181,7 +190,7 @@ def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Tim
                 if a.symbol in calendars[source[a.symbol]]}
     table = tuple(_row(a, daily[a.symbol], None if prices[a.symbol] is None else
                        prices[a.symbol][0], earnings, universe, at) for a in universe.tradable)
-    result = screen_daily(daily, universe, at)
+    result = screen_daily(daily, universe, at, stale)
     deep = [universe[s] for s in (*result.selected,
                                   *(s for s in held_syms if s not in result.selected))]
     shown = [*deep, *universe.benchmarks]
@@ -197,16 +206,21 @@ def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Tim
     details = tuple(detail(i, a) for i, a in enumerate(deep))
     benchmarks = tuple(detail(len(deep) + i, b) for i, b in enumerate(universe.benchmarks))
     return MarketData(at, provider_label(provider, wanted), result.nyse_trading_day, table,
-                      details, benchmarks, result, held_syms)
+                      details, benchmarks, result, held_syms,
+                      {s: t.isoformat() for s, t in stale.items()})
 
 
 def portfolio_snapshot(state: CycleState, prices: Mapping[str, float],
-                       rules: Rules = ARENA_RULES) -> dict[str, Any]:
+                       rules: Rules = ARENA_RULES, *,
+                       stale: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One contestant's book at the cycle prices (SPEC §2 step 5), JSON-serialisable.
 
     Amounts in USD; ``unrealised_pct`` and ``percent_of_equity`` are fractions. ``notional`` is
     the position's size at the cycle price (``quantity x price``), ``cost`` at entry.
+    ``stale``: the market's stale prices (:attr:`MarketData.stale`); a position in one is valued
+    at its last price and carries ``stale_since``, when that price printed (else ``None``).
     """
+    stale = stale or {}
     book = state.portfolio
     # a held symbol without a cycle price cannot be valued: equity is unknown (the engine then
     # refuses to size anything this cycle) but the book is still shown
@@ -225,7 +239,8 @@ def portfolio_snapshot(state: CycleState, prices: Mapping[str, float],
             "percent_of_equity": (p.value(price) / equity
                                   if price is not None and equity else None),
             "invalidation_price": p.invalidation_price, "thesis": p.thesis,
-            "invalidation": p.invalidation, "opened_at": utc(p.opened_at).isoformat()})
+            "invalidation": p.invalidation, "opened_at": utc(p.opened_at).isoformat(),
+            "stale_since": stale.get(sym)})
     return {"at": state.at.isoformat(), "cash": book.cash, "equity": equity,
             "fees_paid": book.fees_paid, "realised_pnl": book.realised_pnl,
             "locked_collateral": book.locked, "open_positions": len(positions),

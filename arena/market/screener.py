@@ -8,16 +8,17 @@ For every tradable asset, from its **daily bars closed by the cycle time**::
   bars (UTC days for crypto, NYSE sessions for stocks);
 * *10-day return* (fraction): ``close[-1] / close[-11] - 1`` over the last 11 daily closes.
 
-An asset with fewer bars than that has no score and is never screened (no guessing). The top 5
-crypto assets are screened every day, the top 5 stocks only on NYSE trading days (the New York
-date of the cycle); ties are broken by symbol. The screen decides candle depth in the prompt,
-never what may be traded.
+An asset with fewer bars than that has no score and is never screened (no guessing), nor is an
+asset whose price is stale at the cycle (:func:`arena.market.asof.is_stale`: its data stopped
+arriving, so it cannot be traded this cycle). The top 5 crypto assets are screened every day,
+the top 5 stocks only on NYSE trading days (the New York date of the cycle); ties are broken by
+symbol. The screen decides candle depth in the prompt, never what may be traded.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,8 +95,9 @@ def screen_score(daily: pd.DataFrame) -> tuple[float | None, float | None, float
 
 
 def screen_daily(daily: Mapping[str, pd.DataFrame], universe: Universe,
-                 at: pd.Timestamp) -> ScreenResult:
-    """The screen from each tradable asset's closed daily bars (``daily[symbol]``)."""
+                 at: pd.Timestamp, stale: Collection[str] = ()) -> ScreenResult:
+    """The screen from each tradable asset's closed daily bars (``daily[symbol]``). The
+    ``stale`` symbols are left out: listed with their ADV and return, but no score or rank."""
     trading_day = is_trading_day(at.tz_convert(NY).date())
     lines: list[ScreenScore] = []
     chosen: dict[str, tuple[str, ...]] = {}
@@ -104,7 +106,7 @@ def screen_daily(daily: Mapping[str, pd.DataFrame], universe: Universe,
         scored = []
         for a in assets:
             adv, ret, score = screen_score(daily.get(a.symbol, pd.DataFrame(columns=["close"])))
-            scored.append((a.symbol, adv, ret, score))
+            scored.append((a.symbol, adv, ret, None if a.symbol in stale else score))
         ranked = sorted((s for s in scored if s[3] is not None), key=lambda s: (-s[3], s[0]))
         eligible = asset_class == "crypto" or trading_day
         top = tuple(s[0] for s in ranked[:TOP_N]) if eligible else ()

@@ -15,7 +15,7 @@ from typing import Any
 
 from arena.engine.rules import Rules
 from arena.market.prompts import Prompts
-from arena.market.types import AssetDetail, Candle, MarketData
+from arena.market.types import AssetDetail, Candle, MarketData, stale_marker
 
 # How each interval's candles are shown: "close" = one line of closes plus the high and low of
 # the shown bars; "ohlcv" = one CSV row per candle. Full OHLCV for 15 assets x 80 candles costs
@@ -83,6 +83,12 @@ def header(market: MarketData) -> str:
                      "invented market.")
     else:
         lines.append(f"Data source: {market.provider} (real market data).")
+    if market.stale:
+        flagged = ", ".join(f"{sym} ({stale_marker(since)})"
+                            for sym, since in sorted(market.stale.items()))
+        lines.append(f"STALE prices (no fresh market data arrived): {flagged}. These are left "
+                     "out of the screen and cannot be opened, added to or closed this cycle (a "
+                     "hold is accepted); a held one is valued at its last price.")
     return "\n".join(lines)
 
 
@@ -111,12 +117,16 @@ def _candle_lines(name: str, candles: tuple[Candle, ...], style: str, dec: int) 
             + ",".join(fmt_price(c.close, dec) for c in candles)]
 
 
-def asset_block(d: AssetDetail, style: Mapping[str, str] | None = None) -> str:
-    """One asset's full depth: a summary line and its weekly, daily and 4-hour candles."""
+def asset_block(d: AssetDetail, style: Mapping[str, str] | None = None,
+                stale_since: str | None = None) -> str:
+    """One asset's full depth: a summary line and its weekly, daily and 4-hour candles;
+    ``stale_since``: when its last price printed, if that price is stale (flagged)."""
     style = style or CANDLE_STYLE
     dec = price_decimals(d.price)
     head = [f"### {d.symbol} price {fmt_price(d.price, dec)}", f"rsi_4h {fmt_num(d.rsi_4h, 0)}",
             f"rsi_1d {fmt_num(d.rsi_1d, 0)}", f"rsi_1w {fmt_num(d.rsi_1w, 0)}"]
+    if stale_since is not None:
+        head.insert(1, stale_marker(stale_since))
     if d.asset_class == "crypto":
         head.append("funding NA" if d.funding_rate is None else
                     f"funding {100 * d.funding_rate:+.3f}% per 8h")
@@ -133,7 +143,8 @@ def asset_block(d: AssetDetail, style: Mapping[str, str] | None = None) -> str:
 def candles_section(market: MarketData) -> str:
     if not market.assets:
         return "No asset was screened or held."
-    return "\n\n".join(asset_block(d) for d in market.assets)
+    return "\n\n".join(asset_block(d, stale_since=market.stale.get(d.symbol))
+                       for d in market.assets)
 
 
 def screen_note(market: MarketData) -> str:
@@ -147,7 +158,8 @@ def screen_note(market: MarketData) -> str:
 
 
 def benchmarks_section(market: MarketData) -> str:
-    return "\n\n".join(asset_block(b) for b in market.benchmarks)
+    return "\n\n".join(asset_block(b, stale_since=market.stale.get(b.symbol))
+                       for b in market.benchmarks)
 
 
 def portfolio_section(snapshot: Mapping[str, Any]) -> str:
@@ -172,6 +184,9 @@ def portfolio_section(snapshot: Mapping[str, Any]) -> str:
             fmt_price(p["invalidation_price"], dec), p["opened_at"][:16])))
         lines.append(f"  {p['symbol']} thesis: {p['thesis'] or NA}")
         lines.append(f"  {p['symbol']} invalidation: {p['invalidation'] or NA}")
+        if p.get("stale_since"):
+            lines.append(f"  {p['symbol']} {stale_marker(p['stale_since'])}: valued at it; no "
+                         "trade executes at a stale price (a hold is accepted)")
     return "\n".join(lines)
 
 

@@ -6,8 +6,8 @@ full (candles, indicators), the benchmarks and the screen. Built by
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -21,6 +21,12 @@ DEPTH = {"1w": 26, "1d": 30, "4h": 24}  # candles shown per interval (SPEC §1)
 def _clean(x: float | None) -> float | None:
     """A JSON-safe number: ``None`` for missing or non-finite values."""
     return None if x is None or not math.isfinite(x) else float(x)
+
+
+def stale_marker(since: str | pd.Timestamp) -> str:
+    """The flag a stale price carries wherever it is shown (briefing, reports):
+    ``stale: last price 2025-11-20 21:00 UTC`` (``since``: when that price printed, UTC)."""
+    return f"stale: last price {pd.Timestamp(since).tz_convert('UTC'):%Y-%m-%d %H:%M} UTC"
 
 
 class Candle(NamedTuple):
@@ -90,7 +96,14 @@ class AssetDetail:
 
 @dataclass(frozen=True)
 class MarketData:
-    """Everything market-side a cycle shows, identical for every contestant."""
+    """Everything market-side a cycle shows, identical for every contestant.
+
+    ``stale`` maps each asset whose price is stale at ``at`` (:func:`arena.market.asof.is_stale`:
+    its ingest failed and its bars stopped early) to when its last price printed (ISO UTC). It is
+    computed once, when the market is built: the screen leaves those assets out, the engine
+    refuses to trade them (``stale_price``), a held one is valued at its last price and flagged
+    in the briefing and the daily report.
+    """
 
     at: pd.Timestamp
     provider: str
@@ -100,6 +113,7 @@ class MarketData:
     benchmarks: tuple[AssetDetail, ...]  # BTC, SPY
     screen: ScreenResult
     held: tuple[str, ...] = ()
+    stale: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def synthetic(self) -> bool:
@@ -135,4 +149,4 @@ class MarketData:
                 "table": [r.as_dict() for r in self.table],
                 "assets": [d.as_dict() for d in self.assets],
                 "benchmarks": [d.as_dict() for d in self.benchmarks],
-                "screen": self.screen.as_dict(), "held": list(self.held)}
+                "screen": self.screen.as_dict(), "held": list(self.held), "stale": dict(self.stale)}

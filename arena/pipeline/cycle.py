@@ -5,7 +5,9 @@ The steps, written once for the command line and the Prefect flow (which runs ea
 through its :class:`~arena.pipeline.runner.Runner`):
 
 1. :func:`cycle_market` - the market of the cycle, built once; every contestant sees the same
-   market and its own portfolio, folded from the ledger;
+   market and its own portfolio, folded from the ledger; the assets whose price is stale (their
+   data stopped arriving, :attr:`arena.market.types.MarketData.stale`) are decided there too, so
+   the briefing flags them and the engine refuses to trade them (``stale_price``) alike;
 2. :func:`play` for every contestant, concurrently - its turn
    (:func:`arena.pipeline.turn.run_contestant_cycle`) runs inside
    :meth:`arena.ledger.store.Ledger.record_cycle`, so a re-run, or two runs at the same time,
@@ -165,8 +167,9 @@ def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: U
 def _play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
           at: pd.Timestamp, rules: Rules, others: Sequence[str]) -> Outcome:
     def build() -> CycleRecord:
-        state = CycleState(ledger.portfolio(contestant.name), at)
-        briefing = build_briefing(market, contestant.name, portfolio_snapshot(state, market.prices))
+        state = CycleState(ledger.portfolio(contestant.name), at, stale=frozenset(market.stale))
+        briefing = build_briefing(market, contestant.name,
+                                  portfolio_snapshot(state, market.prices, stale=market.stale))
         if plays_after_others(contestant):
             briefing = replace(briefing, earlier=earlier_answers(ledger, at, others),
                                standings=standings(ledger, at, others))

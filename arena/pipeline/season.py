@@ -2,9 +2,11 @@
 marts and the report - the same steps for the command line and the Prefect flow.
 
 A season day (:func:`play_day`), in order: ingest the bars up to the day's 16:00 UTC cycle
-(validated, atomic); the invalidation monitor over the 15-minute bars since the previous cycle
-(automatic closes recorded before the cycle, as the ledger's ordering requires); the decision
-cycle (:func:`arena.pipeline.cycle.run_cycle`); the daily report
+(validated, all-or-nothing per asset: when some assets fail and others publish, the day goes on,
+the failed assets keep their last bars and the cycle marks them stale, see :func:`ingest_day`;
+when none publishes, the day fails); the invalidation monitor over the 15-minute bars since the
+previous cycle (automatic closes recorded before the cycle, as the ledger's ordering requires);
+the decision cycle (:func:`arena.pipeline.cycle.run_cycle`); the daily report
 (``<lake>/reports/daily/<date>.md``). Every step is idempotent - the ingest merges, the ledger
 records each (window, contestant) and (cycle, contestant) once - so a replay interrupted half-way
 resumes where it stopped when run again, duplicating nothing.
@@ -57,6 +59,7 @@ class DayReport:
     seconds: float
     daily_report: str = ""
     timings: dict[str, float] = field(default_factory=dict)  # ingest, validation, monitor, ...
+    not_published: dict[str, str] = field(default_factory=dict)  # the day's ingest: symbol -> why
 
 
 @dataclass
@@ -95,21 +98,41 @@ def monitor_day(lake: Lake, ledger: Ledger, provider: str, universe: Universe,
     return closes
 
 
+def ingest_day(provider: Provider, universe: Universe, at: pd.Timestamp,
+               previous: pd.Timestamp | None, lake: Lake) -> dict[str, object]:
+    """The day's ingest up to ``at`` (from ``previous``, or :data:`HISTORY_DAYS` before it on
+    the first day); returns its manifest.
+
+    Ingest publishes all-or-nothing per asset. When some assets failed and others published, the
+    day goes on: the failure is logged, the manifest (``not_published``: symbol -> reason) is
+    returned for the day's report, and the failed assets keep their last good bars, which the
+    cycle's market finds stale (:func:`arena.market.asof.is_stale`). When no asset published,
+    :class:`IngestError` is raised: there is no market to play.
+    """
+    history_start = at.normalize() - pd.Timedelta(days=HISTORY_DAYS)
+    try:
+        return run_ingest(provider, universe, start=previous or history_start, end=at,
+                          lake=lake, now=at).manifest
+    except IngestError as exc:
+        if not exc.published:
+            raise IngestError(f"season day {at.date()}: {exc}", exc.manifest) from exc
+        log.warning("season day %s: playing on without %s (their last bars stay, the cycle "
+                    "marks them stale): %s", at.date(),
+                    ", ".join(exc.manifest.get("not_published") or {}), exc)
+        return exc.manifest
+
+
 @step("day-{at:%Y-%m-%d}")
 def play_day(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
              at: pd.Timestamp, previous: pd.Timestamp | None, *, lake: Lake,
              ledger: Ledger) -> DayReport:
-    """One season day ending at the cycle ``at``: ingest up to ``at``, the monitor window since
+    """One season day ending at the cycle ``at``: ingest up to ``at`` (:func:`ingest_day`: the
+    assets that did not publish are in the report's ``not_published``), the monitor window since
     ``previous`` (none on the first day), the cycle, then its daily report."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    history_start = at.normalize() - pd.Timedelta(days=HISTORY_DAYS)
-    try:
-        ingest = run_ingest(provider, universe, start=previous or history_start, end=at,
-                            lake=lake, now=at)
-    except IngestError as exc:
-        raise IngestError(f"season day {at.date()}: {exc}", exc.manifest) from exc
-    timings["validation"] = float(ingest.manifest["timings_seconds"].get("validate", 0.0))
+    manifest = ingest_day(provider, universe, at, previous, lake)
+    timings["validation"] = float(manifest["timings_seconds"].get("validate", 0.0))
     timings["ingest"] = time.perf_counter() - t0 - timings["validation"]
     t = time.perf_counter()
     closes = 0
@@ -123,7 +146,8 @@ def play_day(provider: Provider, universe: Universe, contestants: Sequence[Conte
     text = daily_report(ledger, lake, provider.name, universe, at)
     write_daily_report(lake, text, at)
     timings["daily_report"] = time.perf_counter() - t
-    return DayReport(at, outcomes, closes, time.perf_counter() - t0, text, timings)
+    return DayReport(at, outcomes, closes, time.perf_counter() - t0, text, timings,
+                     dict(manifest.get("not_published") or {}))
 
 
 def replay_season(provider: Provider, universe: Universe, contestants: Sequence[Contestant],

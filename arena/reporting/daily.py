@@ -1,6 +1,10 @@
 """The daily report (Markdown): standings, who leads and lags and why, key trades, quotes from
 the reasoning and the market's context, written right after a cycle from the ledger itself, so it
 exists before any mart is built (the Prefect flow also publishes it as a markdown artifact).
+
+An asset whose price was stale at the cycle (its data stopped arriving; judged by the rule the
+cycle's market used, :func:`arena.market.asof.stale_prices`) is flagged wherever a position in it
+is shown, and listed with its holders: such a position is valued at its last price.
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ from arena.core.universe import Universe
 from arena.data.lake import Lake, write_text
 from arena.data.providers import is_synthetic, provider_note
 from arena.engine.contract import parse_answer
+from arena.engine.portfolio import Portfolio
 from arena.ledger.records import ANSWER, MONITOR_SCHEMAS, SCHEMAS, RecordKey
 from arena.ledger.store import Ledger
-from arena.market.asof import cycle_prices
+from arena.market.asof import cycle_prices, price_intervals, stale_prices
+from arena.market.types import stale_marker
 
 DAILY_DIR = Path("reports") / "daily"  # under the lake root
 
@@ -86,6 +92,34 @@ def _automatic_closes(ledger: Ledger, at: pd.Timestamp) -> pd.DataFrame:
     return _rows(rows, MONITOR_SCHEMAS["fills"], ("window_end", "contestant", "seq"))
 
 
+def _stale(lake: Lake, provider: str, universe: Universe, prices: pd.DataFrame,
+           at: pd.Timestamp) -> dict[str, pd.Timestamp]:
+    """The assets whose price was stale at ``at`` (``prices``: :func:`cycle_prices` rows), each
+    with when its last price printed: what the cycle's market decided, from the same prices."""
+    finest = price_intervals(lake, provider)
+    now = prices[prices["cycle_at"] == at]
+    return stale_prices(((universe[s], finest[s], t) for s, t in zip(now["symbol"],
+                                                                    now["printed_at"], strict=True)
+                         if s in universe and s in finest), at)
+
+
+def _stale_section(stale: dict[str, pd.Timestamp], last: pd.Series,
+                   books: dict[str, Portfolio]) -> list[str]:
+    """Each stale asset, its last price and who holds it (valued at that price)."""
+    lines = ["", "## Stale prices", "",
+             "No fresh market data arrived for these assets by the cycle: they were left out of "
+             "the screen, nothing traded at their price (`stale_price`), a held position is "
+             "valued at its last price, and the market context leaves them out.", ""]
+    for sym, since in sorted(stale.items()):
+        holders = [f"{name} ({book.positions[sym].side})" for name, book in books.items()
+                   if sym in book.positions]
+        price = last.get(sym, np.nan)
+        at_price = "" if pd.isna(price) else f" at {float(price):,.4g}"
+        lines.append(f"* {sym}{at_price} ({stale_marker(since)}): "
+                     + (f"held by {', '.join(holders)}" if holders else "held by no one"))
+    return lines
+
+
 def _quote(text: str | None, limit: int = 240) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -133,7 +167,9 @@ def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, 
                       f"reached): {', '.join(absent)}."]
     prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at])
     wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
+    stale = _stale(lake, provider, universe, prices, at)
     moves = (wide.iloc[-1] / wide.iloc[0] - 1).dropna() if len(wide) == 2 else pd.Series(dtype=float)
+    moves = moves.drop(list(stale), errors="ignore")  # a stale price did not make the day's move
     why = []
     for s in (standings[0], standings[-1]) if len(standings) > 1 else (standings[0],):
         book = ledger.portfolio(s.contestant, until=at)  # the book of that cycle, not today's
@@ -141,11 +177,16 @@ def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, 
                           for sym, p in book.positions.items()
                           if sym in wide.columns and not pd.isna(wide.iloc[-1][sym])),
                          key=lambda kv: -abs(kv[1]))[:3]
-        held = ", ".join(f"{sym} {pnl:+,.2f}" for sym, pnl in contrib) or "no open position"
+        held = ", ".join(f"{sym} {pnl:+,.2f}" + (f" ({stale_marker(stale[sym])})"
+                                                 if sym in stale else "")
+                         for sym, pnl in contrib) or "no open position"
         role = "leads" if s is standings[0] else "lags"
         why.append(f"* **{s.contestant}** {role}: cash {book.cash:,.2f}, {len(book.positions)} open "
                    f"position(s); largest unrealised P&L: {held}.")
     lines += ["", "## Who leads and lags, and why", "", *why]
+    if stale:
+        books = {s.contestant: ledger.portfolio(s.contestant, until=at) for s in standings}
+        lines += _stale_section(stale, wide.iloc[-1], books)
     today = _fills_at(ledger, at, records)
     auto = _automatic_closes(ledger, at)
     lines += ["", "## Key trades", ""]

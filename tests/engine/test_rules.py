@@ -61,6 +61,7 @@ class Case:
     opened: tuple[str, ...] = ()
     closed: tuple[str, ...] = ()
     prices: dict[str, float] = field(default_factory=lambda: dict(PRICES))
+    stale: frozenset[str] = frozenset()
 
 
 ETH_LONG = pos("ETH", LONG, 1.0, 1_800.0, 1_700.0)  # in profit at 2000 (+200)
@@ -87,6 +88,20 @@ CASES = [
     Case("crypto trades on Saturday", [long_open("ETH", 1_900)], [None], at=SAT,
          cash=7_998.0, equity=9_998.0),
     Case("no price this cycle", [long_open("DOT", 5)], ["no_price"], cash=10_000, equity=10_000),
+    # a stale price (its data stopped arriving): nothing trades at it, the book is valued at it
+    Case("open at a stale price", [long_open("SOL", 90)], ["stale_price"], stale=frozenset({"SOL"}),
+         cash=10_000, equity=10_000),
+    Case("add at a stale price", [d("add", "ETH", **OPEN, invalidation_price=1_900)],
+         ["stale_price"], start=book(8_000.0, ETH_LONG), stale=frozenset({"ETH"}),
+         cash=8_000.0, equity=10_000.0),
+    Case("close at a stale price", [d("close", "ETH")], ["stale_price"],
+         start=book(8_000.0, ETH_LONG), stale=frozenset({"ETH"}), cash=8_000.0, equity=10_000.0),
+    Case("hold at a stale price, level judged against the last price",
+         [d("hold", "ETH", invalidation_price=1_950)], [None], start=book(8_000.0, ETH_LONG),
+         stale=frozenset({"ETH"}), cash=8_000.0, equity=10_000.0),
+    Case("another asset's stale price sizes from the book's last value", [long_open("AAPL", 190)],
+         [None], start=book(8_000.0, ETH_LONG), stale=frozenset({"ETH"}),
+         cash=8_000.0 - 2_000.0 - 2.0, equity=10_000.0 - 2.0),
     Case("missing thesis", [long_open("ETH", 1_900, thesis=None)], ["missing_field"],
          cash=10_000, equity=10_000),
     Case("missing invalidation price", [d("open_long", "ETH", **OPEN)], ["missing_field"],
@@ -233,7 +248,7 @@ CASES = [
 
 def _run(case: Case):
     answer = Answer.of({"reasoning": "r", "decisions": case.decisions})
-    state = CycleState(case.start, case.at, case.opened, case.closed)
+    state = CycleState(case.start, case.at, case.opened, case.closed, case.stale)
     return execute_answer(state, answer, case.prices, pytest.universe_fixture)
 
 

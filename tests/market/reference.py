@@ -10,7 +10,14 @@ import pandas as pd
 
 from arena.core.universe import Universe, UniverseError
 from arena.data.lake import Lake
-from arena.market.asof import closed_bars, last_price, latest_funding, next_earnings_days
+from arena.market.asof import (
+    closed_bars,
+    last_price,
+    latest_funding,
+    next_earnings_days,
+    price_interval,
+    stale_prices,
+)
 from arena.market.briefing import (
     RSI_HISTORY,
     Providers,
@@ -41,7 +48,9 @@ def build_market_per_symbol(lake: Lake, provider: Providers, universe: Universe,
                          if source[a.symbol] == name and not a.is_crypto and a.symbol in days})
     table = tuple(_row(a, daily[a.symbol], None if prices[a.symbol] is None else
                        prices[a.symbol][0], earnings, universe, at) for a in universe.tradable)
-    result = screen_daily(daily, universe, at)
+    stale = stale_prices(((a, price_interval(lake, source[a.symbol], a.symbol), prices[a.symbol][1])
+                          for a in wanted if prices[a.symbol] is not None), at)
+    result = screen_daily(daily, universe, at, stale)
 
     def detail(symbol: str):
         a, src = universe[symbol], source[symbol]
@@ -53,4 +62,5 @@ def build_market_per_symbol(lake: Lake, provider: Providers, universe: Universe,
     deep = [*result.selected, *(s for s in held_syms if s not in result.selected)]
     return MarketData(at, provider_label(provider, wanted), result.nyse_trading_day, table,
                       tuple(detail(s) for s in deep),
-                      tuple(detail(b.symbol) for b in universe.benchmarks), result, held_syms)
+                      tuple(detail(b.symbol) for b in universe.benchmarks), result, held_syms,
+                      {s: t.isoformat() for s, t in stale.items()})

@@ -69,6 +69,8 @@ def test_scan_on_a_lake_missing_intervals(cycle, holey, universe):
     assert "SOL" not in market.screen.selected
     ko = next(r for r in market.table if r.symbol == "KO")
     assert ko.price is not None  # read beyond the lookback
+    assert list(market.stale) == ["KO"]  # its bars stopped 20 days ago: stale, not screened
+    assert "KO" not in market.screen.selected
 
 
 @pytest.fixture(scope="module")
