@@ -47,7 +47,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     try:
         with _progress(enabled=not args.json and sys.stderr.isatty()) as notify:
             result = run_ingest(provider, universe, start=start, end=end, lake=lake, now=now,
-                                progress=notify)
+                                progress=notify, full=args.full)
     except IngestError as exc:  # one asset or more did not publish; the others did
         if args.json:
             _print_json(exc.manifest)
@@ -493,6 +493,9 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--drop", help="drop folder of the files source (or $ARENA_DROP_DIR)")
     ing.add_argument("--drop-interval", default="1h", choices=INTERVAL_ORDER,
                      help="finest interval the drop folder holds (default 1h)")
+    ing.add_argument("--full", action="store_true",
+                     help="re-fetch every stored bar to look for restatements (default: the last "
+                          "two days are re-fetched)")
     ing.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
     ing.add_argument("--json", action="store_true", help="print the run manifest as JSON")
     ing.set_defaults(func=_cmd_ingest)

@@ -47,9 +47,10 @@ def _retry_if_transient(task, task_run, state) -> bool:
 @task(retries=3, retry_delay_seconds=[2, 10, 30], retry_condition_fn=_retry_if_transient,
       cache_policy=NO_CACHE, task_run_name="fetch-{asset.symbol}")
 def fetch_bars(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
-               end: pd.Timestamp) -> AssetFetch:
-    """Fetch one asset's base bars, funding and earnings from its provider."""
-    return fetch_asset(provider, asset, interval, start, end)
+               end: pd.Timestamp, lake: Lake, full: bool = False) -> AssetFetch:
+    """Fetch one asset's base bars (with the stored overlap that shows restatements), funding
+    and earnings from its provider."""
+    return fetch_asset(provider, asset, interval, start, end, lake=lake, full=full)
 
 
 @task(cache_policy=NO_CACHE)
@@ -89,21 +90,23 @@ def _report(manifest: dict) -> None:
 def ingest_flow(source: str = "synthetic", start: str | None = None, end: str | None = None,
                 symbols: list[str] | None = None, seed: int | None = None,
                 drop: str | None = None, drop_interval: str = "1h", lake_root: str | None = None,
-                now: str | None = None) -> dict:
-    """Ingest ``source`` bars for the universe (or ``symbols``) over ``[start, end)``."""
+                now: str | None = None, full: bool = False) -> dict:
+    """Ingest ``source`` bars for the universe (or ``symbols``) over ``[start, end)``;
+    ``full``: re-fetch every stored bar to look for restatements (else the last two days)."""
     logger = get_run_logger()
     now_ts = utc(now) if now else pd.Timestamp.now(tz="UTC")
     default_start, default_end = default_window(now_ts)
     provider = make_provider(source, seed=seed, drop=drop, drop_interval=drop_interval)
     universe = load_universe().select(symbols)
     plan = plan_ingest(provider, universe, start=start or default_start, end=end or default_end,
-                       now=now_ts)
+                       now=now_ts, full=full)
     lake = Lake(lake_root)
     logger.info("ingest %s: %d assets, %s .. %s, base %s", plan.run_id, len(plan.assets),
                 plan.start, plan.end, plan.base)
 
     t0 = time.perf_counter()
-    futures = {a.symbol: fetch_bars.submit(provider, a, plan.base, plan.start, plan.end)
+    futures = {a.symbol: fetch_bars.submit(provider, a, plan.base, plan.start, plan.end, lake,
+                                           plan.full)
                for a in plan.assets}
     fetches, errors = [], {}
     for symbol, fut in futures.items():

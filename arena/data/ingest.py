@@ -27,9 +27,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from arena.core.sessions import (
+    NY,
+    NYSE,
     INTERVAL_ORDER,
     bar_close_times,
     coarser_or_equal,
@@ -42,8 +45,9 @@ from arena.data.bars import drop_unclosed, resample
 from arena.data.errors import NoDataError, ProviderError, UnsupportedError
 from arena.data.lake import Key, Lake, PartitionKey, TableKey, concat_partitions, merge_bars
 from arena.data.providers import is_synthetic
-from arena.data.providers.base import Provider
+from arena.data.providers.base import BAR_COLUMNS, Provider
 from arena.data.validation.checks import Window, validate_bars
+from arena.data.validation.config import ValidationConfig
 
 EARNINGS_HORIZON = pd.Timedelta(days=180)  # how far ahead earnings calendars are kept
 
@@ -63,8 +67,11 @@ class IngestError(RuntimeError):
         return [s for s, a in assets.items() if a.get("status") == PUBLISHED]
 
 
-# an asset's outcome in the manifest
+# an asset's outcome in the manifest; "held": only suspects at the newest bars (a jump whose
+# reversion cannot be seen yet), so its new bars wait in quarantine and the next run judges them
+# again (it fetches from the last stored bar)
 PUBLISHED, QUARANTINED, FETCH_FAILED, FAILED = "published", "quarantined", "fetch_failed", "failed"
+HELD = "held"
 
 
 def base_interval(provider: Provider) -> str:
@@ -79,9 +86,18 @@ def new_run_id(provider: str, started: pd.Timestamp) -> str:
     return f"{started:%Y%m%dT%H%M%S}-{provider}-{uuid.uuid4().hex[:6]}"
 
 
+RESTATEMENT_OVERLAP = pd.Timedelta(days=2)  # stored bars every run fetches again, to compare
+DERIVE_CONTEXT = pd.Timedelta(days=8)  # base bars re-derived before the first change (a week)
+
+
 @dataclass
 class AssetFetch:
-    """What one asset's fetch brought back."""
+    """What one asset's fetch brought back.
+
+    ``fetched_from``: where the fetch started - the asked start, or earlier to re-fetch the last
+    ``RESTATEMENT_OVERLAP`` of what is stored (or all of it: ``full``). ``restatement``: set when
+    re-fetched bars differed from the stored ones; the fetch then holds the vendor's whole
+    series over the stored span (see :func:`fetch_asset`)."""
 
     symbol: str
     base: pd.DataFrame
@@ -89,22 +105,40 @@ class AssetFetch:
     earnings: list[pd.Timestamp] | None = None
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    fetched_from: pd.Timestamp | None = None
+    restatement: dict[str, object] | None = None
 
 
 def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
-                end: pd.Timestamp) -> AssetFetch:
+                end: pd.Timestamp, *, lake: Lake | None = None, full: bool = False) -> AssetFetch:
     """Fetch one asset's base bars (closed by ``end``), its funding rates and earnings dates.
+
+    With a ``lake`` holding the asset, the fetch also covers the last ``RESTATEMENT_OVERLAP`` of
+    the stored bars (``full``: all of them). When a re-fetched bar differs from the stored one
+    (a split the vendor has since applied, a correction), the vendor's series over the whole
+    stored span is fetched: :func:`build_partitions` then republishes it whole or quarantines it
+    (the restatement rule; see ``data_lake/README.md``).
 
     Candle failures raise :class:`ProviderError`; funding and earnings are reference data, so a
     provider that does not serve them is noted, not fatal.
     """
     t0 = time.perf_counter()
-    bars = provider.fetch_bars(asset, interval, start, end)
-    bars = drop_unclosed(bars, interval, asset.calendar, end)
-    if bars.empty:
-        raise NoDataError(f"no {interval} bar closed between {start} and {end}",
-                          provider=provider.name, symbol=asset.symbol)
-    out = AssetFetch(asset.symbol, bars)
+    stored = (lake.read_bars(PartitionKey(provider.name, interval, asset.symbol))
+              if lake is not None else None)
+    fetch_from = utc(start)
+    if stored is not None and not stored.empty:
+        first, last = stored["timestamp"].iloc[0], stored["timestamp"].iloc[-1]
+        fetch_from = min(fetch_from, first if full else
+                         last + interval_delta(interval) - RESTATEMENT_OVERLAP)
+    bars = _fetch_closed(provider, asset, interval, fetch_from, end)
+    out = AssetFetch(asset.symbol, bars, fetched_from=fetch_from)
+    if stored is not None and not stored.empty:
+        changed = restated_bars(stored, bars)
+        if len(changed):
+            out.restatement = _restate(provider, asset, interval, stored, bars, changed, end)
+            whole = out.restatement.pop("base")
+            if whole is not None:
+                out.base = whole
     if asset.is_crypto:
         try:
             out.funding = provider.fetch_funding(asset, start, end)
@@ -119,6 +153,52 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
     return out
 
 
+def _fetch_closed(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
+                  end: pd.Timestamp) -> pd.DataFrame:
+    bars = drop_unclosed(provider.fetch_bars(asset, interval, start, end), interval,
+                         asset.calendar, end)
+    if bars.empty:
+        raise NoDataError(f"no {interval} bar closed between {start} and {end}",
+                          provider=provider.name, symbol=asset.symbol)
+    return bars
+
+
+def restated_bars(stored: pd.DataFrame, fetched: pd.DataFrame, rtol: float = 1e-9
+                  ) -> pd.DataFrame:
+    """The fetched bars at times the lake holds whose open, high, low, close or volume differ
+    from the stored ones (relative tolerance ``rtol``), with the stored close as ``close_old``."""
+    both = stored.merge(fetched, on="timestamp", suffixes=("_old", ""), how="inner")
+    cols = list(BAR_COLUMNS[1:])
+    new, old = both[cols].to_numpy(), both[[f"{c}_old" for c in cols]].to_numpy()
+    differ = ~np.isclose(new, old, rtol=rtol, atol=0.0, equal_nan=True).all(axis=1)
+    return both.loc[differ, ["timestamp", *cols, "close_old"]].reset_index(drop=True)
+
+
+def _restate(provider: Provider, asset: Asset, interval: str, stored: pd.DataFrame,
+             fetched: pd.DataFrame, changed: pd.DataFrame, end: pd.Timestamp) -> dict[str, object]:
+    """What the manifest says of a restatement, and the vendor's series over the stored span
+    (``base``; None when the vendor cannot serve the whole span: the asset is then held)."""
+    ratio = (changed["close"] / changed["close_old"]).to_numpy()
+    info: dict[str, object] = {
+        "bars_differing": len(changed), "first": changed["timestamp"].iloc[0],
+        "last": changed["timestamp"].iloc[-1],
+        "close_ratio_min": float(np.nanmin(ratio)), "close_ratio_max": float(np.nanmax(ratio)),
+        "stored_from": stored["timestamp"].iloc[0], "base": None, "error": None}
+    first = stored["timestamp"].iloc[0]
+    try:
+        whole = fetched if fetched["timestamp"].iloc[0] <= first else _fetch_closed(
+            provider, asset, interval, first, end)
+    except ProviderError as exc:
+        info["error"] = f"the vendor's whole series could not be fetched: {exc}"
+        return info
+    if whole["timestamp"].iloc[0] > first:
+        info["error"] = (f"the vendor serves bars from {whole['timestamp'].iloc[0]} only; the lake "
+                         f"holds bars from {first}")
+        return info
+    info["base"] = whole
+    return info
+
+
 def derive_complete(base: pd.DataFrame, source: str, target: str, calendar: str) -> pd.DataFrame:
     """Coarser bars from ``base``: only bars whose every expected source bar is present."""
     return resample(base, source, target, calendar, complete_only=True)
@@ -126,46 +206,127 @@ def derive_complete(base: pd.DataFrame, source: str, target: str, calendar: str)
 
 @dataclass
 class AssetPartitions:
-    """The frames one asset will publish, with counts for the manifest."""
+    """The frames one asset will publish, with counts for the manifest.
+
+    ``judge``: per bar partition, the bars to validate - the new and changed bars plus the
+    stored context the checks need (``context_bars``) - and the time from which bars are judged
+    (None: the whole series, as for a first ingest or a restatement)."""
 
     symbol: str
     frames: dict[Key, pd.DataFrame]
     stats: dict[str, object]
     read: dict[Key, tuple[int, int, int] | None] = field(default_factory=dict)  # stored, as read
+    judge: dict[PartitionKey, tuple[pd.DataFrame, pd.Timestamp | None]] = field(
+        default_factory=dict)
 
 
 def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: AssetFetch,
-                     base: str) -> AssetPartitions:
-    """Merge the fetch into the stored base series and derive every coarser interval.
+                     base: str, *, context_bars: int = 62) -> AssetPartitions:
+    """Merge the fetch into the stored series and derive every coarser interval.
 
-    A derived interval with no complete bar yet (a window shorter than a week, say) is left out
-    of the run: its stored partition, if any, stays as it is.
+    Incremental: only the coarser bars a new or changed base bar falls into are derived again
+    (from the base bars of ``DERIVE_CONTEXT`` before the first change; a derived bar is kept only
+    when complete, so a re-derived bar always replaces the stored one whole), and only the bars
+    from the first change on are judged, with ``context_bars`` stored bars (sessions, for stock
+    intraday series) before them as the checks' trailing context. A restatement replaces the
+    stored series with the vendor's whole one, derived and judged whole. A derived interval with
+    no complete bar yet is left out of the run: its stored partition, if any, stays as it is.
     """
     base_key = PartitionKey(provider_name, base, asset.symbol)
+    keys = [PartitionKey(provider_name, i, asset.symbol) for i in coarser_or_equal(base)]
     fkey = TableKey("funding", provider_name, asset.symbol)
-    read = {k: _signature(lake.path(k))  # before reading: a later swap shows as a change
-            for k in (*(PartitionKey(provider_name, i, asset.symbol) for i in coarser_or_equal(base)),
-                      fkey)}
+    read = {k: _signature(lake.path(k)) for k in (*keys, fkey)}  # before reading: see _overtaken
+    restated = fetched.restatement is not None
     existing = lake.read_bars(base_key)
-    merged, revised = merge_bars(existing, fetched.base)
+    if restated:
+        merged, revised = fetched.base.reset_index(drop=True), len(existing)
+    else:
+        merged, revised = merge_bars(existing, fetched.base)
+    changed_from = None if restated or existing.empty else _first_change(
+        existing, merged, fetched.base["timestamp"].min())
     frames: dict[Key, pd.DataFrame] = {base_key: merged}
+    judge: dict[PartitionKey, tuple[pd.DataFrame, pd.Timestamp | None]] = {}
     not_yet = []
-    for interval in coarser_or_equal(base)[1:]:
-        derived = derive_complete(merged, base, interval, asset.calendar)
-        if derived.empty:
-            not_yet.append(interval)
+    source = merged if changed_from is None else merged[
+        merged["timestamp"] >= (changed_from - DERIVE_CONTEXT).normalize()]
+    last_close = bar_close_times(asset.calendar, base,
+                                 pd.DatetimeIndex(merged["timestamp"].iloc[-1:]))[0]
+    for key in keys:
+        if key.interval == base:
+            derived = merged
+        elif changed_from is not None and not _completes_a_bar(asset.calendar, key.interval,
+                                                               changed_from, last_close):
+            if read[key] is None:  # nothing stored, nothing complete: nothing to publish
+                not_yet.append(key.interval)
+            continue  # no bar of this interval holds a changed base bar and is complete
         else:
-            frames[PartitionKey(provider_name, interval, asset.symbol)] = derived
+            fresh = derive_complete(source, base, key.interval, asset.calendar)
+            derived = fresh if changed_from is None else merge_bars(
+                lake.read_bars(key), fresh)[0]
+            if derived.empty:
+                not_yet.append(key.interval)
+                continue
+            frames[key] = derived
+        judge[key] = _to_judge(derived, changed_from, asset.calendar, key.interval, context_bars)
     if fetched.funding is not None and not fetched.funding.empty:
         frames[fkey] = (pd.concat([lake.read_table(fkey), fetched.funding], ignore_index=True)
                         .drop_duplicates("timestamp", keep="last").sort_values("timestamp")
                         .reset_index(drop=True))
-    stats = {"fetched": len(fetched.base), "stored_before": len(existing),
-             "new": len(merged) - len(existing), "revised": revised,
-             "first": fetched.base["timestamp"].iloc[0], "last": fetched.base["timestamp"].iloc[-1],
+    stats = {"fetched": len(fetched.base), "fetched_from": fetched.fetched_from,
+             "stored_before": len(existing), "new": len(merged) - len(existing),
+             "revised": revised, "first": fetched.base["timestamp"].iloc[0],
+             "last": fetched.base["timestamp"].iloc[-1], "judged_from": changed_from,
              "fetch_seconds": round(fetched.seconds, 3), "no_complete_bar_yet": not_yet,
              "warnings": fetched.warnings}
-    return AssetPartitions(asset.symbol, frames, stats, read)
+    return AssetPartitions(asset.symbol, frames, stats, read, judge)
+
+
+def _completes_a_bar(calendar: str, interval: str, changed_from: pd.Timestamp,
+                     last_close: pd.Timestamp) -> bool:
+    """Whether a bar of ``interval`` that holds a base bar from ``changed_from`` on is complete
+    by ``last_close`` (the close of the last base bar): else that interval has nothing new."""
+    opens = expected_bars(calendar, interval, changed_from - interval_delta(interval),
+                          last_close)
+    closes = bar_close_times(calendar, interval, opens)
+    return bool(((closes > changed_from) & (closes <= last_close)).any())
+
+
+def _first_change(stored: pd.DataFrame, merged: pd.DataFrame, since: pd.Timestamp
+                  ) -> pd.Timestamp:
+    """Open time of the first bar of ``merged`` that is new or differs from ``stored`` (bars
+    before ``since``, the fetch's first, are the stored ones unchanged); just after the last bar
+    when there is none."""
+    tail = merged[merged["timestamp"] >= since]
+    old = stored[stored["timestamp"] >= since]
+    new_t = pd.DatetimeIndex(tail["timestamp"]).asi8
+    old_t = pd.DatetimeIndex(old["timestamp"]).as_unit(pd.DatetimeIndex(tail["timestamp"]).unit).asi8
+    pos = np.clip(np.searchsorted(old_t, new_t), 0, max(len(old_t) - 1, 0))
+    cols = list(BAR_COLUMNS[1:])
+    same = np.zeros(len(tail), dtype=bool)
+    if len(old_t):
+        found = old_t[pos] == new_t
+        same = found & (tail[cols].to_numpy() == old[cols].to_numpy()[pos]).all(axis=1)
+    if same.all():
+        return merged["timestamp"].iloc[-1] + pd.Timedelta(microseconds=1)
+    return tail["timestamp"].iloc[int(np.argmin(same))]
+
+
+def _to_judge(series: pd.DataFrame, changed_from: pd.Timestamp | None, calendar: str,
+              interval: str, context_bars: int) -> tuple[pd.DataFrame, pd.Timestamp | None]:
+    """The bars to validate - from ``context_bars`` bars (sessions for stock intraday bars,
+    whose overnight returns are judged against earlier overnight returns) before the first
+    change - and the time from which they are judged."""
+    if changed_from is None:
+        return series, None
+    times = pd.DatetimeIndex(series["timestamp"])
+    first = int(times.searchsorted(changed_from))
+    if calendar == NYSE and interval in ("15m", "1h", "4h"):
+        day = times[:first].tz_convert(NY).normalize()
+        starts = np.flatnonzero(np.r_[True, day[1:] != day[:-1]]) if first else np.array([0])
+        begin = int(starts[max(len(starts) - context_bars, 0)])
+    else:
+        begin = max(first - context_bars, 0)
+    return series.iloc[begin:].reset_index(drop=True), changed_from
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
@@ -200,22 +361,56 @@ def merge_earnings(stored: pd.DataFrame, fetches: Sequence[AssetFetch], start: p
 
 
 def validate_partitions(parts: Sequence[AssetPartitions], universe: Universe, *,
-                        start: pd.Timestamp, as_of: pd.Timestamp, base: str):
-    """One validation run over every bar partition of the run (returns a ValidationReport).
+                        start: pd.Timestamp, as_of: pd.Timestamp, base: str,
+                        lake: Lake | None = None, provider: str | None = None):
+    """One validation run over the bars each asset adds, with their context (a ValidationReport).
 
     Base series are counted from the asked ``start`` (older stored history is judged against the
     calendar but not counted, so a long history cannot dilute a hole in the new bars); derived
-    series from their first complete bar. The end is judged by staleness at ``as_of``, or at the
-    lake's horizon when a backfill merges into bars stored beyond ``as_of``.
+    series from their first bar. The end is judged by staleness at ``as_of``, or at the lake's
+    horizon when a backfill merges into bars stored beyond ``as_of``. The market of a calendar
+    whose benchmark the batch does not hold (a run of one symbol) is the benchmark's stored bars
+    from ``lake``.
     """
-    bar_frames = [(k, f) for p in parts for k, f in p.frames.items() if isinstance(k, PartitionKey)]
+    bar_frames = [(k, judged) for p in parts for k, (judged, _) in p.judge.items()]
     windows = [Window(symbol=k.symbol, interval=k.interval, calendar=universe[k.symbol].calendar,
-                      start=start if k.interval == base else None)
-               for k, _ in bar_frames]
+                      start=_count_from(start, judged, since) if k.interval == base else None,
+                      judged_from=since)
+               for p in parts for k, (judged, since) in p.judge.items()]
     horizon = max((bar_close_times(universe[k.symbol].calendar, k.interval,
                                    pd.DatetimeIndex(f["timestamp"].iloc[-1:]))[0]
                    for k, f in bar_frames if k.interval == base and not f.empty), default=as_of)
-    return validate_bars(concat_partitions(bar_frames), windows, as_of=max(as_of, horizon))
+    market = _stored_market(lake, provider, universe, {k for k, _ in bar_frames})
+    return validate_bars(concat_partitions(bar_frames), windows, as_of=max(as_of, horizon),
+                         market=market)
+
+
+def _count_from(start: pd.Timestamp, judged: pd.DataFrame, since: pd.Timestamp | None
+                ) -> pd.Timestamp:
+    """Where the bar count of a base series starts: the asked start, or - for the bars an
+    incremental run validates - no earlier than the first of them (older ones were counted when
+    they were published)."""
+    if since is None or judged.empty:
+        return start
+    return max(start, judged["timestamp"].iloc[0])
+
+
+def _stored_market(lake: Lake | None, provider: str | None, universe: Universe,
+                   keys: set[PartitionKey]) -> dict[tuple[str, str], pd.Series]:
+    """The stored closes of each calendar's benchmark (SPY, BTC) at the batch's intervals, for
+    the calendars whose benchmark the batch does not hold."""
+    if lake is None or provider is None:
+        return {}
+    held = {k.symbol for k in keys}
+    out = {}
+    for calendar, symbol in ValidationConfig().benchmarks:
+        if symbol in held:
+            continue
+        for interval in {k.interval for k in keys if universe[k.symbol].calendar == calendar}:
+            bars = lake.read_bars(PartitionKey(provider, interval, symbol))
+            if not bars.empty:
+                out[(calendar, interval)] = bars.set_index("timestamp")["close"]
+    return out
 
 
 @dataclass(frozen=True)
@@ -231,6 +426,7 @@ class IngestPlan:
     assets: tuple[Asset, ...]
     asked_end: pd.Timestamp
     closed: tuple[str, ...] = ()  # served, but their market had no bar in the window: not asked
+    full: bool = False  # re-fetch every stored bar (else the last RESTATEMENT_OVERLAP of them)
 
     @property
     def symbols(self) -> list[str]:
@@ -238,9 +434,10 @@ class IngestPlan:
 
 
 def plan_ingest(provider: Provider, universe: Universe, *, start: object, end: object,
-                now: object | None = None) -> IngestPlan:
+                now: object | None = None, full: bool = False) -> IngestPlan:
     """Check the window and choose the base interval. ``now`` (injected; default the wall clock)
-    caps ``end``: a bar that has not closed yet is never ingested."""
+    caps ``end``: a bar that has not closed yet is never ingested. ``full``: re-fetch every
+    stored bar of the assets (to look for restatements), not only the last two days."""
     started = utc(now) if now is not None else pd.Timestamp.now(tz="UTC")
     start_ts, asked_end = utc(start), utc(end)
     end_ts = min(asked_end, started)
@@ -254,7 +451,7 @@ def plan_ingest(provider: Provider, universe: Universe, *, start: object, end: o
     assets = tuple(a for a in served if _bars_close_in(a.calendar, base, start_ts, end_ts))
     closed = tuple(a.symbol for a in served if a not in assets)
     return IngestPlan(new_run_id(provider.name, started), provider.name, started, start_ts,
-                      end_ts, base, assets, asked_end, closed)
+                      end_ts, base, assets, asked_end, closed, full)
 
 
 def _bars_close_in(calendar: str, interval: str, start: pd.Timestamp, end: pd.Timestamp) -> bool:
@@ -281,20 +478,21 @@ def _quiet(stage: str, done: int, total: int) -> None:
 
 def run_ingest(provider: Provider, universe: Universe, *, start: object, end: object,
                lake: Lake | None = None, now: object | None = None,
-               progress: ProgressFn | None = None) -> IngestResult:
+               progress: ProgressFn | None = None, full: bool = False) -> IngestResult:
     """Fetch, validate and publish one provider's bars for ``universe`` over ``[start, end)``.
 
     Raises :class:`IngestError` (after writing the manifest) when anything failed: nothing is
     published then. The Prefect flow runs the same steps with one task per fetch.
     """
     lake = lake or Lake()
-    plan = plan_ingest(provider, universe, start=start, end=end, now=now)
+    plan = plan_ingest(provider, universe, start=start, end=end, now=now, full=full)
     notify = progress or _quiet
     t0 = time.perf_counter()
     fetches, errors = [], {}
     for i, asset in enumerate(plan.assets, start=1):
         try:
-            fetches.append(fetch_asset(provider, asset, plan.base, plan.start, plan.end))
+            fetches.append(fetch_asset(provider, asset, plan.base, plan.start, plan.end,
+                                       lake=lake, full=plan.full))
         except ProviderError as exc:
             errors[asset.symbol] = f"{type(exc).__name__}: {exc}"
         notify("fetch", i, len(plan.assets))
@@ -324,6 +522,10 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
             timings["build"] = timings["stage"] = 0.0
             for f in fetches:
                 t0 = time.perf_counter()
+                if f.restatement is not None and f.restatement.get("error"):
+                    _quarantine(lake, plan, outcomes, f.symbol,
+                                "restated by the vendor, but " + str(f.restatement["error"]))
+                    continue
                 try:
                     part = build_partitions(lake, plan.provider, universe[f.symbol], f, plan.base)
                 except Exception as exc:  # e.g. bars that no calendar bar can hold
@@ -343,7 +545,7 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
                 parts[f.symbol] = part
             t0 = time.perf_counter()
             notify("validate", 0, 1)
-            report, raised = _validate(list(parts.values()), universe, plan)
+            report, raised = _validate(list(parts.values()), universe, plan, lake)
             notify("validate", 1, 1)
             timings["validate"] = time.perf_counter() - t0
             if report is not None:
@@ -352,10 +554,14 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
                 docs = report.build_data_docs(lake.root / "validation" / "docs",
                                               run_name=plan.run_id)
             bad = dict(raised)
+            suspect_only = {s: True for s in parts}
             for result in report.failed() if report is not None else []:
                 bad.setdefault(result.symbol, []).append(result.message)
+                suspect_only[result.symbol] &= result.suspect
             for symbol, messages in bad.items():
-                _quarantine(lake, plan, outcomes, symbol, "validation: " + "; ".join(messages))
+                held = suspect_only.get(symbol, False) and symbol not in raised
+                _quarantine(lake, plan, outcomes, symbol, "validation: " + "; ".join(messages),
+                            status=HELD if held else QUARANTINED)
             good = [p for s, p in parts.items() if s not in bad]
             t0 = time.perf_counter()
             _publish(lake, plan, universe, good, by_symbol, outcomes, published)
@@ -365,7 +571,8 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
         for f in fetches:  # whatever the failure left undecided
             if f.symbol not in outcomes:
                 _quarantine(lake, plan, outcomes, f.symbol, failure or "not published")
-    manifest = _manifest(lake, plan, parts, published, outcomes, report, docs, failure, timings)
+    manifest = _manifest(lake, plan, fetches, parts, published, outcomes, report, docs, failure,
+                         timings)
     path = lake.write_json(Path("manifests") / "ingest" / f"{plan.run_id}.json", manifest)
     if manifest["status"] != PUBLISHED:
         bad = manifest["not_published"]
@@ -377,34 +584,35 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
     return IngestResult(plan.run_id, True, manifest, path)
 
 
-def _validate(parts: list[AssetPartitions], universe: Universe, plan: IngestPlan):
+def _validate(parts: list[AssetPartitions], universe: Universe, plan: IngestPlan, lake: Lake):
     """One validation run over the batch; if it raises, the assets that make it raise are found
     one by one and left out (with the error), and the rest is validated again."""
     if not parts:
         return None, {}
+
+    def run(batch: list[AssetPartitions]):
+        return validate_partitions(batch, universe, start=plan.start, as_of=plan.end,
+                                   base=plan.base, lake=lake, provider=plan.provider)
+
     try:
-        return validate_partitions(parts, universe, start=plan.start, as_of=plan.end,
-                                   base=plan.base), {}
+        return run(parts), {}
     except Exception:
         raised: dict[str, list[str]] = {}
         for part in parts:
             try:
-                validate_partitions([part], universe, start=plan.start, as_of=plan.end,
-                                    base=plan.base)
+                run([part])
             except Exception as exc:
                 raised[part.symbol] = [f"{type(exc).__name__}: {exc}"]
         if not raised or len(raised) == len(parts):  # not one asset's doing
             raise
         rest = [p for p in parts if p.symbol not in raised]
-        report = validate_partitions(rest, universe, start=plan.start, as_of=plan.end,
-                                     base=plan.base) if rest else None
-        return report, raised
+        return (run(rest) if rest else None), raised
 
 
 def _quarantine(lake: Lake, plan: IngestPlan, outcomes: dict[str, dict[str, object]],
-                symbol: str, reason: str) -> None:
+                symbol: str, reason: str, status: str = QUARANTINED) -> None:
     where = lake.quarantine(plan.run_id, symbol, reason=reason)
-    outcomes[symbol] = {"status": QUARANTINED, "reason": reason,
+    outcomes[symbol] = {"status": status, "reason": reason,
                         "quarantine": None if where is None else str(where)}
 
 
@@ -426,7 +634,8 @@ def _publish(lake: Lake, plan: IngestPlan, universe: Universe, good: list[AssetP
                     part = build_partitions(lake, plan.provider, universe[symbol], fetches[symbol],
                                             plan.base)
                     report = validate_partitions([part], universe, start=plan.start,
-                                                 as_of=plan.end, base=plan.base)
+                                                 as_of=plan.end, base=plan.base, lake=lake,
+                                                 provider=plan.provider)
                     if not report.success:
                         _quarantine(lake, plan, outcomes, symbol,
                                     "validation after merging with another run's bars: "
@@ -450,7 +659,8 @@ def _publish(lake: Lake, plan: IngestPlan, universe: Universe, good: list[AssetP
             lake.publish(plan.run_id, staged, group="_earnings")
 
 
-def _manifest(lake: Lake, plan: IngestPlan, parts: dict[str, AssetPartitions],
+def _manifest(lake: Lake, plan: IngestPlan, fetches: Sequence[AssetFetch],
+              parts: dict[str, AssetPartitions],
               published: dict[str, AssetPartitions], outcomes: dict[str, dict[str, object]],
               report, docs, failure: str | None, timings: dict[str, float]) -> dict[str, object]:
     assets = {}
@@ -471,7 +681,7 @@ def _manifest(lake: Lake, plan: IngestPlan, parts: dict[str, AssetPartitions],
         "status": status, "started": plan.started,
         "asked": {"symbols": plan.symbols, "market_closed": list(plan.closed),
                   "start": plan.start, "end": plan.asked_end,
-                  "end_used": plan.end, "base_interval": plan.base,
+                  "end_used": plan.end, "base_interval": plan.base, "full": plan.full,
                   "intervals": list(coarser_or_equal(plan.base))},
         "assets": assets,
         "published": list(published),
@@ -480,6 +690,9 @@ def _manifest(lake: Lake, plan: IngestPlan, parts: dict[str, AssetPartitions],
         "partitions": {str(k): len(f) for p in published.values() for k, f in p.frames.items()},
         "bars_published": sum(a["bars_published"] for a in assets.values()),
         "fetch_errors": {s: a["reason"] for s, a in assets.items() if a["status"] == FETCH_FAILED},
+        "held": [s for s, a in assets.items() if a["status"] == HELD],
+        "restated": {f.symbol: {**f.restatement, "outcome": assets.get(f.symbol, {}).get("status")}
+                     for f in fetches if f.restatement is not None},
         "error": failure,
         "validation": None if report is None else {
             "success": report.success, "summary": report.summary(),

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -294,16 +295,34 @@ def write_text(path: Path, text: str) -> Path:
 def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Union of stored and fetched bars (fetched wins on the same timestamp).
 
-    Returns the merged frame and how many stored bars the fetch revised (changed values).
-    """
+    Returns the merged frame and how many stored bars the fetch revised (changed values). Only
+    the stored bars from the fetch's first timestamp on are compared and merged; the older ones
+    are carried over as they are (a daily run touches the tail of a long series)."""
     if existing.empty:
         return fetched.reset_index(drop=True), 0
-    both = existing.merge(fetched, on="timestamp", suffixes=("_old", ""), how="inner")
+    if fetched.empty:
+        return existing.reset_index(drop=True), 0
+    if not existing["timestamp"].is_monotonic_increasing:
+        existing = existing.sort_values("timestamp", kind="stable")
+    fetched = fetched.drop_duplicates("timestamp", keep="last")
+    new_t = _micros(fetched["timestamp"])
+    cut = int(np.searchsorted(_micros(existing["timestamp"]), new_t.min()))
+    head, tail = existing.iloc[:cut], existing.iloc[cut:]
+    old_t = _micros(tail["timestamp"])
+    replaced = np.isin(old_t, new_t)
     cols = list(BAR_COLUMNS[1:])
-    changed = (both[[f"{c}_old" for c in cols]].to_numpy() != both[cols].to_numpy()).any(axis=1)
-    merged = pd.concat([existing, fetched], ignore_index=True)
-    merged = merged.drop_duplicates("timestamp", keep="last").sort_values("timestamp")
-    return merged.reset_index(drop=True), int(changed.sum())
+    order = np.argsort(new_t, kind="stable")
+    at = order[np.searchsorted(new_t[order], old_t[replaced])]
+    old_v, new_v = tail[cols].to_numpy()[replaced], fetched[cols].to_numpy()[at]
+    changed = int((old_v != new_v).any(axis=1).sum())
+    merged = pd.concat([head, tail[~replaced], fetched], ignore_index=True)
+    if not merged["timestamp"].is_monotonic_increasing:
+        merged = merged.sort_values("timestamp", kind="stable", ignore_index=True)
+    return merged, changed
+
+
+def _micros(column: pd.Series) -> np.ndarray:
+    return pd.DatetimeIndex(column).as_unit(TS_UNIT).asi8
 
 
 def concat_partitions(frames: Iterable[tuple[PartitionKey, pd.DataFrame]]) -> pd.DataFrame:

@@ -17,16 +17,22 @@ class Window:
     (``24/7`` or ``XNYS``). ``None`` start/end: the frame's own first bar / through its last bar.
 
     The bar count covers ``[start, end)`` only; bars older than ``start`` are stored history
-    (still judged against the calendar, but not counted), bars after ``end`` are unexpected."""
+    (still judged against the calendar, but not counted), bars after ``end`` are unexpected.
+
+    ``judged_from``: bars opening before it are context - stored bars judged when they were
+    published - that feed the splice check's trailing statistics (local sigma, volume median,
+    overnight returns) without being judged by it again (an incremental ingest validates what it
+    adds plus this context; None: every bar is judged)."""
 
     symbol: str
     interval: str
     calendar: str
     start: pd.Timestamp | None = None
     end: pd.Timestamp | None = None
+    judged_from: pd.Timestamp | None = None
 
     def __post_init__(self) -> None:
-        for name in ("start", "end"):
+        for name in ("start", "end", "judged_from"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, utc(value))

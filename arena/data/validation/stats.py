@@ -139,6 +139,7 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     overnight = np.zeros(len(frame), dtype=bool)
     newest = np.zeros(len(frame), dtype=bool)
     calendar = np.full(len(frame), "", dtype=object)
+    context = np.zeros(len(frame), dtype=bool)  # before the window's judged_from
     stats: dict[tuple[str, str], SeriesStats] = {}
     empty: list[SeriesStats] = []
     for key, window in by_key.items():
@@ -153,6 +154,8 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
         overnight[idx] = series.overnight
         newest[idx] = series.newest
         calendar[idx] = window.calendar
+        if window.judged_from is not None:
+            context[idx] = np.asarray(all_ts[idx] < window.judged_from)
         for name, values in series.row_columns.items():
             columns[name][idx] = values
         for name, value in series.series_columns.items():
@@ -163,7 +166,7 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     frame[JUMP_NEWEST] = newest
     for name, values in columns.items():
         frame[name] = values
-    _judge_against_market(frame, calendar, config, market, stats)
+    _judge_against_market(frame, calendar, config, market, stats, context)
     frame = frame.drop(columns=["_centre", "_scale"])
     frame[IS_BAR] = True
     if empty:
@@ -272,9 +275,11 @@ class _SeriesPrep:
 
 def _judge_against_market(frame: pd.DataFrame, calendar: np.ndarray, config: ValidationConfig,
                           market: Mapping[tuple[str, str], pd.Series] | None,
-                          stats: dict[tuple[str, str], SeriesStats]) -> None:
+                          stats: dict[tuple[str, str], SeriesStats],
+                          context: np.ndarray) -> None:
     """Add the market's move at each bar, the move net of it in local sigmas, and the judged
-    move (the smaller of the two); record the largest judged move of each series in ``stats``."""
+    move (the smaller of the two; null on ``context`` rows, which are not judged again); record
+    the largest judged move of each series in ``stats``."""
     move, source = market_moves(frame, calendar, dict(config.benchmarks), market,
                                 min_others=config.market_min_others)
     frame[MARKET_RETURN] = move
@@ -286,7 +291,8 @@ def _judge_against_market(frame: pd.DataFrame, calendar: np.ndarray, config: Val
     size = np.abs(frame[LOG_RETURN].to_numpy())
     frame[ABS_LOG_RETURN] = size
     huge = size >= np.log(config.max_explained_factor)  # the market cannot explain it either
-    frame[JUMP_SIGMAS] = np.where(np.isnan(net) | huge, local, np.fmin(local, net))
+    judged_move = np.where(np.isnan(net) | huge, local, np.fmin(local, net))
+    frame[JUMP_SIGMAS] = np.where(context, np.nan, judged_move)
     judged = frame[JUMP_SIGMAS].notna().to_numpy()
     groups = frame.groupby(["symbol", "interval"], sort=False).indices
     for key, idx in groups.items():
