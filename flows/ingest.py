@@ -47,7 +47,7 @@ def _retry_if_transient(task, task_run, state) -> bool:
 @task(retries=3, retry_delay_seconds=[2, 10, 30], retry_condition_fn=_retry_if_transient,
       cache_policy=NO_CACHE, task_run_name="fetch-{asset.symbol}")
 def fetch_bars(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
-               end: pd.Timestamp, lake: Lake, full: bool = False) -> AssetFetch:
+               end: pd.Timestamp, lake: Lake | None = None, full: bool = False) -> AssetFetch:
     """Fetch one asset's base bars (with the stored overlap that shows restatements), funding
     and earnings from its provider."""
     return fetch_asset(provider, asset, interval, start, end, lake=lake, full=full)

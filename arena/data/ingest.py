@@ -31,9 +31,9 @@ import numpy as np
 import pandas as pd
 
 from arena.core.sessions import (
+    INTERVAL_ORDER,
     NY,
     NYSE,
-    INTERVAL_ORDER,
     bar_close_times,
     coarser_or_equal,
     expected_bars,
@@ -107,6 +107,7 @@ class AssetFetch:
     warnings: list[str] = field(default_factory=list)
     fetched_from: pd.Timestamp | None = None
     restatement: dict[str, object] | None = None
+    events: pd.DataFrame | None = None  # splits and dividends (stocks and ETFs)
 
 
 def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
@@ -149,6 +150,11 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
             out.earnings = provider.earnings_dates(asset, start, end + EARNINGS_HORIZON)
         except ProviderError as exc:
             out.warnings.append(f"earnings: {exc}")
+    if not asset.is_crypto:
+        try:
+            out.events = provider.fetch_events(asset, fetch_from, end)
+        except ProviderError as exc:
+            out.warnings.append(f"events: {exc}")
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -269,9 +275,10 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
             frames[key] = derived
         judge[key] = _to_judge(derived, changed_from, asset.calendar, key.interval, context_bars)
     if fetched.funding is not None and not fetched.funding.empty:
-        frames[fkey] = (pd.concat([lake.read_table(fkey), fetched.funding], ignore_index=True)
-                        .drop_duplicates("timestamp", keep="last").sort_values("timestamp")
-                        .reset_index(drop=True))
+        frames[fkey] = _merge_table(lake.read_table(fkey), fetched.funding, ["timestamp"])
+    if fetched.events is not None and not fetched.events.empty:
+        ekey = TableKey("events", provider_name, asset.symbol)
+        frames[ekey] = _merge_table(lake.read_table(ekey), fetched.events, ["timestamp", "kind"])
     stats = {"fetched": len(fetched.base), "fetched_from": fetched.fetched_from,
              "stored_before": len(existing), "new": len(merged) - len(existing),
              "revised": revised, "first": fetched.base["timestamp"].iloc[0],
@@ -279,6 +286,13 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
              "fetch_seconds": round(fetched.seconds, 3), "no_complete_bar_yet": not_yet,
              "warnings": fetched.warnings}
     return AssetPartitions(asset.symbol, frames, stats, read, judge)
+
+
+def _merge_table(stored: pd.DataFrame, fetched: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """Stored rows and fetched ones, the fetched winning on the same ``key``, sorted by it."""
+    both = [fetched] if stored.empty else [stored, fetched]
+    return (pd.concat(both, ignore_index=True).drop_duplicates(key, keep="last")
+            .sort_values(key).reset_index(drop=True))
 
 
 def _completes_a_bar(calendar: str, interval: str, changed_from: pd.Timestamp,

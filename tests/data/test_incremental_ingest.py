@@ -191,3 +191,27 @@ def test_a_run_of_one_symbol_judges_it_against_the_stored_benchmark(lake, univer
                          "candle_validation.json").read_text())
     splice = [r for r in report["results"] if r["check"] == "splice" and r["interval"] == "15m"]
     assert splice and splice[0]["observed"]["market"] == "market series"
+
+
+class _Dividends(SyntheticProvider):
+    """The synthetic market with a vendor reporting one AAPL dividend and one split."""
+
+    def fetch_events(self, asset, start, end):
+        rows = [(ts("2025-09-29"), "dividend", 0.26), (ts("2025-09-30"), "split", 4.0)]
+        frame = pd.DataFrame(rows, columns=["timestamp", "kind", "value"])
+        frame["timestamp"] = frame["timestamp"].dt.as_unit("us")
+        keep = (frame["timestamp"] >= start) & (frame["timestamp"] < end)
+        return frame[keep & (asset.symbol == "AAPL")].reset_index(drop=True)
+
+
+def test_splits_and_dividends_are_stored_as_events_once(lake, universe):
+    from arena.data.lake import TableKey
+
+    sub = universe.select(["AAPL", "SPY"])
+    run_ingest(_Dividends(), sub, start=START, end=STORED_END, lake=lake, now=STORED_END)
+    end = STORED_END + pd.Timedelta(days=1)
+    run_ingest(_Dividends(), sub, start=STORED_END, end=end, lake=lake, now=end)  # overlaps
+    events = lake.read_table(TableKey("events", "synthetic", "AAPL"))
+    assert events[["kind", "value"]].to_dict("records") == [
+        {"kind": "dividend", "value": 0.26}, {"kind": "split", "value": 4.0}]
+    assert not lake.path(TableKey("events", "synthetic", "SPY")).exists()

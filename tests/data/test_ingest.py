@@ -148,6 +148,9 @@ class _VendorDownFor:
     def earnings_dates(self, asset, start, end):
         return self.market.earnings_dates(asset, start, end)
 
+    def fetch_events(self, asset, start, end):
+        return self.market.fetch_events(asset, start, end)
+
 
 def test_a_vendor_outage_on_one_asset_blocks_no_one(lake, universe, synthetic):
     sub = universe.select(["ETH", "AAPL", "SPY"])

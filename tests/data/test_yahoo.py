@@ -223,6 +223,21 @@ def test_daily_bars_open_at_the_session_open_across_dst_and_are_not_dividend_adj
     assert int(fake.chart_calls()[0]["period1"]) == int(T("2025-10-25", tz="America/New_York").timestamp())
 
 
+def test_dividends_are_events_on_their_ex_date_and_the_bars_stay_unadjusted() -> None:
+    fake = FakeYahoo({"AAPL": chart("chart_AAPL_1d.json")})
+    start, end = T("2025-10-27", tz="UTC"), T("2025-11-12", tz="UTC")
+    provider = provider_for(fake)
+    events = provider.fetch_events(AAPL, start, end)
+    assert events.to_dict("records") == [
+        {"timestamp": T("2025-11-10", tz="UTC"), "kind": "dividend", "value": 0.26}]
+    assert {"div", "splits"} <= set(fake.chart_calls()[0]["events"].split(","))
+    # the same window's bars are the raw quotes: the dividend is stored, never applied
+    bars = provider.fetch_bars(AAPL, "1d", start, end)
+    raw_close = recorded("chart_AAPL_1d.json")["indicators"]["quote"][0]["close"]
+    assert bars["close"].tolist() == [float(x) for x in raw_close]
+    assert provider.fetch_events(AAPL, T("2025-11-11", tz="UTC"), end).empty
+
+
 def test_weekly_bars_open_at_the_first_session_of_the_week() -> None:
     fake = FakeYahoo({"SPY": chart("chart_SPY_1wk.json")})
     start, end = T("2025-01-13", tz="UTC"), T("2025-03-01", tz="UTC")

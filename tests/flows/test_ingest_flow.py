@@ -109,6 +109,11 @@ class _Flaky:
     def earnings_dates(self, asset, start, end):
         return []
 
+    def fetch_events(self, asset, start, end):
+        from arena.data.providers.base import empty_events
+
+        return empty_events()
+
 
 def test_fetch_retries_only_transient_errors(prefect_server, local_storage):
     from prefect import flow

@@ -52,6 +52,12 @@ class Provider(Protocol):
         """Scheduled earnings dates (UTC midnight) of a stock within ``[start, end)``."""
         ...
 
+    def fetch_events(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+        """Corporate actions of a stock or ETF with ex-date in ``[start, end)``: columns
+        ``timestamp`` (the ex-date, UTC midnight), ``kind`` (``dividend``: ``value`` is the cash
+        per share; ``split``: ``value`` is new shares per old share, 2.0 for a 2:1 split)."""
+        ...
+
 
 def empty_bars() -> pd.DataFrame:
     """A bar frame with no rows and the right dtypes (for concatenation, never as a fetch result)."""
@@ -59,6 +65,16 @@ def empty_bars() -> pd.DataFrame:
         "timestamp": pd.Series([], dtype=f"datetime64[{TS_UNIT}, UTC]"),
         **{c: pd.Series([], dtype="float64") for c in (*PRICE_COLUMNS, "volume")},
     })
+
+
+EVENT_KINDS = ("dividend", "split")
+
+
+def empty_events() -> pd.DataFrame:
+    """An events frame with no rows (see :meth:`Provider.fetch_events`)."""
+    return pd.DataFrame({"timestamp": pd.Series([], dtype=f"datetime64[{TS_UNIT}, UTC]"),
+                         "kind": pd.Series([], dtype=str),
+                         "value": pd.Series([], dtype="float64")})
 
 
 def to_bar_frame(raw: pd.DataFrame | Sequence[Sequence[object]], *, provider: str, symbol: str,

@@ -95,6 +95,10 @@ class CcxtProvider:
             stamp=lambda row: row[0], step=int(interval_delta(interval).total_seconds() * 1000))
         return to_bar_frame(rows, provider=self.name, symbol=asset.symbol, start=start, end=end)
 
+    def fetch_events(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+        raise UnsupportedError("crypto has no corporate actions", provider=self.name,
+                               symbol=asset.symbol)
+
     def fetch_funding(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
         """Columns ``timestamp`` (settlement, UTC) and ``funding_rate`` (fraction per period)."""
         perp = asset.binance_perp_symbol

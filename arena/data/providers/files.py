@@ -21,7 +21,7 @@ import pandas as pd
 
 from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, canonical_labels, coarser_or_equal, utc
 from arena.core.universe import Asset
-from arena.data.errors import BlockedError, NoDataError
+from arena.data.errors import BlockedError, NoDataError, UnsupportedError
 from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
 
 _SUFFIXES = (".csv", ".parquet")
@@ -86,6 +86,10 @@ class FilesProvider:
                                              interval)
         bars = bars.drop_duplicates("timestamp", keep="last").sort_values("timestamp")
         return to_bar_frame(bars, provider=self.name, symbol=asset.symbol, start=start, end=end)
+
+    def fetch_events(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+        raise UnsupportedError("the files source carries no corporate actions", provider=self.name,
+                               symbol=asset.symbol)
 
     def fetch_funding(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
         files = self._files("funding", asset.symbol)

@@ -45,7 +45,7 @@ from arena.core.sessions import (
 from arena.core.universe import Asset
 from arena.data.bars import drop_unclosed, resample
 from arena.data.errors import NoDataError, UnsupportedError
-from arena.data.providers.base import BAR_COLUMNS, require_interval
+from arena.data.providers.base import BAR_COLUMNS, empty_events, require_interval
 
 EPOCH = pd.Timestamp("2018-01-01", tz="UTC")
 ANCHOR = pd.Timestamp("2025-01-01", tz="UTC")
@@ -190,6 +190,10 @@ class SyntheticProvider:
                           for t in times])
         rate = 1e-4 + 4e-4 * np.tanh(trailing / 0.08) + 5e-5 * noise
         return pd.DataFrame({"timestamp": times.as_unit(TS_UNIT), "funding_rate": rate})
+
+    def fetch_events(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+        """The synthetic market pays no dividends and never splits: no events."""
+        return empty_events()
 
     def earnings_dates(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> list[pd.Timestamp]:
         """Earnings sessions (UTC midnight) of a stock: every 63rd session, phase set per symbol."""

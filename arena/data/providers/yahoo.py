@@ -40,7 +40,7 @@ from arena.data.errors import (
     UnavailableError,
     UnsupportedError,
 )
-from arena.data.providers.base import require_interval, to_bar_frame
+from arena.data.providers.base import empty_events, require_interval, to_bar_frame
 
 INTERVALS = frozenset({"1h", "1d", "1w"})
 _YF_INTERVAL = {"1h": "1h", "1d": "1d", "1w": "1wk"}
@@ -135,6 +135,31 @@ class YFinanceProvider:
         })
         return to_bar_frame(frame, provider=self.name, symbol=asset.symbol, start=start_ts,
                             end=end_ts)
+
+    def fetch_events(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+        """Dividends (cash per share) and splits (new shares per old) with ex-date in
+        ``[start, end)``, from Yahoo's daily chart events. Stored as events, never applied to the
+        prices: the bars stay split-adjusted by Yahoo and not dividend-adjusted."""
+        self._require(asset)
+        start_ts, end_ts = utc(start), utc(end)
+        raw = self._call(asset, lambda t: t.history(
+            start=start_ts.tz_convert(NY).normalize() - _PAD["1d"], end=end_ts + _PAD["1d"],
+            interval="1d", auto_adjust=False, back_adjust=False, actions=True, prepost=False,
+            repair=False, keepna=False, timeout=self.timeout))
+        rows = []
+        for column, kind in (("Dividends", "dividend"), ("Stock Splits", "split")):
+            if column in raw.columns:
+                hit = raw[column][raw[column].fillna(0.0) != 0.0]
+                rows += [(label, kind, float(v)) for label, v in hit.items()]
+        if not rows:
+            return empty_events()
+        frame = pd.DataFrame(rows, columns=["label", "kind", "value"])
+        labels = pd.DatetimeIndex(frame["label"])
+        local = labels.tz_convert(NY).tz_localize(None) if labels.tz is not None else labels
+        frame["timestamp"] = local.normalize().tz_localize("UTC").as_unit(TS_UNIT)
+        frame = frame[(frame["timestamp"] >= start_ts.normalize()) & (frame["timestamp"] < end_ts)]
+        return frame[["timestamp", "kind", "value"]].sort_values(
+            ["timestamp", "kind"], ignore_index=True)
 
     def fetch_funding(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
         raise UnsupportedError("stocks and ETFs have no funding rates", provider=self.name,
