@@ -321,14 +321,21 @@ def shift_from(bars: pd.DataFrame, when: pd.Timestamp, factor: float) -> pd.Data
     return out
 
 
-def test_goog_daily_crisis_days_pass_and_no_bar_is_flagged(capsys):
-    frame = splice_frame(goog_bars(), [Window("GOOG", "1d", NYSE)])
+def no_false_positive(capsys, bars: pd.DataFrame, window: Window) -> pd.DataFrame:
+    """The judged frame of a real series (by bar time), after printing and pinning its
+    false-positive rate at zero."""
+    frame = splice_frame(bars, [window])
     rate = false_positive_rate(frame)
     with capsys.disabled():
-        print(f"\n[splice] GOOG 1d: {int(frame[cs.JUMP_SIGMAS].notna().sum())} bars judged, "
+        print(f"\n[splice] {window.symbol} {window.interval}: "
+              f"{int(frame[cs.JUMP_SIGMAS].notna().sum())} bars judged, "
               f"false-positive rate {rate:.4%}")
     assert rate == 0.0
-    day = frame.set_index("timestamp")
+    return frame.set_index("timestamp")
+
+
+def test_goog_daily_crisis_days_pass_and_no_bar_is_flagged(capsys):
+    day = no_false_positive(capsys, goog_bars(), Window("GOOG", "1d", NYSE))
     # 2008: judged against the crisis' own volatility, the crash days are ordinary
     for date in ("2008-09-29", "2008-10-06", "2008-10-13", "2008-10-22", "2008-11-13"):
         assert not flagged(day.loc[[ts(date)]]).any(), date
@@ -348,13 +355,7 @@ def test_eurusd_hourly_passes_including_the_french_election_weekend(capsys):
     # under 24/7 the same weekends are missing bars (28.6%), and the splice check still passes
     report = validate_file(EURUSD, interval="1h", calendar=CRYPTO, symbol="EURUSD")
     assert [r.check for r in report.failed()] == ["bar_count"]
-    frame = splice_frame(eurusd_bars(), [Window("EURUSD", "1h", FX)])
-    rate = false_positive_rate(frame)
-    with capsys.disabled():
-        print(f"\n[splice] EURUSD 1h: {int(frame[cs.JUMP_SIGMAS].notna().sum())} bars judged, "
-              f"false-positive rate {rate:.4%}")
-    assert rate == 0.0
-    bar = frame.set_index("timestamp")
+    bar = no_false_positive(capsys, eurusd_bars(), Window("EURUSD", "1h", FX))
     # first round of the French election: +1.6% over the 49-hour weekend gap, 1.2x volume;
     # 23 hourly sigmas, 3.3 once widened by sqrt(49)
     assert bar.loc[ts("2017-04-23 21:00"), cs.JUMP_SIGMAS] < 4
