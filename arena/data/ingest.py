@@ -172,8 +172,12 @@ def _fetch_closed(provider: Provider, asset: Asset, interval: str, start: pd.Tim
 def restated_bars(stored: pd.DataFrame, fetched: pd.DataFrame, rtol: float = 1e-9
                   ) -> pd.DataFrame:
     """The fetched bars at times the lake holds whose open, high, low, close or volume differ
-    from the stored ones (relative tolerance ``rtol``), with the stored close as ``close_old``."""
-    both = stored.merge(fetched, on="timestamp", suffixes=("_old", ""), how="inner")
+    from the stored ones (relative tolerance ``rtol``), with the stored close as ``close_old``.
+    Only the stored bars from the fetch's first on are read."""
+    if stored.empty or fetched.empty:
+        return stored.iloc[0:0].assign(close_old=pd.Series(dtype="float64"))
+    tail = stored[stored["timestamp"] >= fetched["timestamp"].min()]
+    both = tail.merge(fetched, on="timestamp", suffixes=("_old", ""), how="inner")
     cols = list(BAR_COLUMNS[1:])
     new, old = both[cols].to_numpy(), both[[f"{c}_old" for c in cols]].to_numpy()
     differ = ~np.isclose(new, old, rtol=rtol, atol=0.0, equal_nan=True).all(axis=1)
@@ -183,7 +187,8 @@ def restated_bars(stored: pd.DataFrame, fetched: pd.DataFrame, rtol: float = 1e-
 def _restate(provider: Provider, asset: Asset, interval: str, stored: pd.DataFrame,
              fetched: pd.DataFrame, changed: pd.DataFrame, end: pd.Timestamp) -> dict[str, object]:
     """What the manifest says of a restatement, and the vendor's series over the stored span
-    (``base``; None when the vendor cannot serve the whole span: the asset is then held)."""
+    (``base``; None, with ``error`` saying why, when the vendor cannot serve the whole span: the
+    asset is then quarantined)."""
     ratio = (changed["close"] / changed["close_old"]).to_numpy()
     info: dict[str, object] = {
         "bars_differing": len(changed), "first": changed["timestamp"].iloc[0],
@@ -248,8 +253,7 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
         merged, revised = fetched.base.reset_index(drop=True), len(existing)
     else:
         merged, revised = merge_bars(existing, fetched.base)
-    changed_from = None if restated or existing.empty else _first_change(
-        existing, merged, fetched.base["timestamp"].min())
+    changed_from = None if restated or existing.empty else _first_change(existing, fetched.base)
     frames: dict[Key, pd.DataFrame] = {base_key: merged}
     judge: dict[PartitionKey, tuple[pd.DataFrame, pd.Timestamp | None]] = {}
     not_yet = []
@@ -305,24 +309,16 @@ def _completes_a_bar(calendar: str, interval: str, changed_from: pd.Timestamp,
     return bool(((closes > changed_from) & (closes <= last_close)).any())
 
 
-def _first_change(stored: pd.DataFrame, merged: pd.DataFrame, since: pd.Timestamp
-                  ) -> pd.Timestamp:
-    """Open time of the first bar of ``merged`` that is new or differs from ``stored`` (bars
-    before ``since``, the fetch's first, are the stored ones unchanged); just after the last bar
-    when there is none."""
-    tail = merged[merged["timestamp"] >= since]
-    old = stored[stored["timestamp"] >= since]
-    new_t = pd.DatetimeIndex(tail["timestamp"]).asi8
-    old_t = pd.DatetimeIndex(old["timestamp"]).as_unit(pd.DatetimeIndex(tail["timestamp"]).unit).asi8
-    pos = np.clip(np.searchsorted(old_t, new_t), 0, max(len(old_t) - 1, 0))
-    cols = list(BAR_COLUMNS[1:])
-    same = np.zeros(len(tail), dtype=bool)
-    if len(old_t):
-        found = old_t[pos] == new_t
-        same = found & (tail[cols].to_numpy() == old[cols].to_numpy()[pos]).all(axis=1)
-    if same.all():
-        return merged["timestamp"].iloc[-1] + pd.Timedelta(microseconds=1)
-    return tail["timestamp"].iloc[int(np.argmin(same))]
+def _first_change(stored: pd.DataFrame, fetched: pd.DataFrame) -> pd.Timestamp:
+    """Open time of the first fetched bar that is new or differs from the stored one; just after
+    the last bar when there is none (the bars before the fetch are the stored ones, unchanged)."""
+    fresh = fetched.loc[~fetched["timestamp"].isin(stored["timestamp"]), "timestamp"]
+    changed = restated_bars(stored, fetched, rtol=0.0)["timestamp"]
+    firsts = [t.min() for t in (fresh, changed) if len(t)]
+    if firsts:
+        return min(firsts)
+    return max(stored["timestamp"].iloc[-1], fetched["timestamp"].max()) + pd.Timedelta(
+        microseconds=1)
 
 
 def _to_judge(series: pd.DataFrame, changed_from: pd.Timestamp | None, calendar: str,
@@ -495,8 +491,9 @@ def run_ingest(provider: Provider, universe: Universe, *, start: object, end: ob
                progress: ProgressFn | None = None, full: bool = False) -> IngestResult:
     """Fetch, validate and publish one provider's bars for ``universe`` over ``[start, end)``.
 
-    Raises :class:`IngestError` (after writing the manifest) when anything failed: nothing is
-    published then. The Prefect flow runs the same steps with one task per fetch.
+    Raises :class:`IngestError` (after writing the manifest) when any asset did not publish; the
+    others are published (all-or-nothing per asset). The Prefect flow runs the same steps with one
+    task per fetch.
     """
     lake = lake or Lake()
     plan = plan_ingest(provider, universe, start=start, end=end, now=now, full=full)
@@ -598,29 +595,31 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
     return IngestResult(plan.run_id, True, manifest, path)
 
 
+def _validate_plan(parts: list[AssetPartitions], universe: Universe, plan: IngestPlan,
+                   lake: Lake):
+    """:func:`validate_partitions` of a batch of the plan's run."""
+    return validate_partitions(parts, universe, start=plan.start, as_of=plan.end,
+                               base=plan.base, lake=lake, provider=plan.provider)
+
+
 def _validate(parts: list[AssetPartitions], universe: Universe, plan: IngestPlan, lake: Lake):
     """One validation run over the batch; if it raises, the assets that make it raise are found
     one by one and left out (with the error), and the rest is validated again."""
     if not parts:
         return None, {}
-
-    def run(batch: list[AssetPartitions]):
-        return validate_partitions(batch, universe, start=plan.start, as_of=plan.end,
-                                   base=plan.base, lake=lake, provider=plan.provider)
-
     try:
-        return run(parts), {}
+        return _validate_plan(parts, universe, plan, lake), {}
     except Exception:
         raised: dict[str, list[str]] = {}
         for part in parts:
             try:
-                run([part])
+                _validate_plan([part], universe, plan, lake)
             except Exception as exc:
                 raised[part.symbol] = [f"{type(exc).__name__}: {exc}"]
         if not raised or len(raised) == len(parts):  # not one asset's doing
             raise
         rest = [p for p in parts if p.symbol not in raised]
-        return (run(rest) if rest else None), raised
+        return (_validate_plan(rest, universe, plan, lake) if rest else None), raised
 
 
 def _quarantine(lake: Lake, plan: IngestPlan, outcomes: dict[str, dict[str, object]],
@@ -647,9 +646,7 @@ def _publish(lake: Lake, plan: IngestPlan, universe: Universe, good: list[AssetP
                 if _overtaken(lake, part):
                     part = build_partitions(lake, plan.provider, universe[symbol], fetches[symbol],
                                             plan.base)
-                    report = validate_partitions([part], universe, start=plan.start,
-                                                 as_of=plan.end, base=plan.base, lake=lake,
-                                                 provider=plan.provider)
+                    report = _validate_plan([part], universe, plan, lake)
                     if not report.success:
                         _quarantine(lake, plan, outcomes, symbol,
                                     "validation after merging with another run's bars: "
