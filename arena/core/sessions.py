@@ -205,19 +205,38 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
     idx = pd.DatetimeIndex(opens)
     if calendar in (CRYPTO, FX):
         return (idx + step).as_unit(TS_UNIT)
-    sched = _schedule()
-    day = idx.tz_convert(NY).tz_localize(None).normalize()
-    if interval == "1w":
-        # a weekly bar closes at the last session close of its week
-        closes = sched["close"].groupby(sched.index.to_period("W-SUN")).max()
-        session_close = pd.DatetimeIndex(closes.reindex(day.to_period("W-SUN")).array)
-    else:
-        session_close = pd.DatetimeIndex(sched["close"].reindex(day).array)
     end = (idx + step).as_unit(TS_UNIT).asi8
-    close_i8 = session_close.as_unit(TS_UNIT).asi8
+    day = idx.tz_convert(NY).tz_localize(None).normalize().as_unit(TS_UNIT).asi8
+    if interval == "1w":  # a weekly bar closes at the last session close of its week
+        day = day - idx.tz_convert(NY).weekday.to_numpy().astype(np.int64) * _DAY_US
+        keys, closes = _week_closes()
+    else:
+        keys, closes = _session_closes()
+    pos = np.clip(np.searchsorted(keys, day), 0, len(keys) - 1)
+    found = keys[pos] == day
     # a bar outside every session has no close to be cut at: it keeps open + interval
-    cut = np.where(session_close.isna(), end, np.minimum(end, close_i8))
+    cut = np.where(found, np.minimum(end, closes[pos]), end)
     return pd.DatetimeIndex(cut.view(f"datetime64[{TS_UNIT}]")).tz_localize("UTC")
+
+
+_DAY_US = 86_400_000_000
+
+
+@lru_cache(maxsize=1)
+def _session_closes() -> tuple[np.ndarray, np.ndarray]:
+    """Session dates (naive midnight, microseconds) and their closes (UTC microseconds), sorted:
+    the lookup of :func:`bar_close_times` (a searchsorted, not a pandas reindex)."""
+    sched = _schedule()
+    return sched.index.as_unit(TS_UNIT).asi8, pd.DatetimeIndex(sched["close"]).as_unit(TS_UNIT).asi8
+
+
+@lru_cache(maxsize=1)
+def _week_closes() -> tuple[np.ndarray, np.ndarray]:
+    """Each week's Monday (naive midnight, microseconds) and its last session close."""
+    days, closes = _session_closes()
+    monday = days - pd.DatetimeIndex(days.view("datetime64[us]")).weekday.to_numpy().astype(np.int64) * _DAY_US
+    last = np.r_[monday[1:] != monday[:-1], True]
+    return monday[last], closes[last]
 
 
 def _fx_open(ts: pd.DatetimeIndex) -> np.ndarray:

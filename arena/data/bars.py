@@ -8,6 +8,8 @@ the sessions of one Monday-based week. Grid slots without source bars produce no
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pandas as pd
 
@@ -69,11 +71,20 @@ def resample(bars: pd.DataFrame, source: str, target: str, calendar: str, *,
 
 def _expected_counts(opens: pd.DatetimeIndex, source: str, target: str, calendar: str) -> np.ndarray:
     """How many ``source`` bars the calendar puts inside each ``target`` bar."""
-    closes = bar_close_times(calendar, target, opens[-1:])
-    grid = expected_bars(calendar, source, opens[0], closes[-1])
-    grid_keys = _target_keys(grid, target, calendar)
+    grid_keys = _grid_keys(calendar, source, target, opens[0], opens[-1])
     wanted = opens.tz_localize(None).as_unit(TS_UNIT).to_numpy()
     return np.searchsorted(grid_keys, wanted, side="right") - np.searchsorted(grid_keys, wanted)
+
+
+@lru_cache(maxsize=64)
+def _grid_keys(calendar: str, source: str, target: str, first: pd.Timestamp, last: pd.Timestamp
+               ) -> np.ndarray:
+    """The ``target`` key of every ``source`` bar the calendar expects in the ``target`` bars
+    opening from ``first`` to ``last`` (cached: the assets of a calendar share it in a run)."""
+    closes = bar_close_times(calendar, target, pd.DatetimeIndex([last]))
+    keys = _target_keys(expected_bars(calendar, source, first, closes[-1]), target, calendar)
+    keys.flags.writeable = False
+    return keys
 
 
 def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray:
@@ -88,17 +99,27 @@ def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray
             keys = ts.floor(interval_delta(target))
         return keys.as_unit(TS_UNIT).asi8.view("datetime64[us]")
     step = interval_delta(target)
-    grid = expected_bars(calendar, target, ts.min() - step, ts.max() + pd.Timedelta(minutes=1))
-    if grid.empty:
+    grid_i8, ends_i8 = _target_grid(calendar, target, ts.min() - step,
+                                    ts.max() + pd.Timedelta(minutes=1))
+    if not len(grid_i8):
         return np.full(len(ts), np.datetime64("NaT"), dtype="datetime64[us]")
-    grid_i8 = grid.as_unit(TS_UNIT).asi8
-    ends_i8 = bar_close_times(calendar, target, grid).as_unit(TS_UNIT).asi8
     ts_i8 = ts.asi8
     pos = np.searchsorted(grid_i8, ts_i8, side="right") - 1
     safe = np.clip(pos, 0, None)
     inside = (pos >= 0) & (ts_i8 < ends_i8[safe])
     keys = np.where(inside, grid_i8[safe], np.iinfo(np.int64).min)  # int64 min is NaT
     return keys.view("datetime64[us]")
+
+
+@lru_cache(maxsize=64)
+def _target_grid(calendar: str, target: str, start: pd.Timestamp, end: pd.Timestamp
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Open and close times (int64 microseconds) of the ``target`` bars in ``[start, end)``."""
+    grid = expected_bars(calendar, target, start, end)
+    opens = grid.as_unit(TS_UNIT).asi8
+    closes = bar_close_times(calendar, target, grid).as_unit(TS_UNIT).asi8
+    opens.flags.writeable = closes.flags.writeable = False
+    return opens, closes
 
 
 def drop_unclosed(bars: pd.DataFrame, interval: str, calendar: str, as_of: pd.Timestamp) -> pd.DataFrame:

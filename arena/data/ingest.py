@@ -174,14 +174,24 @@ def restated_bars(stored: pd.DataFrame, fetched: pd.DataFrame, rtol: float = 1e-
     """The fetched bars at times the lake holds whose open, high, low, close or volume differ
     from the stored ones (relative tolerance ``rtol``), with the stored close as ``close_old``.
     Only the stored bars from the fetch's first on are read."""
-    if stored.empty or fetched.empty:
-        return stored.iloc[0:0].assign(close_old=pd.Series(dtype="float64"))
-    tail = stored[stored["timestamp"] >= fetched["timestamp"].min()]
-    both = tail.merge(fetched, on="timestamp", suffixes=("_old", ""), how="inner")
     cols = list(BAR_COLUMNS[1:])
-    new, old = both[cols].to_numpy(), both[[f"{c}_old" for c in cols]].to_numpy()
+    got, held = _stored_matches(stored, fetched)
+    new, old = fetched[cols].to_numpy()[got], stored[cols].to_numpy()[held]
     differ = ~np.isclose(new, old, rtol=rtol, atol=0.0, equal_nan=True).all(axis=1)
-    return both.loc[differ, ["timestamp", *cols, "close_old"]].reset_index(drop=True)
+    out = fetched.iloc[got[differ]][["timestamp", *cols]].assign(close_old=old[differ, 3])
+    return out.sort_values("timestamp", kind="stable", ignore_index=True)
+
+
+def _stored_matches(stored: pd.DataFrame, fetched: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Row numbers of the fetched bars whose time the lake holds, and of those stored bars (the
+    stored series is sorted by time)."""
+    if stored.empty or fetched.empty:
+        return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+    held = pd.DatetimeIndex(stored["timestamp"]).as_unit("us").asi8
+    want = pd.DatetimeIndex(fetched["timestamp"]).as_unit("us").asi8
+    pos = np.clip(np.searchsorted(held, want), 0, len(held) - 1)
+    got = np.flatnonzero(held[pos] == want)
+    return got, pos[got]
 
 
 def _restate(provider: Provider, asset: Asset, interval: str, stored: pd.DataFrame,
@@ -312,11 +322,13 @@ def _completes_a_bar(calendar: str, interval: str, changed_from: pd.Timestamp,
 def _first_change(stored: pd.DataFrame, fetched: pd.DataFrame) -> pd.Timestamp:
     """Open time of the first fetched bar that is new or differs from the stored one; just after
     the last bar when there is none (the bars before the fetch are the stored ones, unchanged)."""
-    fresh = fetched.loc[~fetched["timestamp"].isin(stored["timestamp"]), "timestamp"]
-    changed = restated_bars(stored, fetched, rtol=0.0)["timestamp"]
-    firsts = [t.min() for t in (fresh, changed) if len(t)]
-    if firsts:
-        return min(firsts)
+    cols = list(BAR_COLUMNS[1:])
+    got, held = _stored_matches(stored, fetched)
+    same = np.zeros(len(fetched), dtype=bool)
+    same[got] = np.isclose(fetched[cols].to_numpy()[got], stored[cols].to_numpy()[held],
+                           rtol=0.0, atol=0.0, equal_nan=True).all(axis=1)
+    if not same.all():
+        return fetched.loc[~same, "timestamp"].min()
     return max(stored["timestamp"].iloc[-1], fetched["timestamp"].max()) + pd.Timedelta(
         microseconds=1)
 

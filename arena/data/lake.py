@@ -98,8 +98,21 @@ def default_root() -> Path:
 def write_bars_file(frame: pd.DataFrame, path: Path) -> None:
     """Write a bar frame to ``path`` as Parquet with the lake's fixed schema (no index)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pandas(frame[list(BAR_COLUMNS)], schema=_BAR_SCHEMA, preserve_index=False)
-    pq.write_table(table, path, compression="zstd")
+    # prices and volumes rarely repeat: dictionary encoding only costs time (and size)
+    pq.write_table(bars_table(frame), path, compression="zstd", use_dictionary=False)
+
+
+def bars_table(frame: pd.DataFrame) -> pa.Table:
+    """A bar frame as an Arrow table of the lake's schema, built column by column from NumPy
+    (``Table.from_pandas`` costs more than the write itself for a day's bars)."""
+    try:
+        micros = pd.DatetimeIndex(frame["timestamp"]).as_unit(TS_UNIT).asi8
+        columns = [pa.array(micros, type=_BAR_SCHEMA.field("timestamp").type)]
+        columns += [pa.array(frame[c].to_numpy(dtype="float64", na_value=np.nan))
+                    for c in BAR_COLUMNS[1:]]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"not a bar frame of the lake's schema: {exc}") from exc
+    return pa.Table.from_arrays(columns, schema=_BAR_SCHEMA)
 
 
 class Lake:
@@ -121,6 +134,8 @@ class Lake:
         path = self.path(key)
         if not path.is_file():
             return empty_bars()
+        if start is None and end is None:  # the whole file: no dataset machinery
+            return pq.ParquetFile(path).read().cast(_BAR_SCHEMA).to_pandas()
         filters = []
         if start is not None:
             filters.append(("timestamp", ">=", utc(start)))
@@ -293,32 +308,45 @@ def write_text(path: Path, text: str) -> Path:
 
 
 def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """Union of stored and fetched bars (fetched wins on the same timestamp).
+    """Union of stored and fetched bars (fetched wins on the same timestamp; the last of fetched
+    duplicates wins), sorted by time, as a frame of the bar columns.
 
     Returns the merged frame and how many stored bars the fetch revised (changed values). Only
-    the stored bars from the fetch's first timestamp on are compared and merged; the older ones
-    are carried over as they are (a daily run touches the tail of a long series)."""
-    if existing.empty:
-        return fetched.reset_index(drop=True), 0
-    if fetched.empty:
-        return existing.reset_index(drop=True), 0
-    if not existing["timestamp"].is_monotonic_increasing:
-        existing = existing.sort_values("timestamp", kind="stable")
-    fetched = fetched.drop_duplicates("timestamp", keep="last")
-    new_t = _micros(fetched["timestamp"])
-    cut = int(np.searchsorted(_micros(existing["timestamp"]), new_t.min()))
-    head, tail = existing.iloc[:cut], existing.iloc[cut:]
-    old_t = _micros(tail["timestamp"])
-    replaced = np.isin(old_t, new_t)
+    the stored bars from the fetch's first timestamp on are compared; the older ones are carried
+    over as they are (a daily run touches the tail of a long series). NumPy throughout: an
+    ingest merges a few hundred small series."""
+    if existing.empty or fetched.empty:
+        return (existing if fetched.empty else fetched)[list(BAR_COLUMNS)].reset_index(
+            drop=True), 0
     cols = list(BAR_COLUMNS[1:])
+    old_t, old_v = _micros(existing["timestamp"]), existing[cols].to_numpy(dtype="float64")
+    if (np.diff(old_t) < 0).any():
+        order = np.argsort(old_t, kind="stable")
+        old_t, old_v = old_t[order], old_v[order]
+    new_t, new_v = _micros(fetched["timestamp"]), fetched[cols].to_numpy(dtype="float64")
     order = np.argsort(new_t, kind="stable")
-    at = order[np.searchsorted(new_t[order], old_t[replaced])]
-    old_v, new_v = tail[cols].to_numpy()[replaced], fetched[cols].to_numpy()[at]
-    changed = int((old_v != new_v).any(axis=1).sum())
-    merged = pd.concat([head, tail[~replaced], fetched], ignore_index=True)
-    if not merged["timestamp"].is_monotonic_increasing:
-        merged = merged.sort_values("timestamp", kind="stable", ignore_index=True)
-    return merged, changed
+    new_t, new_v = new_t[order], new_v[order]
+    last = np.r_[new_t[1:] != new_t[:-1], True]  # the last of each run of equal times
+    new_t, new_v = new_t[last], new_v[last]
+    cut = int(np.searchsorted(old_t, new_t[0]))
+    pos = np.clip(np.searchsorted(new_t, old_t[cut:]), 0, len(new_t) - 1)
+    replaced = new_t[pos] == old_t[cut:]
+    changed = int((old_v[cut:][replaced] != new_v[pos[replaced]]).any(axis=1).sum())
+    keep = np.r_[np.ones(cut, dtype=bool), ~replaced]
+    times = np.concatenate([old_t[keep], new_t])
+    values = np.concatenate([old_v[keep], new_v])
+    if (np.diff(times) < 0).any():
+        order = np.argsort(times, kind="stable")
+        times, values = times[order], values[order]
+    return bars_frame(times, values), changed
+
+
+def bars_frame(micros: np.ndarray, values: np.ndarray) -> pd.DataFrame:
+    """A bar frame from UTC microseconds and an (n, 5) array of open, high, low, close, volume."""
+    frame = pd.DataFrame(values, columns=list(BAR_COLUMNS[1:]))
+    frame.insert(0, "timestamp", pd.DatetimeIndex(micros.view(f"datetime64[{TS_UNIT}]"))
+                 .tz_localize("UTC"))
+    return frame
 
 
 def _micros(column: pd.Series) -> np.ndarray:

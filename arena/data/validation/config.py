@@ -21,8 +21,8 @@ class Window:
 
     ``judged_from``: bars opening before it are context - stored bars judged when they were
     published - that feed the splice check's trailing statistics (local sigma, volume median,
-    overnight returns) without being judged by it again (an incremental ingest validates what it
-    adds plus this context; None: every bar is judged)."""
+    overnight returns) without being judged again, by the splice check or any other (an
+    incremental ingest validates what it adds plus this context; None: every bar is judged)."""
 
     symbol: str
     interval: str

@@ -48,11 +48,12 @@ def robust_sigma(returns: np.ndarray) -> tuple[float, float]:
     return med, sigma if sigma > 0 else MEAN_AD_TO_SIGMA * float(dev.mean())
 
 
-def trailing_robust(returns: np.ndarray, window: int, min_periods: int
+def trailing_robust(returns: np.ndarray, window: int, min_periods: int, start: int = 0
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per position ``t``: (median, robust sigma) of the finite values among the last ``window``
     finite values before ``t`` (``t`` itself excluded); null with fewer than ``min_periods`` of
-    them. Robust sigma as in :func:`robust_sigma` (MAD, else mean absolute deviation)."""
+    them. Robust sigma as in :func:`robust_sigma` (MAD, else mean absolute deviation).
+    ``start``: only positions from there on are needed (the earlier ones may stay null)."""
     n = len(returns)
     centre, scale = np.full(n, np.nan), np.full(n, np.nan)
     finite = np.isfinite(returns)
@@ -63,10 +64,11 @@ def trailing_robust(returns: np.ndarray, window: int, min_periods: int
         return centre, scale
     # stats[k]: of values[k - window .. k - 1], for k = 0 .. m (k values seen)
     med, sig = np.full(m + 1, np.nan), np.full(m + 1, np.nan)
-    full = np.arange(window, m + 1)
+    k0 = int(before[min(start, n - 1)]) if n else 0  # values seen at the first needed position
+    full = np.arange(max(window, k0), m + 1)
     if len(full):
         _robust_rows(sliding_window_view(values, window)[full - window], med, sig, full)
-    first = np.arange(min_periods, min(window, m + 1))  # the first window: k < window values
+    first = np.arange(max(min_periods, k0), min(window, m + 1))  # k < window values seen
     if len(first):
         rows = np.where(np.arange(window)[None, :] < first[:, None],
                         np.r_[values[:window], np.full(max(window - m, 0), np.nan)][None, :],
@@ -75,14 +77,14 @@ def trailing_robust(returns: np.ndarray, window: int, min_periods: int
     return med[before], sig[before]
 
 
-def trailing_scale(returns: np.ndarray, window: int, fast_window: int, min_periods: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def trailing_scale(returns: np.ndarray, window: int, fast_window: int, min_periods: int,
+                   start: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Per position: the trailing median of ``window`` returns and the LARGER of their robust
     sigma and that of the last ``fast_window`` (volatility rises faster than a long window sees:
     the first days of a stressed spell are judged against the spell, not the calm before it)."""
-    centre, scale = trailing_robust(returns, window, min_periods)
+    centre, scale = trailing_robust(returns, window, min_periods, start)
     if fast_window < window:
-        scale = np.fmax(scale, trailing_robust(returns, fast_window, fast_window)[1])
+        scale = np.fmax(scale, trailing_robust(returns, fast_window, fast_window, start)[1])
     return centre, scale
 
 
@@ -130,7 +132,8 @@ class SeriesJumps:
 def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: pd.DatetimeIndex, *,
                     sessions_gap: bool, min_returns: int, volume_lookback: int,
                     local_window: int, fast_window: int, revert_bars: int,
-                    jump_sigmas: float, interval_seconds: float | None = None) -> SeriesJumps:
+                    jump_sigmas: float, interval_seconds: float | None = None,
+                    judged_from: pd.Timestamp | None = None) -> SeriesJumps:
     """Jump statistics of one series (see the module docstring).
 
     Returns are close-to-close over the bars sorted by time (duplicates and unusable closes
@@ -144,7 +147,11 @@ def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: pd.Datetime
     a market that closes without a calendar saying so (the FX weekend under 24/7). A move counts
     as reverted when a close among the next ``revert_bars`` bars lies within half the move of the
     close before it, or when it undoes a jump (beyond ``jump_sigmas``) of the ``revert_bars``
-    bars before: back within half of it of the close before that jump (a spike's way back)."""
+    bars before: back within half of it of the close before that jump (a spike's way back).
+
+    ``judged_from``: the bars before it are context (judged by an earlier run): their trailing
+    statistics are left null, except for the last ``revert_bars`` (a spike's way back looks at
+    them). The statistics of the judged bars are the same either way."""
     n = len(close)
     out = SeriesJumps(*(np.full(n, np.nan) for _ in range(7)), newest=np.zeros(n, dtype=bool),
                       overnight=np.zeros(n, dtype=bool), returns=0, sigma=None,
@@ -169,14 +176,19 @@ def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: pd.Datetime
         day = bar_time[pos].tz_convert(NY).normalize().asi8
         gap = day[1:] != day[:-1]
         out.overnight[pos[1:]] = gap
+    first = 0  # the first return whose statistics are needed
+    if judged_from is not None:
+        judged = int(bar_time[pos].searchsorted(judged_from))
+        first = max(judged - 1 - revert_bars, 0)  # return i is the move into bar pos[i + 1]
     centre, scale = trailing_scale(np.where(gap, np.nan, r), local_window, fast_window,
-                                   min_returns)
+                                   min_returns, first)
     if interval_seconds:
         ticks = interval_seconds * _TICKS_PER_SECOND[bar_time.unit]
         spans = np.diff(bar_time[pos].asi8) / ticks  # intervals each return spans
         scale = scale * np.sqrt(np.fmax(spans, 1.0))
     if gap.any():
-        night_c, night_s = trailing_scale(r[gap], local_window, fast_window, min_returns)
+        night_c, night_s = trailing_scale(r[gap], local_window, fast_window, min_returns,
+                                          int(np.count_nonzero(gap[:first])))
         use = np.isfinite(night_s)
         idx = np.flatnonzero(gap)[use]
         centre[idx], scale[idx] = night_c[use], night_s[use]

@@ -112,8 +112,9 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
             config: ValidationConfig,
             market: Mapping[tuple[str, str], pd.Series] | None = None
             ) -> tuple[pd.DataFrame, dict[tuple[str, str], SeriesStats]]:
-    """The frame to validate (one row per bar, plus a placeholder per empty series) and the
-    statistics of each series, keyed by (symbol, interval). ``market``: the benchmark's closes
+    """The frame to validate (one row per judged bar - a window's context rows feed the
+    statistics and leave, but for the series' first row - plus a placeholder per empty series)
+    and the statistics of each series, keyed by (symbol, interval). ``market``: the benchmark's closes
     per (calendar, interval), indexed by bar open time, for batches that do not hold it."""
     frame = _normalise(bars)
     for w in windows:
@@ -167,6 +168,10 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     for name, values in columns.items():
         frame[name] = values
     _judge_against_market(frame, calendar, config, market, stats, context)
+    if context.any():  # judged by earlier runs: only their series' first row stays (it carries
+        # the series' columns); the suite checks the rest
+        context[[idx[0] for idx in groups.values()]] = False
+        frame = frame[~context].reset_index(drop=True)
     frame = frame.drop(columns=["_centre", "_scale"])
     frame[IS_BAR] = True
     if empty:
@@ -244,7 +249,7 @@ class _SeriesPrep:
             revert_bars=config.revert_bars,
             jump_sigmas=config.splice_sigmas,
             interval_seconds=None if cal == NYSE and not intraday_stock
-            else interval_delta(interval).total_seconds())
+            else interval_delta(interval).total_seconds(), judged_from=window.judged_from)
         self.overnight, self.newest = j.overnight, j.newest
         self.row_columns.update({
             LOCAL_SIGMAS: j.local_sigmas, VOLUME_RATIO: j.volume_ratio, JUMP_RETURN: j.simple,
