@@ -292,36 +292,51 @@ def _rules(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------------------- cycle
-def _cmd_cycle(args: argparse.Namespace) -> int:
+def _cmd_cycle(args: argparse.Namespace, *, backfill: bool = False) -> int:
+    """``arena cycle`` (the season's current cycle) and ``arena season backfill DATE``."""
     import os
 
-    from arena.agents.factory import contestants_from_roster
+    import pandas as pd
+
     from arena.agents.roster import RosterError
     from arena.core.sessions import CalendarError, utc
-    from arena.core.universe import load_universe
     from arena.data.lake import Lake
     from arena.engine.outcomes import FAILED
-    from arena.pipeline.cycle import run_cycle
+    from arena.pipeline.live import CycleRefused, play_season_cycle
+    from arena.pipeline.season_config import SeasonConfigError, load_season, season_contestants
 
-    try:
-        at = utc(args.at)
-        contestants, skipped = contestants_from_roster(args.roster, os.environ)
-    except (RosterError, CalendarError, ValueError) as exc:
-        print(f"arena cycle: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
+    name = "season backfill" if backfill else "cycle"
     lake = Lake(args.lake)
+    now = pd.Timestamp.now(tz="UTC")
     try:
-        outcomes = run_cycle(lake, args.provider, load_universe(), contestants, at)
-    except (LookupError, KeyError, ValueError) as exc:
-        print(f"arena cycle: cannot build the market at {at}: {exc} (run arena ingest first)",
-              file=sys.stderr)
+        season = load_season(lake)
+        if backfill:
+            at = season.cycle_time(utc(args.date))
+        else:
+            at = utc(args.at) if args.at else season.due(now)
+            if at is None:
+                raise CycleRefused(f"season {season.id!r} starts {season.first.isoformat()}: "
+                                   "no cycle is due yet")
+        contestants, skipped = season_contestants(lake, os.environ)
+        run = play_season_cycle(lake, season, contestants, at, now=now, backfill=backfill,
+                                force_time=getattr(args, "force_time", False))
+    except (SeasonConfigError, RosterError, CalendarError, CycleRefused) as exc:
+        print(f"arena {name}: {exc} (nothing recorded)", file=sys.stderr)
         return EXIT_UNUSABLE
+    outcomes = run.outcomes
     rows = [o.as_dict() for o in outcomes]
     if args.json:
-        _print_json({"at": at.isoformat(), "outcomes": rows,
+        _print_json({"season": season.id, "at": at.isoformat(), "outcomes": rows,
+                     "automatic_closes": run.automatic_closes, "stale": run.plan.stale,
                      "skipped": [{"contestant": s.spec.name, "reason": s.reason} for s in skipped]})
     else:
-        print(f"decision cycle {at.isoformat()} ({args.provider})")
+        what = "backfilled cycle" if backfill else "decision cycle"
+        print(f"{what} {at.isoformat()} of season {season.id} ({_market_text(season)})")
+        if run.automatic_closes:
+            print(f"  monitor: {run.automatic_closes} automatic close(s) since "
+                  f"{run.plan.monitor_from.isoformat()}")
+        if run.plan.stale:
+            print(f"  stale (not traded): {', '.join(run.plan.stale)}")
         shown = _text_table("contestant", "status", "recorded", ("fills", "right"),
                             ("rejections", "right"), ("tokens", "right"), ("cost", "right"),
                             ("detail", "wrap"))
@@ -335,6 +350,99 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
                           s.reason.removeprefix("skipped: "))
         _console().print(shown)
     return EXIT_FAILED if any(o.status == FAILED for o in outcomes) else EXIT_OK
+
+
+def _market_text(season) -> str:
+    from arena.data.providers import provider_note
+
+    names = sorted(set(season.providers.values()))
+    if len(names) == 1:
+        return provider_note(names[0])
+    return "market data: " + ", ".join(f"{c} from {p}" for c, p in season.providers.items())
+
+
+# ---------------------------------------------------------------------------------------- season
+def _cmd_season_init(args: argparse.Namespace) -> int:
+    from arena.agents.roster import RosterError
+    from arena.core.universe import UniverseError, load_universe
+    from arena.data.lake import Lake
+    from arena.pipeline.season_config import (
+        LIVE,
+        SeasonConfigError,
+        default_providers,
+        init_season,
+        make_season,
+    )
+
+    lake = Lake(args.lake)
+    try:
+        universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
+        season = make_season(args.start, args.days, universe.symbols, mode=LIVE,
+                             providers=default_providers(args.crypto, args.stocks),
+                             season_id=args.id, seed=args.seed)
+        season = init_season(lake, season, roster=args.roster)
+    except (SeasonConfigError, RosterError, UniverseError, ValueError) as exc:
+        print(f"arena season init: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.json:
+        _print_json(season.to_json())
+        return EXIT_OK
+    print(f"season {season.id} in {lake.root}: {season.days} daily cycles at "
+          f"{season.cycle_hour:02d}:00 UTC from {season.first:%Y-%m-%d} to {season.last:%Y-%m-%d}, "
+          f"{len(season.symbols)} assets ({_market_text(season)})")
+    return EXIT_OK
+
+
+def _cmd_season_status(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from arena.agents.roster import RosterError, load_roster
+    from arena.data.lake import Lake
+    from arena.pipeline.live import season_status
+    from arena.pipeline.season_config import SeasonConfigError, load_season, roster_path
+
+    lake = Lake(args.lake)
+    try:
+        season = load_season(lake)
+        roster = load_roster(roster_path(lake)).names
+    except (SeasonConfigError, RosterError) as exc:
+        print(f"arena season status: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    status = season_status(lake, season, roster, pd.Timestamp.now(tz="UTC"))
+    if args.json:
+        _print_json(status.to_json())
+        return EXIT_OK
+    console = _console()
+    console.print(f"season {season.id} ({season.mode}, {_market_text(season)}): "
+                  f"{season.first:%Y-%m-%d} to {season.last:%Y-%m-%d}, lake {lake.root}")
+    counts = ", ".join(f"{n} {s}" for s in ("done", "partial", "due", "missed",
+                                           "missed (backfill allowed)", "upcoming")
+                       if (n := status.count(s)))
+    console.print(f"cycles: {counts}")
+    cycles = _text_table("cycle", "state", ("missing", "wrap"))
+    for c in status.cycles:
+        if c["state"] != "upcoming":
+            cycles.add_row(str(c["at"]), str(c["state"]), ", ".join(c["missing"]))
+    console.print(cycles)
+    people = _text_table("contestant", ("cycles", "right"), "last cycle", "last status",
+                         ("equity", "right"), ("positions", "wrap"))
+    for c in status.contestants:
+        equity = "-" if c["equity"] is None else f"${c['equity']:,.2f}"
+        people.add_row(str(c["contestant"]), str(c["cycles"]), str(c["last_cycle"] or "-"),
+                       str(c["last_status"] or "-"), equity, ", ".join(c["positions"]) or "-")
+    console.print()
+    console.print(people)
+    data = _text_table("asset", "provider", "interval", "last price at", "state")
+    for f in status.assets:
+        data.add_row(f.symbol, f.provider, f.interval or "-",
+                     "-" if f.printed_at is None else f"{f.printed_at:%Y-%m-%d %H:%M}", f.state)
+    console.print()
+    console.print(data)
+    return EXIT_OK
+
+
+def _cmd_season_backfill(args: argparse.Namespace) -> int:
+    return _cmd_cycle(args, backfill=True)
 
 
 # ---------------------------------------------------------------------------------------- replay
@@ -395,6 +503,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from arena.data.lake import Lake
     from arena.data.providers import make_provider
     from arena.pipeline.season import SeasonError, cycle_times, finish_season, replay_season
+    from arena.pipeline.season_config import (
+        REPLAY,
+        SeasonConfigError,
+        default_providers,
+        init_season,
+        make_season,
+    )
     from arena.pipeline.season_tables import AnalyticsError
     from arena.pipeline.warehouse import MartsError
     from arena.reporting.season import ReportError
@@ -414,6 +529,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     for s in skipped:
         print(f"  {s.spec.name}: {s.reason}", file=sys.stderr)
     lake = Lake(args.lake)
+    try:  # the replay is a synthetic season of its own lake, resumed when run again
+        init_season(lake, make_season(start.date(), args.days, universe.symbols, mode=REPLAY,
+                                      providers=default_providers(), seed=args.seed),
+                    roster=args.roster)
+    except (SeasonConfigError, RosterError) as exc:
+        print(f"arena {name}: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
     began = time.perf_counter()
     say = (lambda _m: None) if args.json else (lambda m: print(f"  {m}", flush=True))
 
@@ -520,13 +642,42 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--json", action="store_true", help="machine-readable result")
     chk.set_defaults(func=_cmd_check)
 
-    cyc = sub.add_parser("cycle", help="run one decision cycle for the roster")
-    cyc.add_argument("--at", required=True, help="cycle time, ISO-8601 UTC (the arena uses 16:00)")
-    cyc.add_argument("--roster", help="roster YAML (default: models/roster.yaml)")
-    cyc.add_argument("--provider", default="synthetic", help="lake provider of the bars")
-    cyc.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
+    cyc = sub.add_parser("cycle", help="run the season's current decision cycle (after its "
+                         "monitor window), only when it is sound")
+    cyc.add_argument("--at", help="cycle time, ISO-8601 UTC (default: the season's current cycle)")
+    cyc.add_argument("--force-time", action="store_true",
+                     help="run at a time off the season's schedule (inside the season)")
+    cyc.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
     cyc.add_argument("--json", action="store_true", help="machine-readable result")
     cyc.set_defaults(func=_cmd_cycle)
+
+    sea = sub.add_parser("season", help="a season: init, status, backfill a missed cycle")
+    season_sub = sea.add_subparsers(dest="season_command", required=True, metavar="ACTION")
+    ini = season_sub.add_parser("init", help="write a new season's config into a lake")
+    ini.add_argument("--start", required=True, help="first cycle day, ISO date")
+    ini.add_argument("--days", type=int, default=28, help="season length in days (default 28)")
+    ini.add_argument("--id", help="season id (default: <start>-<providers>)")
+    ini.add_argument("--crypto", default="synthetic", choices=SOURCES,
+                     help="provider of the crypto assets (default synthetic; ccxt for real)")
+    ini.add_argument("--stocks", default="synthetic", choices=SOURCES,
+                     help="provider of the stocks and ETFs (default synthetic; yfinance for real)")
+    ini.add_argument("--symbols", help="comma-separated house symbols (default: whole universe)")
+    ini.add_argument("--roster", help="roster YAML, copied into the season (default: the shipped)")
+    ini.add_argument("--seed", type=int, help="seed of the synthetic market")
+    ini.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
+    ini.add_argument("--json", action="store_true", help="print the season config as JSON")
+    ini.set_defaults(func=_cmd_season_init)
+    sts = season_sub.add_parser("status", help="cycles done, missed and due; data freshness; "
+                                "each contestant's state")
+    sts.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
+    sts.add_argument("--json", action="store_true", help="machine-readable result")
+    sts.set_defaults(func=_cmd_season_status)
+    bkf = season_sub.add_parser("backfill", help="play a missed cycle (only while no later "
+                                "cycle exists)")
+    bkf.add_argument("date", help="the missed cycle's day, ISO date")
+    bkf.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
+    bkf.add_argument("--json", action="store_true", help="machine-readable result")
+    bkf.set_defaults(func=_cmd_season_backfill)
 
     def season_args(p: argparse.ArgumentParser, start: str | None, lake: str) -> None:
         p.add_argument("--start", required=start is None, default=start,

@@ -1,6 +1,9 @@
-"""Prefect flow: the daily decision cycle, one task per contestant.
+"""Prefect flow: the season's daily decision cycle, one task per contestant.
 
-The flow runs :func:`arena.pipeline.cycle.run_cycle` - the same steps as ``arena cycle`` - with a
+The flow runs :func:`arena.pipeline.live.play_season_cycle` - the same steps as ``arena cycle``:
+the lake's season config decides the providers, the roster and the schedule; a cycle that is not
+sound (off schedule, out of order, on a stale market, a lake without the season) is refused
+before anything is recorded and fails the run - with a
 :class:`~arena.flows.tasks.PrefectRunner`: the market is one task, every contestant plays in a task
 of its own (a bounded thread pool, so one slow model never holds the others back), reverse
 contestants after the others. Contestants of one model provider share a strict Prefect global
@@ -20,15 +23,14 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_table_artifact
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from arena.agents.factory import contestants_from_roster
-from arena.core.sessions import cycle_at, utc
+from arena.core.sessions import utc
 from arena.core.settings import prepare_process
-from arena.core.universe import load_universe
 from arena.data.lake import Lake
 from arena.data.providers import provider_note
 from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.flows.tasks import PrefectRunner, ensure_limits, provider_slot
-from arena.pipeline.cycle import run_cycle
+from arena.pipeline.live import CycleRefused, play_season_cycle
+from arena.pipeline.season_config import load_season, season_contestants
 
 CONTESTANT_WORKERS = 8
 
@@ -38,27 +40,46 @@ class CycleFailed(RuntimeError):
 
 
 @flow(name="cycle", task_runner=ThreadPoolTaskRunner(max_workers=CONTESTANT_WORKERS))
-def cycle_flow(at: str | None = None, roster: str | None = None, lake_root: str | None = None,
-               provider: str = "synthetic") -> list[dict]:
-    """Run the decision cycle at ``at`` (default: the latest 16:00 UTC) for the roster."""
+def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bool = False,
+               force_time: bool = False, now: str | None = None) -> list[dict]:
+    """Run the season's cycle at ``at`` (default: the season's current cycle) for its roster;
+    ``backfill``: a missed cycle (only while no later one exists); ``now``: the wall clock
+    (default: the real one; a rehearsal injects its own)."""
     prepare_process()
     logger = get_run_logger()
-    at_ts = utc(at) if at else cycle_at(pd.Timestamp.now(tz="UTC"))
-    contestants, skipped = contestants_from_roster(roster, os.environ)
+    lake = Lake(lake_root)
+    now_ts = utc(now) if now else pd.Timestamp.now(tz="UTC")
+    season = load_season(lake)
+    at_ts = utc(at) if at else season.due(now_ts)
+    if at_ts is None:
+        raise CycleRefused(f"season {season.id!r} starts {season.first.isoformat()}: no cycle "
+                           "is due yet")
+    contestants, skipped = season_contestants(lake, os.environ)
     for item in skipped:
         logger.warning("contestant %s", item)
     ensure_limits(contestants)
-    outcomes = run_cycle(Lake(lake_root), provider, load_universe(), contestants, at_ts,
-                         runner=PrefectRunner(), slot=provider_slot)
+    try:
+        run = play_season_cycle(lake, season, contestants, at_ts, now=now_ts, backfill=backfill,
+                                force_time=force_time, runner=PrefectRunner(), slot=provider_slot)
+    except CycleRefused as exc:
+        logger.error("cycle %s refused, nothing recorded: %s", at_ts, exc)
+        raise
+    outcomes = run.outcomes
     rows = [o.as_dict() for o in outcomes] + [  # roster skips are not played, so not recorded
         {"contestant": s.spec.name, "recorded": "not recorded", "status": CycleOutcome.SKIPPED.value,
          "error": s.reason} for s in skipped]
+    notes = [provider_note(p) for p in sorted(set(season.providers.values()))]
     create_table_artifact(rows, key="cycle-outcomes",
-                          description=f"decision cycle {at_ts.isoformat()} "
-                                      f"({provider_note(provider)})")
-    logger.info("cycle %s: %d contestants played, %d skipped", at_ts, len(outcomes), len(skipped))
+                          description=f"decision cycle {at_ts.isoformat()} of season {season.id} "
+                                      f"({'; '.join(notes)})")
+    if run.plan.stale:
+        logger.warning("cycle %s: stale, not traded: %s", at_ts, ", ".join(run.plan.stale))
+    logger.info("cycle %s: %d contestants played, %d skipped, %d automatic closes", at_ts,
+                len(outcomes), len(skipped), run.automatic_closes)
     failed = [r for r in rows if r["status"] == FAILED]
     if failed:
+        for r in failed:
+            logger.error("contestant %s failed, nothing recorded: %s", r["contestant"], r["error"])
         raise CycleFailed(f"cycle {at_ts.isoformat()}: {len(failed)} contestant(s) failed, nothing "
                           "recorded for them: " + "; ".join(f"{r['contestant']}: {r['error']}"
                                                            for r in failed))

@@ -74,3 +74,18 @@ def book_state(prices: dict[str, float], held: tuple[str, ...], at: pd.Timestamp
                                   at - pd.Timedelta(days=5 + i), level, THESIS, INVALIDATION)
     cost = sum(p.cost for p in positions.values())
     return CycleState(Portfolio(10_000.0 - cost - 4.5, MappingProxyType(positions), 4.5, 0.0), at)
+
+
+def season_lake(tmp_path_factory, universe: Universe, dest, roster: str, *,
+                start: str = "2025-11-26", days: int = 1) -> Lake:
+    """A copy of the ``full`` lake at ``dest`` holding a synthetic season over the universe with
+    ``roster`` (YAML text): by default the one day 2025-11-26, whose cycle is then the current
+    one for any wall clock after it."""
+    from arena.pipeline.season_config import init_season, make_season
+
+    lake = Lake(dest)
+    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake.root)
+    path = lake.root.parent / f"{lake.root.name}-roster.yaml"
+    path.write_text(roster, encoding="utf-8")
+    init_season(lake, make_season(start, days, universe.symbols), roster=path)
+    return lake

@@ -39,6 +39,7 @@ from arena.data.providers.base import Provider
 from arena.engine.monitor import check_invalidations
 from arena.ledger.records import MonitorRecord
 from arena.ledger.store import Ledger
+from arena.market.briefing import Providers, provider_of
 from arena.pipeline.cycle import Outcome, run_cycle, secret_names
 from arena.pipeline.runner import INLINE, Runner, step
 from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_analytics
@@ -79,14 +80,17 @@ def cycle_times(start: pd.Timestamp, days: int) -> list[pd.Timestamp]:
     return [first + pd.Timedelta(days=i) for i in range(days)]
 
 
-def monitor_day(lake: Lake, ledger: Ledger, provider: str, universe: Universe,
+def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Universe,
                 contestants: Sequence[Contestant], start: pd.Timestamp, end: pd.Timestamp) -> int:
-    """Record every contestant's automatic closes in ``(start, end]``; returns how many."""
+    """Record every contestant's automatic closes in ``(start, end]`` from the 15-minute bars of
+    ``provider`` (one, or one per asset class); returns how many."""
     closes = 0
     for contestant in contestants:
         def build(name: str = contestant.name) -> MonitorRecord:
             portfolio = ledger.portfolio(name)
-            bars = {s: lake.read_bars(PartitionKey(provider, "15m", s), start, end)
+            bars = {s: lake.read_bars(PartitionKey(provider if isinstance(provider, str)
+                                                   else provider_of(provider, universe[s]),
+                                                   "15m", s), start, end)
                     for s in portfolio.positions}
             result = check_invalidations(portfolio, bars, universe, start, end)
             return MonitorRecord(name, start, end, result.fills, result.checked, result.unobserved)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 from arena.ledger.store import Ledger
 from tests.agents.openai_stub import Gate, OpenAIStub, StubResponse, unreachable_url
 from tests.flows.artifacts import run_artifacts
-from tests.market_lakes import market_lakes
+from tests.market_lakes import season_lake
 
 SENTINEL = "SENTINEL-CYCLE-KEY-3141592653"
 ANSWER = json.dumps({"reasoning": "Buy ETH on strength.", "decisions": [
@@ -22,19 +21,17 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
 
     from arena.flows.cycle import cycle_flow
 
-    lake_root = tmp_path / "lake"
-    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
     monkeypatch.setenv("STUB_LLM_API_KEY", SENTINEL)
     with OpenAIStub(default=StubResponse.answer(ANSWER)) as stub:
-        roster = tmp_path / "roster.yaml"
-        roster.write_text(
+        lake_root = season_lake(tmp_path_factory, universe, tmp_path / "lake",
             "contestants:\n"
             "  - {name: momentum, kind: house, strategy: momentum}\n"
             f"  - {{name: stub-llm, kind: llm, model: openai/stub-model, api_base: '{stub.url}',"
             " api_key_env: STUB_LLM_API_KEY, params: {temperature: 0.2, max_tokens: 400,"
             " timeout: 5, num_retries: 1}}\n"
-            "  - {name: hosted, kind: llm, model: openai/gpt-4o-mini, api_key_env: NOT_SET_KEY}\n")
-        rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+            "  - {name: hosted, kind: llm, model: openai/gpt-4o-mini, api_key_env: NOT_SET_KEY}\n"
+        ).root
+        rows = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
         assert all(r.headers["authorization"] == f"Bearer {SENTINEL}" for r in stub.chat_requests)
     by_name = {r["contestant"]: r for r in rows}
     assert by_name["stub-llm"]["status"] == "traded" and by_name["stub-llm"]["fills"] == 1
@@ -53,7 +50,7 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
     assert "2025-11-26T16:00:00+00:00" in outcomes.description
     assert "SYNTHETIC market data: not real prices" in outcomes.description
     # re-running the flow for the same cycle executes nothing twice
-    again = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+    again = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
     assert {r["recorded"] for r in again if r["contestant"] != "hosted"} == {"already recorded"}
     assert len(ledger.fills("stub-llm")) == 1
 
@@ -65,15 +62,13 @@ def test_a_provider_limit_of_one_serialises_its_contestants(prefect_server, loca
 
     from arena.flows.cycle import cycle_flow
 
-    lake_root = tmp_path / "lake"
-    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
     monkeypatch.setenv("ARENA_PROVIDER_CONCURRENCY", "1")
     # each answer is held a moment, so overlapping calls would be seen in the server together
     # (test_a_provider_limit_of_two_lets_both_in_together shows the flow can overlap them)
     with OpenAIStub(default=StubResponse.answer(ANSWER, delay=1.0)) as stub:
-        roster = tmp_path / "roster.yaml"
-        roster.write_text(_two_llms(stub.url))
-        rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+        lake_root = season_lake(tmp_path_factory, universe, tmp_path / "lake",
+                                _two_llms(stub.url)).root
+        rows = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
     assert [r["status"] for r in rows] == ["traded", "traded"]
     assert len(stub.chat_requests) == 2 and stub.max_in_flight == 1  # one at a time
     with get_client(sync_client=True) as client:
@@ -84,14 +79,12 @@ def test_a_provider_limit_of_two_lets_both_in_together(prefect_server, local_sto
                                                        tmp_path_factory, universe, monkeypatch):
     from arena.flows.cycle import cycle_flow
 
-    lake_root = tmp_path / "lake"
-    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
     monkeypatch.setenv("ARENA_PROVIDER_CONCURRENCY", "2")
     gate = Gate(parties=2, timeout=20)  # one after another: it breaks after 20 s and answers 400
     with OpenAIStub(default=StubResponse.answer(ANSWER, gate=gate)) as stub:
-        roster = tmp_path / "roster.yaml"
-        roster.write_text(_two_llms(stub.url))
-        rows = cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+        lake_root = season_lake(tmp_path_factory, universe, tmp_path / "lake",
+                                _two_llms(stub.url)).root
+        rows = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
     assert gate.opened and stub.max_in_flight == 2, (gate, rows)
     assert len(stub.chat_requests) == 2
     assert [r["status"] for r in rows] == ["traded", "traded"]
@@ -115,16 +108,15 @@ def test_a_contestant_that_cannot_be_reached_fails_the_flow_run(prefect_server, 
 
     from arena.flows.cycle import CycleFailed, cycle_flow
 
-    lake_root = tmp_path / "lake"
-    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake_root)
     closed = unreachable_url()
-    roster = tmp_path / "roster.yaml"
-    roster.write_text("contestants:\n"
-                      "  - {name: momentum, kind: house, strategy: momentum}\n"
-                      f"  - {{name: gone, kind: llm, model: openai/stub-model, api_base: '{closed}',"
-                      " params: {timeout: 5, num_retries: 0}}\n")
+    lake_root = season_lake(tmp_path_factory, universe, tmp_path / "lake",
+                            "contestants:\n"
+                            "  - {name: momentum, kind: house, strategy: momentum}\n"
+                            f"  - {{name: gone, kind: llm, model: openai/stub-model, "
+                            f"api_base: '{closed}', params: {{timeout: 5, num_retries: 0}}}}\n"
+                            ).root
     with pytest.raises(CycleFailed, match="gone: connection"):
-        cycle_flow(at="2025-11-26T16:00:00Z", roster=str(roster), lake_root=str(lake_root))
+        cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
     [outcomes, *_] = run_artifacts(key="cycle-outcomes")
     rows = {r["contestant"]: r for r in json.loads(outcomes.data)}
     assert (rows["gone"]["status"], rows["gone"]["recorded"]) == ("failed", "not recorded")

@@ -5,7 +5,6 @@ lake. Half an emoji, an empty answer, a 1 MB answer, a model that cannot be reac
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -18,7 +17,7 @@ from arena.pipeline.cycle import cycle_market
 from arena.pipeline.cycle import play as cycle_play
 from tests.agents.openai_stub import OpenAIStub, StubResponse, unreachable_url
 from tests.conftest import ts
-from tests.market_lakes import PROVIDER, market_lakes
+from tests.market_lakes import PROVIDER, market_lakes, season_lake
 
 MON, TUE = ts("2025-11-24 16:00"), ts("2025-11-25 16:00")
 HALF = "\ud83d"  # the first half of a UTF-16 surrogate pair: what a model cut mid-emoji sends
@@ -162,15 +161,14 @@ def test_a_one_megabyte_answer_makes_a_small_repair_request(cycle):
 
 def test_arena_cycle_records_half_an_emoji_and_exits_0(tmp_path_factory, tmp_path, universe,
                                                         capsys):
-    lake = tmp_path / "lake"
-    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake)
     first = json.dumps(_answer(OPEN_ETH, CLOSE_HALF))
     with OpenAIStub() as stub:
         stub.script(StubResponse.answer(first), StubResponse.answer(HOLD_ALL))
-        roster = tmp_path / "roster.yaml"
-        roster.write_text("contestants:\n  - {name: stub-llm, kind: llm, model: openai/stub-model, "
-                          f"api_base: '{stub.url}', params: {{timeout: 10, num_retries: 0}}}}\n")
-        args = ["cycle", "--at", MON.isoformat(), "--roster", str(roster), "--lake", str(lake)]
+        lake = season_lake(tmp_path_factory, universe, tmp_path / "lake",
+                           "contestants:\n  - {name: stub-llm, kind: llm, model: openai/stub-model, "
+                           f"api_base: '{stub.url}', params: {{timeout: 10, num_retries: 0}}}}\n",
+                           start=f"{MON:%Y-%m-%d}").root
+        args = ["cycle", "--at", MON.isoformat(), "--lake", str(lake)]
         assert main(args) == 0
         out = capsys.readouterr().out
         assert "stub-llm" in out and "traded" in out and "Traceback" not in out

@@ -1,0 +1,236 @@
+"""A season's cycle, run only when it is sound, and the season's status.
+
+:func:`check_cycle` refuses a cycle - before anything is recorded - when the lake holds no season
+(or another one), when the time is off the season's schedule (unless forced) or in the future,
+when a later cycle is already recorded (cycles are recorded in order), when the time is not the
+season's current cycle (a missed day is played only as an explicit backfill, and only while no
+later cycle exists), and when the market is not fresh enough to trade: the benchmarks stale, most
+assets stale, or no bars at all. Each asset's freshness is judged by its own calendar
+(:func:`arena.market.asof.is_stale`: a stock holding Friday's close is fresh on Sunday).
+
+:func:`play_season_cycle` then records the monitor window that ends at the cycle (the automatic
+closes since the previous cycle come first, as the ledger's order requires) and runs the cycle
+(:func:`arena.pipeline.cycle.run_cycle`) on the season's providers, roster and rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from arena.agents.base import Contestant
+from arena.core.universe import Universe
+from arena.data.lake import Lake
+from arena.engine.rules import ARENA_RULES, Rules
+from arena.ledger.store import Ledger
+from arena.market.asof import is_stale, last_price, price_interval
+from arena.market.briefing import provider_of
+from arena.pipeline.cycle import Outcome, Slot, no_slot, run_cycle, secret_names
+from arena.pipeline.runner import INLINE, Runner
+from arena.pipeline.season import monitor_day
+from arena.pipeline.season_config import SeasonConfig
+
+STALE_SHARE_REFUSED = 0.5  # a cycle refuses when more than this share of its assets is stale
+
+
+class CycleRefused(RuntimeError):
+    """The cycle was not run (nothing recorded); the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """One asset's data at a time: its last price's print time (None: no bar), the interval
+    it comes from, and whether it is stale there."""
+
+    symbol: str
+    provider: str
+    interval: str | None
+    printed_at: pd.Timestamp | None
+    stale: bool
+
+    @property
+    def state(self) -> str:
+        return "no data" if self.printed_at is None else ("stale" if self.stale else "fresh")
+
+
+def freshness(lake: Lake, season: SeasonConfig, universe: Universe, at: pd.Timestamp
+              ) -> list[Freshness]:
+    """Every asset of the season: how fresh its price is at ``at``, by its own calendar."""
+    out = []
+    for asset in universe:
+        provider = provider_of(season.market, asset)
+        interval = price_interval(lake, provider, asset.symbol)
+        got = last_price(lake, provider, asset, at) if interval else None
+        printed = None if got is None else got[1]
+        stale = printed is None or is_stale(asset.calendar, interval, printed, at)
+        out.append(Freshness(asset.symbol, provider, interval, printed, stale))
+    return out
+
+
+@dataclass
+class CyclePlan:
+    """A sound cycle: when, the market's freshness, and the monitor window before it."""
+
+    at: pd.Timestamp
+    fresh: list[Freshness]
+    monitor_from: pd.Timestamp | None
+    backfill: bool = False
+    forced_time: bool = False
+
+    @property
+    def stale(self) -> list[str]:
+        return [f.symbol for f in self.fresh if f.stale]
+
+
+def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Universe,
+                at: pd.Timestamp, *, now: pd.Timestamp, force_time: bool = False,
+                backfill: bool = False) -> CyclePlan:
+    """Whether the cycle at ``at`` may run now (see the module docstring); raises
+    :class:`CycleRefused` naming the reason, before anything is recorded."""
+    where = f"season {season.id!r}"
+    if not season.on_schedule(at):
+        inside = season.first <= at < season.last + pd.Timedelta(days=1)
+        if not (force_time and inside):
+            raise CycleRefused(
+                f"{at.isoformat()} is not a cycle time of {where} (daily at "
+                f"{season.cycle_hour:02d}:00 UTC from {season.first:%Y-%m-%d} to "
+                f"{season.last:%Y-%m-%d})" + ("" if inside else "; it lies outside the season")
+                + ("" if force_time or not inside else "; --force-time runs it anyway"))
+    if at > now:
+        raise CycleRefused(f"{at.isoformat()} is in the future (now {now.isoformat()}): its bars "
+                           "do not exist yet")
+    later = sorted({k.cycle_at for k in ledger.records() if k.cycle_at > at})
+    if later:
+        raise CycleRefused(f"{where} already has a later cycle ({later[0].isoformat()}): cycles "
+                           "are recorded in order, so this one can no longer be played")
+    due = season.due(now)
+    if backfill and due is not None and at >= due:
+        raise CycleRefused(f"{at.isoformat()} is the current cycle of {where}, not a missed one: "
+                           "run it with arena cycle")
+    if not backfill and not force_time and due is not None and at < due:
+        raise CycleRefused(f"{at.isoformat()} is not the current cycle of {where} (due: "
+                           f"{due.isoformat()}); a missed cycle is played by arena season "
+                           f"backfill {at:%Y-%m-%d}, while no later cycle exists")
+    fresh = freshness(lake, season, universe, at)
+    _check_market(fresh, universe, at, where)
+    previous = [t for t in season.times if t < at]
+    return CyclePlan(at, fresh, previous[-1] if previous else None, backfill, force_time)
+
+
+def _check_market(fresh: Sequence[Freshness], universe: Universe, at: pd.Timestamp,
+                  where: str) -> None:
+    if all(f.printed_at is None for f in fresh):
+        raise CycleRefused(f"the lake of {where} holds no bars closed by {at.isoformat()} "
+                           "(run arena ingest first)")
+    benchmarks = {a.symbol for a in universe.benchmarks}
+    bad_bench = [f for f in fresh if f.symbol in benchmarks and f.stale]
+    stale = [f for f in fresh if f.stale]
+    if bad_bench or len(stale) > STALE_SHARE_REFUSED * len(fresh):
+        shown = ", ".join(f"{f.symbol} ({_since(f)})" for f in (bad_bench or stale)[:6])
+        more = f" and {len(stale) - 6} more" if len(stale) > 6 else ""
+        what = "the benchmark" + ("s are" if len(bad_bench) > 1 else " is") if bad_bench else \
+            f"{len(stale)} of {len(fresh)} assets are"
+        raise CycleRefused(f"the market at {at.isoformat()} is not fresh: {what} stale - {shown}"
+                           f"{more}; ingest up to the cycle first (arena ingest)")
+
+
+def _since(f: Freshness) -> str:
+    return "no bars" if f.printed_at is None else f"last price {f.printed_at:%Y-%m-%d %H:%M}"
+
+
+@dataclass
+class CycleRun:
+    plan: CyclePlan
+    outcomes: list[Outcome] = field(default_factory=list)
+    automatic_closes: int = 0
+
+
+def season_rules(season: SeasonConfig) -> Rules:
+    return ARENA_RULES if season.fee_rate == ARENA_RULES.fee_rate else dataclasses.replace(
+        ARENA_RULES, fee_rate=season.fee_rate)
+
+
+def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Contestant],
+                      at: pd.Timestamp, *, now: pd.Timestamp, universe: Universe | None = None,
+                      force_time: bool = False, backfill: bool = False, runner: Runner = INLINE,
+                      slot: Slot = no_slot) -> CycleRun:
+    """Check the cycle (:func:`check_cycle`), record the monitor window ending at it, play it."""
+    universe = universe or season.universe()
+    ledger = Ledger(lake, secret_names=secret_names(contestants))
+    plan = check_cycle(lake, season, ledger, universe, at, now=now, force_time=force_time,
+                       backfill=backfill)
+    closes = 0
+    if plan.monitor_from is not None:
+        closes = monitor_day(lake, ledger, season.market, universe, contestants,
+                             plan.monitor_from, at)
+    outcomes = run_cycle(lake, season.market, universe, contestants, at, ledger=ledger,
+                         runner=runner, rules=season_rules(season), slot=slot)
+    return CycleRun(plan, outcomes, closes)
+
+
+# ------------------------------------------------------------------------------------- status
+@dataclass
+class SeasonStatus:
+    season: SeasonConfig
+    now: pd.Timestamp
+    cycles: list[dict[str, object]]
+    assets: list[Freshness]
+    contestants: list[dict[str, object]]
+
+    def count(self, state: str) -> int:
+        return sum(1 for c in self.cycles if c["state"] == state)
+
+    def to_json(self) -> dict[str, object]:
+        return {"season": self.season.to_json(), "now": self.now.isoformat(),
+                "cycles": self.cycles,
+                "assets": [{"symbol": f.symbol, "provider": f.provider, "interval": f.interval,
+                            "last_price_at": None if f.printed_at is None
+                            else f.printed_at.isoformat(), "state": f.state}
+                           for f in self.assets],
+                "contestants": self.contestants}
+
+
+def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: pd.Timestamp
+                  ) -> SeasonStatus:
+    """Every cycle of the season (done, partial, missed, due, upcoming), each asset's data
+    freshness at ``now`` and each contestant's state."""
+    ledger = Ledger(lake)
+    by_cycle: dict[pd.Timestamp, set[str]] = {}
+    for key in ledger.records():
+        by_cycle.setdefault(key.cycle_at, set()).add(key.contestant)
+    names = list(dict.fromkeys([*roster, *sorted({c for s in by_cycle.values() for c in s})]))
+    due = season.due(now)
+    last_done = max(by_cycle, default=None)
+    cycles = []
+    for t in season.times:
+        got = by_cycle.get(t, set())
+        if got and got >= set(roster):
+            state = "done"
+        elif got:
+            state = "partial"
+        elif t > now:
+            state = "upcoming"
+        elif t == due:
+            state = "due"
+        else:
+            state = "missed" if last_done is None or t < last_done else "missed (backfill allowed)"
+        cycles.append({"at": t.isoformat(), "state": state, "recorded": sorted(got),
+                       "missing": [n for n in roster if n not in got]})
+    universe = season.universe()
+    contestants = []
+    for name in names:
+        keys = ledger.records(name)
+        last = keys[-1].cycle_at if keys else None
+        status = ledger.record_rows("outcome", last, name)[0]["status"] if last is not None \
+            else None
+        equity = ledger.equity_before(name, now + pd.Timedelta(days=1))
+        positions = ledger.portfolio(name).positions
+        contestants.append({"contestant": name, "cycles": len(keys),
+                            "last_cycle": None if last is None else last.isoformat(),
+                            "last_status": status,
+                            "equity": None if equity is None else equity.get("equity"),
+                            "positions": sorted(positions)})
+    return SeasonStatus(season, now, cycles, freshness(lake, season, universe, now), contestants)

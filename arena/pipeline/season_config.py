@@ -1,0 +1,255 @@
+"""The season as a first-class object: what a lake's season is, written once into the lake.
+
+``arena season init`` writes ``<lake>/season/season.json`` and a copy of the roster
+(``<lake>/season/roster.yaml``): the season's id, first cycle day and length, universe, the
+provider of each asset class (crypto from ``ccxt`` and stocks from ``yfinance``, or all
+``synthetic``), the cycle hour, the fee rate and whether it is a live season or a replay. Every
+command of the season reads it, so no flag can disagree with it (a cycle on the wrong provider,
+a lake that belongs to another season). A lake holds one season; the next one starts in a new
+lake (``arena season init --lake ...``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from arena.agents.base import Contestant
+from arena.agents.factory import contestants_from_roster
+from arena.agents.roster import DEFAULT_ROSTER, Skipped, load_roster
+from arena.core.sessions import CYCLE_HOUR
+from arena.core.universe import Universe, load_universe
+from arena.data.lake import Lake, write_text
+from arena.data.providers import SOURCES, SYNTHETIC
+from arena.engine.rules import ARENA_RULES
+
+SEASON_DIR = "season"
+CONFIG = "season.json"
+ROSTER = "roster.yaml"
+LIVE, REPLAY = "live", "replay"
+ASSET_CLASSES = ("crypto", "stock", "etf")
+FORMAT = 1
+
+
+class SeasonConfigError(ValueError):
+    """No season in the lake, another season in it, or a season config that cannot be used."""
+
+
+@dataclass(frozen=True)
+class SeasonConfig:
+    """One season. ``providers``: asset class -> provider (a source of ``arena ingest``)."""
+
+    id: str
+    start: dt.date
+    days: int
+    symbols: tuple[str, ...]
+    providers: dict[str, str]
+    mode: str = LIVE
+    cycle_hour: int = CYCLE_HOUR
+    fee_rate: float = ARENA_RULES.fee_rate
+    seed: int | None = None  # the synthetic market's
+    created: str = ""
+    format: int = FORMAT
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.days < 1:
+            problems.append(f"days must be at least 1, not {self.days}")
+        if self.mode not in (LIVE, REPLAY):
+            problems.append(f"mode must be {LIVE!r} or {REPLAY!r}, not {self.mode!r}")
+        if not 0 <= self.cycle_hour <= 23:
+            problems.append(f"cycle_hour must be an hour of the day (0-23), not {self.cycle_hour}")
+        for cls, source in self.providers.items():
+            if cls not in ASSET_CLASSES:
+                problems.append(f"providers: unknown asset class {cls!r} "
+                                f"(expected {', '.join(ASSET_CLASSES)})")
+            if source not in SOURCES:
+                problems.append(f"providers: {cls}: unknown source {source!r} "
+                                f"(expected {', '.join(SOURCES)})")
+        if not self.symbols:
+            problems.append("the season has no symbols")
+        if problems:
+            raise SeasonConfigError(f"season {self.id!r}: " + "; ".join(problems))
+
+    # ---------------------------------------------------------------------------- the schedule
+    def cycle_time(self, day: dt.date | pd.Timestamp) -> pd.Timestamp:
+        """The cycle time (UTC) of a calendar day."""
+        return pd.Timestamp(pd.Timestamp(day).date(), tz="UTC") + pd.Timedelta(hours=self.cycle_hour)
+
+    @property
+    def times(self) -> list[pd.Timestamp]:
+        """Every cycle time of the season, in order."""
+        first = self.cycle_time(self.start)
+        return [first + pd.Timedelta(days=i) for i in range(self.days)]
+
+    @property
+    def first(self) -> pd.Timestamp:
+        return self.times[0]
+
+    @property
+    def last(self) -> pd.Timestamp:
+        return self.times[-1]
+
+    def due(self, now: pd.Timestamp) -> pd.Timestamp | None:
+        """The latest cycle time of the season at or before ``now`` (None before its first)."""
+        past = [t for t in self.times if t <= now]
+        return past[-1] if past else None
+
+    def on_schedule(self, at: pd.Timestamp) -> bool:
+        return at in set(self.times)
+
+    # ---------------------------------------------------------------------------- what it plays
+    def universe(self, base: Universe | None = None) -> Universe:
+        return (base or load_universe()).select(self.symbols)
+
+    @property
+    def market(self) -> str | dict[str, str]:
+        """What the cycle's market reads: one provider's name, or one per asset class."""
+        names = set(self.providers.values())
+        return next(iter(names)) if len(names) == 1 else dict(self.providers)
+
+    def provider_of(self, asset_class: str) -> str:
+        try:
+            return self.providers[asset_class]
+        except KeyError:
+            raise SeasonConfigError(f"season {self.id!r} names no provider for {asset_class} "
+                                    "assets") from None
+
+    @property
+    def synthetic(self) -> bool:
+        return set(self.providers.values()) == {SYNTHETIC}
+
+    def to_json(self) -> dict[str, object]:
+        out = asdict(self)
+        out["start"] = self.start.isoformat()
+        out["symbols"] = list(self.symbols)
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, object], source: str = "season.json") -> SeasonConfig:
+        try:
+            return cls(id=str(raw["id"]), start=dt.date.fromisoformat(str(raw["start"])),
+                       days=int(raw["days"]),  # type: ignore[arg-type]
+                       symbols=tuple(raw["symbols"]),  # type: ignore[arg-type]
+                       providers=dict(raw["providers"]),  # type: ignore[arg-type]
+                       mode=str(raw.get("mode", LIVE)),
+                       cycle_hour=int(raw.get("cycle_hour", CYCLE_HOUR)),  # type: ignore[arg-type]
+                       fee_rate=float(raw.get("fee_rate", ARENA_RULES.fee_rate)),  # type: ignore[arg-type]
+                       seed=None if raw.get("seed") is None else int(raw["seed"]),  # type: ignore[arg-type]
+                       created=str(raw.get("created", "")),
+                       format=int(raw.get("format", FORMAT)))  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, SeasonConfigError):
+                raise
+            raise SeasonConfigError(f"{source}: not a season config ({type(exc).__name__}: "
+                                    f"{exc})") from None
+
+
+def default_providers(crypto: str = SYNTHETIC, stocks: str = SYNTHETIC) -> dict[str, str]:
+    """Asset class -> provider: crypto from one source, stocks and ETFs (SPY) from another."""
+    return {"crypto": crypto, "stock": stocks, "etf": stocks}
+
+
+def config_path(lake: Lake) -> Path:
+    return lake.root / SEASON_DIR / CONFIG
+
+
+def roster_path(lake: Lake) -> Path:
+    return lake.root / SEASON_DIR / ROSTER
+
+
+def find_season(lake: Lake) -> SeasonConfig | None:
+    """The lake's season, or None when the lake holds none."""
+    path = config_path(lake)
+    if not path.is_file():
+        return None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SeasonConfigError(f"{path}: cannot read the season config: {exc}") from None
+    return SeasonConfig.from_json(raw, str(path))
+
+
+def load_season(lake: Lake) -> SeasonConfig:
+    """The lake's season; :class:`SeasonConfigError` saying how to start one when there is none
+    (a lake that does not exist, a mistyped path)."""
+    season = find_season(lake)
+    if season is None:
+        what = "does not exist" if not lake.root.exists() else "holds no season"
+        raise SeasonConfigError(
+            f"the lake {lake.root} {what}: start a season there first "
+            f"(arena season init --lake {lake.root} --start DATE ...)")
+    return season
+
+
+def init_season(lake: Lake, season: SeasonConfig, *, roster: str | Path | None = None,
+                now: pd.Timestamp | None = None) -> SeasonConfig:
+    """Write ``season`` (and a copy of the roster, checked) into ``lake``. A lake that holds a
+    season keeps it: initialising the same season again is a no-op, another one is refused."""
+    load_roster(roster)  # a broken roster fails here, not at the first cycle
+    source = Path(roster) if roster is not None else DEFAULT_ROSTER
+    existing = find_season(lake)
+    if existing is not None:
+        if _same(existing, season) and _read(roster_path(lake)) == _read(source):
+            return existing
+        raise SeasonConfigError(
+            f"the lake {lake.root} holds season {existing.id!r} (from {existing.start}, "
+            f"{existing.days} days, its own roster); a lake holds one season: start "
+            f"{season.id!r} in a new lake (--lake)")
+    ledger = lake.root / "ledger" / "cycles"
+    if season.mode == LIVE and ledger.is_dir() and any(ledger.iterdir()):
+        # (a replay adopts its own lake of before seasons were written: it checks the cycles)
+        raise SeasonConfigError(f"the lake {lake.root} already holds cycles without a season; "
+                                "start the season in a new lake (--lake)")
+    stamp = (now or pd.Timestamp.now(tz="UTC")).isoformat()
+    season = SeasonConfig(**{**season.__dict__, "created": stamp})
+    folder = lake.root / SEASON_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{ROSTER}.tmp"
+    shutil.copyfile(source, tmp)
+    os.replace(tmp, roster_path(lake))
+    write_text(config_path(lake), json.dumps(season.to_json(), indent=2) + "\n")
+    return season
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
+    keys = ("id", "start", "days", "symbols", "providers", "mode", "cycle_hour", "fee_rate", "seed")
+    return all(getattr(a, k) == getattr(b, k) for k in keys)
+
+
+def season_contestants(lake: Lake, env: Mapping[str, str]
+                       ) -> tuple[list[Contestant], list[Skipped]]:
+    """The contestants of the season's own roster copy that can play with the keys in ``env``."""
+    return contestants_from_roster(roster_path(lake), env)
+
+
+def new_season_id(start: dt.date, providers: Mapping[str, str], mode: str) -> str:
+    sources = "+".join(sorted(set(providers.values())))
+    return f"{start.isoformat()}-{sources}" + ("-replay" if mode == REPLAY else "")
+
+
+def make_season(start: dt.date | str, days: int, symbols: Sequence[str], *,
+                providers: Mapping[str, str] | None = None, mode: str = LIVE,
+                season_id: str | None = None, seed: int | None = None,
+                cycle_hour: int = CYCLE_HOUR, fee_rate: float = ARENA_RULES.fee_rate
+                ) -> SeasonConfig:
+    """A season config (nothing written)."""
+    first = start if isinstance(start, dt.date) else dt.date.fromisoformat(str(start))
+    chosen = dict(providers or default_providers())
+    return SeasonConfig(id=season_id or new_season_id(first, chosen, mode), start=first,
+                        days=days, symbols=tuple(symbols), providers=chosen, mode=mode,
+                        cycle_hour=cycle_hour, fee_rate=fee_rate, seed=seed)
