@@ -31,16 +31,22 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     from arena.data.ingest import IngestError, default_window, run_ingest
     from arena.data.lake import Lake
     from arena.data.providers import make_provider
+    from arena.pipeline.season_config import SeasonConfigError, find_season
 
     try:
         universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
-        provider = make_provider(args.source, seed=args.seed, drop=args.drop,
+        source, seed = args.source, args.seed
+        season = find_season(Lake(args.lake))
+        if season is not None:  # the season decides the providers and the assets
+            universe, source, seed = _season_ingest(season, universe, source, seed,
+                                                    explicit=bool(args.symbols))
+        provider = make_provider(source or "synthetic", seed=seed, drop=args.drop,
                                  drop_interval=args.drop_interval)
         now = pd.Timestamp.now(tz="UTC")
         start, end = default_window(now)
         start = utc(args.start) if args.start else start
         end = utc(args.end) if args.end else end
-    except (UniverseError, ValueError) as exc:
+    except (UniverseError, SeasonConfigError, ValueError) as exc:
         print(f"arena ingest: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     lake = Lake(args.lake)
@@ -65,6 +71,31 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     else:
         print(render_ingest_summary(result.manifest, lake.root))
     return EXIT_OK
+
+
+def _season_ingest(season, universe, source: str | None, seed: int | None, *, explicit: bool):
+    """What an ingest into a season's lake takes: the assets the season gets from ``source``
+    (its only provider when none is named), and the season's synthetic seed."""
+    from arena.core.universe import UniverseError
+
+    sources = sorted(set(season.providers.values()))
+    if source is None:
+        if len(sources) > 1:
+            raise ValueError(f"season {season.id!r} takes bars from {' and '.join(sources)}: "
+                             "name one with --source")
+        source = sources[0]
+    if source not in sources:
+        raise ValueError(f"season {season.id!r} takes no bars from {source} (its providers: "
+                         f"{', '.join(f'{c} from {p}' for c, p in season.providers.items())})")
+    if seed is not None and season.seed is not None and seed != season.seed:
+        raise ValueError(f"season {season.id!r} uses the synthetic seed {season.seed}, not {seed}")
+    mine = [a.symbol for a in universe
+            if a.symbol in season.symbols and season.providers.get(a.asset_class) == source]
+    outside = [a.symbol for a in universe if a.symbol not in mine] if explicit else []
+    if outside or not mine:
+        raise UniverseError(f"season {season.id!r} takes {', '.join(outside) or 'none of them'}"
+                            f" from another provider or not at all (--symbols)")
+    return universe.select(mine), source, season.seed if seed is None else seed
 
 
 class _progress:
@@ -606,8 +637,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ing = sub.add_parser("ingest", help="fetch/generate bars into the lake (validated, atomic)")
-    ing.add_argument("--source", choices=SOURCES, default="synthetic",
-                     help="market-data provider (default: synthetic, the embedded default)")
+    ing.add_argument("--source", choices=SOURCES,
+                     help="market-data provider (default: the season's, when the lake holds one; "
+                          "else synthetic, the embedded default)")
     ing.add_argument("--start", help="window start, ISO-8601 UTC (default: 200 days before --end)")
     ing.add_argument("--end", help="window end, exclusive, ISO-8601 UTC (default: now, whole hour)")
     ing.add_argument("--symbols", help="comma-separated house symbols (default: whole universe)")

@@ -18,11 +18,10 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from arena.agents.base import Contestant
-from arena.agents.factory import contestants_from_roster
 from arena.agents.roster import DEFAULT_ROSTER, Skipped, load_roster
 from arena.core.sessions import CYCLE_HOUR
 from arena.core.universe import Universe, load_universe
@@ -36,6 +35,9 @@ ROSTER = "roster.yaml"
 LIVE, REPLAY = "live", "replay"
 ASSET_CLASSES = ("crypto", "stock", "etf")
 FORMAT = 1
+
+if TYPE_CHECKING:
+    from arena.agents.base import Contestant
 
 
 class SeasonConfigError(ValueError):
@@ -234,6 +236,8 @@ def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
 def season_contestants(lake: Lake, env: Mapping[str, str]
                        ) -> tuple[list[Contestant], list[Skipped]]:
     """The contestants of the season's own roster copy that can play with the keys in ``env``."""
+    from arena.agents.factory import contestants_from_roster  # the contestants' SDKs: cycles only
+
     return contestants_from_roster(roster_path(lake), env)
 
 

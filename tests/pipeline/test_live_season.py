@@ -211,3 +211,29 @@ def test_a_replay_is_a_synthetic_season_of_its_lake(tmp_path):
                  "--players", "200", "--lake", str(lake.root), "--json"]) == 0
     config = load_season(lake)
     assert config.mode == REPLAY and config.synthetic and config.days == 2
+
+
+def test_ingest_into_a_season_takes_its_providers(tmp_path, capsys):
+    lake = tmp_path / "live"
+    assert main(["season", "init", "--start", "2026-12-01", "--crypto", "ccxt", "--stocks",
+                 "yfinance", "--lake", str(lake)]) == 0
+    capsys.readouterr()
+    assert main(["ingest", "--lake", str(lake)]) == 2
+    assert "takes bars from ccxt and yfinance: name one with --source" in capsys.readouterr().err
+    assert main(["ingest", "--source", "synthetic", "--lake", str(lake)]) == 2
+    assert "takes no bars from synthetic" in capsys.readouterr().err
+    assert main(["ingest", "--source", "ccxt", "--symbols", "BTC,AAPL", "--lake",
+                 str(lake)]) == 2
+    assert "takes AAPL from another provider" in capsys.readouterr().err
+    assert not (lake / "bars").exists() and not (lake / "manifests").exists()
+
+
+def test_ingest_into_a_synthetic_season_takes_its_assets(tmp_path, capsys):
+    lake = Lake(tmp_path / "season")
+    assert main(["season", "init", "--start", "2026-10-01", "--symbols", "BTC,ETH,SPY",
+                 "--lake", str(lake.root)]) == 0
+    assert main(["ingest", "--start", "2026-09-01", "--end", "2026-09-03", "--lake",
+                 str(lake.root), "--json"]) == 0
+    manifest = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert manifest["provider"] == "synthetic" and set(manifest["published"]) == {
+        "BTC", "ETH", "SPY"}
