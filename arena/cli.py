@@ -323,8 +323,9 @@ def _rules(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------------------- cycle
-def _cmd_cycle(args: argparse.Namespace, *, backfill: bool = False) -> int:
-    """``arena cycle`` (the season's current cycle) and ``arena season backfill DATE``."""
+def _cmd_cycle(args: argparse.Namespace, *, backfill: bool = False, retry: bool = False) -> int:
+    """``arena cycle`` (the season's current cycle), ``arena season backfill DATE`` and
+    ``arena season retry DATE``."""
     import os
 
     import pandas as pd
@@ -336,21 +337,22 @@ def _cmd_cycle(args: argparse.Namespace, *, backfill: bool = False) -> int:
     from arena.pipeline.live import CycleRefused, play_season_cycle
     from arena.pipeline.season_config import SeasonConfigError, load_season, season_contestants
 
-    name = "season backfill" if backfill else "cycle"
+    name = "season backfill" if backfill else "season retry" if retry else "cycle"
     lake = Lake(args.lake)
     now = pd.Timestamp.now(tz="UTC")
     try:
         season = load_season(lake)
-        if backfill:
+        if backfill or retry:
             at = season.cycle_time(utc(args.date))
         else:
             at = utc(args.at) if args.at else season.due(now)
             if at is None:
                 raise CycleRefused(f"season {season.id!r} starts {season.first.isoformat()}: "
                                    "no cycle is due yet")
-        contestants, skipped = season_contestants(lake, os.environ)
+        contestants, skipped = season_contestants(lake, os.environ,
+                                                  call_timeout=season.call_timeout_s)
         run = play_season_cycle(lake, season, contestants, at, now=now, backfill=backfill,
-                                force_time=getattr(args, "force_time", False))
+                                retry=retry, force_time=getattr(args, "force_time", False))
     except (SeasonConfigError, RosterError, CalendarError, CycleRefused) as exc:
         print(f"arena {name}: {exc} (nothing recorded)", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -359,10 +361,15 @@ def _cmd_cycle(args: argparse.Namespace, *, backfill: bool = False) -> int:
     if args.json:
         _print_json({"season": season.id, "at": at.isoformat(), "outcomes": rows,
                      "automatic_closes": run.automatic_closes, "stale": run.plan.stale,
+                     "rounds": run.attempts,
+                     "forfeits": [{"cycle_at": c.isoformat(), "contestant": n}
+                                  for c, n in run.forfeits],
                      "skipped": [{"contestant": s.spec.name, "reason": s.reason} for s in skipped]})
     else:
-        what = "backfilled cycle" if backfill else "decision cycle"
+        what = "backfilled cycle" if backfill else "retried cycle" if retry else "decision cycle"
         print(f"{what} {at.isoformat()} of season {season.id} ({_market_text(season)})")
+        for cycle, who in run.forfeits:
+            print(f"  {who}: recorded as forfeited at {cycle.isoformat()} (no answer by this cycle)")
         if run.automatic_closes:
             print(f"  monitor: {run.automatic_closes} automatic close(s) since "
                   f"{run.plan.monitor_from.isoformat()}")
@@ -446,14 +453,16 @@ def _cmd_season_status(args: argparse.Namespace) -> int:
     console = _console()
     console.print(f"season {season.id} ({season.mode}, {_market_text(season)}): "
                   f"{season.first:%Y-%m-%d} to {season.last:%Y-%m-%d}, lake {lake.root}")
-    counts = ", ".join(f"{n} {s}" for s in ("done", "partial", "due", "missed",
-                                           "missed (backfill allowed)", "upcoming")
+    counts = ", ".join(f"{n} {s}" for s in ("done", "partial", "failed (retry allowed)", "due",
+                                           "missed", "missed (backfill allowed)", "upcoming")
                        if (n := status.count(s)))
     console.print(f"cycles: {counts}")
     cycles = _text_table("cycle", "state", ("missing", "wrap"))
     for c in status.cycles:
         if c["state"] != "upcoming":
-            cycles.add_row(str(c["at"]), str(c["state"]), ", ".join(c["missing"]))
+            why = "; ".join(f"{n} failed: {e}" for n, e in c["last_error"].items())
+            cycles.add_row(str(c["at"]), str(c["state"]),
+                           ", ".join(c["missing"]) + (f" ({why})" if why else ""))
     console.print(cycles)
     people = _text_table("contestant", ("cycles", "right"), "last cycle", "last status",
                          ("equity", "right"), ("positions", "wrap"))
@@ -474,6 +483,10 @@ def _cmd_season_status(args: argparse.Namespace) -> int:
 
 def _cmd_season_backfill(args: argparse.Namespace) -> int:
     return _cmd_cycle(args, backfill=True)
+
+
+def _cmd_season_retry(args: argparse.Namespace) -> int:
+    return _cmd_cycle(args, retry=True)
 
 
 # ---------------------------------------------------------------------------------------- replay
@@ -710,6 +723,12 @@ def build_parser() -> argparse.ArgumentParser:
     bkf.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
     bkf.add_argument("--json", action="store_true", help="machine-readable result")
     bkf.set_defaults(func=_cmd_season_backfill)
+    rty = season_sub.add_parser("retry", help="play a cycle again for the contestants without a "
+                                "record (their model failed), before the next cycle")
+    rty.add_argument("date", help="the cycle's day, ISO date")
+    rty.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
+    rty.add_argument("--json", action="store_true", help="machine-readable result")
+    rty.set_defaults(func=_cmd_season_retry)
 
     def season_args(p: argparse.ArgumentParser, start: str | None, lake: str) -> None:
         p.add_argument("--start", required=start is None, default=start,

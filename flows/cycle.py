@@ -41,10 +41,12 @@ class CycleFailed(RuntimeError):
 
 @flow(name="cycle", task_runner=ThreadPoolTaskRunner(max_workers=CONTESTANT_WORKERS))
 def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bool = False,
-               force_time: bool = False, now: str | None = None) -> list[dict]:
+               retry: bool = False, force_time: bool = False, now: str | None = None
+               ) -> list[dict]:
     """Run the season's cycle at ``at`` (default: the season's current cycle) for its roster;
-    ``backfill``: a missed cycle (only while no later one exists); ``now``: the wall clock
-    (default: the real one; a rehearsal injects its own)."""
+    ``backfill``: a missed cycle (only while no later one exists); ``retry``: a cycle played
+    before, for the contestants without a record; ``now``: the wall clock (default: the real
+    one; a rehearsal injects its own)."""
     prepare_process()
     logger = get_run_logger()
     lake = Lake(lake_root)
@@ -54,13 +56,15 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     if at_ts is None:
         raise CycleRefused(f"season {season.id!r} starts {season.first.isoformat()}: no cycle "
                            "is due yet")
-    contestants, skipped = season_contestants(lake, os.environ)
+    contestants, skipped = season_contestants(lake, os.environ,
+                                              call_timeout=season.call_timeout_s)
     for item in skipped:
         logger.warning("contestant %s", item)
     ensure_limits(contestants)
     try:
         run = play_season_cycle(lake, season, contestants, at_ts, now=now_ts, backfill=backfill,
-                                force_time=force_time, runner=PrefectRunner(), slot=provider_slot)
+                                retry=retry, force_time=force_time, runner=PrefectRunner(),
+                                slot=provider_slot)
     except CycleRefused as exc:
         logger.error("cycle %s refused, nothing recorded: %s", at_ts, exc)
         raise
@@ -72,6 +76,9 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     create_table_artifact(rows, key="cycle-outcomes",
                           description=f"decision cycle {at_ts.isoformat()} of season {season.id} "
                                       f"({'; '.join(notes)})")
+    for cycle, who in run.forfeits:
+        logger.warning("contestant %s recorded as forfeited at %s (no answer by this cycle)",
+                       who, cycle)
     if run.plan.stale:
         logger.warning("cycle %s: stale, not traded: %s", at_ts, ", ".join(run.plan.stale))
     logger.info("cycle %s: %d contestants played, %d skipped, %d automatic closes", at_ts,

@@ -16,7 +16,9 @@ closes since the previous cycle come first, as the ledger's order requires) and 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import logging
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -24,8 +26,11 @@ import pandas as pd
 from arena.agents.base import Contestant
 from arena.core.universe import Universe
 from arena.data.lake import Lake
+from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.engine.rules import ARENA_RULES, Rules
-from arena.ledger.store import Ledger
+from arena.ledger.attempts import Attempts
+from arena.ledger.records import CycleRecord, equity_snapshot
+from arena.ledger.store import Ledger, LedgerError
 from arena.market.asof import is_stale, last_price, price_interval
 from arena.market.briefing import provider_of
 from arena.pipeline.cycle import Outcome, Slot, no_slot, run_cycle, secret_names
@@ -33,6 +38,7 @@ from arena.pipeline.runner import INLINE, Runner
 from arena.pipeline.season import monitor_day
 from arena.pipeline.season_config import SeasonConfig
 
+log = logging.getLogger(__name__)
 STALE_SHARE_REFUSED = 0.5  # a cycle refuses when more than this share of its assets is stale
 
 
@@ -87,9 +93,11 @@ class CyclePlan:
 
 def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Universe,
                 at: pd.Timestamp, *, now: pd.Timestamp, force_time: bool = False,
-                backfill: bool = False) -> CyclePlan:
+                backfill: bool = False, retry: bool = False) -> CyclePlan:
     """Whether the cycle at ``at`` may run now (see the module docstring); raises
-    :class:`CycleRefused` naming the reason, before anything is recorded."""
+    :class:`CycleRefused` naming the reason, before anything is recorded. ``retry``: the cycle
+    was played before (a record or a failed attempt exists) and is played again for the
+    contestants without a record."""
     where = f"season {season.id!r}"
     if not season.on_schedule(at):
         inside = season.first <= at < season.last + pd.Timedelta(days=1)
@@ -107,10 +115,14 @@ def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Univ
         raise CycleRefused(f"{where} already has a later cycle ({later[0].isoformat()}): cycles "
                            "are recorded in order, so this one can no longer be played")
     due = season.due(now)
-    if backfill and due is not None and at >= due:
+    if retry:
+        played = {k.cycle_at for k in ledger.records()} | set(Attempts(lake).cycles())
+        if at not in played:
+            raise CycleRefused(f"{at.isoformat()} was never played in {where}: nothing to retry")
+    elif backfill and due is not None and at >= due:
         raise CycleRefused(f"{at.isoformat()} is the current cycle of {where}, not a missed one: "
                            "run it with arena cycle")
-    if not backfill and not force_time and due is not None and at < due:
+    if not (backfill or force_time or retry) and due is not None and at < due:
         raise CycleRefused(f"{at.isoformat()} is not the current cycle of {where} (due: "
                            f"{due.isoformat()}); a missed cycle is played by arena season "
                            f"backfill {at:%Y-%m-%d}, while no later cycle exists")
@@ -146,6 +158,8 @@ class CycleRun:
     plan: CyclePlan
     outcomes: list[Outcome] = field(default_factory=list)
     automatic_closes: int = 0
+    forfeits: list[tuple[pd.Timestamp, str]] = field(default_factory=list)  # recorded before
+    attempts: int = 0  # rounds the failed contestants were played in (1: no retry)
 
 
 def season_rules(season: SeasonConfig) -> Rules:
@@ -153,22 +167,97 @@ def season_rules(season: SeasonConfig) -> Rules:
         ARENA_RULES, fee_rate=season.fee_rate)
 
 
+RETRY_WAIT = 2.0  # seconds before the first retry of the failed contestants; doubled each time
+
+
 def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Contestant],
                       at: pd.Timestamp, *, now: pd.Timestamp, universe: Universe | None = None,
-                      force_time: bool = False, backfill: bool = False, runner: Runner = INLINE,
-                      slot: Slot = no_slot) -> CycleRun:
-    """Check the cycle (:func:`check_cycle`), record the monitor window ending at it, play it."""
+                      force_time: bool = False, backfill: bool = False, retry: bool = False,
+                      runner: Runner = INLINE, slot: Slot = no_slot,
+                      clock: Callable[[], float] = time.monotonic,
+                      sleep: Callable[[float], None] = time.sleep) -> CycleRun:
+    """Check the cycle (:func:`check_cycle`); record as forfeited, with the reason from the
+    attempts log, every contestant still without a record in an earlier cycle; record the monitor
+    window ending at the cycle; play it. A contestant that failed (its model unreachable) is
+    played again - with waits of 2, 4, 8... seconds - until the season's cycle deadline; each
+    failed attempt goes to the attempts log (:class:`arena.ledger.attempts.Attempts`), never to
+    the ledger. ``retry``: the cycle was played before (``arena season retry``): only the
+    contestants without a record play."""
     universe = universe or season.universe()
-    ledger = Ledger(lake, secret_names=secret_names(contestants))
+    secrets = secret_names(contestants)
+    ledger = Ledger(lake, secret_names=secrets)
+    attempts = Attempts(lake, secret_names=secrets)
+    deadline = clock() + season.cycle_deadline_s
     plan = check_cycle(lake, season, ledger, universe, at, now=now, force_time=force_time,
-                       backfill=backfill)
-    closes = 0
+                       backfill=backfill, retry=retry)
+    run = CycleRun(plan)
+    if not retry:
+        run.forfeits = record_forfeits(lake, season, ledger, attempts, contestants, universe, at)
     if plan.monitor_from is not None:
-        closes = monitor_day(lake, ledger, season.market, universe, contestants,
-                             plan.monitor_from, at)
-    outcomes = run_cycle(lake, season.market, universe, contestants, at, ledger=ledger,
-                         runner=runner, rules=season_rules(season), slot=slot)
-    return CycleRun(plan, outcomes, closes)
+        run.automatic_closes = monitor_day(lake, ledger, season.market, universe, contestants,
+                                           plan.monitor_from, at)
+    rules = season_rules(season)
+    playing, done = list(contestants), {}
+    wait = RETRY_WAIT
+    while playing:
+        run.attempts += 1
+        for outcome in run_cycle(lake, season.market, universe, playing, at, ledger=ledger,
+                                 runner=runner, rules=rules, slot=slot):
+            done[outcome.contestant] = outcome
+            if outcome.status == FAILED:
+                attempts.add(at, outcome.contestant, outcome.error or "failed")
+        playing = [c for c in playing if done[c.name].status == FAILED]
+        if not playing or clock() + wait >= deadline:
+            break
+        log.warning("cycle %s: retrying %s in %.0f s (deadline in %.0f s)", at,
+                    ", ".join(c.name for c in playing), wait, deadline - clock())
+        sleep(wait)
+        wait *= 2
+    run.outcomes = [done[c.name] for c in contestants]
+    return run
+
+
+def record_forfeits(lake: Lake, season: SeasonConfig, ledger: Ledger, attempts: Attempts,
+                    contestants: Sequence[Contestant], universe: Universe, at: pd.Timestamp
+                    ) -> list[tuple[pd.Timestamp, str]]:
+    """Before the cycle at ``at``: every earlier cycle's contestant that failed there (the
+    attempts log) and still has no record is recorded as forfeited, with the last reason."""
+    out = []
+    names = {c.name for c in contestants}
+    for cycle in (t for t in attempts.cycles() if t < at):
+        failed = {n: tries for n, tries in attempts.of(cycle).items()
+                  if n in names and not ledger.has(cycle, n)}
+        if not failed:
+            continue
+        prices = _prices_at(lake, season, universe, cycle)
+        for name, tries in sorted(failed.items()):
+            reason = (f"forfeited: no answer by the next cycle after {len(tries)} failed "
+                      f"attempt(s); last: {tries[-1].error}")
+
+            def build(name: str = name, reason: str = reason, cycle: pd.Timestamp = cycle,
+                      prices: dict[str, float] = prices) -> CycleRecord:
+                return CycleRecord(contestant=name, cycle_at=cycle,
+                                   status=CycleOutcome.FORFEITED.value, errors=(reason,),
+                                   equity=equity_snapshot(ledger.portfolio(name), prices))
+
+            try:
+                ledger.record_cycle(cycle, name, build)
+            except LedgerError as exc:  # a later record of this contestant already exists
+                log.error("cannot record %s as forfeited at %s: %s", name, cycle, exc)
+                continue
+            out.append((cycle, name))
+    return out
+
+
+def _prices_at(lake: Lake, season: SeasonConfig, universe: Universe, at: pd.Timestamp
+               ) -> dict[str, float]:
+    """Each asset's last price at ``at`` from its season provider (what values a book)."""
+    out = {}
+    for asset in universe:
+        got = last_price(lake, provider_of(season.market, asset), asset, at)
+        if got is not None:
+            out[asset.symbol] = got[0]
+    return out
 
 
 # ------------------------------------------------------------------------------------- status
@@ -204,10 +293,14 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
     names = list(dict.fromkeys([*roster, *sorted({c for s in by_cycle.values() for c in s})]))
     due = season.due(now)
     last_done = max(by_cycle, default=None)
+    tried = {t: Attempts(lake).of(t) for t in Attempts(lake).cycles()}
     cycles = []
     for t in season.times:
         got = by_cycle.get(t, set())
-        if got and got >= set(roster):
+        failed = sorted(n for n in tried.get(t, {}) if n not in got)
+        if failed and (last_done is None or t >= last_done):
+            state = "failed (retry allowed)"
+        elif got and got >= set(roster):
             state = "done"
         elif got:
             state = "partial"
@@ -218,7 +311,8 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
         else:
             state = "missed" if last_done is None or t < last_done else "missed (backfill allowed)"
         cycles.append({"at": t.isoformat(), "state": state, "recorded": sorted(got),
-                       "missing": [n for n in roster if n not in got]})
+                       "missing": [n for n in roster if n not in got], "failed": failed,
+                       "last_error": {n: tried[t][n][-1].error for n in failed}})
     universe = season.universe()
     contestants = []
     for name in names:

@@ -57,6 +57,8 @@ class SeasonConfig:
     cycle_hour: int = CYCLE_HOUR
     fee_rate: float = ARENA_RULES.fee_rate
     seed: int | None = None  # the synthetic market's
+    call_timeout_s: float = 60.0  # caps a model call's timeout (the roster's params.timeout)
+    cycle_deadline_s: float = 600.0  # failed contestants are retried until then
     created: str = ""
     format: int = FORMAT
 
@@ -77,6 +79,9 @@ class SeasonConfig:
                                 f"(expected {', '.join(SOURCES)})")
         if not self.symbols:
             problems.append("the season has no symbols")
+        if not 0 < self.call_timeout_s <= self.cycle_deadline_s:
+            problems.append(f"call_timeout_s ({self.call_timeout_s}) must be positive and at "
+                            f"most cycle_deadline_s ({self.cycle_deadline_s})")
         if problems:
             raise SeasonConfigError(f"season {self.id!r}: " + "; ".join(problems))
 
@@ -145,6 +150,8 @@ class SeasonConfig:
                        cycle_hour=int(raw.get("cycle_hour", CYCLE_HOUR)),  # type: ignore[arg-type]
                        fee_rate=float(raw.get("fee_rate", ARENA_RULES.fee_rate)),  # type: ignore[arg-type]
                        seed=None if raw.get("seed") is None else int(raw["seed"]),  # type: ignore[arg-type]
+                       call_timeout_s=float(raw.get("call_timeout_s", 60.0)),  # type: ignore[arg-type]
+                       cycle_deadline_s=float(raw.get("cycle_deadline_s", 600.0)),  # type: ignore[arg-type]
                        created=str(raw.get("created", "")),
                        format=int(raw.get("format", FORMAT)))  # type: ignore[arg-type]
         except (KeyError, TypeError, ValueError) as exc:
@@ -229,16 +236,24 @@ def _read(path: Path) -> str | None:
 
 
 def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
-    keys = ("id", "start", "days", "symbols", "providers", "mode", "cycle_hour", "fee_rate", "seed")
+    keys = ("id", "start", "days", "symbols", "providers", "mode", "cycle_hour", "fee_rate", "seed",
+            "call_timeout_s", "cycle_deadline_s")
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
-def season_contestants(lake: Lake, env: Mapping[str, str]
+def season_contestants(lake: Lake, env: Mapping[str, str], *, call_timeout: float | None = None
                        ) -> tuple[list[Contestant], list[Skipped]]:
-    """The contestants of the season's own roster copy that can play with the keys in ``env``."""
-    from arena.agents.factory import contestants_from_roster  # the contestants' SDKs: cycles only
+    """The contestants of the season's own roster copy that can play with the keys in ``env``;
+    ``call_timeout`` caps every model call's timeout (the season's ``call_timeout_s``)."""
+    from arena.agents.factory import build_contestant  # the contestants' SDKs: cycles only
 
-    return contestants_from_roster(roster_path(lake), env)
+    runnable, skipped = load_roster(roster_path(lake)).available(env)
+    if call_timeout is not None:
+        runnable = tuple(
+            s.model_copy(update={"params": s.params.model_copy(
+                update={"timeout": min(s.params.timeout, call_timeout)})})
+            if s.uses_model else s for s in runnable)
+    return [build_contestant(spec, env=env) for spec in runnable], list(skipped)
 
 
 def new_season_id(start: dt.date, providers: Mapping[str, str], mode: str) -> str:
