@@ -489,6 +489,42 @@ def _cmd_season_retry(args: argparse.Namespace) -> int:
     return _cmd_cycle(args, retry=True)
 
 
+def _cmd_season_publish(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from arena.data.lake import Lake
+    from arena.pipeline.live import LIVE_PLAYERS, PublishError, publish_season
+    from arena.pipeline.season_config import SeasonConfigError, load_season
+    from arena.pipeline.season_tables import AnalyticsError
+    from arena.pipeline.warehouse import MartsError
+    from arena.reporting.season import ReportError
+    from arena.scoring.asset_luck import DEFAULT_PLAYERS
+
+    lake = Lake(args.lake)
+    try:
+        season = load_season(lake)
+    except SeasonConfigError as exc:
+        print(f"arena season publish: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    say = (lambda _m: None) if args.json else (lambda m: print(f"  {m}", flush=True))
+    try:
+        players = args.players or (DEFAULT_PLAYERS if args.final else LIVE_PLAYERS)
+        out = publish_season(lake, season, players=players, final=args.final, progress=say)
+    except PublishError as exc:
+        print(f"arena season publish: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    except (AnalyticsError, MartsError, ReportError, duckdb.Error, OSError) as exc:
+        print(f"arena season publish: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        _print_json({"season": season.id, "report": str(out.report), "marts": str(out.marts.marts),
+                     "closed": args.final, "seconds": out.seconds})
+        return EXIT_OK
+    print(f"season {season.id}: marts {out.marts.marts}, report {out.report}"
+          + ("; the season is closed" if args.final else ""))
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------------------------------- replay
 
 
@@ -729,6 +765,15 @@ def build_parser() -> argparse.ArgumentParser:
     rty.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
     rty.add_argument("--json", action="store_true", help="machine-readable result")
     rty.set_defaults(func=_cmd_season_retry)
+    pub = season_sub.add_parser("publish", help="rebuild the luck tables, marts and report from "
+                                "the cycles so far (--final after the last cycle closes the season)")
+    pub.add_argument("--players", type=int,
+                     help="zero-skill players per asset (default 2,000; 20,000 for the final)")
+    pub.add_argument("--final", action="store_true",
+                     help="after the season's last cycle: publish and close the season")
+    pub.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
+    pub.add_argument("--json", action="store_true", help="machine-readable result")
+    pub.set_defaults(func=_cmd_season_publish)
 
     def season_args(p: argparse.ArgumentParser, start: str | None, lake: str) -> None:
         p.add_argument("--start", required=start is None, default=start,

@@ -29,8 +29,15 @@ from arena.data.lake import Lake
 from arena.data.providers import provider_note
 from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.flows.tasks import PrefectRunner, ensure_limits, provider_slot
-from arena.pipeline.live import CycleRefused, play_season_cycle
+from arena.pipeline.live import (
+    LIVE_PLAYERS,
+    CycleRefused,
+    PublishError,
+    play_season_cycle,
+    publish_season,
+)
 from arena.pipeline.season_config import load_season, season_contestants
+from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 CONTESTANT_WORKERS = 8
 
@@ -41,12 +48,14 @@ class CycleFailed(RuntimeError):
 
 @flow(name="cycle", task_runner=ThreadPoolTaskRunner(max_workers=CONTESTANT_WORKERS))
 def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bool = False,
-               retry: bool = False, force_time: bool = False, now: str | None = None
-               ) -> list[dict]:
+               retry: bool = False, force_time: bool = False, now: str | None = None,
+               publish: bool = True) -> list[dict]:
     """Run the season's cycle at ``at`` (default: the season's current cycle) for its roster;
     ``backfill``: a missed cycle (only while no later one exists); ``retry``: a cycle played
     before, for the contestants without a record; ``now``: the wall clock (default: the real
-    one; a rehearsal injects its own)."""
+    one; a rehearsal injects its own). ``publish``: after a cycle every contestant played,
+    rebuild the season's tables, marts and report from the cycles so far (after the season's
+    last cycle, at full size, and close the season)."""
     prepare_process()
     logger = get_run_logger()
     lake = Lake(lake_root)
@@ -84,6 +93,16 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     logger.info("cycle %s: %d contestants played, %d skipped, %d automatic closes", at_ts,
                 len(outcomes), len(skipped), run.automatic_closes)
     failed = [r for r in rows if r["status"] == FAILED]
+    if publish and not failed:
+        final = at_ts == season.last
+        try:
+            out = publish_season(lake, season, final=final, runner=PrefectRunner(),
+                                 players=DEFAULT_PLAYERS if final else LIVE_PLAYERS,
+                                 progress=logger.info)
+            logger.info("season %s published: %s%s", season.id, out.report,
+                        "; the season is closed" if final else "")
+        except PublishError as exc:
+            logger.info("not published yet: %s", exc)
     if failed:
         for r in failed:
             logger.error("contestant %s failed, nothing recorded: %s", r["contestant"], r["error"])

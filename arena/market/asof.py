@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -31,10 +31,34 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from arena.core.sessions import INTERVAL_ORDER, NY, TS_UNIT, bar_close_times, expected_bars
-from arena.core.universe import Asset, Universe
+from arena.core.universe import Asset, Universe, UniverseError
 from arena.data.bars import drop_unclosed
 from arena.data.lake import Lake, PartitionKey, TableKey
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
+
+Providers = str | Mapping[str, str]
+"""One provider's name for every asset, or one per asset class (``{"crypto": "ccxt", "stock":
+"yfinance", "etf": "yfinance"}``)."""
+
+
+def provider_of(providers: Providers, asset: Asset) -> str:
+    """The provider whose partitions hold ``asset``'s bars."""
+    if isinstance(providers, str):
+        return providers
+    try:
+        return providers[asset.asset_class]
+    except KeyError:
+        raise UniverseError(f"no provider is given for {asset.asset_class} assets "
+                            f"({asset.symbol})") from None
+
+
+def provider_label(providers: Providers, assets: Iterable[Asset]) -> str:
+    """The name a market shows for its sources: the provider's, or ``a+b`` for several."""
+    if isinstance(providers, str):
+        return providers
+    return "+".join(sorted({provider_of(providers, a) for a in assets}))
+
+
 
 PRICE_LOOKBACK = pd.Timedelta(days=14)  # longer than any market closure: a last print exists
 # closed bars of the price interval the calendar expects after the last one, tolerated before a
@@ -278,16 +302,33 @@ class NoPrices(RuntimeError):
     """The lake holds no price at any of the asked cycles."""
 
 
-def cycle_prices(lake: Lake, provider: str, universe: Universe,
+def cycle_prices(lake: Lake, provider: Providers, universe: Universe,
                  cycles: Sequence[pd.Timestamp]) -> pd.DataFrame:
     """Long table ``cycle_at, symbol, price, printed_at``: each symbol's last completed price at
-    each cycle, read from the finest interval the lake holds, exactly as
-    :func:`arena.market.asof.last_price` reads it for the cycle (one scan of the partitions,
-    from the lookback before the first cycle)."""
+    each cycle, read from the finest interval the lake holds (of the asset's provider: one, or
+    one per asset class), exactly as :func:`arena.market.asof.last_price` reads it for the
+    cycle (one scan of the partitions, from the lookback before the first cycle)."""
     cycles = sorted(cycles)
     rows: list[pd.DataFrame] = []
+    by_provider: dict[str, list[Asset]] = defaultdict(list)
+    for asset in universe:
+        by_provider[provider_of(provider, asset)].append(asset)
+    for source, assets in sorted(by_provider.items()):
+        rows += _cycle_prices(lake, source, assets, cycles)
+    if not rows:
+        raise NoPrices(f"the lake has no {provider_label(provider, universe)} prices at the "
+                       "season's cycles")
+    out = pd.concat(rows, ignore_index=True)
+    for col in ("cycle_at", "printed_at"):
+        out[col] = pd.DatetimeIndex(out[col]).as_unit(TS_UNIT)
+    return out.sort_values(["cycle_at", "symbol"]).reset_index(drop=True)
+
+
+def _cycle_prices(lake: Lake, provider: str, assets: Sequence[Asset],
+                  cycles: Sequence[pd.Timestamp]) -> list[pd.DataFrame]:
+    rows: list[pd.DataFrame] = []
     finest = price_intervals(lake, provider)
-    priced = [(asset, finest[asset.symbol]) for asset in universe if asset.symbol in finest]
+    priced = [(asset, finest[asset.symbol]) for asset in assets if asset.symbol in finest]
     read = _scan(lake, [(BarRead(asset, provider, interval, None), cycles[0] - PRICE_LOOKBACK)
                         for asset, interval in priced], cycles[-1])
     for (asset, interval), bars in zip(priced, read, strict=True):
@@ -304,9 +345,4 @@ def cycle_prices(lake: Lake, provider: str, universe: Universe,
                 if hit is not None:
                     rows.append(pd.DataFrame({"cycle_at": [at], "symbol": [asset.symbol],
                                               "price": [hit[0]], "printed_at": [hit[1]]}))
-    if not rows:
-        raise NoPrices(f"the lake has no {provider} prices at the season's cycles")
-    out = pd.concat(rows, ignore_index=True)
-    for col in ("cycle_at", "printed_at"):
-        out[col] = pd.DatetimeIndex(out[col]).as_unit(TS_UNIT)
-    return out.sort_values(["cycle_at", "symbol"]).reset_index(drop=True)
+    return rows

@@ -50,10 +50,13 @@ from arena.engine.rules import ARENA_RULES, CycleState, Rules, tradeable_today
 from arena.market.asof import (
     PRICE_LOOKBACK,
     BarRead,
+    Providers,
     latest_funding,
     next_earnings_days,
     price_intervals,
     prices_of,
+    provider_label,
+    provider_of,
     scan_closed_bars,
     stale_prices,
 )
@@ -123,29 +126,6 @@ def _detail(asset: Asset, daily: pd.DataFrame, price: tuple[float, pd.Timestamp]
         None if funding is None else funding[1].isoformat(),
         _candles(weekly, DEPTH["1w"]), _candles(daily, DEPTH["1d"]),
         _candles(four_hour, DEPTH["4h"]))
-
-
-Providers = str | Mapping[str, str]
-"""One provider's name for every asset, or one per asset class (``{"crypto": "ccxt", "stock":
-"yfinance", "etf": "yfinance"}``)."""
-
-
-def provider_of(providers: Providers, asset: Asset) -> str:
-    """The provider whose partitions hold ``asset``'s bars."""
-    if isinstance(providers, str):
-        return providers
-    try:
-        return providers[asset.asset_class]
-    except KeyError:
-        raise UniverseError(f"no provider is given for {asset.asset_class} assets "
-                            f"({asset.symbol})") from None
-
-
-def provider_label(providers: Providers, assets: Iterable[Asset]) -> str:
-    """The name a market shows for its sources: the provider's, or ``a+b`` for several."""
-    if isinstance(providers, str):
-        return providers
-    return "+".join(sorted({provider_of(providers, a) for a in assets}))
 
 
 def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Timestamp,

@@ -16,6 +16,7 @@ closes since the previous cycle come first, as the ledger's order requires) and 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -25,18 +26,19 @@ import pandas as pd
 
 from arena.agents.base import Contestant
 from arena.core.universe import Universe
-from arena.data.lake import Lake
+from arena.data.lake import Lake, write_text
 from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.engine.rules import ARENA_RULES, Rules
 from arena.ledger.attempts import Attempts
 from arena.ledger.records import CycleRecord, equity_snapshot
 from arena.ledger.store import Ledger, LedgerError
-from arena.market.asof import is_stale, last_price, price_interval
-from arena.market.briefing import provider_of
+from arena.market.asof import is_stale, last_price, price_interval, provider_of
 from arena.pipeline.cycle import Outcome, Slot, no_slot, run_cycle, secret_names
 from arena.pipeline.runner import INLINE, Runner
-from arena.pipeline.season import monitor_day
-from arena.pipeline.season_config import SeasonConfig
+from arena.pipeline.season import SeasonOutputs, finish_season, monitor_day
+from arena.pipeline.season_config import SEASON_DIR, SeasonConfig
+from arena.pipeline.warehouse import Invoke
+from arena.reporting.daily import daily_report, write_daily_report
 
 log = logging.getLogger(__name__)
 STALE_SHARE_REFUSED = 0.5  # a cycle refuses when more than this share of its assets is stale
@@ -99,6 +101,11 @@ def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Univ
     was played before (a record or a failed attempt exists) and is played again for the
     contestants without a record."""
     where = f"season {season.id!r}"
+    closed = closed_at(lake)
+    if closed is not None:
+        raise CycleRefused(f"{where} was closed at {closed} after its last cycle: no further "
+                           "cycle is accepted; start the next season in a new lake (arena "
+                           "season init --lake ...)")
     if not season.on_schedule(at):
         inside = season.first <= at < season.last + pd.Timedelta(days=1)
         if not (force_time and inside):
@@ -214,6 +221,7 @@ def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Co
         sleep(wait)
         wait *= 2
     run.outcomes = [done[c.name] for c in contestants]
+    write_daily_report(lake, daily_report(ledger, lake, season.market, universe, at), at)
     return run
 
 
@@ -260,6 +268,50 @@ def _prices_at(lake: Lake, season: SeasonConfig, universe: Universe, at: pd.Time
     return out
 
 
+# -------------------------------------------------------------------------- publication, end
+CLOSED = "closed.json"
+LIVE_PLAYERS = 2_000  # zero-skill players per asset after each cycle (the nightly build: more)
+
+
+class PublishError(RuntimeError):
+    """The season's tables, marts and report cannot be built yet (fewer than two cycles)."""
+
+
+def closed_at(lake: Lake) -> str | None:
+    """When the lake's season was closed (None: it is open)."""
+    path = lake.root / SEASON_DIR / CLOSED
+    if not path.is_file():
+        return None
+    return str(json.loads(path.read_text(encoding="utf-8")).get("closed_at"))
+
+
+def publish_season(lake: Lake, season: SeasonConfig, *, players: int = LIVE_PLAYERS,
+                   final: bool = False, now: pd.Timestamp | None = None,
+                   invoke: Invoke | None = None, runner: Runner = INLINE,
+                   progress: Callable[[str], None] | None = None) -> SeasonOutputs:
+    """The season so far as analysts read it: its luck and rules tables (``players`` per asset),
+    the dbt marts and the season report, from the cycles recorded until now - the same steps
+    as the end of a replay. ``final``: after the season's last cycle, the season closes
+    (no further cycle is accepted; :func:`closed_at`)."""
+    recorded = sorted({k.cycle_at for k in Ledger(lake).records()})
+    if len(recorded) < 2:
+        raise PublishError(f"season {season.id!r} has {len(recorded)} recorded cycle(s): its "
+                           "tables, marts and report need two")
+    if final and recorded[-1] < season.last:
+        raise PublishError(f"season {season.id!r} cannot close before its last cycle "
+                           f"({season.last.isoformat()}; the last recorded is "
+                           f"{recorded[-1].isoformat()})")
+    times = sorted({t for t in season.times if t <= recorded[-1]} | set(recorded))
+    out = finish_season(lake, season.market, season.universe(), times, players=players,
+                        quiet=True, invoke=invoke, runner=runner, progress=progress)
+    if final:
+        stamp_ = (now or pd.Timestamp.now(tz="UTC")).isoformat()
+        write_text(lake.root / SEASON_DIR / CLOSED, json.dumps(
+            {"season": season.id, "closed_at": stamp_, "last_cycle": recorded[-1].isoformat(),
+             "players": players}, indent=2) + "\n")
+    return out
+
+
 # ------------------------------------------------------------------------------------- status
 @dataclass
 class SeasonStatus:
@@ -268,12 +320,14 @@ class SeasonStatus:
     cycles: list[dict[str, object]]
     assets: list[Freshness]
     contestants: list[dict[str, object]]
+    closed: str | None = None
 
     def count(self, state: str) -> int:
         return sum(1 for c in self.cycles if c["state"] == state)
 
     def to_json(self) -> dict[str, object]:
         return {"season": self.season.to_json(), "now": self.now.isoformat(),
+                "closed_at": self.closed,
                 "cycles": self.cycles,
                 "assets": [{"symbol": f.symbol, "provider": f.provider, "interval": f.interval,
                             "last_price_at": None if f.printed_at is None
@@ -327,4 +381,5 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
                             "last_status": status,
                             "equity": None if equity is None else equity.get("equity"),
                             "positions": sorted(positions)})
-    return SeasonStatus(season, now, cycles, freshness(lake, season, universe, now), contestants)
+    return SeasonStatus(season, now, cycles, freshness(lake, season, universe, now), contestants,
+                        closed_at(lake))

@@ -39,7 +39,7 @@ from arena.data.providers.base import Provider
 from arena.engine.monitor import check_invalidations
 from arena.ledger.records import MonitorRecord
 from arena.ledger.store import Ledger
-from arena.market.briefing import Providers, provider_of
+from arena.market.asof import Providers, provider_of
 from arena.pipeline.cycle import Outcome, run_cycle, secret_names
 from arena.pipeline.runner import INLINE, Runner, step
 from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_analytics
@@ -201,7 +201,7 @@ class SeasonOutputs:
 
 
 @step("season-tables")
-def season_tables(lake: Lake, provider: str, universe: Universe, times: Sequence[pd.Timestamp],
+def season_tables(lake: Lake, provider: Providers, universe: Universe, times: Sequence[pd.Timestamp],
                   *, players: int, arena_players: int, seed: int,
                   progress: Callable[[str], None]) -> tuple[Path, dict[str, float]]:
     """The season's luck and reference-rules tables, written into the lake."""
@@ -210,7 +210,7 @@ def season_tables(lake: Lake, provider: str, universe: Universe, times: Sequence
     return write_analytics(lake, analytics), analytics.seconds
 
 
-def finish_season(lake: Lake, provider: str, universe: Universe, times: Sequence[pd.Timestamp], *,
+def finish_season(lake: Lake, provider: Providers, universe: Universe, times: Sequence[pd.Timestamp], *,
                   invoke: Invoke | None = None, players: int = DEFAULT_PLAYERS,
                   arena_players: int = ARENA_PLAYERS, seed: int = 0, quiet: bool = False,
                   runner: Runner = INLINE,

@@ -42,7 +42,7 @@ from arena.core.universe import Asset, Universe
 from arena.data.lake import Lake, PartitionKey, swap_dir
 from arena.data.providers import market_label
 from arena.engine.portfolio import START_CASH
-from arena.market.asof import NoPrices, cycle_prices
+from arena.market.asof import NoPrices, Providers, cycle_prices, provider_label, provider_of
 from arena.market.clocks import asset_clock
 from arena.scoring.arena_luck import arena_zero_skill
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
@@ -70,9 +70,10 @@ class Analytics:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _monitor_bars(lake: Lake, provider: str, symbols: Sequence[str],
+def _monitor_bars(lake: Lake, provider: Providers, assets: Sequence[Asset],
                   start: pd.Timestamp, end: pd.Timestamp) -> dict[str, pd.DataFrame]:
-    return {s: lake.read_bars(PartitionKey(provider, "15m", s), start, end) for s in symbols}
+    return {a.symbol: lake.read_bars(PartitionKey(provider_of(provider, a), "15m", a.symbol),
+                                     start, end) for a in assets}
 
 
 def arena_luck_tables(prices: pd.DataFrame, universe: Universe, monitor_bars: dict[str, pd.DataFrame],
@@ -107,13 +108,13 @@ def asset_tables(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp, e
     return ceiling, table
 
 
-def correlations(lake: Lake, provider: str, universe: Universe, end: pd.Timestamp,
+def correlations(lake: Lake, provider: Providers, universe: Universe, end: pd.Timestamp,
                  days: int = CORRELATION_DAYS) -> pd.DataFrame:
     """Long table ``symbol_a, symbol_b, correlation, observations``: Pearson correlation of daily
     close-to-close returns over the ``days`` before ``end``, on the dates both assets traded."""
     closes = {}
     for asset in universe.tradable:
-        bars = lake.read_bars(PartitionKey(provider, "1d", asset.symbol),
+        bars = lake.read_bars(PartitionKey(provider_of(provider, asset), "1d", asset.symbol),
                               end - pd.Timedelta(days=days), end)
         if len(bars):
             closes[asset.symbol] = bars.set_index(
@@ -130,11 +131,12 @@ def correlations(lake: Lake, provider: str, universe: Universe, end: pd.Timestam
     return out
 
 
-def build_analytics(lake: Lake, provider: str, universe: Universe,
+def build_analytics(lake: Lake, provider: Providers, universe: Universe,
                     cycles: Sequence[pd.Timestamp], *,
                     players: int = DEFAULT_PLAYERS, arena_players: int = ARENA_PLAYERS,
                     seed: int = 0, progress: Callable[[str], None] | None = None) -> Analytics:
-    """Compute every table of the module docstring for the season of ``cycles``."""
+    """Compute every table of the module docstring for the season of ``cycles`` (``provider``:
+    one, or one per asset class)."""
     if not cycles:
         raise AnalyticsError("a season needs at least one cycle")
     times = sorted(cycles)
@@ -150,7 +152,7 @@ def build_analytics(lake: Lake, provider: str, universe: Universe,
 
     t0 = time.perf_counter()
     say(f"arena luck: {arena_players:,} zero-skill players x {len(times)} cycles")
-    bars = _monitor_bars(lake, provider, [a.symbol for a in universe.tradable], start, end)
+    bars = _monitor_bars(lake, provider, universe.tradable, start, end)
     bars = {s: b for s, b in bars.items() if len(b)}
     luck_returns, band, rejected = arena_luck_tables(prices, universe, bars, players=arena_players,
                                                      seed=seed)
@@ -163,7 +165,8 @@ def build_analytics(lake: Lake, provider: str, universe: Universe,
     assets = list(universe.tradable)
     for i, asset in enumerate(assets, start=1):
         try:
-            row, table = asset_tables(lake, provider, asset, start, end, players=players, seed=seed)
+            row, table = asset_tables(lake, provider_of(provider, asset), asset, start, end,
+                                      players=players, seed=seed)
         except (LookupError, ValueError) as exc:  # no bars for this asset in the season
             log.warning("no luck table for %s: %s", asset.symbol, exc)
             say(f"no luck table for {asset.symbol}: {exc}")
@@ -181,7 +184,9 @@ def build_analytics(lake: Lake, provider: str, universe: Universe,
     corr = correlations(lake, provider, universe, end)
     seconds["correlations"] = time.perf_counter() - t0
     season = pd.DataFrame([{
-        "provider": provider, "market": market_label(provider), "season_start": start,
+        "provider": provider_label(provider, universe),
+        "market": "+".join(sorted({market_label(provider_of(provider, a)) for a in universe})),
+        "season_start": start,
         "season_end": end, "cycles": len(times), "arena_players": arena_players,
         "asset_players": players, "seed": seed,
         "arena_rejections": rejected, "start_cash": START_CASH,

@@ -30,7 +30,7 @@ from arena.engine.contract import parse_answer
 from arena.engine.portfolio import Portfolio
 from arena.ledger.records import ANSWER, MONITOR_SCHEMAS, SCHEMAS, RecordKey
 from arena.ledger.store import Ledger
-from arena.market.asof import cycle_prices, price_intervals, stale_prices
+from arena.market.asof import Providers, cycle_prices, price_intervals, provider_of, stale_prices
 from arena.market.types import stale_marker
 
 DAILY_DIR = Path("reports") / "daily"  # under the lake root
@@ -92,11 +92,14 @@ def _automatic_closes(ledger: Ledger, at: pd.Timestamp) -> pd.DataFrame:
     return _rows(rows, MONITOR_SCHEMAS["fills"], ("window_end", "contestant", "seq"))
 
 
-def _stale(lake: Lake, provider: str, universe: Universe, prices: pd.DataFrame,
+def _stale(lake: Lake, provider: Providers, universe: Universe, prices: pd.DataFrame,
            at: pd.Timestamp) -> dict[str, pd.Timestamp]:
     """The assets whose price was stale at ``at`` (``prices``: :func:`cycle_prices` rows), each
     with when its last price printed: what the cycle's market decided, from the same prices."""
-    finest = price_intervals(lake, provider)
+    finest = {}
+    for source in sorted({provider_of(provider, a) for a in universe}):
+        finest.update({s: iv for s, iv in price_intervals(lake, source).items()
+                       if s in universe and provider_of(provider, universe[s]) == source})
     now = prices[prices["cycle_at"] == at]
     return stale_prices(((universe[s], finest[s], t) for s, t in zip(now["symbol"],
                                                                     now["printed_at"], strict=True)
@@ -145,14 +148,18 @@ def _markdown_table(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[
     return [head, rule, *body]
 
 
-def daily_report(ledger: Ledger, lake: Lake, provider: str, universe: Universe, at: pd.Timestamp) -> str:
+def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Universe,
+                 at: pd.Timestamp) -> str:
     """Markdown: who leads and lags and why, key trades, quotes from reasoning, market context;
-    under the title, whose prices these are (a SYNTHETIC banner for the embedded default)."""
+    under the title, whose prices these are (a SYNTHETIC banner for the embedded default;
+    ``provider``: one, or one per asset class)."""
     records = ledger.records()  # the keys only (a directory listing): records are read by key
     standings = _standings(ledger, at, records)
-    note = provider_note(provider)
+    sources = sorted({provider_of(provider, a) for a in universe})
+    notes = [provider_note(p) for p in sources]
     lines = [f"# Daily report {at:%Y-%m-%d %H:%M} UTC", "",
-             f"> **{note}**" if is_synthetic(provider) else f"{note}.", ""]
+             *(f"> **{n}**" if is_synthetic(p) else f"{n}." for p, n in zip(sources, notes,
+                                                                           strict=True)), ""]
     if not standings:
         return "\n".join([*lines, "No contestant has a record at this cycle."])
     lines += ["## Standings", "", *_markdown_table(
@@ -234,7 +241,7 @@ def write_daily_report(lake: Lake, text: str, at: pd.Timestamp) -> Path:
     return write_text(lake.root / DAILY_DIR / f"{at:%Y-%m-%d}.md", text)
 
 
-def daily_reports(lake: Lake, provider: str, universe: Universe,
+def daily_reports(lake: Lake, provider: Providers, universe: Universe,
                   cycles: Sequence[pd.Timestamp], ledger: Ledger | None = None) -> list[Path]:
     ledger = ledger or Ledger(lake)
     return [write_daily_report(lake, daily_report(ledger, lake, provider, universe, at), at)

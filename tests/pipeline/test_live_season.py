@@ -237,3 +237,36 @@ def test_ingest_into_a_synthetic_season_takes_its_assets(tmp_path, capsys):
     manifest = json.loads(capsys.readouterr().out.split("\n", 1)[1])
     assert manifest["provider"] == "synthetic" and set(manifest["published"]) == {
         "BTC", "ETH", "SPY"}
+
+
+def test_a_live_season_publishes_its_marts_and_closes_after_its_last_cycle(season, capsys):
+    """Three cycles (two backfilled), then the final publication: the marts agree with the
+    ledger's fold, the report and the daily reports exist, and the season takes no cycle."""
+    root = str(season.root)
+    assert main(["season", "backfill", "2025-11-24", "--lake", root]) == 0
+    assert main(["season", "publish", "--lake", root]) == 2
+    assert "1 recorded cycle(s): its tables, marts and report need two" in capsys.readouterr().err
+    assert main(["season", "backfill", "2025-11-25", "--lake", root]) == 0
+    capsys.readouterr()
+    assert main(["season", "publish", "--final", "--lake", root]) == 2
+    assert "cannot close before its last cycle" in capsys.readouterr().err
+    assert main(["cycle", "--lake", root]) == 0
+    capsys.readouterr()
+    assert main(["season", "publish", "--final", "--players", "500", "--lake", root,
+                 "--json"]) == 0
+    published = json.loads(capsys.readouterr().out)
+    assert published["closed"] is True
+    board = pd.read_parquet(season.root / "marts" / "leaderboard.parquet").set_index("contestant")
+    ledger = Ledger(season)
+    for name in ("momentum", "random"):
+        [equity] = ledger.record_rows("equity", WED, name)
+        assert board.loc[name, "total_return"] == pytest.approx(equity["equity"] / 10_000 - 1,
+                                                                abs=1e-9)
+    assert sorted(p.name for p in (season.root / "reports" / "daily").glob("*.md")) == [
+        "2025-11-24.md", "2025-11-25.md", "2025-11-26.md"]
+    assert main(["report", "--lake", root]) == 0
+    capsys.readouterr()
+    err = _refused(capsys, "season", "retry", "2025-11-26", "--lake", root)
+    assert "was closed" in err and "new lake" in err
+    assert main(["season", "status", "--lake", root, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["closed_at"] is not None
