@@ -489,6 +489,40 @@ def _cmd_season_retry(args: argparse.Namespace) -> int:
     return _cmd_cycle(args, retry=True)
 
 
+def _cmd_monitor(args: argparse.Namespace) -> int:
+    import os
+
+    import pandas as pd
+
+    from arena.agents.roster import RosterError
+    from arena.core.sessions import CalendarError, utc
+    from arena.data.lake import Lake
+    from arena.ledger.store import LedgerError
+    from arena.pipeline.live import MonitorRefused, run_monitor
+    from arena.pipeline.season_config import SeasonConfigError, load_season, season_contestants
+
+    lake = Lake(args.lake)
+    try:
+        season = load_season(lake)
+        now = pd.Timestamp.now(tz="UTC")
+        tick = utc(args.at) if args.at else now
+        contestants, _ = season_contestants(lake, os.environ)
+        run = run_monitor(lake, season, contestants, tick, now=now)
+    except (SeasonConfigError, RosterError, CalendarError, MonitorRefused) as exc:
+        print(f"arena monitor: {exc} (nothing recorded)", file=sys.stderr)
+        return EXIT_UNUSABLE
+    except LedgerError as exc:
+        print(f"arena monitor: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        _print_json({"season": season.id, "end": run.end.isoformat(), "held": run.held,
+                     "contestants": run.contestants, "automatic_closes": run.automatic_closes})
+    else:
+        print(f"monitor of season {season.id} up to {run.end.isoformat()}: {len(run.held)} "
+              f"symbol(s) held, {run.automatic_closes} automatic close(s)")
+    return EXIT_OK
+
+
 def _cmd_season_publish(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -731,6 +765,13 @@ def build_parser() -> argparse.ArgumentParser:
     cyc.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
     cyc.add_argument("--json", action="store_true", help="machine-readable result")
     cyc.set_defaults(func=_cmd_cycle)
+
+    mon = sub.add_parser("monitor", help="one live monitor tick: close the positions whose "
+                         "invalidation level the 15-minute bars reached since the last tick")
+    mon.add_argument("--at", help="the tick, ISO-8601 UTC (default: now; floored to 15 minutes)")
+    mon.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
+    mon.add_argument("--json", action="store_true", help="machine-readable result")
+    mon.set_defaults(func=_cmd_monitor)
 
     sea = sub.add_parser("season", help="a season: init, status, backfill a missed cycle")
     season_sub = sea.add_subparsers(dest="season_command", required=True, metavar="ACTION")

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from arena.agents.base import Contestant
+from arena.core.sessions import bar_close_times, expected_bars
 from arena.core.universe import Universe
-from arena.data.lake import Lake, write_text
+from arena.data.lake import Lake, PartitionKey, write_text
 from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.engine.rules import ARENA_RULES, Rules
 from arena.ledger.attempts import Attempts
@@ -265,6 +266,87 @@ def _prices_at(lake: Lake, season: SeasonConfig, universe: Universe, at: pd.Time
         got = last_price(lake, provider_of(season.market, asset), asset, at)
         if got is not None:
             out[asset.symbol] = got[0]
+    return out
+
+
+# ----------------------------------------------------------------------------- live monitor
+MONITOR_STEP = pd.Timedelta(minutes=15)
+
+
+class MonitorRefused(RuntimeError):
+    """The monitor was not run (nothing recorded); the message says why."""
+
+
+@dataclass
+class MonitorRun:
+    end: pd.Timestamp
+    contestants: list[str]
+    automatic_closes: int
+    held: list[str]  # the symbols any contestant holds (what the monitor watched)
+
+
+def monitor_end(season: SeasonConfig, ledger: Ledger, tick: pd.Timestamp) -> pd.Timestamp | None:
+    """Where a live monitor tick may end: the 15-minute mark at or before ``tick``, but never
+    past a cycle of the season that is due and not played yet (that cycle records the window up
+    to itself first, so the ledger keeps its order). None: nothing to watch yet (the season's
+    first cycle is not played)."""
+    end = tick.floor(MONITOR_STEP)
+    played = {k.cycle_at for k in ledger.records()}
+    if not played:
+        return None
+    pending = [t for t in season.times if t <= end and t > max(played)]
+    return min([end, *pending[:1]])
+
+
+def run_monitor(lake: Lake, season: SeasonConfig, contestants: Sequence[Contestant],
+                tick: pd.Timestamp, *, now: pd.Timestamp, universe: Universe | None = None
+                ) -> MonitorRun:
+    """One live monitor tick: every contestant's open positions checked against the bars since
+    its last monitor window (or its last cycle), up to :func:`monitor_end` - with the same pure
+    monitor as a replay, each window recorded exactly once. Refused (nothing recorded) for a
+    tick in the future and when a held symbol's 15-minute bars do not reach the window's end
+    yet: a window is recorded once, so a bar ingested after it would never be watched."""
+    closed = closed_at(lake)
+    if closed is not None:
+        raise MonitorRefused(f"season {season.id!r} was closed at {closed}: nothing to watch")
+    if tick > now:
+        raise MonitorRefused(f"the tick {tick.isoformat()} is in the future (now "
+                             f"{now.isoformat()})")
+    universe = universe or season.universe()
+    ledger = Ledger(lake, secret_names=secret_names(contestants))
+    end = monitor_end(season, ledger, tick)
+    if end is None:
+        raise MonitorRefused(f"season {season.id!r} has no cycle played yet: no position to "
+                             "watch")
+    playing = [c for c in contestants if ledger.records(c.name)]
+    held = sorted({s for c in playing for s in ledger.portfolio(c.name).positions})
+    behind = _bars_behind(lake, season, universe, held, end)
+    if behind:
+        raise MonitorRefused("the 15-minute bars of " + ", ".join(
+            f"{s} (to {t:%Y-%m-%d %H:%M})" if t is not None else f"{s} (none)"
+            for s, t in behind.items()) + f" do not reach {end.isoformat()}: ingest first")
+    cycles = [k.cycle_at for k in ledger.records() if k.cycle_at <= end]
+    closes = monitor_day(lake, ledger, season.market, universe, playing, max(cycles), end)
+    return MonitorRun(end, [c.name for c in playing], closes, held)
+
+
+def _bars_behind(lake: Lake, season: SeasonConfig, universe: Universe, symbols: Sequence[str],
+                 end: pd.Timestamp) -> dict[str, pd.Timestamp | None]:
+    """The symbols with a 15-minute bar the calendar expects to close by ``end`` that the lake
+    does not hold yet, each with where its bars end."""
+    out: dict[str, pd.Timestamp | None] = {}
+    for symbol in symbols:
+        asset = universe[symbol]
+        bars = lake.read_bars(PartitionKey(provider_of(season.market, asset), "15m", symbol),
+                              end - pd.Timedelta(days=7), end)
+        last = None
+        if len(bars):
+            last = bar_close_times(asset.calendar, "15m",
+                                   pd.DatetimeIndex(bars["timestamp"].iloc[-1:]))[0]
+        since = last if last is not None else end - pd.Timedelta(days=7)
+        opens = expected_bars(asset.calendar, "15m", since, end)
+        if len(opens) and bool((bar_close_times(asset.calendar, "15m", opens) <= end).any()):
+            out[symbol] = last
     return out
 
 

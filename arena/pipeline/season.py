@@ -82,22 +82,33 @@ def cycle_times(start: pd.Timestamp, days: int) -> list[pd.Timestamp]:
 
 def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Universe,
                 contestants: Sequence[Contestant], start: pd.Timestamp, end: pd.Timestamp) -> int:
-    """Record every contestant's automatic closes in ``(start, end]`` from the 15-minute bars of
-    ``provider`` (one, or one per asset class); returns how many."""
+    """Record every contestant's automatic closes up to ``end`` from the 15-minute bars of
+    ``provider`` (one, or one per asset class); returns how many.
+
+    Each contestant's window starts where its last recorded one ended - ``start`` when none
+    ended later (a replay's day: the previous cycle; a live season's cycle: the live monitor's
+    last tick) - so windows never overlap and running the monitor tick by tick records the same
+    closes as one window over the day. A contestant monitored up to ``end`` already is left
+    alone (a re-run records nothing twice)."""
     closes = 0
     for contestant in contestants:
-        def build(name: str = contestant.name) -> MonitorRecord:
+        ends = [k.end for k in ledger.monitor_records(contestant.name) if start < k.end <= end]
+        since = max([start, *ends])
+        if since >= end:
+            continue
+
+        def build(name: str = contestant.name, since: pd.Timestamp = since) -> MonitorRecord:
             portfolio = ledger.portfolio(name)
             bars = {s: lake.read_bars(PartitionKey(provider if isinstance(provider, str)
                                                    else provider_of(provider, universe[s]),
-                                                   "15m", s), start, end)
+                                                   "15m", s), since, end)
                     for s in portfolio.positions}
-            result = check_invalidations(portfolio, bars, universe, start, end)
-            return MonitorRecord(name, start, end, result.fills, result.checked, result.unobserved)
+            result = check_invalidations(portfolio, bars, universe, since, end)
+            return MonitorRecord(name, since, end, result.fills, result.checked, result.unobserved)
 
-        ledger.record_monitor(start, end, contestant.name, build)
+        ledger.record_monitor(since, end, contestant.name, build)
         # windows never overlap: this window's closes are the rows of its own fills file
-        closes += pq.read_metadata(ledger.monitor_dir(start, end, contestant.name)
+        closes += pq.read_metadata(ledger.monitor_dir(since, end, contestant.name)
                                    / "fills.parquet").num_rows
     return closes
 

@@ -82,5 +82,6 @@ def test_demo_prints_the_leaderboard_and_the_report_then_report_rebuilds_it(tmp_
     assert main(["report", "--lake", str(tmp_path / "empty")]) == 2
     assert "build the marts first" in capsys.readouterr().err
     assert main(["replay", "--start", "2026-11-01", "--days", "1", "--symbols", "BTC,SPY",
-                 "--lake", str(lake)]) == 1
-    assert "another season" in capsys.readouterr().err
+                 "--lake", str(lake)]) == 2
+    err = capsys.readouterr().err
+    assert "holds season '2026-10-01-synthetic-replay'" in err and "in a new lake" in err
