@@ -57,10 +57,11 @@ class Attempts:
         return attempt
 
     def mask(self, text: str) -> str:
-        for name, value in os.environ.items():
-            if (name.upper().endswith(SECRET_SUFFIX) or name in self.secret_names) \
-                    and len(value) >= MIN_SECRET_CHARS:
-                text = text.replace(value, MASK)
+        secrets = [v for n, v in os.environ.items()
+                   if (n.upper().endswith(SECRET_SUFFIX) or n in self.secret_names)
+                   and len(v) >= MIN_SECRET_CHARS]
+        for value in sorted(secrets, key=len, reverse=True):  # a key that prefixes another last
+            text = text.replace(value, MASK)
         return text
 
     def of(self, cycle_at: pd.Timestamp) -> dict[str, list[Attempt]]:

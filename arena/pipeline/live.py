@@ -130,14 +130,14 @@ def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Univ
     elif backfill and due is not None and at >= due:
         raise CycleRefused(f"{at.isoformat()} is the current cycle of {where}, not a missed one: "
                            "run it with arena cycle")
-    if not (backfill or force_time or retry) and due is not None and at < due:
+    if not (backfill or retry) and due is not None and at < due:
         raise CycleRefused(f"{at.isoformat()} is not the current cycle of {where} (due: "
                            f"{due.isoformat()}); a missed cycle is played by arena season "
                            f"backfill {at:%Y-%m-%d}, while no later cycle exists")
     fresh = freshness(lake, season, universe, at)
     _check_market(fresh, universe, at, where)
-    previous = [t for t in season.times if t < at]
-    return CyclePlan(at, fresh, previous[-1] if previous else None, backfill, force_time)
+    previous = [k.cycle_at for k in ledger.records() if k.cycle_at < at]
+    return CyclePlan(at, fresh, max(previous) if previous else None, backfill, force_time)
 
 
 def _check_market(fresh: Sequence[Freshness], universe: Universe, at: pd.Timestamp,
@@ -201,22 +201,25 @@ def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Co
     run = CycleRun(plan)
     if not retry:
         run.forfeits = record_forfeits(lake, season, ledger, attempts, contestants, universe, at)
-    if plan.monitor_from is not None:
-        run.automatic_closes = monitor_day(lake, ledger, season.market, universe, contestants,
-                                           plan.monitor_from, at)
+    run.automatic_closes = monitor_day(lake, ledger, season.market, universe, contestants, at)
     rules = season_rules(season)
     playing, done = list(contestants), {}
     wait = RETRY_WAIT
     while playing:
         run.attempts += 1
-        for outcome in run_cycle(lake, season.market, universe, playing, at, ledger=ledger,
+        # the whole roster each round: the recorded ones only answer "already recorded" (no
+        # call), and a follower retried still sees the others' answers
+        names = {c.name for c in playing}
+        for outcome in run_cycle(lake, season.market, universe, contestants, at, ledger=ledger,
                                  runner=runner, rules=rules, slot=slot):
+            if outcome.contestant not in names:
+                continue
             done[outcome.contestant] = outcome
             if outcome.status == FAILED:
                 attempts.add(at, outcome.contestant, outcome.error or "failed")
         playing = [c for c in playing if done[c.name].status == FAILED]
-        if not playing or clock() + wait >= deadline:
-            break
+        if not playing or clock() + wait + season.call_timeout_s >= deadline:
+            break  # another round could not finish before the deadline
         log.warning("cycle %s: retrying %s in %.0f s (deadline in %.0f s)", at,
                     ", ".join(c.name for c in playing), wait, deadline - clock())
         sleep(wait)
@@ -318,15 +321,21 @@ def run_monitor(lake: Lake, season: SeasonConfig, contestants: Sequence[Contesta
     if end is None:
         raise MonitorRefused(f"season {season.id!r} has no cycle played yet: no position to "
                              "watch")
-    playing = [c for c in contestants if ledger.records(c.name)]
+    cycles = [k.cycle_at for k in ledger.records() if k.cycle_at <= end]
+    if not cycles or end <= max(cycles):
+        raise MonitorRefused(f"the tick {tick.isoformat()} is not after the season's last played "
+                             f"cycle ({max(k.cycle_at for k in ledger.records()).isoformat()})")
+    latest = max(cycles)
+    # a contestant without a record at the latest cycle is still being played, retried or
+    # forfeited there: that cycle's own monitor step watches it (its record must come first)
+    playing = [c for c in contestants if ledger.has(latest, c.name)]
     held = sorted({s for c in playing for s in ledger.portfolio(c.name).positions})
     behind = _bars_behind(lake, season, universe, held, end)
     if behind:
         raise MonitorRefused("the 15-minute bars of " + ", ".join(
             f"{s} (to {t:%Y-%m-%d %H:%M})" if t is not None else f"{s} (none)"
             for s, t in behind.items()) + f" do not reach {end.isoformat()}: ingest first")
-    cycles = [k.cycle_at for k in ledger.records() if k.cycle_at <= end]
-    closes = monitor_day(lake, ledger, season.market, universe, playing, max(cycles), end)
+    closes = monitor_day(lake, ledger, season.market, universe, playing, end)
     return MonitorRun(end, [c.name for c in playing], closes, held)
 
 

@@ -81,21 +81,24 @@ def cycle_times(start: pd.Timestamp, days: int) -> list[pd.Timestamp]:
 
 
 def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Universe,
-                contestants: Sequence[Contestant], start: pd.Timestamp, end: pd.Timestamp) -> int:
+                contestants: Sequence[Contestant], end: pd.Timestamp) -> int:
     """Record every contestant's automatic closes up to ``end`` from the 15-minute bars of
     ``provider`` (one, or one per asset class); returns how many.
 
-    Each contestant's window starts where its last recorded one ended - ``start`` when none
-    ended later (a replay's day: the previous cycle; a live season's cycle: the live monitor's
-    last tick) - so windows never overlap and running the monitor tick by tick records the same
-    closes as one window over the day. A contestant monitored up to ``end`` already is left
-    alone (a re-run records nothing twice)."""
+    Each contestant's window starts where its watch stopped: at its last cycle record before
+    ``end`` or the end of its last monitor window, whichever is later (a replay's day: the
+    previous cycle; a live cycle: the live monitor's last tick, or the contestant's own last
+    cycle when a cycle was missed). So windows never overlap or leave a gap, and running the
+    monitor tick by tick records the same closes as one window. A contestant that never played
+    holds nothing and is left alone, as is one monitored up to ``end`` already (a re-run
+    records nothing twice)."""
     closes = 0
     for contestant in contestants:
-        ends = [k.end for k in ledger.monitor_records(contestant.name) if start < k.end <= end]
-        since = max([start, *ends])
-        if since >= end:
+        marks = [k.cycle_at for k in ledger.records(contestant.name) if k.cycle_at < end]
+        marks += [k.end for k in ledger.monitor_records(contestant.name) if k.end <= end]
+        if not marks or max(marks) >= end:
             continue
+        since = max(marks)
 
         def build(name: str = contestant.name, since: pd.Timestamp = since) -> MonitorRecord:
             portfolio = ledger.portfolio(name)
@@ -152,7 +155,7 @@ def play_day(provider: Provider, universe: Universe, contestants: Sequence[Conte
     t = time.perf_counter()
     closes = 0
     if previous is not None:
-        closes = monitor_day(lake, ledger, provider.name, universe, contestants, previous, at)
+        closes = monitor_day(lake, ledger, provider.name, universe, contestants, at)
     timings["monitor"] = time.perf_counter() - t
     t = time.perf_counter()
     outcomes = run_cycle(lake, provider.name, universe, contestants, at, ledger=ledger)

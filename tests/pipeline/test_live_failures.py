@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import os
 
+import pandas as pd
 import pytest
 
 from arena.cli import main
 from arena.ledger.attempts import MASK, Attempts
 from arena.ledger.store import Ledger
-from arena.pipeline.live import play_season_cycle
+from arena.pipeline.live import play_season_cycle, run_monitor
 from arena.pipeline.season_config import load_season, season_contestants
 from tests.agents.openai_stub import OpenAIStub, StubResponse
 from tests.conftest import ts
@@ -100,6 +101,13 @@ def test_an_outage_then_the_retry_command_plays_only_the_failed_contestant(lake,
     assert main(["season", "status", "--lake", str(lake.root), "--json"]) == 0
     [monday, *_] = json.loads(capsys.readouterr().out)["cycles"]
     assert monday["state"] == "failed (retry allowed)" and monday["failed"] == ["stub-llm"]
+    # a monitor tick meanwhile watches only the recorded contestant: the failed one's record
+    # must still be able to come first
+    season = load_season(lake)
+    contestants, _ = season_contestants(lake, {})
+    tick = run_monitor(lake, season, contestants, MON + pd.Timedelta(hours=2), now=TUE)
+    assert {k.contestant for k in Ledger(lake).monitor_records()} == {"momentum"}
+    assert tick.contestants == ["momentum"]
     asked = len(stub.chat_requests)
     stub.default = StubResponse.answer(HOLD)
     assert main(["season", "retry", "2025-11-24", "--lake", str(lake.root), "--json"]) == 0

@@ -107,3 +107,11 @@ def test_two_concurrent_ticks_record_each_window_once(season):
     codes = [r.wait(timeout=300) for r in runs]
     assert codes == [0, 0], [r.stderr.read() for r in runs]
     assert _windows(season) == [(MON, ts("2025-11-24 20:00"), n) for n in ("momentum", "random")]
+
+
+def test_a_missed_cycle_leaves_no_gap_in_the_watch(season):
+    """Monday played, Tuesday missed: Wednesday's cycle watches from Monday's, not Tuesday's."""
+    wednesday = ts("2025-11-26 16:00")
+    contestants, _ = season_contestants(season, {})
+    play_season_cycle(season, load_season(season), contestants, wednesday, now=wednesday)
+    assert _windows(season) == [(MON, wednesday, n) for n in ("momentum", "random")]

@@ -76,9 +76,12 @@ def test_a_time_off_the_schedule_is_refused_unless_forced(season, capsys):
 
 
 def test_a_forced_time_inside_the_season_runs(season, capsys):
-    assert main(["cycle", "--at", "2025-11-26T15:00:00Z", "--force-time", "--lake",
+    """Off the schedule, but not before the current cycle: --force-time is no backfill."""
+    _refused(capsys, "cycle", "--at", "2025-11-25T20:00:00Z", "--force-time", "--lake",
+             str(season.root))
+    assert main(["cycle", "--at", "2025-11-26T20:00:00Z", "--force-time", "--lake",
                  str(season.root)]) == 0
-    assert {k.cycle_at for k in Ledger(season).records()} == {ts("2025-11-26 15:00")}
+    assert {k.cycle_at for k in Ledger(season).records()} == {ts("2025-11-26 20:00")}
 
 
 def test_a_cycle_in_the_future_is_refused(season):
