@@ -417,7 +417,8 @@ def _cmd_season_init(args: argparse.Namespace) -> int:
         universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
         season = make_season(args.start, args.days, universe.symbols, mode=LIVE,
                              providers=default_providers(args.crypto, args.stocks),
-                             season_id=args.id, seed=args.seed)
+                             season_id=args.id, seed=args.seed,
+                             call_timeout_s=args.call_timeout, cycle_deadline_s=args.cycle_deadline)
         season = init_season(lake, season, roster=args.roster)
     except (SeasonConfigError, RosterError, UniverseError, ValueError) as exc:
         print(f"arena season init: {exc}", file=sys.stderr)
@@ -786,6 +787,10 @@ def build_parser() -> argparse.ArgumentParser:
     ini.add_argument("--symbols", help="comma-separated house symbols (default: whole universe)")
     ini.add_argument("--roster", help="roster YAML, copied into the season (default: the shipped)")
     ini.add_argument("--seed", type=int, help="seed of the synthetic market")
+    ini.add_argument("--call-timeout", type=float, default=60.0,
+                     help="seconds a model call may take at most (default 60)")
+    ini.add_argument("--cycle-deadline", type=float, default=600.0,
+                     help="seconds a cycle retries its failed contestants (default 600)")
     ini.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
     ini.add_argument("--json", action="store_true", help="print the season config as JSON")
     ini.set_defaults(func=_cmd_season_init)

@@ -264,11 +264,12 @@ def new_season_id(start: dt.date, providers: Mapping[str, str], mode: str) -> st
 def make_season(start: dt.date | str, days: int, symbols: Sequence[str], *,
                 providers: Mapping[str, str] | None = None, mode: str = LIVE,
                 season_id: str | None = None, seed: int | None = None,
-                cycle_hour: int = CYCLE_HOUR, fee_rate: float = ARENA_RULES.fee_rate
-                ) -> SeasonConfig:
+                cycle_hour: int = CYCLE_HOUR, fee_rate: float = ARENA_RULES.fee_rate,
+                call_timeout_s: float = 60.0, cycle_deadline_s: float = 600.0) -> SeasonConfig:
     """A season config (nothing written)."""
     first = start if isinstance(start, dt.date) else dt.date.fromisoformat(str(start))
     chosen = dict(providers or default_providers())
     return SeasonConfig(id=season_id or new_season_id(first, chosen, mode), start=first,
                         days=days, symbols=tuple(symbols), providers=chosen, mode=mode,
-                        cycle_hour=cycle_hour, fee_rate=fee_rate, seed=seed)
+                        cycle_hour=cycle_hour, fee_rate=fee_rate, seed=seed,
+                        call_timeout_s=call_timeout_s, cycle_deadline_s=cycle_deadline_s)

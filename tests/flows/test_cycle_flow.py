@@ -113,8 +113,8 @@ def test_a_contestant_that_cannot_be_reached_fails_the_flow_run(prefect_server, 
                             "contestants:\n"
                             "  - {name: momentum, kind: house, strategy: momentum}\n"
                             f"  - {{name: gone, kind: llm, model: openai/stub-model, "
-                            f"api_base: '{closed}', params: {{timeout: 5, num_retries: 0}}}}\n"
-                            ).root
+                            f"api_base: '{closed}', params: {{timeout: 5, num_retries: 0}}}}\n",
+                            cycle_deadline_s=3.0).root  # one round: no retry can finish in time
     with pytest.raises(CycleFailed, match="gone: connection"):
         cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
     [outcomes, *_] = run_artifacts(key="cycle-outcomes")
