@@ -432,19 +432,33 @@ def _cmd_season_init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _season_of(args: argparse.Namespace, command: str):
+    """(lake, its season) of ``--lake``; the season is None, with the reason printed, when the
+    lake holds none."""
+    from arena.data.lake import Lake
+    from arena.pipeline.season_config import SeasonConfigError, load_season
+
+    lake = Lake(args.lake)
+    try:
+        return lake, load_season(lake)
+    except SeasonConfigError as exc:
+        print(f"arena {command}: {exc}", file=sys.stderr)
+        return lake, None
+
+
 def _cmd_season_status(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from arena.agents.roster import RosterError, load_roster
-    from arena.data.lake import Lake
     from arena.pipeline.live import season_status
-    from arena.pipeline.season_config import SeasonConfigError, load_season, roster_path
+    from arena.pipeline.season_config import roster_path
 
-    lake = Lake(args.lake)
+    lake, season = _season_of(args, "season status")
+    if season is None:
+        return EXIT_UNUSABLE
     try:
-        season = load_season(lake)
         roster = load_roster(roster_path(lake)).names
-    except (SeasonConfigError, RosterError) as exc:
+    except RosterError as exc:
         print(f"arena season status: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     status = season_status(lake, season, roster, pd.Timestamp.now(tz="UTC"))
@@ -527,19 +541,14 @@ def _cmd_monitor(args: argparse.Namespace) -> int:
 def _cmd_season_publish(args: argparse.Namespace) -> int:
     import duckdb
 
-    from arena.data.lake import Lake
     from arena.pipeline.live import LIVE_PLAYERS, PublishError, publish_season
-    from arena.pipeline.season_config import SeasonConfigError, load_season
     from arena.pipeline.season_tables import AnalyticsError
     from arena.pipeline.warehouse import MartsError
     from arena.reporting.season import ReportError
     from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
-    lake = Lake(args.lake)
-    try:
-        season = load_season(lake)
-    except SeasonConfigError as exc:
-        print(f"arena season publish: {exc}", file=sys.stderr)
+    lake, season = _season_of(args, "season publish")
+    if season is None:
         return EXIT_UNUSABLE
     say = (lambda _m: None) if args.json else (lambda m: print(f"  {m}", flush=True))
     try:
@@ -758,21 +767,24 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--json", action="store_true", help="machine-readable result")
     chk.set_defaults(func=_cmd_check)
 
+    def season_lake_args(p: argparse.ArgumentParser, func, json_help: str = "machine-readable "
+                         "result") -> None:
+        p.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or "
+                       "./data_lake)")
+        p.add_argument("--json", action="store_true", help=json_help)
+        p.set_defaults(func=func)
+
     cyc = sub.add_parser("cycle", help="run the season's current decision cycle (after its "
                          "monitor window), only when it is sound")
     cyc.add_argument("--at", help="cycle time, ISO-8601 UTC (default: the season's current cycle)")
     cyc.add_argument("--force-time", action="store_true",
                      help="run at a time off the season's schedule (inside the season)")
-    cyc.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
-    cyc.add_argument("--json", action="store_true", help="machine-readable result")
-    cyc.set_defaults(func=_cmd_cycle)
+    season_lake_args(cyc, _cmd_cycle)
 
     mon = sub.add_parser("monitor", help="one live monitor tick: close the positions whose "
                          "invalidation level the 15-minute bars reached since the last tick")
     mon.add_argument("--at", help="the tick, ISO-8601 UTC (default: now; floored to 15 minutes)")
-    mon.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
-    mon.add_argument("--json", action="store_true", help="machine-readable result")
-    mon.set_defaults(func=_cmd_monitor)
+    season_lake_args(mon, _cmd_monitor)
 
     sea = sub.add_parser("season", help="a season: init, status, backfill a missed cycle")
     season_sub = sea.add_subparsers(dest="season_command", required=True, metavar="ACTION")
@@ -791,35 +803,25 @@ def build_parser() -> argparse.ArgumentParser:
                      help="seconds a model call may take at most (default 60)")
     ini.add_argument("--cycle-deadline", type=float, default=600.0,
                      help="seconds a cycle retries its failed contestants (default 600)")
-    ini.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
-    ini.add_argument("--json", action="store_true", help="print the season config as JSON")
-    ini.set_defaults(func=_cmd_season_init)
+    season_lake_args(ini, _cmd_season_init, json_help="print the season config as JSON")
     sts = season_sub.add_parser("status", help="cycles done, missed and due; data freshness; "
                                 "each contestant's state")
-    sts.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
-    sts.add_argument("--json", action="store_true", help="machine-readable result")
-    sts.set_defaults(func=_cmd_season_status)
+    season_lake_args(sts, _cmd_season_status)
     bkf = season_sub.add_parser("backfill", help="play a missed cycle (only while no later "
                                 "cycle exists)")
     bkf.add_argument("date", help="the missed cycle's day, ISO date")
-    bkf.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
-    bkf.add_argument("--json", action="store_true", help="machine-readable result")
-    bkf.set_defaults(func=_cmd_season_backfill)
+    season_lake_args(bkf, _cmd_season_backfill)
     rty = season_sub.add_parser("retry", help="play a cycle again for the contestants without a "
                                 "record (their model failed), before the next cycle")
     rty.add_argument("date", help="the cycle's day, ISO date")
-    rty.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
-    rty.add_argument("--json", action="store_true", help="machine-readable result")
-    rty.set_defaults(func=_cmd_season_retry)
+    season_lake_args(rty, _cmd_season_retry)
     pub = season_sub.add_parser("publish", help="rebuild the luck tables, marts and report from "
                                 "the cycles so far (--final after the last cycle closes the season)")
     pub.add_argument("--players", type=int,
                      help="zero-skill players per asset (default 2,000; 20,000 for the final)")
     pub.add_argument("--final", action="store_true",
                      help="after the season's last cycle: publish and close the season")
-    pub.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")
-    pub.add_argument("--json", action="store_true", help="machine-readable result")
-    pub.set_defaults(func=_cmd_season_publish)
+    season_lake_args(pub, _cmd_season_publish)
 
     def season_args(p: argparse.ArgumentParser, start: str | None, lake: str) -> None:
         p.add_argument("--start", required=start is None, default=start,
