@@ -82,8 +82,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,9 @@ class Ledger:
         self.dir = lake_root / "ledger"
         self.secret_names = frozenset(secret_names)
         self._schemas_written = False
+        # contestant -> (record folders read, their events in fold order): see _events
+        self._event_cache: dict[str, tuple[frozenset[Path], tuple[Any, ...]]] = {}
+        self._cache_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Ledger({str(self.dir)!r})"
@@ -356,10 +360,12 @@ class Ledger:
         return sorted(p for p in (self.dir / kind).glob(f"*/contestant={name}")
                       if p.is_dir() and p.name != f"contestant={SCHEMA_DIR}")
 
-    def _arrow(self, name: str, contestant: str | None = None, monitor: bool = False) -> pa.Table:
+    def _arrow(self, name: str, contestant: str | None = None, monitor: bool = False,
+               dirs: Sequence[Path] | None = None) -> pa.Table:
         schema = (MONITOR_SCHEMAS if monitor else SCHEMAS)[name]
-        paths = [str(d / f"{name}.parquet") for d in self._dirs("monitor" if monitor else "cycles",
-                                                                contestant)]
+        chosen = self._dirs("monitor" if monitor else "cycles", contestant) if dirs is None \
+            else dirs
+        paths = [str(d / f"{name}.parquet") for d in chosen]
         if not paths:
             return schema.empty_table()
         return ds.dataset(paths, schema=schema, format="parquet").to_table()
@@ -375,18 +381,33 @@ class Ledger:
         return frame.sort_values(order, kind="stable").reset_index(drop=True)
 
     def _events(self, contestant: str) -> list[tuple[tuple[Any, ...], Fill | tuple[str, float]]]:
+        """The contestant's fills and level moves in fold order. Records are written once, so
+        the events of the records already read are kept and only new records are read: a
+        season's cycle costs the same on its last day as on its first."""
+        cycles, monitor = self._dirs("cycles", contestant), self._dirs("monitor", contestant)
+        with self._cache_lock:
+            seen, cached = self._event_cache.get(contestant, (frozenset(), ()))
+        new_cycles = [d for d in cycles if d not in seen]
+        new_monitor = [d for d in monitor if d not in seen]
+        if not new_cycles and not new_monitor:
+            return list(cached)
         rank = {ANSWER: 0, REPAIR: 1}
-        events: list[tuple[tuple[Any, ...], Fill | tuple[str, float]]] = []
-        for row in self._arrow("fills", contestant).to_pylist():
-            events.append(((pd.Timestamp(row["cycle_at"]), 1, rank[row["round"]], 0, row["seq"]),
-                           fill_from_row(row)))
-        for row in self._arrow("levels", contestant).to_pylist():
-            events.append(((pd.Timestamp(row["cycle_at"]), 1, rank[row["round"]], 1,
-                            row["decision_index"]), (row["symbol"], row["invalidation_price"])))
-        for row in self._arrow("fills", contestant, monitor=True).to_pylist():
-            fill = fill_from_row(row)
-            events.append(((fill.at, 0, 0, 0, row["seq"]), fill))
+        events: list[tuple[tuple[Any, ...], Fill | tuple[str, float]]] = list(cached)
+        if new_cycles:
+            for row in self._arrow("fills", dirs=new_cycles).to_pylist():
+                events.append(((pd.Timestamp(row["cycle_at"]), 1, rank[row["round"]], 0,
+                                row["seq"]), fill_from_row(row)))
+            for row in self._arrow("levels", dirs=new_cycles).to_pylist():
+                events.append(((pd.Timestamp(row["cycle_at"]), 1, rank[row["round"]], 1,
+                                row["decision_index"]), (row["symbol"], row["invalidation_price"])))
+        if new_monitor:
+            for row in self._arrow("fills", monitor=True, dirs=new_monitor).to_pylist():
+                fill = fill_from_row(row)
+                events.append(((fill.at, 0, 0, 0, row["seq"]), fill))
         events.sort(key=lambda e: e[0])
+        with self._cache_lock:
+            self._event_cache[contestant] = (seen | set(new_cycles) | set(new_monitor),
+                                             tuple(events))
         return events
 
     def fills(self, contestant: str) -> list[Fill]:
