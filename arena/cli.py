@@ -334,7 +334,7 @@ def _cmd_cycle(args: argparse.Namespace, *, backfill: bool = False, retry: bool 
     from arena.core.sessions import CalendarError, utc
     from arena.data.lake import Lake
     from arena.engine.outcomes import FAILED
-    from arena.pipeline.live import CycleRefused, play_season_cycle
+    from arena.pipeline.live import CycleRefused, current_cycle, play_season_cycle
     from arena.pipeline.season_config import SeasonConfigError, load_season, season_contestants
 
     name = "season backfill" if backfill else "season retry" if retry else "cycle"
@@ -345,10 +345,7 @@ def _cmd_cycle(args: argparse.Namespace, *, backfill: bool = False, retry: bool 
         if backfill or retry:
             at = season.cycle_time(utc(args.date))
         else:
-            at = utc(args.at) if args.at else season.due(now)
-            if at is None:
-                raise CycleRefused(f"season {season.id!r} starts {season.first.isoformat()}: "
-                                   "no cycle is due yet")
+            at = utc(args.at) if args.at else current_cycle(season, now)
         contestants, skipped = season_contestants(lake, os.environ,
                                                   call_timeout=season.call_timeout_s)
         run = play_season_cycle(lake, season, contestants, at, now=now, backfill=backfill,

@@ -33,6 +33,7 @@ from arena.pipeline.live import (
     LIVE_PLAYERS,
     CycleRefused,
     PublishError,
+    current_cycle,
     play_season_cycle,
     publish_season,
 )
@@ -61,10 +62,7 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     lake = Lake(lake_root)
     now_ts = utc(now) if now else pd.Timestamp.now(tz="UTC")
     season = load_season(lake)
-    at_ts = utc(at) if at else season.due(now_ts)
-    if at_ts is None:
-        raise CycleRefused(f"season {season.id!r} starts {season.first.isoformat()}: no cycle "
-                           "is due yet")
+    at_ts = utc(at) if at else current_cycle(season, now_ts)
     contestants, skipped = season_contestants(lake, os.environ,
                                               call_timeout=season.call_timeout_s)
     for item in skipped:

@@ -33,7 +33,14 @@ from arena.engine.rules import ARENA_RULES, Rules
 from arena.ledger.attempts import Attempts
 from arena.ledger.records import CycleRecord, equity_snapshot
 from arena.ledger.store import Ledger, LedgerError
-from arena.market.asof import is_stale, last_price, price_interval, provider_of
+from arena.market.asof import (
+    NoPrices,
+    cycle_prices,
+    is_stale,
+    last_price,
+    price_interval,
+    provider_of,
+)
 from arena.pipeline.cycle import Outcome, Slot, no_slot, run_cycle, secret_names
 from arena.pipeline.runner import INLINE, Runner
 from arena.pipeline.season import SeasonOutputs, finish_season, monitor_day
@@ -86,12 +93,19 @@ class CyclePlan:
     at: pd.Timestamp
     fresh: list[Freshness]
     monitor_from: pd.Timestamp | None
-    backfill: bool = False
-    forced_time: bool = False
 
     @property
     def stale(self) -> list[str]:
         return [f.symbol for f in self.fresh if f.stale]
+
+
+def current_cycle(season: SeasonConfig, now: pd.Timestamp) -> pd.Timestamp:
+    """The season's cycle due at ``now`` (:class:`CycleRefused` before its first)."""
+    due = season.due(now)
+    if due is None:
+        raise CycleRefused(f"season {season.id!r} starts {season.first.isoformat()}: no cycle "
+                           "is due yet")
+    return due
 
 
 def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Universe,
@@ -118,13 +132,14 @@ def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Univ
     if at > now:
         raise CycleRefused(f"{at.isoformat()} is in the future (now {now.isoformat()}): its bars "
                            "do not exist yet")
-    later = sorted({k.cycle_at for k in ledger.records() if k.cycle_at > at})
+    recorded = {k.cycle_at for k in ledger.records()}
+    later = sorted(t for t in recorded if t > at)
     if later:
         raise CycleRefused(f"{where} already has a later cycle ({later[0].isoformat()}): cycles "
                            "are recorded in order, so this one can no longer be played")
     due = season.due(now)
     if retry:
-        played = {k.cycle_at for k in ledger.records()} | set(Attempts(lake).cycles())
+        played = recorded | set(Attempts(lake).cycles())
         if at not in played:
             raise CycleRefused(f"{at.isoformat()} was never played in {where}: nothing to retry")
     elif backfill and due is not None and at >= due:
@@ -136,8 +151,8 @@ def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Univ
                            f"backfill {at:%Y-%m-%d}, while no later cycle exists")
     fresh = freshness(lake, season, universe, at)
     _check_market(fresh, universe, at, where)
-    previous = [k.cycle_at for k in ledger.records() if k.cycle_at < at]
-    return CyclePlan(at, fresh, max(previous) if previous else None, backfill, force_time)
+    previous = [t for t in recorded if t < at]
+    return CyclePlan(at, fresh, max(previous) if previous else None)
 
 
 def _check_market(fresh: Sequence[Freshness], universe: Universe, at: pd.Timestamp,
@@ -241,7 +256,11 @@ def record_forfeits(lake: Lake, season: SeasonConfig, ledger: Ledger, attempts: 
                   if n in names and not ledger.has(cycle, n)}
         if not failed:
             continue
-        prices = _prices_at(lake, season, universe, cycle)
+        try:
+            at_cycle = cycle_prices(lake, season.market, universe, [cycle])
+            prices = dict(zip(at_cycle["symbol"], at_cycle["price"], strict=True))
+        except NoPrices:  # the book is then valued at cash (no position has a price)
+            prices = {}
         for name, tries in sorted(failed.items()):
             reason = (f"forfeited: no answer by the next cycle after {len(tries)} failed "
                       f"attempt(s); last: {tries[-1].error}")
@@ -258,17 +277,6 @@ def record_forfeits(lake: Lake, season: SeasonConfig, ledger: Ledger, attempts: 
                 log.error("cannot record %s as forfeited at %s: %s", name, cycle, exc)
                 continue
             out.append((cycle, name))
-    return out
-
-
-def _prices_at(lake: Lake, season: SeasonConfig, universe: Universe, at: pd.Timestamp
-               ) -> dict[str, float]:
-    """Each asset's last price at ``at`` from its season provider (what values a book)."""
-    out = {}
-    for asset in universe:
-        got = last_price(lake, provider_of(season.market, asset), asset, at)
-        if got is not None:
-            out[asset.symbol] = got[0]
     return out
 
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from arena.agents.roster import DEFAULT_ROSTER, Skipped, load_roster
 from arena.core.sessions import CYCLE_HOUR
-from arena.core.universe import Universe, load_universe
+from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake, write_text
 from arena.data.providers import SOURCES, SYNTHETIC
 from arena.engine.rules import ARENA_RULES
@@ -33,7 +33,6 @@ SEASON_DIR = "season"
 CONFIG = "season.json"
 ROSTER = "roster.yaml"
 LIVE, REPLAY = "live", "replay"
-ASSET_CLASSES = ("crypto", "stock", "etf")
 FORMAT = 1
 
 if TYPE_CHECKING:
@@ -73,7 +72,7 @@ class SeasonConfig:
         for cls, source in self.providers.items():
             if cls not in ASSET_CLASSES:
                 problems.append(f"providers: unknown asset class {cls!r} "
-                                f"(expected {', '.join(ASSET_CLASSES)})")
+                                f"(expected {', '.join(sorted(ASSET_CLASSES))})")
             if source not in SOURCES:
                 problems.append(f"providers: {cls}: unknown source {source!r} "
                                 f"(expected {', '.join(SOURCES)})")
@@ -121,13 +120,6 @@ class SeasonConfig:
         """What the cycle's market reads: one provider's name, or one per asset class."""
         names = set(self.providers.values())
         return next(iter(names)) if len(names) == 1 else dict(self.providers)
-
-    def provider_of(self, asset_class: str) -> str:
-        try:
-            return self.providers[asset_class]
-        except KeyError:
-            raise SeasonConfigError(f"season {self.id!r} names no provider for {asset_class} "
-                                    "assets") from None
 
     @property
     def synthetic(self) -> bool:
