@@ -43,6 +43,63 @@ def midrange(high: pd.Series, low: pd.Series, n: int) -> pd.Series:
     return (high.rolling(n, min_periods=n).max() + low.rolling(n, min_periods=n).min()) / 2.0
 
 
+def _wilder_averages(values: np.ndarray, n: int) -> np.ndarray:
+    """:func:`seeded_ewm` of ``values`` with ``alpha = 1 / n`` as a float loop, bit for bit.
+
+    The RSI is read once per series per cycle, on at most a few hundred bars, where building
+    pandas objects costs far more than the recursion itself. The arithmetic is the one pandas'
+    ``ewm(alpha, adjust=False).mean()`` performs (its alpha goes through the centre of mass,
+    each step is divided by the sum of its weights, a value equal to the average leaves it
+    untouched, a NaN inside the series only ages the average, and at ``n = 2`` the value after
+    such a gap weighs what the aged average does not), and the seed is the same
+    NaN-skipping mean, so the RSI matches :func:`seeded_ewm` exactly, not just closely.
+    """
+    out = np.full(len(values), np.nan)
+    valid = ~np.isnan(values)
+    if not valid.any():
+        return out
+    first = int(valid.argmax())
+    seed_at = first + n - 1
+    if seed_at >= len(values):
+        return out
+    window = values[first:seed_at + 1]
+    inside = ~np.isnan(window)
+    weighted = float(np.where(inside, window, 0.0).sum() / inside.sum())
+    com = (1.0 - 1.0 / n) / (1.0 / n)
+    alpha = 1.0 / (1.0 + com)
+    keep = 1.0 - alpha
+    result = [weighted]
+    old_wt = 1.0
+    for cur in values[seed_at + 1:].tolist():
+        if weighted == weighted:
+            old_wt *= keep
+            if cur == cur:
+                if weighted != cur:
+                    new_wt = 1.0 - old_wt if com == 1.0 else alpha
+                    weighted = (old_wt * weighted + new_wt * cur) / (old_wt + new_wt)
+                old_wt = 1.0
+        elif cur == cur:
+            weighted = cur
+        result.append(weighted)
+    out[seed_at:] = result
+    return out
+
+
+def rsi_values(close: np.ndarray, n: int = 14, step: int = 1) -> np.ndarray:
+    """:func:`rsi_wilder` of an array of closes, as an array (no index)."""
+    close = np.asarray(close, dtype=float)
+    delta = np.full(len(close), np.nan)
+    if step < len(close):
+        delta[step:] = close[step:] - close[:-step]
+    missing = np.isnan(delta)
+    gain = _wilder_averages(np.where(missing | (delta > 0), delta, 0.0), n)
+    loss = _wilder_averages(np.where(missing | (delta < 0), -delta, 0.0), n)
+    total = gain + loss
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rsi = np.where(total > 0, 100.0 * gain / np.where(total > 0, total, 1.0), np.nan)
+    return np.where(total == 0, 50.0, rsi)
+
+
 def rsi_wilder(close: pd.Series, n: int = 14, step: int = 1) -> pd.Series:
     """Wilder's RSI(n), indexed like ``close``; NaN on the first ``n + step - 1`` rows.
 
@@ -51,11 +108,8 @@ def rsi_wilder(close: pd.Series, n: int = 14, step: int = 1) -> pd.Series:
     simple mean of the first n gains/losses; then Wilder smoothing ``avg_t = (avg_(t-1) x (n - 1)
     + value_t) / n``. ``RSI = 100 - 100 / (1 + avg_gain / avg_loss) = 100 x avg_gain / (avg_gain
     + avg_loss)``: 100 when the average loss is 0, and 50 when both averages are 0 (a flat window
-    is neither overbought nor oversold).
+    is neither overbought nor oversold). The averages are :func:`seeded_ewm` with ``alpha = 1 /
+    n``, computed on the bare values (:func:`rsi_values`).
     """
-    delta = close.astype(float).diff(step)
-    gain = seeded_ewm(delta.clip(lower=0.0), n, 1.0 / n)
-    loss = seeded_ewm((-delta).clip(lower=0.0), n, 1.0 / n)
-    total = gain + loss
-    rsi = 100.0 * gain / total.where(total > 0)
-    return rsi.where(~(total == 0), 50.0)
+    return pd.Series(rsi_values(close.to_numpy(dtype=float, na_value=np.nan), n, step),
+                     index=close.index)

@@ -199,16 +199,37 @@ def _session_bar_opens(sched: pd.DataFrame, interval: str) -> pd.DatetimeIndex:
 
 
 def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.Series) -> pd.DatetimeIndex:
-    """When each bar (given by its open time) closes: open + interval, cut at the session close."""
+    """When each bar (given by its open time) closes: open + interval, cut at the session close.
+
+    Stock bars in microseconds (every frame of the lake) are placed on their New York date with
+    int64 arithmetic over a cached table of New York's UTC offsets: the ingest asks this for a
+    few bars at a time, hundreds of times a day, where pandas' time zone conversions cost far
+    more than the lookup. Any other input takes the pandas route; both give the same answer."""
     _check_calendar(calendar)
     step = interval_delta(interval)
+    if calendar == NYSE:
+        micros = _aware_micros(opens)
+        if micros is not None:
+            day = _ny_days(micros)
+            if day is not None:
+                weekday = (day // _DAY_US + 3) % 7  # 1970-01-01 was a Thursday
+                return _cut_at_close(interval, micros + step.value // 1000, day, weekday)
     idx = pd.DatetimeIndex(opens)
     if calendar in (CRYPTO, FX):
         return (idx + step).as_unit(TS_UNIT)
     end = (idx + step).as_unit(TS_UNIT).asi8
     day = idx.tz_convert(NY).tz_localize(None).normalize().as_unit(TS_UNIT).asi8
+    weekday = idx.tz_convert(NY).weekday.to_numpy().astype(np.int64) if interval == "1w" else None
+    return _cut_at_close(interval, end, day, weekday)
+
+
+def _cut_at_close(interval: str, end: np.ndarray, day: np.ndarray,
+                  weekday: np.ndarray | None) -> pd.DatetimeIndex:
+    """Bar ends (UTC microseconds) cut at the close of the session of their New York date
+    ``day`` (naive midnight, microseconds; ``weekday`` its day of the week, Monday 0); weekly
+    bars at the last close of their week."""
     if interval == "1w":  # a weekly bar closes at the last session close of its week
-        day = day - idx.tz_convert(NY).weekday.to_numpy().astype(np.int64) * _DAY_US
+        day = day - weekday * _DAY_US
         keys, closes = _week_closes()
     else:
         keys, closes = _session_closes()
@@ -220,6 +241,48 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
 
 
 _DAY_US = 86_400_000_000
+_HOUR_US = 3_600_000_000
+
+
+def _aware_micros(opens: pd.DatetimeIndex | pd.Series) -> np.ndarray | None:
+    """Epoch microseconds of tz-aware microsecond open times without NaT; None for anything
+    else (naive, other units, missing values), which takes the general pandas route."""
+    values = opens.array if isinstance(opens, pd.Series | pd.Index) else None
+    if (not isinstance(values, pd.arrays.DatetimeArray) or values.tz is None
+            or values.unit != TS_UNIT):
+        return None
+    micros = values.asi8
+    if len(micros) and micros.min() == np.iinfo(np.int64).min:  # NaT
+        return None
+    return micros
+
+
+def _ny_days(micros: np.ndarray) -> np.ndarray | None:
+    """New York calendar date (naive midnight, microseconds) of each UTC instant, from the
+    cached table of New York's UTC offsets; None when an instant lies outside that table."""
+    starts, offsets = _ny_offsets()
+    if not len(micros):
+        return micros.copy()
+    if micros.min() < starts[0] or micros.max() >= starts[-1]:
+        return None
+    local = micros + offsets[np.searchsorted(starts, micros, side="right") - 1]
+    return local - local % _DAY_US
+
+
+@lru_cache(maxsize=1)
+def _ny_offsets() -> tuple[np.ndarray, np.ndarray]:
+    """Instants (UTC microseconds) from which New York's UTC offset holds, and that offset,
+    over the calendar's span (a year of margin each side); the last instant ends the table.
+
+    Offsets change on whole UTC hours, so an hourly grid finds every change exactly."""
+    hours = pd.date_range(pd.Timestamp(_CAL_START) - pd.Timedelta(days=366),
+                          pd.Timestamp(_CAL_END) + pd.Timedelta(days=366), freq="h", tz="UTC",
+                          unit=TS_UNIT)
+    utc_us = hours.asi8
+    offsets = hours.tz_convert(NY).tz_localize(None).as_unit(TS_UNIT).asi8 - utc_us
+    change = np.r_[True, offsets[1:] != offsets[:-1]]
+    starts = np.r_[utc_us[change], utc_us[-1] + _HOUR_US]
+    return starts, np.r_[offsets[change], offsets[-1]]
 
 
 @lru_cache(maxsize=1)

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
+from pandas.api.internals import create_dataframe_from_blocks
 
 from arena.core.sessions import (
     CRYPTO,
@@ -21,6 +22,41 @@ from arena.core.sessions import (
     expected_bars,
     interval_delta,
 )
+
+OHLCV = ("open", "high", "low", "close", "volume")
+_FRAME_COLUMNS = pd.Index(["timestamp", *OHLCV])
+_TIME_PLACE, _VALUE_PLACE = np.array([0]), np.arange(1, len(OHLCV) + 1)
+_DAY_US = 86_400_000_000
+
+
+def bar_frame(micros: np.ndarray, values: np.ndarray) -> pd.DataFrame:
+    """A bar frame (timestamp, open, high, low, close, volume; RangeIndex) from UTC
+    microseconds and an (n, 5) float64 array of the OHLCV values.
+
+    Built from its two column blocks directly: the ``DataFrame`` constructor and ``insert`` cost
+    more than the merge or the resampling that produced the arrays, and the ingest builds a few
+    hundred small frames a day. The frame is the one ``DataFrame`` + ``insert`` would give."""
+    return bar_frame_from_columns(micros, np.array(np.asarray(values, dtype="float64").T,
+                                                   order="C"))
+
+
+def bar_frame_from_columns(micros: np.ndarray, columns: np.ndarray) -> pd.DataFrame:
+    """:func:`bar_frame` from a (5, n) C-ordered float64 array holding the open, high, low,
+    close and volume columns, which the frame takes over (no copy): pass an array nobody else
+    holds."""
+    stamps = pd.array(np.array(micros, dtype=np.int64).view(f"datetime64[{TS_UNIT}]"))
+    return create_dataframe_from_blocks(
+        [(stamps.tz_localize("UTC"), _TIME_PLACE), (columns, _VALUE_PLACE)],
+        index=pd.RangeIndex(len(stamps)), columns=_FRAME_COLUMNS)
+
+
+def utc_micros(column: pd.Series | pd.Index) -> np.ndarray:
+    """Epoch microseconds (int64) of a datetime column; a view, no copy, when the column is
+    already stored in microseconds (every frame the lake returns)."""
+    values = column.array
+    if isinstance(values, pd.arrays.DatetimeArray) and values.unit == TS_UNIT:
+        return values.asi8
+    return pd.DatetimeIndex(column).as_unit(TS_UNIT).asi8
 
 
 def resample(bars: pd.DataFrame, source: str, target: str, calendar: str, *,
@@ -52,7 +88,17 @@ def resample(bars: pd.DataFrame, source: str, target: str, calendar: str, *,
     # source bars are in time order, so each target bar is one contiguous run: reduce runs
     first = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
     last = np.concatenate([first[1:], [len(keys)]]) - 1
-    col = {c: bars[c].to_numpy(dtype="float64")[valid] for c in ("open", "high", "low", "close", "volume")}
+    col = {c: bars[c].to_numpy(dtype="float64")[valid] for c in OHLCV}
+    if tuple(bars.columns) == ("timestamp", *OHLCV):  # a plain bar frame: built from arrays
+        micros = keys[first].view(np.int64)
+        values = np.vstack([
+            col["open"][first], np.maximum.reduceat(col["high"], first),
+            np.minimum.reduceat(col["low"], first), col["close"][last],
+            np.add.reduceat(col["volume"], first)])
+        if complete_only:
+            whole = (last - first + 1) == _expected_counts(micros, source, target, calendar)
+            micros, values = micros[whole], values[:, whole]
+        return bar_frame_from_columns(micros, values)
     opens = pd.DatetimeIndex(keys[first]).tz_localize("UTC").as_unit(TS_UNIT)
     out = pd.DataFrame({
         "timestamp": opens,
@@ -63,16 +109,17 @@ def resample(bars: pd.DataFrame, source: str, target: str, calendar: str, *,
         "volume": np.add.reduceat(col["volume"], first),
     })
     if complete_only:
-        out = out[(last - first + 1) == _expected_counts(opens, source, target, calendar)]
+        out = out[(last - first + 1) == _expected_counts(opens.asi8, source, target, calendar)]
     for extra in bars.columns.difference(out.columns):
         out[extra] = bars[extra].iloc[0]
     return out[list(bars.columns)].reset_index(drop=True)
 
 
-def _expected_counts(opens: pd.DatetimeIndex, source: str, target: str, calendar: str) -> np.ndarray:
-    """How many ``source`` bars the calendar puts inside each ``target`` bar."""
-    grid_keys = _grid_keys(calendar, source, target, opens[0], opens[-1])
-    wanted = opens.tz_localize(None).as_unit(TS_UNIT).to_numpy()
+def _expected_counts(opens: np.ndarray, source: str, target: str, calendar: str) -> np.ndarray:
+    """How many ``source`` bars the calendar puts inside each ``target`` bar (given by its open
+    time, UTC microseconds)."""
+    grid_keys = _grid_keys(calendar, source, target, _utc_stamp(opens[0]), _utc_stamp(opens[-1]))
+    wanted = opens.view(f"datetime64[{TS_UNIT}]")
     return np.searchsorted(grid_keys, wanted, side="right") - np.searchsorted(grid_keys, wanted)
 
 
@@ -87,10 +134,23 @@ def _grid_keys(calendar: str, source: str, target: str, first: pd.Timestamp, las
     return keys
 
 
+def _utc_stamp(micros: np.integer) -> pd.Timestamp:
+    return pd.Timestamp(np.datetime64(int(micros), TS_UNIT)).tz_localize("UTC")
+
+
 def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray:
     """Open time (UTC, ``datetime64[us]``) of the ``target`` bar containing each source bar
     (NaT where none does). Works on int64 microseconds: tz-aware ``to_numpy`` is object-slow."""
     ts = ts.as_unit(TS_UNIT)
+    if calendar == CRYPTO and str(ts.tz) == "UTC" and not ts.hasnans:
+        # UTC bars on the UTC grid: flooring the epoch microseconds is pandas' floor
+        micros = ts.asi8
+        if target == "1w":
+            day = micros - micros % _DAY_US
+            keys = day - ((day // _DAY_US + 3) % 7) * _DAY_US  # 1970-01-01 was a Thursday
+        else:
+            keys = micros - micros % (interval_delta(target).value // 1000)
+        return keys.view(f"datetime64[{TS_UNIT}]")
     if calendar == CRYPTO:
         if target == "1w":
             day = ts.normalize()

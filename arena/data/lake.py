@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
 from arena.core.sessions import TS_UNIT, utc
+from arena.data.bars import bar_frame, bar_frame_from_columns, utc_micros
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
 LAKE_ENV = "ARENA_LAKE"
@@ -62,8 +63,8 @@ class PartitionKey:
 
     @property
     def relative(self) -> Path:
-        return (Path("bars") / f"provider={self.provider}" / f"interval={self.interval}"
-                / f"symbol={self.symbol}" / "data.parquet")
+        return Path(f"bars/provider={self.provider}/interval={self.interval}"
+                    f"/symbol={self.symbol}/data.parquet")
 
     def __str__(self) -> str:
         return f"{self.provider}/{self.interval}/{self.symbol}"
@@ -98,6 +99,11 @@ def default_root() -> Path:
 def write_bars_file(frame: pd.DataFrame, path: Path) -> None:
     """Write a bar frame to ``path`` as Parquet with the lake's fixed schema (no index)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    _write_bars(frame, path)
+
+
+def _write_bars(frame: pd.DataFrame, path: Path) -> None:
+    """Write a bar file into an existing folder."""
     # prices and volumes rarely repeat: dictionary encoding only costs time (and size)
     pq.write_table(bars_table(frame), path, compression="zstd", use_dictionary=False)
 
@@ -106,13 +112,20 @@ def bars_table(frame: pd.DataFrame) -> pa.Table:
     """A bar frame as an Arrow table of the lake's schema, built column by column from NumPy
     (``Table.from_pandas`` costs more than the write itself for a day's bars)."""
     try:
-        micros = pd.DatetimeIndex(frame["timestamp"]).as_unit(TS_UNIT).asi8
+        micros = utc_micros(frame["timestamp"])
         columns = [pa.array(micros, type=_BAR_SCHEMA.field("timestamp").type)]
-        columns += [pa.array(frame[c].to_numpy(dtype="float64", na_value=np.nan))
-                    for c in BAR_COLUMNS[1:]]
+        columns += [pa.array(_float_values(frame[c])) for c in BAR_COLUMNS[1:]]
     except (TypeError, ValueError) as exc:
         raise ValueError(f"not a bar frame of the lake's schema: {exc}") from exc
     return pa.Table.from_arrays(columns, schema=_BAR_SCHEMA)
+
+
+def _float_values(column: pd.Series) -> np.ndarray:
+    """A price or volume column as float64 with NaN for missing values; a float64 column as
+    it is (its missing values already are NaN: no copy, no scan for them)."""
+    if column.dtype == np.float64:
+        return column.to_numpy()
+    return column.to_numpy(dtype="float64", na_value=np.nan)
 
 
 class Lake:
@@ -134,15 +147,22 @@ class Lake:
         path = self.path(key)
         if not path.is_file():
             return empty_bars()
-        if start is None and end is None:  # the whole file: no dataset machinery
-            return pq.ParquetFile(path).read().cast(_BAR_SCHEMA).to_pandas()
-        filters = []
-        if start is not None:
-            filters.append(("timestamp", ">=", utc(start)))
-        if end is not None:
-            filters.append(("timestamp", "<", utc(end)))
-        table = pq.read_table(path, filters=filters or None, schema=_BAR_SCHEMA, partitioning=None)
-        return table.to_pandas().reset_index(drop=True)
+        # a partition is one small file: reading it whole in this thread, without pre-buffering
+        # or the dataset layer, is the fast way, and a window is then clipped in NumPy
+        with pa.OSFile(os.fspath(path)) as source:
+            table = pq.ParquetFile(source, pre_buffer=False).read(use_threads=False)
+        if not table.schema.equals(_BAR_SCHEMA):  # a file of another writer: Arrow converts it
+            table = table.cast(_BAR_SCHEMA)
+        micros = table.column(0).to_numpy().view(np.int64)
+        values = np.vstack([table.column(i).to_numpy() for i in range(1, len(BAR_COLUMNS))])
+        if start is not None or end is not None:
+            keep = np.ones(len(micros), dtype=bool)
+            if start is not None:
+                keep &= micros >= _ceil_micros(utc(start))
+            if end is not None:
+                keep &= micros < _ceil_micros(utc(end))
+            micros, values = micros[keep], values[:, keep]
+        return bar_frame_from_columns(micros, values)
 
     def partitions(self, provider: str | None = None, interval: str | None = None) -> list[PartitionKey]:
         """Every published bar partition, optionally of one provider and/or interval."""
@@ -159,12 +179,17 @@ class Lake:
               group: str | None = None) -> dict[Key, Path]:
         """Write every frame under ``staging/<run_id>/[<group>/]`` (nothing published yet)."""
         staged: dict[Key, Path] = {}
+        run_dir = self._staging(run_id, group)
+        made: set[str] = set()  # each folder is created once per stage, not once per file
         for key, frame in frames.items():
-            path = self._staging(run_id, group) / key.relative
+            path = run_dir / key.relative
+            folder = os.fspath(path.parent)
+            if folder not in made:
+                os.makedirs(folder, exist_ok=True)
+                made.add(folder)
             if isinstance(key, PartitionKey):
-                write_bars_file(frame, path)
+                _write_bars(frame, path)
             else:
-                path.parent.mkdir(parents=True, exist_ok=True)
                 frame.to_parquet(path, index=False, compression="zstd")
             staged[key] = path
         return staged
@@ -185,19 +210,23 @@ class Lake:
         lake shows either all of the set (one asset, or a whole run) or none of it.
         """
         run_dir = self._staging(run_id, group)
+        # the previous files wait side by side in one flat folder: a folder tree per backup
+        # would cost a mkdir and an rmdir per level of every key (the slowest calls of a publish)
+        previous = run_dir / "_previous"
         done: list[tuple[Path, Path | None]] = []
         try:
-            for key, src in sorted(staged.items(), key=lambda kv: str(kv[0])):
+            for n, (key, src) in enumerate(sorted(staged.items(), key=lambda kv: str(kv[0]))):
                 dst = self.path(key)
-                dst.parent.mkdir(parents=True, exist_ok=True)
                 backup = None
                 if dst.exists():
-                    backup = run_dir / "_previous" / key.relative
-                    backup.parent.mkdir(parents=True, exist_ok=True)
+                    backup = previous / f"{n:05d}.{dst.name}"
+                    previous.mkdir(parents=True, exist_ok=True)
                     try:
                         os.link(dst, backup)
                     except OSError:  # no hard links on this filesystem
                         shutil.copy2(dst, backup)
+                else:
+                    dst.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(src, dst)
                 done.append((dst, backup))
         except BaseException:
@@ -319,11 +348,11 @@ def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFr
         return (existing if fetched.empty else fetched)[list(BAR_COLUMNS)].reset_index(
             drop=True), 0
     cols = list(BAR_COLUMNS[1:])
-    old_t, old_v = _micros(existing["timestamp"]), existing[cols].to_numpy(dtype="float64")
+    old_t, old_v = _micros(existing["timestamp"]), _values(existing, cols)
     if (np.diff(old_t) < 0).any():
         order = np.argsort(old_t, kind="stable")
         old_t, old_v = old_t[order], old_v[order]
-    new_t, new_v = _micros(fetched["timestamp"]), fetched[cols].to_numpy(dtype="float64")
+    new_t, new_v = _micros(fetched["timestamp"]), _values(fetched, cols)
     order = np.argsort(new_t, kind="stable")
     new_t, new_v = new_t[order], new_v[order]
     last = np.r_[new_t[1:] != new_t[:-1], True]  # the last of each run of equal times
@@ -343,14 +372,25 @@ def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFr
 
 def bars_frame(micros: np.ndarray, values: np.ndarray) -> pd.DataFrame:
     """A bar frame from UTC microseconds and an (n, 5) array of open, high, low, close, volume."""
-    frame = pd.DataFrame(values, columns=list(BAR_COLUMNS[1:]))
-    frame.insert(0, "timestamp", pd.DatetimeIndex(micros.view(f"datetime64[{TS_UNIT}]"))
-                 .tz_localize("UTC"))
-    return frame
+    return bar_frame(micros, values)
 
 
 def _micros(column: pd.Series) -> np.ndarray:
-    return pd.DatetimeIndex(column).as_unit(TS_UNIT).asi8
+    return utc_micros(column)
+
+
+def _values(frame: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """The (n, len(cols)) float64 values of ``cols``, column by column (selecting a sub-frame
+    first costs more than the copy)."""
+    return np.column_stack([frame[c].to_numpy(dtype="float64") for c in cols])
+
+
+def _ceil_micros(ts: pd.Timestamp) -> int:
+    """The first whole microsecond at or after ``ts``: ``t >= ts`` exactly when
+    ``t >= _ceil_micros(ts)`` for microsecond times ``t``."""
+    if ts.unit == "ns":
+        return -(-ts.value // 1000)
+    return int(ts.as_unit(TS_UNIT).asm8.view(np.int64))  # seconds to microseconds: exact
 
 
 def concat_partitions(frames: Iterable[tuple[PartitionKey, pd.DataFrame]]) -> pd.DataFrame:

@@ -7,8 +7,8 @@ bar before the session close, is never returned. Funding rates count when stampe
 the same whether or not the lake already holds later data.
 
 A cycle reads many series at once: :func:`scan_closed_bars` answers a list of
-:func:`closed_bars` reads from one scan of the partition files they name (one pyarrow dataset,
-one filter per time window, close times computed once per calendar and interval), each answer
+:func:`closed_bars` reads from one scan of the partition files they name (each file read once,
+only the columns asked for, close times computed once per calendar and interval), each answer
 exactly what :func:`closed_bars` returns.
 
 A price can be known and still **stale**: an asset whose ingest failed keeps its last good bars
@@ -22,13 +22,12 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.dataset as ds
-import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from arena.core.sessions import INTERVAL_ORDER, NY, TS_UNIT, bar_close_times, expected_bars
 from arena.core.universe import Asset, Universe, UniverseError
@@ -159,6 +158,9 @@ class BarRead(NamedTuple):
 
     ``window`` only narrows the first read (bars opened in ``[at - window, at)``); a series with
     fewer than ``limit`` closed bars in it is read again whole, so the answer never depends on it.
+    ``columns`` narrows the frame to those columns of :func:`closed_bars`' (``timestamp`` always
+    included): a file is decoded only for the columns its reads ask for, which on a 15-minute
+    partition read for its last price (:data:`LAST_PRINT`) is most of the scan's work.
     """
 
     asset: Asset
@@ -166,6 +168,11 @@ class BarRead(NamedTuple):
     interval: str
     limit: int | None  # None: every closed bar
     window: pd.Timedelta | None = None
+    columns: tuple[str, ...] | None = None  # None: every bar column; else these, in bar order
+
+
+LAST_PRINT = ("timestamp", "close")
+"""The columns a price read needs (:func:`prices_of`): a scan reads no others from their files."""
 
 
 def scan_closed_bars(lake: Lake, reads: Sequence[BarRead], at: pd.Timestamp) -> list[pd.DataFrame]:
@@ -187,15 +194,44 @@ def scan_closed_bars(lake: Lake, reads: Sequence[BarRead], at: pd.Timestamp) -> 
     return [b for b in out if b is not None]
 
 
-_SCAN_SCHEMA = pa.schema([*(pa.field(c, t) for c, t in zip(
+_SCAN_SCHEMA = pa.schema([pa.field(c, t, nullable=False) for c, t in zip(
     BAR_COLUMNS, [pa.timestamp(TS_UNIT, tz="UTC"), *[pa.float64()] * (len(BAR_COLUMNS) - 1)],
-    strict=True)), pa.field("_part", pa.int32())])
+    strict=True)])
+
+
+def _ceil_micros(ts: pd.Timestamp) -> int:
+    """The first whole microsecond at or after ``ts``: ``t >= ts`` exactly when
+    ``t >= _ceil_micros(ts)`` for microsecond times ``t``."""
+    return -(-ts.value // 1000)
 
 
 def _scan(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
           at: pd.Timestamp) -> list[pd.DataFrame]:
     """The closed bars of each read opened in ``[since, at)`` (``since`` None: all of them), the
-    last ``limit``: one dataset over the partition files, one filter, one pass per calendar."""
+    last ``limit``: each file read once per set of columns asked for, close times computed once
+    per calendar and interval."""
+    by_columns: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for j, (r, _) in enumerate(reads):
+        wanted = set(r.columns or BAR_COLUMNS) | {"timestamp"}
+        by_columns[tuple(c for c in BAR_COLUMNS if c in wanted)].append(j)
+    out: dict[int, pd.DataFrame] = {}
+    for columns, idx in by_columns.items():
+        out.update(zip(idx, _scan_files(lake, [reads[j] for j in idx], at, columns),
+                       strict=True))
+    return [out[j] for j in range(len(reads))]
+
+
+def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
+                at: pd.Timestamp, columns: tuple[str, ...]) -> list[pd.DataFrame]:
+    """:func:`_scan` of reads that all want ``columns``.
+
+    A partition is one small file: read whole in this thread, without pre-buffering or the
+    dataset layer (as :meth:`Lake.read_bars` does), it costs a fraction of a filtered dataset
+    scan, and the window is then applied in NumPy. Close times are computed on the timestamps
+    alone, and only the rows some read returns (each file's last ``limit`` closed bars, the
+    largest limit of its reads) become pandas rows: a price read keeps one bar of the thousands
+    its window holds.
+    """
     parts: dict[PartitionKey, int] = {}
     calendars: dict[int, str] = {}
     since_of: dict[int, pd.Timestamp | None] = {}
@@ -210,47 +246,63 @@ def _scan(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
         else:  # one file read for two series: the wider window
             was = since_of[i]
             since_of[i] = None if was is None or since is None else min(was, since)
+    # the most rows any read of a file keeps from its end (None: all of them); a read of a
+    # narrower window than the file's is filtered again afterwards, so it needs every row
+    tail: dict[int, int | None] = {}
+    for r, since in reads:
+        i = parts.get(PartitionKey(r.provider, r.interval, r.asset.symbol))
+        if i is None:
+            continue
+        if r.limit is None or since_of[i] != since or tail.get(i, 0) is None:
+            tail[i] = None
+        else:
+            tail[i] = max(tail.get(i) or 0, r.limit)
     frames: dict[int, pd.DataFrame] = {}
     if parts:
         keys = list(parts)
-        dataset = ds.FileSystemDataset.from_paths(
-            [str(lake.path(k)) for k in keys], schema=_SCAN_SCHEMA, format=ds.ParquetFileFormat(),
-            filesystem=pafs.LocalFileSystem(), partitions=[ds.field("_part") == i
-                                                           for i in range(len(keys))])
-        by_since: dict[pd.Timestamp | None, list[int]] = defaultdict(list)
-        for i, since in since_of.items():
-            by_since[since].append(i)
-        ts = ds.field("timestamp")
-        which = None
-        for since, idx in by_since.items():
-            term = ds.field("_part").isin(idx)
-            if since is not None:
-                term = term & (ts >= since)
-            which = term if which is None else which | term
-        assert which is not None
-        table = dataset.to_table(filter=(ts < at) & which)
-        part = table.column("_part").to_numpy()
-        bars = table.drop_columns(["_part"]).to_pandas()
-        keep = np.zeros(len(bars), dtype=bool)
-        stamps = pd.DatetimeIndex(bars["timestamp"])
+        schema = pa.schema([_SCAN_SCHEMA.field(c) for c in columns])
+        end = _ceil_micros(at)
+        tables: list[pa.Table] = []
+        kept: list[np.ndarray] = []  # each file's rows opened in [since, at), in file order
+        for i, key in enumerate(keys):
+            table = pq.ParquetFile(lake.path(key), pre_buffer=False).read(
+                columns=list(columns), use_threads=False).replace_schema_metadata(None)
+            if table.schema != schema:  # a file of another writer: Arrow converts it
+                table = table.cast(schema)
+            micros = table.column("timestamp").to_numpy().view(np.int64)
+            inside = micros < end
+            if since_of[i] is not None:
+                inside &= micros >= _ceil_micros(since_of[i])
+            tables.append(table)
+            kept.append(np.flatnonzero(inside))
         groups: dict[tuple[str, str], list[int]] = defaultdict(list)
         for k, i in parts.items():
             groups[(calendars[i], k.interval)].append(i)
         for (calendar, interval), idx in groups.items():
-            rows = np.flatnonzero(np.isin(part, idx))
-            closes = bar_close_times(calendar, interval, stamps[rows])
-            keep[rows[np.asarray(closes <= at)]] = True
-        rows = np.flatnonzero(keep)
-        rows = rows[np.argsort(part[rows], kind="stable")]  # each file's rows, in file order
-        sorted_part = part[rows]
-        for i in range(len(keys)):
-            lo, hi = np.searchsorted(sorted_part, [i, i + 1])
-            frames[i] = bars.iloc[rows[lo:hi]].reset_index(drop=True)
+            opens = np.concatenate([tables[i].column("timestamp").to_numpy().view(np.int64)[kept[i]]
+                                    for i in idx])
+            closes = bar_close_times(calendar, interval, pd.DatetimeIndex(
+                opens.astype(f"datetime64[{TS_UNIT}]")).tz_localize("UTC"))
+            closed = np.asarray(closes <= at)
+            offset = 0
+            for i in idx:
+                rows = kept[i]
+                rows = rows[closed[offset:offset + len(rows)]]
+                offset += len(kept[i])
+                if tail[i] is not None:
+                    rows = rows[len(rows) - min(tail[i], len(rows)):]
+                kept[i] = rows
+        bars = pa.concat_tables([t.take(rows) for t, rows in zip(tables, kept, strict=True)]
+                                ).to_pandas()
+        offset = 0
+        for i, rows in enumerate(kept):
+            frames[i] = bars.iloc[offset:offset + len(rows)].reset_index(drop=True)
+            offset += len(rows)
     out = []
     for r, since in reads:
         i = parts.get(PartitionKey(r.provider, r.interval, r.asset.symbol))
         if i is None:
-            bars = empty_bars()
+            bars = empty_bars()[list(columns)]
         else:
             bars = frames[i]
             if since is not None and since_of[i] != since:
@@ -326,23 +378,44 @@ def cycle_prices(lake: Lake, provider: Providers, universe: Universe,
 
 def _cycle_prices(lake: Lake, provider: str, assets: Sequence[Asset],
                   cycles: Sequence[pd.Timestamp]) -> list[pd.DataFrame]:
-    rows: list[pd.DataFrame] = []
+    """:func:`cycle_prices` of ``provider``'s assets: one frame (none when nothing is priced)."""
     finest = price_intervals(lake, provider)
     priced = [(asset, finest[asset.symbol]) for asset in assets if asset.symbol in finest]
-    read = _scan(lake, [(BarRead(asset, provider, interval, None), cycles[0] - PRICE_LOOKBACK)
-                        for asset, interval in priced], cycles[-1])
-    for (asset, interval), bars in zip(priced, read, strict=True):
-        closes = bar_close_times(asset.calendar, interval, pd.DatetimeIndex(bars["timestamp"]))
-        found = np.searchsorted(closes.asi8, pd.DatetimeIndex(cycles).as_unit(TS_UNIT).asi8,
-                                side="right") - 1
+    read = _scan(lake, [(BarRead(asset, provider, interval, None, columns=LAST_PRINT),
+                         cycles[0] - PRICE_LOOKBACK) for asset, interval in priced], cycles[-1])
+    # close times once per calendar and interval, over every asset's bars of it
+    closes: list[pd.DatetimeIndex | None] = [None] * len(priced)
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for j, (asset, interval) in enumerate(priced):
+        groups[(asset.calendar, interval)].append(j)
+    for (calendar, interval), idx in groups.items():
+        opens = np.concatenate([read[j]["timestamp"].array.as_unit(TS_UNIT).asi8
+                                for j in idx]).astype(f"datetime64[{TS_UNIT}]")
+        every = bar_close_times(calendar, interval, pd.DatetimeIndex(opens).tz_localize("UTC"))
+        offset = 0
+        for j in idx:
+            closes[j] = every[offset:offset + len(read[j])]
+            offset += len(read[j])
+    at_micros = pd.DatetimeIndex(cycles).as_unit(TS_UNIT).asi8
+    rows: dict[str, list[Any]] = {"cycle_at": [], "symbol": [], "price": [], "printed_at": []}
+
+    def add(at: pd.Timestamp, symbol: str, price: float, printed: pd.Timestamp) -> None:
+        for col, value in zip(rows, (at, symbol, price, printed), strict=True):
+            rows[col].append(value)
+
+    for (asset, _), bars, closed in zip(priced, read, closes, strict=True):
+        assert closed is not None
+        found = np.searchsorted(closed.asi8, at_micros, side="right") - 1
+        price = bars["close"].to_numpy()
         for at, i in zip(cycles, found, strict=True):
             if i >= 0:
-                rows.append(pd.DataFrame({"cycle_at": [at], "symbol": [asset.symbol],
-                                          "price": [float(bars["close"].iloc[i])],
-                                          "printed_at": [closes[i]]}))
+                add(at, asset.symbol, float(price[i]), closed[i])
             else:  # a gap longer than the lookback: the engine reads the whole partition
                 hit = last_price(lake, provider, asset, at)
                 if hit is not None:
-                    rows.append(pd.DataFrame({"cycle_at": [at], "symbol": [asset.symbol],
-                                              "price": [hit[0]], "printed_at": [hit[1]]}))
-    return rows
+                    add(at, asset.symbol, hit[0], hit[1])
+    if not rows["symbol"]:
+        return []
+    return [pd.DataFrame({"cycle_at": pd.DatetimeIndex(rows["cycle_at"]),
+                          "symbol": rows["symbol"], "price": rows["price"],
+                          "printed_at": pd.DatetimeIndex(rows["printed_at"])})]

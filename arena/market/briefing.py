@@ -41,13 +41,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.core.indicators import rsi_wilder
+from arena.core.indicators import rsi_values
 from arena.core.sessions import utc
 from arena.core.types import Briefing, Message
 from arena.core.universe import Asset, Universe, UniverseError
 from arena.data.lake import Lake
 from arena.engine.rules import ARENA_RULES, CycleState, Rules, tradeable_today
 from arena.market.asof import (
+    LAST_PRINT,
     PRICE_LOOKBACK,
     BarRead,
     Providers,
@@ -85,28 +86,28 @@ SCAN_WINDOW = {"1d": pd.Timedelta(days=200), "4h": pd.Timedelta(days=120)}
 def _rsi(bars: pd.DataFrame) -> float | None:
     if len(bars) < RSI_PERIOD + 1:
         return None
-    return _clean(rsi_wilder(bars["close"].iloc[-RSI_HISTORY:].reset_index(drop=True),
-                             RSI_PERIOD).iloc[-1])
+    return _clean(float(rsi_values(bars["close"].to_numpy(dtype=float)[-RSI_HISTORY:],
+                                   RSI_PERIOD)[-1]))
 
 
 def _candles(bars: pd.DataFrame, depth: int) -> tuple[Candle, ...]:
     tail = bars.iloc[-depth:]
-    return tuple(Candle(t.isoformat(), float(o), float(h), float(lo), float(c), float(v))
-                 for t, o, h, lo, c, v in zip(tail["timestamp"], tail["open"], tail["high"],
-                                              tail["low"], tail["close"], tail["volume"],
-                                              strict=True))
+    return tuple(Candle(t.isoformat(), o, h, lo, c, v)
+                 for t, o, h, lo, c, v in zip(tail["timestamp"], *(
+                     tail[col].to_numpy(dtype=float).tolist()
+                     for col in ("open", "high", "low", "close", "volume")), strict=True))
 
 
 def _row(asset: Asset, daily: pd.DataFrame, price: float | None, earnings: Mapping[str, int],
          universe: Universe, at: pd.Timestamp) -> UniverseRow:
-    close = daily["close"]
+    close = daily["close"].to_numpy()  # the figures below read values, never the index
     vol = None
     if len(close) > VOL_DAYS:
-        log_ret = np.diff(np.log(close.iloc[-VOL_DAYS - 1:].to_numpy()))
+        log_ret = np.diff(np.log(close[-VOL_DAYS - 1:]))
         vol = float(np.std(log_ret, ddof=1) * math.sqrt(365.0 if asset.is_crypto else 252.0))
     dist = None
     if len(daily) >= HIGH_DAYS:
-        dist = float(close.iloc[-1] / daily["high"].iloc[-HIGH_DAYS:].max() - 1.0)
+        dist = float(close[-1] / daily["high"].iloc[-HIGH_DAYS:].max() - 1.0)
     return UniverseRow(
         asset.symbol, asset.asset_class, asset.sector, tradeable_today(asset.symbol, universe, at),
         _clean(price), _clean(period_return(close, 1)), _clean(period_return(close, 10)),
@@ -155,7 +156,8 @@ def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Tim
               if a.symbol in finest[source[a.symbol]]]
     got = scan_closed_bars(lake, [
         *(BarRead(a, source[a.symbol], "1d", RSI_HISTORY, SCAN_WINDOW["1d"]) for a in wanted),
-        *(BarRead(a, source[a.symbol], iv, 1, PRICE_LOOKBACK) for a, iv in priced)], at)
+        *(BarRead(a, source[a.symbol], iv, 1, PRICE_LOOKBACK, LAST_PRINT) for a, iv in priced)],
+        at)
     daily = {a.symbol: bars for a, bars in zip(wanted, got, strict=False)}
     prices: dict[str, tuple[float, pd.Timestamp] | None] = dict.fromkeys(daily)
     last = prices_of([(a, iv, bars) for (a, iv), bars in zip(priced, got[len(wanted):],

@@ -74,21 +74,22 @@ def average_dollar_volume(daily: pd.DataFrame, days: int = ADV_DAYS) -> float | 
     """Mean of ``close x volume`` (USD) over the last ``days`` daily bars; ``None`` if fewer."""
     if len(daily) < days:
         return None
-    tail = daily.iloc[-days:]
-    return float(np.mean(tail["close"].to_numpy() * tail["volume"].to_numpy()))
+    return float(np.mean(daily["close"].to_numpy()[-days:] * daily["volume"].to_numpy()[-days:]))
 
 
-def period_return(close: pd.Series, days: int) -> float | None:
-    """``close[-1] / close[-1 - days] - 1`` (fraction); ``None`` without ``days + 1`` closes."""
+def period_return(close: pd.Series | np.ndarray, days: int) -> float | None:
+    """``close[-1] / close[-1 - days] - 1`` (fraction); ``None`` without ``days + 1`` closes.
+    ``close``: a series or the array of its values (the same number either way)."""
     if len(close) < days + 1:
         return None
-    return float(close.iloc[-1] / close.iloc[-1 - days] - 1.0)
+    values = close.to_numpy() if isinstance(close, pd.Series) else close
+    return float(values[-1] / values[-1 - days] - 1.0)
 
 
 def screen_score(daily: pd.DataFrame) -> tuple[float | None, float | None, float | None]:
     """``(adv_usd, return_10d, score)`` of one asset's closed daily bars."""
     adv = average_dollar_volume(daily)
-    ret = period_return(daily["close"], MOMENTUM_DAYS)
+    ret = period_return(daily["close"].to_numpy(), MOMENTUM_DAYS)
     if adv is None or ret is None or not math.isfinite(adv * ret):
         return adv, ret, None
     return adv, ret, adv * (1.0 + abs(ret))
@@ -101,11 +102,13 @@ def screen_daily(daily: Mapping[str, pd.DataFrame], universe: Universe,
     trading_day = is_trading_day(at.tz_convert(NY).date())
     lines: list[ScreenScore] = []
     chosen: dict[str, tuple[str, ...]] = {}
+    no_bars = pd.DataFrame(columns=["close", "volume"])
     for asset_class in ("crypto", "stock"):
         assets = [a for a in universe.tradable if a.asset_class == asset_class]
         scored = []
         for a in assets:
-            adv, ret, score = screen_score(daily.get(a.symbol, pd.DataFrame(columns=["close"])))
+            bars = daily.get(a.symbol)
+            adv, ret, score = screen_score(no_bars if bars is None else bars)
             scored.append((a.symbol, adv, ret, None if a.symbol in stale else score))
         ranked = sorted((s for s in scored if s[3] is not None), key=lambda s: (-s[3], s[0]))
         eligible = asset_class == "crypto" or trading_day

@@ -1,8 +1,10 @@
+import numpy as np
 import pandas as pd
 import pytest
 
 from arena.core.sessions import (
     FX,
+    NYSE,
     CalendarError,
     bar_close_times,
     expected_bars,
@@ -103,3 +105,37 @@ def test_fx_trades_from_sunday_to_friday_five_pm_new_york():
         ts("2017-04-21 21:00")
     with pytest.raises(CalendarError, match="intraday bars only"):
         expected_bars(FX, "1d", ts("2017-04-21"), ts("2017-04-25"))
+
+
+def _general_closes(calendar: str, interval: str, opens: pd.DatetimeIndex) -> pd.DatetimeIndex:
+    """The pandas route of bar_close_times, taken by nanosecond input (the int64 route takes
+    microsecond input only); its answer in microseconds."""
+    return bar_close_times(calendar, interval, opens.as_unit("ns"))
+
+
+@pytest.mark.parametrize("interval", ["15m", "1h", "4h", "1d", "1w"])
+def test_bar_close_times_microsecond_route_matches_the_pandas_route(interval):
+    rng = np.random.default_rng(7)
+    # random instants over 1990-2035 (every DST switch), session opens and the hours around
+    # the switches of 2024, in New York and in UTC
+    random = pd.to_datetime(rng.integers(ts("1990-01-03").value, ts("2035-12-01").value, 4000),
+                            utc=True).floor("min")
+    switches = pd.date_range("2024-03-09", "2024-03-12", freq="15min", tz="UTC").append(
+        pd.date_range("2024-11-02", "2024-11-05", freq="15min", tz="UTC"))
+    opens = expected_bars(NYSE, interval, "2019-12-20", "2021-01-10")
+    for idx in (random, switches, opens, switches.tz_convert("America/New_York")):
+        idx = idx.as_unit("us")
+        fast = bar_close_times(NYSE, interval, idx)
+        pd.testing.assert_index_equal(fast, _general_closes(NYSE, interval, idx), exact=True)
+        pd.testing.assert_index_equal(bar_close_times(NYSE, interval, pd.Series(idx)), fast)
+    assert len(bar_close_times(NYSE, interval, pd.DatetimeIndex([], tz="UTC").as_unit("us"))) == 0
+
+
+def test_bar_close_times_falls_back_outside_the_offset_table_and_on_missing_times():
+    far = pd.DatetimeIndex(["1970-03-02 15:00", "2090-06-01 15:00"], tz="UTC").as_unit("us")
+    pd.testing.assert_index_equal(bar_close_times(NYSE, "1h", far), far + pd.Timedelta(hours=1))
+    gap = pd.DatetimeIndex(["2024-03-11 14:00", None], tz="UTC").as_unit("us")
+    closes = bar_close_times(NYSE, "1h", gap)
+    assert closes[0] == ts("2024-03-11 15:00") and closes[1] is pd.NaT
+    with pytest.raises(TypeError):
+        bar_close_times(NYSE, "1h", pd.DatetimeIndex(["2024-03-11 14:00"]).as_unit("us"))

@@ -83,3 +83,48 @@ def test_resample_matches_a_plain_groupby(synthetic, universe, symbol, target):
     ref = ref.rename_axis("timestamp").reset_index()
     ref["timestamp"] = ref["timestamp"].dt.as_unit("us")
     pd.testing.assert_frame_equal(got, ref, check_exact=False, rtol=1e-12)
+
+
+def _general(bars: pd.DataFrame, source: str, target: str, calendar: str,
+             complete_only: bool) -> pd.DataFrame:
+    """resample through its general route: an extra column is carried through, then dropped."""
+    out = resample(bars.assign(symbol="X"), source, target, calendar, complete_only=complete_only)
+    return out.drop(columns="symbol")
+
+
+@pytest.mark.parametrize("calendar,source,target", [
+    ("24/7", "1h", "4h"), ("24/7", "1h", "1d"), ("24/7", "15m", "1w"), ("XNYS", "1h", "4h"),
+    ("XNYS", "1h", "1d"), ("XNYS", "15m", "1w")])
+@pytest.mark.parametrize("complete_only", [False, True])
+def test_resample_of_a_plain_bar_frame_matches_the_general_route(calendar, source, target,
+                                                                 complete_only):
+    opens = expected_bars(calendar, source, "2024-02-26", "2024-03-20")  # over a DST switch
+    rng = np.random.default_rng(3)
+    keep = rng.random(len(opens)) > 0.05  # a few missing bars: incomplete coarser bars
+    n = int(keep.sum())
+    close = 100 + rng.standard_normal(n).cumsum()
+    bars = pd.DataFrame({"timestamp": opens[keep], "open": close + 0.1, "high": close + 1,
+                         "low": close - 1, "close": close, "volume": rng.random(n)})
+    fast = resample(bars, source, target, calendar, complete_only=complete_only)
+    pd.testing.assert_frame_equal(fast, _general(bars, source, target, calendar, complete_only),
+                                  check_exact=True)
+    assert fast.index.equals(pd.RangeIndex(len(fast)))
+    if calendar == "24/7":  # the UTC floor in int64 against pandas' floor (another zone name)
+        other = bars.assign(timestamp=bars["timestamp"].dt.tz_convert("Etc/UTC"))
+        pd.testing.assert_frame_equal(
+            resample(other, source, target, calendar, complete_only=complete_only), fast,
+            check_exact=True)
+    shuffled = bars.sample(frac=1.0, random_state=1)  # unsorted input is sorted first
+    pd.testing.assert_frame_equal(resample(shuffled, source, target, calendar,
+                                           complete_only=complete_only), fast, check_exact=True)
+
+
+def test_crypto_bars_of_another_time_zone_keep_pandas_local_floor():
+    opens = pd.date_range("2024-03-08", "2024-03-12", freq="1h", tz="America/New_York",
+                          unit="us")
+    bars = pd.DataFrame({"timestamp": opens, "open": 1.0, "high": 2.0, "low": 0.5,
+                         "close": 1.5, "volume": 1.0})
+    for target in ("4h", "1d"):
+        out = resample(bars, "1h", target, "24/7")
+        wanted = opens.floor(target).unique().tz_convert("UTC").as_unit("us")
+        assert list(out["timestamp"]) == list(wanted)

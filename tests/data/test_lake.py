@@ -64,3 +64,117 @@ def test_one_assets_files_are_published_or_quarantined_with_their_reason(lake):
     assert (moved / sol.relative).is_file()
     assert (moved / "reason.txt").read_text() == "validation: SOL 1h: a splice\n"
     assert not (lake.root / "staging" / "run-2").exists()
+
+
+def _reference_frame(micros: np.ndarray, values: np.ndarray) -> pd.DataFrame:
+    frame = pd.DataFrame(values, columns=["open", "high", "low", "close", "volume"])
+    frame.insert(0, "timestamp", pd.DatetimeIndex(micros.view("datetime64[us]")).tz_localize("UTC"))
+    return frame
+
+
+def test_bars_frame_is_the_frame_the_constructor_builds():
+    from arena.data.lake import bars_frame
+
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 7):
+        micros = np.sort(rng.integers(0, 2**50, n))
+        values = rng.random((n, 5))
+        frame = bars_frame(micros, values)
+        pd.testing.assert_frame_equal(frame, _reference_frame(micros, values), check_exact=True)
+        assert frame.columns.dtype == _reference_frame(micros, values).columns.dtype
+        frame.loc[frame.index[:1], "close"] = -1.0  # its own, writable arrays
+        assert (values >= 0).all()
+
+
+def test_read_bars_window_is_the_whole_file_clipped(lake):
+    key = PartitionKey("synthetic", "1h", "ETH")
+    frame = _bars("2025-11-01", 30)
+    lake.publish("r", lake.stage("r", {key: frame}))
+    whole = lake.read_bars(key)
+    pd.testing.assert_frame_equal(whole, frame, check_exact=True)
+    stamps = frame["timestamp"]
+    for start, end in [(ts("2025-11-01 03:00"), ts("2025-11-01 07:00")),
+                       (ts("2025-11-01 03:00:00.0000001"), None),  # finer than a microsecond
+                       (None, ts("2025-11-01 05:30")), ("2025-11-01 02:00", "2025-11-01 02:00"),
+                       (ts("2026-01-01"), None), (None, ts("2020-01-01"))]:
+        lo = pd.Timestamp(start, tz="UTC") if isinstance(start, str) else start
+        hi = pd.Timestamp(end, tz="UTC") if isinstance(end, str) else end
+        mask = np.ones(len(frame), dtype=bool)
+        if lo is not None:
+            mask &= (stamps >= lo).to_numpy()
+        if hi is not None:
+            mask &= (stamps < hi).to_numpy()
+        pd.testing.assert_frame_equal(lake.read_bars(key, start, end),
+                                      frame[mask].reset_index(drop=True), check_exact=True)
+
+
+def test_read_bars_of_a_file_in_another_schema_is_converted(lake):
+    key = PartitionKey("synthetic", "1h", "SOL")
+    frame = _bars("2025-11-01", 4)
+    path = lake.path(key)
+    path.parent.mkdir(parents=True)
+    frame.assign(timestamp=frame["timestamp"].dt.as_unit("ns")).to_parquet(path, index=False)
+    pd.testing.assert_frame_equal(lake.read_bars(key), frame, check_exact=True)
+    pd.testing.assert_frame_equal(lake.read_bars(key, start=ts("2025-11-01 02:00")),
+                                  frame.iloc[2:].reset_index(drop=True), check_exact=True)
+
+
+def _reference_merge(existing: pd.DataFrame, fetched: pd.DataFrame) -> pd.DataFrame:
+    both = pd.concat([existing, fetched], ignore_index=True)
+    return (both.drop_duplicates("timestamp", keep="last").sort_values("timestamp", kind="stable")
+            .reset_index(drop=True))
+
+
+def test_merge_bars_appends_replaces_and_sorts_like_a_pandas_merge():
+    stored = _bars("2025-11-01", 10)
+    cases = [_bars("2025-11-01 10:00", 3, close0=500.0),  # newer bars only (the daily case)
+             _bars("2025-11-01 08:00", 4, close0=500.0),  # overlap: two revised, two new
+             _bars("2025-10-31 20:00", 2, close0=500.0),  # older bars only
+             _bars("2025-11-01 08:00", 2, close0=108.0)]  # the same values again
+    for fetched in cases:
+        merged = merge_bars(stored, fetched)[0]
+        pd.testing.assert_frame_equal(merged, _reference_merge(stored, fetched), check_exact=True)
+    assert merge_bars(stored, cases[1])[1] == 2
+    assert merge_bars(stored, cases[3])[1] == 0
+    unsorted = stored.iloc[::-1]
+    pd.testing.assert_frame_equal(merge_bars(unsorted, cases[0])[0],
+                                  _reference_merge(stored, cases[0]), check_exact=True)
+
+
+def test_publish_over_stored_files_keeps_no_backup_tree(lake):
+    keys = [PartitionKey("synthetic", i, "ETH") for i in ("1h", "4h")]
+    lake.publish("a", lake.stage("a", {k: _bars("2025-11-01", 5) for k in keys}, group="ETH"),
+                 group="ETH")
+    newer = {k: _bars("2025-11-01", 6) for k in keys}
+    lake.publish("b", lake.stage("b", newer, group="ETH"), group="ETH")
+    for k in keys:
+        pd.testing.assert_frame_equal(lake.read_bars(k), newer[k])
+    assert not (lake.root / "staging" / "b").exists() or not any(
+        (lake.root / "staging" / "b").rglob("*.parquet"))
+
+
+def test_a_failed_publish_puts_every_previous_file_back(lake, monkeypatch):
+    import os
+
+    keys = [PartitionKey("synthetic", i, "ETH") for i in ("1h", "4h", "1d")]
+    lake.publish("a", lake.stage("a", {k: _bars("2025-11-01", 5) for k in keys}, group="ETH"),
+                 group="ETH")
+    before = {k: lake.path(k).read_bytes() for k in keys}
+    staged = lake.stage("b", {k: _bars("2025-11-01", 7, close0=9.0) for k in keys}, group="ETH")
+    real, calls = os.replace, []
+
+    def failing_third(src, dst):
+        calls.append(dst)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing_third)
+    try:
+        lake.publish("b", staged, group="ETH")
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the publish should have failed")
+    monkeypatch.setattr(os, "replace", real)
+    assert {k: lake.path(k).read_bytes() for k in keys} == before
