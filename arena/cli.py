@@ -32,16 +32,21 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     from arena.data.lake import Lake
     from arena.data.providers import make_provider
     from arena.pipeline.season_config import SeasonConfigError, find_season
+    from arena.pipeline.season_ingest import season_ingest
 
     try:
         universe = load_universe().select(args.symbols.split(",") if args.symbols else None)
-        source, seed = args.source, args.seed
+        source, seed, instead_of = args.source, args.seed, args.instead_of
         season = find_season(Lake(args.lake))
         if season is not None:  # the season decides the providers and the assets
-            universe, source, seed = _season_ingest(season, universe, source, seed,
-                                                    explicit=bool(args.symbols))
+            plan = season_ingest(season, universe, source, seed, explicit=bool(args.symbols),
+                                 instead_of=instead_of)
+            universe, source, seed = plan.universe, plan.source, plan.seed
+        elif instead_of is not None:
+            raise ValueError("--instead-of is for a season's lake (arena season init): the "
+                             "files folder fills the partitions of the season's vendor")
         provider = make_provider(source or "synthetic", seed=seed, drop=args.drop,
-                                 drop_interval=args.drop_interval)
+                                 drop_interval=args.drop_interval, instead_of=instead_of)
         now = pd.Timestamp.now(tz="UTC")
         start, end = default_window(now)
         start = utc(args.start) if args.start else start
@@ -55,6 +60,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             result = run_ingest(provider, universe, start=start, end=end, lake=lake, now=now,
                                 progress=notify, full=args.full)
     except IngestError as exc:  # one asset or more did not publish; the others did
+        if season is not None:
+            _watch_held(lake, season, provider.name, exc.manifest, now, args)
         if args.json:
             _print_json(exc.manifest)
         print(f"arena ingest: {exc}", file=sys.stderr)
@@ -66,36 +73,33 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a window in the future, a provider that serves none of the assets
         print(f"arena ingest: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
+    watch_failed = season is not None and not _watch_held(lake, season, provider.name,
+                                                          result.manifest, now, args)
     if args.json:
         _print_json(result.manifest)
     else:
         print(render_ingest_summary(result.manifest, lake.root))
-    return EXIT_OK
+    return EXIT_FAILED if watch_failed else EXIT_OK
 
 
-def _season_ingest(season, universe, source: str | None, seed: int | None, *, explicit: bool):
-    """What an ingest into a season's lake takes: the assets the season gets from ``source``
-    (its only provider when none is named), and the season's synthetic seed."""
-    from arena.core.universe import UniverseError
+def _watch_held(lake, season, provider: str, manifest: dict, now, args: argparse.Namespace
+                ) -> bool:
+    """After an ingest into a season's lake: the 15-minute bars of the held stocks whose
+    provider builds its series from coarser bars (the monitor watches them). False (said on
+    stderr) when they could not be published."""
+    from arena.core.sessions import utc
+    from arena.pipeline.season_ingest import held_symbols, ingest_watched, watched_by_base
 
-    sources = sorted(set(season.providers.values()))
-    if source is None:
-        if len(sources) > 1:
-            raise ValueError(f"season {season.id!r} takes bars from {' and '.join(sources)}: "
-                             "name one with --source")
-        source = sources[0]
-    if source not in sources:
-        raise ValueError(f"season {season.id!r} takes no bars from {source} (its providers: "
-                         f"{', '.join(f'{c} from {p}' for c, p in season.providers.items())})")
-    if seed is not None and season.seed is not None and seed != season.seed:
-        raise ValueError(f"season {season.id!r} uses the synthetic seed {season.seed}, not {seed}")
-    mine = [a.symbol for a in universe
-            if a.symbol in season.symbols and season.providers.get(a.asset_class) == source]
-    outside = [a.symbol for a in universe if a.symbol not in mine] if explicit else []
-    if outside or not mine:
-        raise UniverseError(f"season {season.id!r} takes {', '.join(outside) or 'none of them'}"
-                            f" from another provider or not at all (--symbols)")
-    return universe.select(mine), source, season.seed if seed is None else seed
+    symbols = watched_by_base(season, provider, held_symbols(lake))
+    if not symbols:
+        return True
+    end = utc(manifest["asked"]["end_used"])
+    problems = ingest_watched(lake, season, symbols, end=end, now=now, sources=[provider],
+                              drop=args.drop if args.instead_of else None)
+    for source, why in problems.items():
+        print(f"arena ingest: the 15-minute bars of the held {', '.join(symbols)} for the "
+              f"monitor ({source}): {why}", file=sys.stderr)
+    return not problems
 
 
 class _progress:
@@ -737,6 +741,9 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--drop", help="drop folder of the files source (or $ARENA_DROP_DIR)")
     ing.add_argument("--drop-interval", default="1h", choices=INTERVAL_ORDER,
                      help="finest interval the drop folder holds (default 1h)")
+    ing.add_argument("--instead-of", choices=[x for x in SOURCES if x != "files"],
+                     help="while a season's vendor blocks: the drop folder (--source files) "
+                          "stands in for it, filling its partitions")
     ing.add_argument("--full", action="store_true",
                      help="re-fetch every stored bar to look for restatements (default: the last "
                           "two days are re-fetched)")

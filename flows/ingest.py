@@ -31,6 +31,13 @@ from arena.data.ingest import (
 )
 from arena.data.lake import Lake
 from arena.data.providers import Provider, make_provider, provider_note
+from arena.pipeline.season_config import find_season
+from arena.pipeline.season_ingest import (
+    held_symbols,
+    ingest_watched,
+    season_ingest,
+    watched_by_base,
+)
 
 FETCH_WORKERS = 4  # vendors throttle; four concurrent calls per provider is polite
 
@@ -47,10 +54,12 @@ def _retry_if_transient(task, task_run, state) -> bool:
 @task(retries=3, retry_delay_seconds=[2, 10, 30], retry_condition_fn=_retry_if_transient,
       cache_policy=NO_CACHE, task_run_name="fetch-{asset.symbol}")
 def fetch_bars(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
-               end: pd.Timestamp, lake: Lake | None = None, full: bool = False) -> AssetFetch:
+               end: pd.Timestamp, lake: Lake | None = None, full: bool = False,
+               reference: bool = True) -> AssetFetch:
     """Fetch one asset's base bars (with the stored overlap that shows restatements), funding
     and earnings from its provider."""
-    return fetch_asset(provider, asset, interval, start, end, lake=lake, full=full)
+    return fetch_asset(provider, asset, interval, start, end, lake=lake, full=full,
+                       reference=reference)
 
 
 @task(cache_policy=NO_CACHE)
@@ -87,26 +96,36 @@ def _report(manifest: dict) -> None:
 
 
 @flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=FETCH_WORKERS))
-def ingest_flow(source: str = "synthetic", start: str | None = None, end: str | None = None,
+def ingest_flow(source: str | None = None, start: str | None = None, end: str | None = None,
                 symbols: list[str] | None = None, seed: int | None = None,
                 drop: str | None = None, drop_interval: str = "1h", lake_root: str | None = None,
-                now: str | None = None, full: bool = False) -> dict:
+                now: str | None = None, full: bool = False, instead_of: str | None = None) -> dict:
     """Ingest ``source`` bars for the universe (or ``symbols``) over ``[start, end)``;
-    ``full``: re-fetch every stored bar to look for restatements (else the last two days)."""
+    ``full``: re-fetch every stored bar to look for restatements (else the last two days).
+
+    Into a season's lake, the season decides: ``source`` (default: its only provider) brings
+    the season's assets of the classes it serves, ``instead_of`` lets a files drop folder stand
+    in for a blocked vendor, and the held stocks' 15-minute bars follow (the monitor's)."""
     logger = get_run_logger()
     now_ts = utc(now) if now else pd.Timestamp.now(tz="UTC")
     default_start, default_end = default_window(now_ts)
-    provider = make_provider(source, seed=seed, drop=drop, drop_interval=drop_interval)
+    lake = Lake(lake_root)
     universe = load_universe().select(symbols)
+    season = find_season(lake)
+    if season is not None:
+        taken = season_ingest(season, universe, source, seed, explicit=bool(symbols),
+                              instead_of=instead_of)
+        universe, source, seed = taken.universe, taken.source, taken.seed
+    provider = make_provider(source or "synthetic", seed=seed, drop=drop,
+                             drop_interval=drop_interval, instead_of=instead_of)
     plan = plan_ingest(provider, universe, start=start or default_start, end=end or default_end,
                        now=now_ts, full=full)
-    lake = Lake(lake_root)
     logger.info("ingest %s: %d assets, %s .. %s, base %s", plan.run_id, len(plan.assets),
                 plan.start, plan.end, plan.base)
 
     t0 = time.perf_counter()
     futures = {a.symbol: fetch_bars.submit(provider, a, plan.base, plan.start, plan.end, lake,
-                                           plan.full)
+                                           plan.full, not plan.watch)
                for a in plan.assets}
     fetches, errors = [], {}
     for symbol, fut in futures.items():
@@ -122,12 +141,32 @@ def ingest_flow(source: str = "synthetic", start: str | None = None, end: str | 
         _report(exc.manifest)
         logger.error("published %s; not published: %s", ", ".join(exc.published) or "nothing",
                      ", ".join(exc.manifest.get("not_published") or {}) or "the run")
+        if season is not None:
+            _watch_held(lake, season, plan, now_ts, drop if instead_of else None)
         raise
     _report(result.manifest)
     logger.info("published %s bars (%s)", result.manifest["bars_published"],
                 result.manifest["validation"]["summary"])
+    if season is not None and not _watch_held(lake, season, plan, now_ts,
+                                              drop if instead_of else None):
+        raise IngestError("the held stocks' 15-minute bars (the monitor's) were not published: "
+                          "see the logs", result.manifest)
     return result.manifest
 
+
+def _watch_held(lake: Lake, season, plan: IngestPlan, now: pd.Timestamp,
+                drop: str | None) -> bool:
+    """The 15-minute bars of the held symbols whose provider builds its series from coarser
+    bars; False (logged) when they could not be published."""
+    symbols = watched_by_base(season, plan.provider, held_symbols(lake))
+    if not symbols:
+        return True
+    problems = ingest_watched(lake, season, symbols, end=plan.end, now=now,
+                              sources=[plan.provider], drop=drop)
+    for source, why in problems.items():
+        get_run_logger().error("the 15-minute bars of the held %s (%s): %s",
+                               ", ".join(symbols), source, why)
+    return not problems
 
 if __name__ == "__main__":
     manifest = ingest_flow()

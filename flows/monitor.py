@@ -1,7 +1,8 @@
 """Prefect flow: one live monitor tick of the season (every 15 minutes on a schedule).
 
 It ingests the 15-minute bars of the symbols any contestant holds, from each symbol's season
-provider, up to the tick, then runs :func:`arena.pipeline.live.run_monitor` - the same step as
+provider, up to the tick (for Yahoo's stocks a watch run of their own:
+:func:`arena.pipeline.season_ingest.ingest_watched`), then runs :func:`arena.pipeline.live.run_monitor` - the same step as
 ``arena monitor``: every open position's invalidation level checked against the bars since its
 last window, each window recorded exactly once. A tick that cannot be sound (in the future,
 bars that do not reach it, a closed season) is refused before anything is recorded and fails
@@ -17,15 +18,11 @@ from prefect import flow, get_run_logger
 
 from arena.core.sessions import utc
 from arena.core.settings import prepare_process
-from arena.data.ingest import IngestError, run_ingest
 from arena.data.lake import Lake
-from arena.data.providers import make_provider
 from arena.ledger.store import Ledger
-from arena.market.asof import provider_of
-from arena.pipeline.live import MONITOR_STEP, MonitorRefused, monitor_end, run_monitor
+from arena.pipeline.live import MonitorRefused, monitor_end, run_monitor
 from arena.pipeline.season_config import load_season, season_contestants
-
-INGEST_LOOKBACK = pd.Timedelta(days=1)  # the fetch starts here at most (the lake's tail first)
+from arena.pipeline.season_ingest import ingest_watched
 
 
 @flow(name="monitor")
@@ -46,16 +43,10 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
         logger.info("season %s: no cycle played yet, nothing to watch", season.id)
         return {"season": season.id, "end": None, "automatic_closes": 0}
     held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions})
-    universe = season.universe()
     if ingest and held:
-        for source in sorted({provider_of(season.market, universe[s]) for s in held}):
-            symbols = [s for s in held if provider_of(season.market, universe[s]) == source]
-            try:
-                run_ingest(make_provider(source, seed=season.seed), universe.select(symbols),
-                           start=end - INGEST_LOOKBACK, end=end + MONITOR_STEP, lake=lake,
-                           now=min(now_ts, end))
-            except IngestError as exc:  # the monitor then says which bars are missing
-                logger.warning("ingest of %s for the monitor: %s", ", ".join(symbols), exc)
+        for source, why in ingest_watched(lake, season, held, end=end, now=now_ts).items():
+            # the monitor then says which bars are missing
+            logger.warning("ingest of the held symbols' 15-minute bars from %s: %s", source, why)
     try:
         run = run_monitor(lake, season, contestants, tick, now=now_ts)
     except MonitorRefused as exc:

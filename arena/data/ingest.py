@@ -75,7 +75,11 @@ HELD = "held"
 
 
 def base_interval(provider: Provider) -> str:
-    """The finest interval a provider serves natively: every other interval is derived from it."""
+    """The interval the lake's series of a provider are built from: its own ``base`` when it
+    names one, else the finest it serves natively. Every coarser interval is derived from it."""
+    named = getattr(provider, "base", None)
+    if named is not None:
+        return named
     for interval in INTERVAL_ORDER:
         if interval in provider.intervals:
             return interval
@@ -111,8 +115,10 @@ class AssetFetch:
 
 
 def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
-                end: pd.Timestamp, *, lake: Lake | None = None, full: bool = False) -> AssetFetch:
-    """Fetch one asset's base bars (closed by ``end``), its funding rates and earnings dates.
+                end: pd.Timestamp, *, lake: Lake | None = None, full: bool = False,
+                reference: bool = True) -> AssetFetch:
+    """Fetch one asset's base bars (closed by ``end``), its funding rates and earnings dates
+    (``reference``; a watch run, see :func:`plan_ingest`, fetches the bars only).
 
     With a ``lake`` holding the asset, the fetch also covers the last ``RESTATEMENT_OVERLAP`` of
     the stored bars (``full``: all of them). When a re-fetched bar differs from the stored one
@@ -140,6 +146,9 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
             whole = out.restatement.pop("base")
             if whole is not None:
                 out.base = whole
+    if not reference:
+        out.seconds = time.perf_counter() - t0
+        return out
     if asset.is_crypto:
         try:
             out.funding = provider.fetch_funding(asset, start, end)
@@ -242,8 +251,10 @@ class AssetPartitions:
 
 
 def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: AssetFetch,
-                     base: str, *, context_bars: int = 62) -> AssetPartitions:
-    """Merge the fetch into the stored series and derive every coarser interval.
+                     base: str, *, context_bars: int = 62,
+                     intervals: Sequence[str] | None = None) -> AssetPartitions:
+    """Merge the fetch into the stored series and derive every coarser interval (``intervals``:
+    only those; a watch run's are its own interval alone).
 
     Incremental: only the coarser bars a new or changed base bar falls into are derived again
     (from the base bars of ``DERIVE_CONTEXT`` before the first change; a derived bar is kept only
@@ -254,7 +265,8 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     no complete bar yet is left out of the run: its stored partition, if any, stays as it is.
     """
     base_key = PartitionKey(provider_name, base, asset.symbol)
-    keys = [PartitionKey(provider_name, i, asset.symbol) for i in coarser_or_equal(base)]
+    keys = [PartitionKey(provider_name, i, asset.symbol)
+            for i in (intervals or coarser_or_equal(base))]
     fkey = TableKey("funding", provider_name, asset.symbol)
     read = {k: _signature(lake.path(k)) for k in (*keys, fkey)}  # before reading: see _overtaken
     restated = fetched.restatement is not None
@@ -449,17 +461,32 @@ class IngestPlan:
     asked_end: pd.Timestamp
     closed: tuple[str, ...] = ()  # served, but their market had no bar in the window: not asked
     full: bool = False  # re-fetch every stored bar (else the last RESTATEMENT_OVERLAP of them)
+    watch: bool = False  # an interval finer than the provider's base, fetched on its own
+    source: str = ""  # what fetched the bars, when not the provider whose partitions they fill
 
     @property
     def symbols(self) -> list[str]:
         return [a.symbol for a in self.assets]
 
+    @property
+    def intervals(self) -> tuple[str, ...]:
+        """The intervals the run publishes: the base and every coarser one derived from it; a
+        watch run's own interval only."""
+        return (self.base,) if self.watch else tuple(coarser_or_equal(self.base))
+
 
 def plan_ingest(provider: Provider, universe: Universe, *, start: object, end: object,
-                now: object | None = None, full: bool = False) -> IngestPlan:
+                now: object | None = None, full: bool = False,
+                interval: str | None = None) -> IngestPlan:
     """Check the window and choose the base interval. ``now`` (injected; default the wall clock)
     caps ``end``: a bar that has not closed yet is never ingested. ``full``: re-fetch every
-    stored bar of the assets (to look for restatements), not only the last two days."""
+    stored bar of the assets (to look for restatements), not only the last two days.
+
+    ``interval``: the provider's base by default. One finer than the base that the provider
+    serves makes a *watch* run: that interval alone, fetched, validated and published as a
+    series of its own, nothing derived from it (Yahoo's 15-minute stock bars, which the
+    invalidation monitor reads, beside the hourly series the lake is built from); its window
+    starts no earlier than the vendor keeps the interval (the provider's ``reach``)."""
     started = utc(now) if now is not None else pd.Timestamp.now(tz="UTC")
     start_ts, asked_end = utc(start), utc(end)
     end_ts = min(asked_end, started)
@@ -469,11 +496,33 @@ def plan_ingest(provider: Provider, universe: Universe, *, start: object, end: o
     served = tuple(a for a in universe if provider.supports(a))
     if not served:
         raise ValueError(f"{provider.name} serves none of the requested assets")
-    base = base_interval(provider)
+    base, watch = _run_interval(provider, interval)
+    reach = (getattr(provider, "reach", None) or {}).get(base) if watch else None
+    if reach is not None and start_ts < started - reach:
+        start_ts = (started - reach).ceil("1D")  # a day inside the vendor's reach
+        if end_ts <= start_ts:
+            raise ValueError(f"window {utc(start)} .. {asked_end}: {provider.name} keeps {base} "
+                             f"bars for {reach.days} days only (now {started})")
     assets = tuple(a for a in served if _bars_close_in(a.calendar, base, start_ts, end_ts))
     closed = tuple(a.symbol for a in served if a not in assets)
+    source = str(getattr(type(provider), "name", provider.name))  # a files folder standing in
     return IngestPlan(new_run_id(provider.name, started), provider.name, started, start_ts,
-                      end_ts, base, assets, asked_end, closed, full)
+                      end_ts, base, assets, asked_end, closed, full, watch,
+                      "" if source == provider.name else source)
+
+
+def _run_interval(provider: Provider, interval: str | None) -> tuple[str, bool]:
+    """The interval a run fetches, and whether it is a watch run (see :func:`plan_ingest`)."""
+    base = base_interval(provider)
+    if interval is None or interval == base:
+        return base, False
+    if interval not in provider.intervals:
+        raise ValueError(f"{provider.name} does not serve {interval} bars (it serves "
+                         f"{', '.join(i for i in INTERVAL_ORDER if i in provider.intervals)})")
+    if INTERVAL_ORDER.index(interval) > INTERVAL_ORDER.index(base):
+        raise ValueError(f"{interval} bars are derived from {provider.name}'s {base} bars: ingest "
+                         f"{base} (or a finer interval it serves, fetched on its own)")
+    return interval, True
 
 
 def _bars_close_in(calendar: str, interval: str, start: pd.Timestamp, end: pd.Timestamp) -> bool:
@@ -500,22 +549,26 @@ def _quiet(stage: str, done: int, total: int) -> None:
 
 def run_ingest(provider: Provider, universe: Universe, *, start: object, end: object,
                lake: Lake | None = None, now: object | None = None,
-               progress: ProgressFn | None = None, full: bool = False) -> IngestResult:
-    """Fetch, validate and publish one provider's bars for ``universe`` over ``[start, end)``.
+               progress: ProgressFn | None = None, full: bool = False,
+               interval: str | None = None) -> IngestResult:
+    """Fetch, validate and publish one provider's bars for ``universe`` over ``[start, end)``
+    (``interval``: a watch run of a finer interval than the provider's base, see
+    :func:`plan_ingest`).
 
     Raises :class:`IngestError` (after writing the manifest) when any asset did not publish; the
     others are published (all-or-nothing per asset). The Prefect flow runs the same steps with one
     task per fetch.
     """
     lake = lake or Lake()
-    plan = plan_ingest(provider, universe, start=start, end=end, now=now, full=full)
+    plan = plan_ingest(provider, universe, start=start, end=end, now=now, full=full,
+                       interval=interval)
     notify = progress or _quiet
     t0 = time.perf_counter()
     fetches, errors = [], {}
     for i, asset in enumerate(plan.assets, start=1):
         try:
             fetches.append(fetch_asset(provider, asset, plan.base, plan.start, plan.end,
-                                       lake=lake, full=plan.full))
+                                       lake=lake, full=plan.full, reference=not plan.watch))
         except ProviderError as exc:
             errors[asset.symbol] = f"{type(exc).__name__}: {exc}"
         notify("fetch", i, len(plan.assets))
@@ -550,7 +603,8 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
                                 "restated by the vendor, but " + str(f.restatement["error"]))
                     continue
                 try:
-                    part = build_partitions(lake, plan.provider, universe[f.symbol], f, plan.base)
+                    part = build_partitions(lake, plan.provider, universe[f.symbol], f, plan.base,
+                                            intervals=plan.intervals)
                 except Exception as exc:  # e.g. bars that no calendar bar can hold
                     outcomes[f.symbol] = {"status": FAILED,
                                           "reason": f"build: {type(exc).__name__}: {exc}"}
@@ -657,7 +711,7 @@ def _publish(lake: Lake, plan: IngestPlan, universe: Universe, good: list[AssetP
             try:
                 if _overtaken(lake, part):
                     part = build_partitions(lake, plan.provider, universe[symbol], fetches[symbol],
-                                            plan.base)
+                                            plan.base, intervals=plan.intervals)
                     report = _validate_plan([part], universe, plan, lake)
                     if not report.success:
                         _quarantine(lake, plan, outcomes, symbol,
@@ -701,11 +755,12 @@ def _manifest(lake: Lake, plan: IngestPlan, fetches: Sequence[AssetFetch],
     quarantined = [a["quarantine"] for a in assets.values() if a.get("quarantine")]
     return {
         "run_id": plan.run_id, "provider": plan.provider, "synthetic": is_synthetic(plan.provider),
+        "stand_in": plan.source or None,  # the files folder that filled the provider's partitions
         "status": status, "started": plan.started,
         "asked": {"symbols": plan.symbols, "market_closed": list(plan.closed),
                   "start": plan.start, "end": plan.asked_end,
                   "end_used": plan.end, "base_interval": plan.base, "full": plan.full,
-                  "intervals": list(coarser_or_equal(plan.base))},
+                  "intervals": list(plan.intervals), "watch": plan.watch},
         "assets": assets,
         "published": list(published),
         "not_published": {s: a["reason"] for s, a in assets.items() if a["status"] != PUBLISHED},

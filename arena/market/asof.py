@@ -33,6 +33,7 @@ from arena.core.sessions import INTERVAL_ORDER, NY, TS_UNIT, bar_close_times, ex
 from arena.core.universe import Asset, Universe, UniverseError
 from arena.data.bars import drop_unclosed
 from arena.data.lake import Lake, PartitionKey, TableKey
+from arena.data.providers import series_base
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
 Providers = str | Mapping[str, str]
@@ -76,9 +77,19 @@ def closed_bars(lake: Lake, provider: str, asset: Asset, interval: str, at: pd.T
     return bars.reset_index(drop=True)
 
 
+def _price_ladder(provider: str) -> tuple[str, ...]:
+    """The intervals a price may come from, finest first: from the provider's series base on
+    (:func:`arena.data.providers.series_base`). A finer partition is a watch series, fetched
+    for the monitor only while a stock is held: a price read from it would depend on when it
+    was fetched, and the season's tables, computed later, would not see what the cycle saw."""
+    base = series_base(provider)
+    return INTERVAL_ORDER[INTERVAL_ORDER.index(base):] if base else tuple(INTERVAL_ORDER)
+
+
 def price_interval(lake: Lake, provider: str, symbol: str) -> str | None:
-    """The finest interval the lake holds for ``symbol`` (where the cycle price comes from)."""
-    for interval in INTERVAL_ORDER:
+    """The finest interval of the provider's series the lake holds for ``symbol`` (where the
+    cycle price comes from, see :func:`_price_ladder`)."""
+    for interval in _price_ladder(provider):
         if lake.path(PartitionKey(provider, interval, symbol)).is_file():
             return interval
     return None
@@ -128,7 +139,7 @@ def stale_prices(prices: Iterable[tuple[Asset, str, pd.Timestamp]], at: pd.Times
 
 def price_intervals(lake: Lake, provider: str) -> dict[str, str]:
     """:func:`price_interval` of every symbol ``provider`` has bars of (one listing of the lake)."""
-    rank = {iv: i for i, iv in enumerate(INTERVAL_ORDER)}
+    rank = {iv: i for i, iv in enumerate(_price_ladder(provider))}
     out: dict[str, str] = {}
     for key in lake.partitions(provider):
         if key.interval in rank and (key.symbol not in out

@@ -344,7 +344,7 @@ def test_refusals_happen_before_any_request() -> None:
     with pytest.raises(UnsupportedError):
         provider.fetch_bars(ETH, "1d", *WINDOW)
     with pytest.raises(UnsupportedError):
-        provider.fetch_bars(AAPL, "15m", *WINDOW)
+        provider.fetch_bars(AAPL, "4h", *WINDOW)  # derived by the lake, never asked
     with pytest.raises(UnsupportedError):
         provider.fetch_funding(AAPL, *WINDOW)
     assert fake.calls == []

@@ -34,15 +34,29 @@ def market_note(label: str) -> str:
     return SYNTHETIC_NOTE if label == SYNTHETIC_MARKET else f"Market data: {label}"
 
 
+def series_base(provider: str) -> str | None:
+    """The interval ``provider``'s lake series are built from when it is not the finest it
+    stores (Yahoo: ``1h``; its ``15m`` partitions are watch series for the monitor, see
+    :func:`arena.data.ingest.plan_ingest`); None: the finest stored interval is the base."""
+    if provider == "yfinance":
+        from arena.data.providers.yahoo import BASE
+
+        return BASE
+    return None
+
+
 def provider_note(provider: str) -> str:
     """:func:`market_note` of ``provider``'s :func:`market_label`."""
     return market_note(market_label(provider))
 
 
 def make_provider(source: str, *, seed: int | None = None, drop: str | Path | None = None,
-                  drop_interval: str = "1h") -> Provider:
+                  drop_interval: str = "1h", instead_of: str | None = None) -> Provider:
     """Build a provider by name (no I/O). ``drop`` (or ``$ARENA_DROP_DIR``) is the files folder,
-    ``drop_interval`` the finest interval its publisher pushes."""
+    ``drop_interval`` the finest interval its publisher pushes; ``instead_of``: the vendor the
+    files folder stands in for while it blocks (its bars then fill that vendor's partitions)."""
+    if instead_of is not None and source != "files":
+        raise ValueError(f"only the files source stands in for a vendor, not {source}")
     if source == SYNTHETIC:
         from arena.data.providers.synthetic import DEFAULT_SEED, SyntheticProvider
 
@@ -61,9 +75,11 @@ def make_provider(source: str, *, seed: int | None = None, drop: str | Path | No
             raise ValueError(f"the files source needs a drop folder: --drop DIR or ${DROP_ENV}")
         from arena.data.providers.files import FilesProvider
 
-        return FilesProvider(folder, drop_interval)
+        return FilesProvider(folder, drop_interval, instead_of=None if instead_of is None else
+                             make_provider(instead_of, seed=seed))
     raise ValueError(f"unknown source {source!r}; expected one of {', '.join(SOURCES)}")
 
 
 __all__ = ["SOURCES", "SYNTHETIC", "SYNTHETIC_MARKET", "SYNTHETIC_NOTE", "Provider",
-           "is_synthetic", "make_provider", "market_label", "market_note", "provider_note"]
+           "is_synthetic", "make_provider", "market_label", "market_note", "provider_note",
+           "series_base"]

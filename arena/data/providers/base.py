@@ -32,7 +32,10 @@ class Provider(Protocol):
     subclass instead of returning an empty or partial frame."""
 
     name: str
-    #: intervals this provider can deliver natively (others are resampled by the caller)
+    #: intervals this provider can deliver natively (others are resampled by the caller). The
+    #: lake's series are built from the finest of them, unless the provider names its ``base``
+    #: (an optional attribute: Yahoo's 15-minute bars reach back 60 days only, so its series
+    #: are built from hourly bars and 15-minute ones are fetched on their own)
     intervals: frozenset[str]
 
     def supports(self, asset: Asset) -> bool:

@@ -22,7 +22,7 @@ import pandas as pd
 from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, canonical_labels, coarser_or_equal, utc
 from arena.core.universe import Asset
 from arena.data.errors import BlockedError, NoDataError, UnsupportedError
-from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
+from arena.data.providers.base import Provider, looks_like_html, require_interval, to_bar_frame
 
 _SUFFIXES = (".csv", ".parquet")
 
@@ -54,13 +54,24 @@ class FilesProvider:
 
     name = "files"
 
-    def __init__(self, root: str | Path, base_interval: str = "1h") -> None:
+    def __init__(self, root: str | Path, base_interval: str = "1h", *,
+                 instead_of: Provider | None = None) -> None:
+        """``instead_of``: the provider (an object, no I/O) whose place the folder takes while
+        its vendor blocks: the bars fill that provider's partitions, built from its base
+        interval (finer files are served on their own, as the vendor would serve them)."""
         require_interval(self.name, base_interval, INTERVAL_ORDER)
         self.root = Path(root)
         self.intervals = frozenset(coarser_or_equal(base_interval))
+        self.stands_in_for: str | None = None
+        if instead_of is not None:
+            self.stands_in_for = self.name = instead_of.name
+            base = getattr(instead_of, "base", None)
+            if base is not None and base in self.intervals:
+                self.base = base
 
     def __repr__(self) -> str:
-        return f"FilesProvider(root={str(self.root)!r})"
+        extra = f", instead_of={self.stands_in_for!r}" if self.stands_in_for else ""
+        return f"FilesProvider(root={str(self.root)!r}{extra})"
 
     def supports(self, asset: Asset) -> bool:
         return True

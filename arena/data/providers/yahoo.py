@@ -6,11 +6,14 @@ Conventions of the frames returned (see :mod:`arena.data.providers.base` and :mo
   already applies splits to OHLC). They are the prices the market quoted, so a bar never changes
   when a dividend is paid later, and fills simulated on them are real prices; dividends are
   ignored (returns are price returns). A split *does* rewrite earlier bars: refetch after one.
-* **Timestamps are bar open times in UTC.** ``1h`` bars keep Yahoo's 9:30, 10:30... New York
-  labels (converted to UTC). Daily bars, which Yahoo labels at midnight New York of the session
+* **Timestamps are bar open times in UTC.** ``1h`` and ``15m`` bars keep Yahoo's 9:30, 10:30...
+  (9:30, 9:45...) New York labels (converted to UTC). Daily bars, which Yahoo labels at midnight New York of the session
   date, are relabelled to that session's open; weekly bars (labelled Monday midnight) to the first
   session open of their week. A label without an NYSE session (should not happen) falls back to
   9:30 New York on that date, so validation sees it rather than losing it.
+* **The lake's series are built from ``1h`` bars** (:data:`BASE`: they reach back ~730 days);
+  ``15m`` bars, which Yahoo keeps for about 60 days (:data:`REACH`), are fetched on their own for
+  the stocks a contestant holds, for the invalidation monitor (see :mod:`arena.data.ingest`).
 * Volume is in shares. The still-forming bar is returned if Yahoo sends it: the caller decides.
 
 Failures become :mod:`arena.data.errors`: ``YFRateLimitError``/429 -> ``RateLimitedError``;
@@ -42,9 +45,13 @@ from arena.data.errors import (
 )
 from arena.data.providers.base import empty_events, require_interval, to_bar_frame
 
-INTERVALS = frozenset({"1h", "1d", "1w"})
-_YF_INTERVAL = {"1h": "1h", "1d": "1d", "1w": "1wk"}
-_PAD = {"1h": pd.Timedelta(0), "1d": pd.Timedelta(days=1), "1w": pd.Timedelta(days=7)}
+INTERVALS = frozenset({"15m", "1h", "1d", "1w"})
+BASE = "1h"  # the lake's stock series are built from hourly bars (they reach back ~730 days)
+#: how far back Yahoo serves intraday bars (it refuses older ranges with HTTP 422)
+REACH = {"15m": pd.Timedelta(days=60), "1h": pd.Timedelta(days=730)}
+_YF_INTERVAL = {"15m": "15m", "1h": "1h", "1d": "1d", "1w": "1wk"}
+_PAD = {"15m": pd.Timedelta(0), "1h": pd.Timedelta(0), "1d": pd.Timedelta(days=1),
+        "1w": pd.Timedelta(days=7)}
 _OPEN_NY = pd.Timedelta(hours=9, minutes=30)
 _OBSERVED_PATHS = ("/v8/finance/chart/", "/calendar/earnings")
 _STATUS = threading.local()  # HTTP status of this thread's last chart / earnings call
@@ -95,10 +102,12 @@ def _forget_cached_responses(yf: Any) -> None:
 
 
 class YFinanceProvider:
-    """Stocks and ETFs from Yahoo Finance (``1h`` reaches back about 730 days)."""
+    """Stocks and ETFs from Yahoo Finance (``1h`` reaches back about 730 days, ``15m`` 60)."""
 
     name = "yfinance"
     intervals = INTERVALS
+    base = BASE
+    reach = REACH
 
     def __init__(self, session: Any = None, timeout: float = 30.0) -> None:
         """``session``: a ``requests`` or ``curl_cffi`` Session for yfinance (tests inject one);
@@ -226,7 +235,7 @@ class YFinanceProvider:
             return BlockedError(f"Yahoo refused the request (HTTP {status}): {text}", **where)
         if status == 422:
             return UnsupportedError(f"Yahoo refused the range (HTTP 422; 1h history reaches "
-                                    f"back ~730 days): {text}", **where)
+                                    f"back ~730 days, 15m ~60 days): {text}", **where)
         if isinstance(exc, YFPricesMissingError):
             return NoDataError(f"Yahoo returned no prices: {text}", **where)
         if isinstance(exc, YFTickerMissingError):
@@ -243,7 +252,7 @@ class YFinanceProvider:
 
 def _open_times(labels: pd.DatetimeIndex, interval: str) -> pd.DatetimeIndex:
     """UTC open times of yfinance's bar labels (see the module docstring)."""
-    if interval == "1h":
+    if interval in ("15m", "1h"):
         return labels.tz_convert("UTC").as_unit(TS_UNIT)
     local = labels.tz_convert(NY).tz_localize(None) if labels.tz is not None else labels
     days = local.normalize()
