@@ -14,6 +14,7 @@ from arena.data.lake import Lake, PartitionKey
 from arena.data.providers import make_provider
 from arena.data.providers.files import FilesProvider
 from arena.data.providers.yahoo import YFinanceProvider
+from arena.market.asof import price_interval, price_intervals
 from arena.pipeline.season_config import default_providers, make_season
 from arena.pipeline.season_ingest import season_ingest, watched_by_base
 from tests.conftest import ts
@@ -67,6 +68,10 @@ def test_a_watch_run_publishes_its_interval_alone(tmp_path, yahoo, stocks) -> No
     assert watched["timestamp"].iloc[-1] == ts("2026-03-04 15:45")  # closed by 16:00 UTC
     # a watch run fetches the bars only: no earnings page, no corporate-action request
     assert [c for c in market.calls if c[2] == "15m"] == [("yahoo", "AAPL", "15m")]
+    # prices still come from the hourly series: a cycle's price never depends on whether (and
+    # when) a watch run fetched the stock's 15-minute bars
+    assert price_interval(lake, "yfinance", "AAPL") == "1h"
+    assert price_intervals(lake, "yfinance") == {"AAPL": "1h", "SPY": "1h"}
 
 
 def test_a_watch_window_starts_inside_the_vendors_reach(yahoo, stocks) -> None:
