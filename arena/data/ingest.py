@@ -112,6 +112,10 @@ class AssetFetch:
     fetched_from: pd.Timestamp | None = None
     restatement: dict[str, object] | None = None
     events: pd.DataFrame | None = None  # splits and dividends (stocks and ETFs)
+    # the stored base series the fetch compared with, and the identity of its file then: the
+    # build reuses it when the file is still the same one (no second read of the history)
+    stored: pd.DataFrame | None = None
+    stored_signature: tuple[int, int, int] | None = None
 
 
 def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
@@ -130,15 +134,17 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
     provider that does not serve them is noted, not fatal.
     """
     t0 = time.perf_counter()
-    stored = (lake.read_bars(PartitionKey(provider.name, interval, asset.symbol))
-              if lake is not None else None)
+    key = PartitionKey(provider.name, interval, asset.symbol)
+    signature = _signature(lake.path(key)) if lake is not None else None
+    stored = lake.read_bars(key) if lake is not None else None
     fetch_from = utc(start)
     if stored is not None and not stored.empty:
         first, last = stored["timestamp"].iloc[0], stored["timestamp"].iloc[-1]
         fetch_from = min(fetch_from, first if full else
                          last + interval_delta(interval) - RESTATEMENT_OVERLAP)
     bars = _fetch_closed(provider, asset, interval, fetch_from, end)
-    out = AssetFetch(asset.symbol, bars, fetched_from=fetch_from)
+    out = AssetFetch(asset.symbol, bars, fetched_from=fetch_from, stored=stored,
+                     stored_signature=signature)
     if stored is not None and not stored.empty:
         changed = restated_bars(stored, bars)
         if len(changed):
@@ -185,10 +191,18 @@ def restated_bars(stored: pd.DataFrame, fetched: pd.DataFrame, rtol: float = 1e-
     Only the stored bars from the fetch's first on are read."""
     cols = list(BAR_COLUMNS[1:])
     got, held = _stored_matches(stored, fetched)
-    new, old = fetched[cols].to_numpy()[got], stored[cols].to_numpy()[held]
+    new, old = _values(fetched, cols, got), _values(stored, cols, held)
     differ = ~np.isclose(new, old, rtol=rtol, atol=0.0, equal_nan=True).all(axis=1)
     out = fetched.iloc[got[differ]][["timestamp", *cols]].assign(close_old=old[differ, 3])
     return out.sort_values("timestamp", kind="stable", ignore_index=True)
+
+
+def _values(frame: pd.DataFrame, columns: Sequence[str], rows: np.ndarray) -> np.ndarray:
+    """``frame[columns].to_numpy()[rows]`` (float), taking the rows of each column first: a
+    run compares a few re-fetched bars with a long stored series."""
+    if not len(columns):
+        return np.empty((len(rows), 0))
+    return np.column_stack([frame[c].to_numpy(dtype=float)[rows] for c in columns])
 
 
 def _stored_matches(stored: pd.DataFrame, fetched: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -270,7 +284,8 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     fkey = TableKey("funding", provider_name, asset.symbol)
     read = {k: _signature(lake.path(k)) for k in (*keys, fkey)}  # before reading: see _overtaken
     restated = fetched.restatement is not None
-    existing = lake.read_bars(base_key)
+    reuse = fetched.stored is not None and read[base_key] == fetched.stored_signature
+    existing = fetched.stored if reuse else lake.read_bars(base_key)
     if restated:
         merged, revised = fetched.base.reset_index(drop=True), len(existing)
     else:
@@ -337,7 +352,7 @@ def _first_change(stored: pd.DataFrame, fetched: pd.DataFrame) -> pd.Timestamp:
     cols = list(BAR_COLUMNS[1:])
     got, held = _stored_matches(stored, fetched)
     same = np.zeros(len(fetched), dtype=bool)
-    same[got] = np.isclose(fetched[cols].to_numpy()[got], stored[cols].to_numpy()[held],
+    same[got] = np.isclose(_values(fetched, cols, got), _values(stored, cols, held),
                            rtol=0.0, atol=0.0, equal_nan=True).all(axis=1)
     if not same.all():
         return fetched.loc[~same, "timestamp"].min()
