@@ -25,19 +25,25 @@ statistics of bar ``t``. This module imports no Great Expectations.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
-from arena.core.sessions import NY
-
 MAD_TO_SIGMA = 1.4826  # robust sigma = 1.4826 x median absolute deviation (normal consistency)
 MEAN_AD_TO_SIGMA = 1.2533  # fallback when over half of the returns are identical (MAD = 0)
 MAX_SIGMAS = 1e6  # cap for a move in a series that never moved before
-_TICKS_PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}  # DatetimeIndex.asi8 units
+NAT = np.iinfo(np.int64).min  # a missing time among epoch microseconds (NaT's integer value)
+
+
+def ceil_micros(ts: pd.Timestamp) -> int:
+    """The smallest whole epoch microsecond at or after ``ts``: for integer microseconds ``t``,
+    ``t >= ts`` and ``t < ts`` compare the same against it (``ts`` may carry nanoseconds)."""
+    ns = pd.Timestamp(ts).as_unit("ns").value
+    return -(-ns // 1000)
 
 
 def robust_sigma(returns: np.ndarray) -> tuple[float, float]:
@@ -48,43 +54,88 @@ def robust_sigma(returns: np.ndarray) -> tuple[float, float]:
     return med, sigma if sigma > 0 else MEAN_AD_TO_SIGMA * float(dev.mean())
 
 
-def trailing_robust(returns: np.ndarray, window: int, min_periods: int, start: int = 0
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Per position ``t``: (median, robust sigma) of the finite values among the last ``window``
-    finite values before ``t`` (``t`` itself excluded); null with fewer than ``min_periods`` of
-    them. Robust sigma as in :func:`robust_sigma` (MAD, else mean absolute deviation).
-    ``start``: only positions from there on are needed (the earlier ones may stay null)."""
+def trailing_robust(returns: np.ndarray, lengths: np.ndarray, window: int, min_periods: int,
+                    starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per position ``t`` of each series: (median, robust sigma) of the finite values among the
+    last ``window`` finite values of its series before ``t`` (``t`` itself excluded); null with
+    fewer than ``min_periods`` of them. Robust sigma as in :func:`robust_sigma` (MAD, else mean
+    absolute deviation).
+
+    ``returns`` holds the series one after another, ``lengths`` their lengths: the windows of a
+    whole batch are evaluated together (each window on its own, so every series gets exactly the
+    numbers it would get alone). ``starts``: per series, only positions from there on are needed
+    (the earlier ones may stay null)."""
     n = len(returns)
     centre, scale = np.full(n, np.nan), np.full(n, np.nan)
+    if not n:
+        return centre, scale
     finite = np.isfinite(returns)
     values = returns[finite].astype("float64")
-    before = np.cumsum(finite) - finite  # finite values before each position
-    m = len(values)
-    if m < min_periods:
-        return centre, scale
-    # stats[k]: of values[k - window .. k - 1], for k = 0 .. m (k values seen)
-    med, sig = np.full(m + 1, np.nan), np.full(m + 1, np.nan)
-    k0 = int(before[min(start, n - 1)]) if n else 0  # values seen at the first needed position
-    full = np.arange(max(window, k0), m + 1)
-    if len(full):
-        _robust_rows(sliding_window_view(values, window)[full - window], med, sig, full)
-    first = np.arange(max(min_periods, k0), min(window, m + 1))  # k < window values seen
-    if len(first):
-        rows = np.where(np.arange(window)[None, :] < first[:, None],
-                        np.r_[values[:window], np.full(max(window - m, 0), np.nan)][None, :],
-                        np.nan)
-        _robust_rows(rows, med, sig, first, counts=first)
-    return med[before], sig[before]
+    series = np.repeat(np.arange(len(lengths)), lengths)
+    seen = np.bincount(series[finite], minlength=len(lengths))  # finite values per series
+    first_row = np.r_[0, np.cumsum(lengths)[:-1]]
+    first_value = np.r_[0, np.cumsum(seen)[:-1]]
+    before = np.cumsum(finite) - finite - first_value[series]  # finite values before, per series
+    # stats of series s after k values seen (k = 0 .. seen[s]) sit at slot[s] + k
+    slot = np.r_[0, np.cumsum(seen + 1)[:-1]]
+    med, sig = np.full(int((seen + 1).sum()), np.nan), np.full(int((seen + 1).sum()), np.nan)
+    full: list[np.ndarray] = []  # (series, k) with k >= window values seen
+    partial: list[np.ndarray] = []  # min_periods <= k < window
+    used = np.zeros(len(lengths), dtype=bool)
+    for s in np.flatnonzero((lengths > 0) & (seen >= min_periods)):
+        used[s] = True
+        m = int(seen[s])
+        k0 = int(before[first_row[s] + min(int(starts[s]), int(lengths[s]) - 1)])
+        for ks, target in ((np.arange(max(window, k0), m + 1), full),
+                           (np.arange(max(min_periods, k0), min(window, m + 1)), partial)):
+            if len(ks):
+                target.append(np.stack([np.full(len(ks), s), ks]))
+    cols = np.arange(window)
+    if full:
+        s, k = np.concatenate(full, axis=1)
+        first_of = first_value[s] + k - window  # where each window starts in ``values``
+        low, high = int(first_of.min()), int(first_of.max()) + 1
+        if 2 * len(k) >= high - low:
+            # most windows of the range are needed (a first ingest): evaluate every window of
+            # the range in place - those straddling two series are computed and never read
+            windows = sliding_window_view(values, window)
+            range_med, range_sig = np.empty(high - low), np.empty(high - low)
+            for chunk in _chunks(high - low, window):
+                at = np.arange(chunk.start, min(chunk.stop, high - low))
+                _robust_rows(windows[low + at[0]:low + at[-1] + 1], range_med, range_sig, at)
+            med[slot[s] + k], sig[slot[s] + k] = range_med[first_of - low], range_sig[first_of - low]
+        else:  # a few windows per series (an incremental ingest): gather just those
+            for chunk in _chunks(len(k), window):
+                rows = values[first_of[chunk][:, None] + cols]
+                _robust_rows(rows, med, sig, slot[s[chunk]] + k[chunk])
+    if partial:
+        s, k = np.concatenate(partial, axis=1)
+        at = np.minimum(first_value[s][:, None] + cols, len(values) - 1)
+        rows = np.where(cols[None, :] < k[:, None], values[at], np.nan)
+        _robust_rows(rows, med, sig, slot[s] + k, counts=k)
+    rows_used = used[series]
+    where = slot[series[rows_used]] + before[rows_used]
+    centre[rows_used], scale[rows_used] = med[where], sig[where]
+    return centre, scale
 
 
-def trailing_scale(returns: np.ndarray, window: int, fast_window: int, min_periods: int,
-                   start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def _chunks(n: int, width: int, cells: int = 2_000_000) -> list[slice]:
+    """Slices of ``n`` rows of ``width`` values, at most ``cells`` values each (bounds memory on
+    a first ingest with years of 15-minute bars)."""
+    step = max(cells // max(width, 1), 1)
+    return [slice(i, i + step) for i in range(0, n, step)]
+
+
+def trailing_scale(returns: np.ndarray, lengths: np.ndarray, window: int, fast_window: int,
+                   min_periods: int, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per position: the trailing median of ``window`` returns and the LARGER of their robust
     sigma and that of the last ``fast_window`` (volatility rises faster than a long window sees:
-    the first days of a stressed spell are judged against the spell, not the calm before it)."""
-    centre, scale = trailing_robust(returns, window, min_periods, start)
+    the first days of a stressed spell are judged against the spell, not the calm before it).
+    Series laid out as in :func:`trailing_robust`."""
+    centre, scale = trailing_robust(returns, lengths, window, min_periods, starts)
     if fast_window < window:
-        scale = np.fmax(scale, trailing_robust(returns, fast_window, fast_window, start)[1])
+        scale = np.fmax(scale, trailing_robust(returns, lengths, fast_window, fast_window,
+                                               starts)[1])
     return centre, scale
 
 
@@ -93,15 +144,29 @@ def _robust_rows(rows: np.ndarray, med: np.ndarray, sig: np.ndarray, at: np.ndar
     """(median, robust sigma) of each row into ``med[at]``, ``sig[at]``; ``counts``: each row
     holds that many values, then NaN."""
     if counts is None:
-        centre = np.median(rows, axis=1)
-        dev = np.abs(rows - centre[:, None])
-        mad, mean_ad = np.median(dev, axis=1), dev.mean(axis=1)
+        centre = _full_row_medians(rows)
+        mad = _full_row_medians(np.abs(rows - centre[:, None]))
+        flat = np.flatnonzero(~(mad > 0))  # the fallback's mean, only where it is needed
+        mean_ad = np.full(len(rows), np.nan)
+        mean_ad[flat] = np.abs(rows[flat] - centre[flat, None]).mean(axis=1)
     else:
         centre = _row_medians(rows, counts)
         dev = np.abs(rows - centre[:, None])
         mad, mean_ad = _row_medians(dev, counts), np.nanmean(dev, axis=1)
     med[at] = centre
     sig[at] = np.where(mad > 0, MAD_TO_SIGMA * mad, MEAN_AD_TO_SIGMA * mean_ad)
+
+
+def _full_row_medians(rows: np.ndarray) -> np.ndarray:
+    """The median of each row (no NaN): the mean of the two middle values, as ``np.median``
+    gives it, from one selection of the lower middle value (a single-rank partition is several
+    times faster than the two-rank one ``np.median`` runs on wide batches of windows)."""
+    width = rows.shape[1]
+    lo = (width - 1) // 2
+    part = np.partition(rows, lo, axis=1)
+    low = part[:, lo]
+    high = low if width % 2 else part[:, lo + 1:].min(axis=1)
+    return 0.5 * (low + high)
 
 
 def _row_medians(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -113,7 +178,9 @@ def _row_medians(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 @dataclass
 class SeriesJumps:
-    """Per row of one series (in the order given; null where there is no return) and a summary."""
+    """Per row (in the order given; null where there is no return) and, per series, a summary.
+    From :func:`jump_statistics` one series; from :func:`batch_jump_statistics` the rows of a
+    whole batch, with the summaries as sequences (one entry per series)."""
 
     log_return: np.ndarray
     simple: np.ndarray
@@ -124,17 +191,47 @@ class SeriesJumps:
     reverted: np.ndarray  # 1.0: the move came back within revert_bars bars; 0.0: not (yet)
     newest: np.ndarray  # True: fewer than revert_bars bars after it and not reverted yet
     overnight: np.ndarray
-    returns: int
-    sigma: float | None  # whole-series robust sigma (reported for context, not judged)
-    overnight_sigma: float | None
+    returns: Any  # int (close-to-close returns)
+    sigma: Any  # float | None: whole-series robust sigma (reported for context, not judged)
+    overnight_sigma: Any  # float | None
 
 
-def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: pd.DatetimeIndex, *,
+def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.ndarray, *,
                     sessions_gap: bool, min_returns: int, volume_lookback: int,
                     local_window: int, fast_window: int, revert_bars: int,
                     jump_sigmas: float, interval_seconds: float | None = None,
-                    judged_from: pd.Timestamp | None = None) -> SeriesJumps:
-    """Jump statistics of one series (see the module docstring).
+                    judged_from: pd.Timestamp | None = None,
+                    session_days: np.ndarray | None = None) -> SeriesJumps:
+    """Jump statistics of one series: :func:`batch_jump_statistics` of a batch of one."""
+    out = batch_jump_statistics(
+        close, volume, bar_time, [np.arange(len(close))], sessions_gap=[sessions_gap],
+        interval_seconds=[interval_seconds], judged_from=[judged_from],
+        session_days=session_days, min_returns=min_returns, volume_lookback=volume_lookback,
+        local_window=local_window, fast_window=fast_window, revert_bars=revert_bars,
+        jump_sigmas=jump_sigmas)
+    out.returns, out.sigma, out.overnight_sigma = \
+        int(out.returns[0]), out.sigma[0], out.overnight_sigma[0]
+    return out
+
+
+def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.ndarray,
+                          series: Sequence[np.ndarray], *, sessions_gap: Sequence[bool],
+                          interval_seconds: Sequence[float | None],
+                          judged_from: Sequence[pd.Timestamp | None],
+                          session_days: np.ndarray | None, min_returns: int,
+                          volume_lookback: int, local_window: int, fast_window: int,
+                          revert_bars: int, jump_sigmas: float) -> SeriesJumps:
+    """Jump statistics of every series of a batch (see the module docstring).
+
+    ``close``, ``volume``, ``bar_time`` are the batch's rows; ``series`` lists the rows of each
+    series in the order given, and ``sessions_gap``, ``interval_seconds``, ``judged_from`` hold
+    one entry per series. The series are laid end to end and judged with whole-batch array
+    operations (a return never looks across a series' boundary): an ingest judges a few hundred
+    series, and per-series array calls cost more than the arithmetic.
+
+    ``bar_time``: the bars' open times as epoch microseconds (``NAT``: no time).
+    ``session_days`` (needed when a series has ``sessions_gap``): per row, its New York day (any
+    value that differs between days, e.g. the epoch microseconds of New York midnight).
 
     Returns are close-to-close over the bars sorted by time (duplicates and unusable closes
     left out). A return is judged from the ``min_returns``-th on (its trailing sigma needs that
@@ -152,71 +249,103 @@ def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: pd.Datetime
     ``judged_from``: the bars before it are context (judged by an earlier run): their trailing
     statistics are left null, except for the last ``revert_bars`` (a spike's way back looks at
     them). The statistics of the judged bars are the same either way."""
-    n = len(close)
+    n, count = len(close), len(series)
     out = SeriesJumps(*(np.full(n, np.nan) for _ in range(7)), newest=np.zeros(n, dtype=bool),
-                      overnight=np.zeros(n, dtype=bool), returns=0, sigma=None,
-                      overnight_sigma=None)
-    ok = np.isfinite(close) & (close > 0) & ~np.asarray(bar_time.isna())
-    ok &= ~pd.Series(bar_time).duplicated().to_numpy()
-    pos = np.flatnonzero(ok)
-    pos = pos[np.argsort(bar_time.asi8[pos], kind="stable")]
-    vol = pd.Series(volume[pos])
-    trailing = vol.shift(1).rolling(volume_lookback, min_periods=5).median().to_numpy()
+                      overnight=np.zeros(n, dtype=bool), returns=np.zeros(count, dtype=np.int64),
+                      sigma=[None] * count, overnight_sigma=[None] * count)
+    usable = np.isfinite(close) & (close > 0) & (bar_time != NAT)
+    ordered = []  # per series: its usable rows, by time
+    for rows in series:
+        ok, times = usable[rows], bar_time[rows]
+        if len(rows) > 1 and not bool(np.all(times[1:] > times[:-1])):  # unsorted or repeated
+            first_seen = np.zeros(len(rows), dtype=bool)
+            first_seen[np.unique(times, return_index=True)[1]] = True
+            pos = np.flatnonzero(ok & first_seen)
+            pos = pos[np.argsort(times[pos], kind="stable")]
+        else:
+            pos = np.flatnonzero(ok)
+        ordered.append(rows[pos])
+    lengths = np.array([len(p) for p in ordered], dtype=np.int64)
+    rows = np.concatenate(ordered) if count else np.zeros(0, dtype=np.int64)
+    first_bar = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
+    # volume against the median of the volume_lookback bars before: the series laid end to end,
+    # each after volume_lookback nulls, so no window reaches into the series before
+    spaced = np.arange(len(rows)) + np.repeat((np.arange(count) + 1) * volume_lookback, lengths)
+    padded = np.full(len(rows) + count * volume_lookback, np.nan)
+    padded[spaced] = volume[rows]
+    trailing = pd.Series(padded).shift(1).rolling(volume_lookback, min_periods=5).median()
+    trailing = trailing.to_numpy()[spaced]
     with np.errstate(divide="ignore", invalid="ignore"):
-        out.volume_ratio[pos] = np.where(trailing > 0, vol.to_numpy() / trailing, np.nan)
-    if len(pos) < 2:
+        out.volume_ratio[rows] = np.where(trailing > 0, volume[rows] / trailing, np.nan)
+    # returns: into every bar but the first of its series
+    n_returns = np.maximum(lengths - 1, 0)
+    out.returns[:] = n_returns
+    into = np.ones(len(rows), dtype=bool)
+    into[first_bar[lengths > 0]] = False
+    into = np.flatnonzero(into)  # positions (in ``rows``) of the bar each return moves into
+    if not len(into):
         return out
-    log_close = np.log(close[pos])
-    r = np.diff(log_close)
-    out.returns = len(r)
-    out.log_return[pos[1:]] = r
-    out.simple[pos[1:]] = np.expm1(r)
+    owner = np.repeat(np.arange(count), n_returns)  # series of each return
+    order_in = into - first_bar[owner] - 1  # the return's place within its series
+    log_close = np.log(close[rows])
+    r = log_close[into] - log_close[into - 1]
+    out.log_return[rows[into]] = r
+    out.simple[rows[into]] = np.expm1(r)
     gap = np.zeros(len(r), dtype=bool)
-    if sessions_gap:
-        day = bar_time[pos].tz_convert(NY).normalize().asi8
-        gap = day[1:] != day[:-1]
-        out.overnight[pos[1:]] = gap
-    first = 0  # the first return whose statistics are needed
-    if judged_from is not None:
-        judged = int(bar_time[pos].searchsorted(judged_from))
-        first = max(judged - 1 - revert_bars, 0)  # return i is the move into bar pos[i + 1]
-    centre, scale = trailing_scale(np.where(gap, np.nan, r), local_window, fast_window,
-                                   min_returns, first)
-    if interval_seconds:
-        ticks = interval_seconds * _TICKS_PER_SECOND[bar_time.unit]
-        spans = np.diff(bar_time[pos].asi8) / ticks  # intervals each return spans
-        scale = scale * np.sqrt(np.fmax(spans, 1.0))
+    gapped = np.asarray(sessions_gap, dtype=bool)
+    if gapped.any():
+        day = session_days[rows]
+        gap = gapped[owner] & (day[into] != day[into - 1])
+        out.overnight[rows[into]] = gap
+    first = np.zeros(count, dtype=np.int64)  # per series, the first return whose stats are needed
+    for s, since in enumerate(judged_from):
+        if since is not None and n_returns[s]:
+            times = bar_time[rows[first_bar[s]:first_bar[s] + lengths[s]]]
+            judged = int(np.searchsorted(times, ceil_micros(since)))
+            first[s] = max(judged - 1 - revert_bars, 0)  # return i moves into bar i + 1
+    centre, scale = trailing_scale(np.where(gap, np.nan, r), n_returns, local_window,
+                                   fast_window, min_returns, first)
+    widened = np.array([bool(x) for x in interval_seconds], dtype=bool)
+    if widened.any():
+        ticks = np.array([x * 1e6 if x else np.nan for x in interval_seconds])
+        times = bar_time[rows]
+        spans = (times[into] - times[into - 1]) / ticks[owner]  # intervals each return spans
+        wide = widened[owner]
+        scale[wide] = scale[wide] * np.sqrt(np.fmax(spans[wide], 1.0))
     if gap.any():
-        night_c, night_s = trailing_scale(r[gap], local_window, fast_window, min_returns,
-                                          int(np.count_nonzero(gap[:first])))
+        night = np.flatnonzero(gap)
+        night_counts = np.bincount(owner[night], minlength=count)
+        night_first = np.bincount(owner[night], weights=order_in[night] < first[owner[night]],
+                                  minlength=count).astype(np.int64)
+        night_c, night_s = trailing_scale(r[night], night_counts, local_window, fast_window,
+                                          min_returns, night_first)
         use = np.isfinite(night_s)
-        idx = np.flatnonzero(gap)[use]
-        centre[idx], scale[idx] = night_c[use], night_s[use]
-    out.centre[pos[1:]], out.scale[pos[1:]] = centre, scale
-    out.local_sigmas[pos[1:]] = sigmas(r, centre, scale)
+        centre[night[use]], scale[night[use]] = night_c[use], night_s[use]
+    out.centre[rows[into]], out.scale[rows[into]] = centre, scale
+    z = sigmas(r, centre, scale)
+    out.local_sigmas[rows[into]] = z
     # reversion: a later close (within revert_bars) back within half the move of the close
     # before it (looks ahead); or the move undoes a jump of the revert_bars bars before: it
     # brings the price back within half of it of the close before that jump (causal)
-    z = out.local_sigmas[pos[1:]]
     reverted = np.zeros(len(r), dtype=bool)
     half = 0.5 * np.abs(r)
+    before, after = log_close[into - 1], log_close[into]
+    left = n_returns[owner] - 1 - order_in  # returns after this one in its series
     for j in range(1, revert_bars + 1):
-        later = np.full(len(r), np.nan)  # the close j bars after the move's bar
-        earlier = np.full(len(r), np.nan)  # the close before the move j bars earlier ...
-        was_jump = np.zeros(len(r), dtype=bool)  # ... when that move was a jump
-        if len(r) > j:
-            later[: len(r) - j] = log_close[1 + j:]
-            earlier[j:] = log_close[: len(r) - j]
-            was_jump[j:] = z[: len(r) - j] > jump_sigmas
-        reverted |= np.abs(later - log_close[:-1]) <= half
-        reverted |= was_jump & (np.abs(log_close[1:] - earlier) <= half)
-    out.reverted[pos[1:]] = reverted.astype("float64")
-    seen_after = len(r) - 1 - np.arange(len(r))  # bars after the move's bar
-    out.newest[pos[1:]] = (seen_after < revert_bars) & ~reverted
-    if len(r) >= min_returns:
-        out.sigma = robust_sigma(r[~gap] if (~gap).sum() >= min_returns else r)[1]
-        if gap.sum() >= min_returns:
-            out.overnight_sigma = robust_sigma(r[gap])[1]
+        later = np.where(left >= j, log_close[np.minimum(into + j, len(rows) - 1)], np.nan)
+        reverted |= np.abs(later - before) <= half
+        back = order_in >= j  # the move j bars earlier is of the same series ...
+        was_jump = back & (z[np.maximum(np.arange(len(r)) - j, 0)] > jump_sigmas)  # ... a jump
+        earlier = np.where(back, log_close[np.maximum(into - 1 - j, 0)], np.nan)
+        reverted |= was_jump & (np.abs(after - earlier) <= half)
+    out.reverted[rows[into]] = reverted.astype("float64")
+    out.newest[rows[into]] = (left < revert_bars) & ~reverted
+    ends = np.cumsum(n_returns)
+    for s in np.flatnonzero(n_returns >= min_returns):
+        rs, gs = r[ends[s] - n_returns[s]:ends[s]], gap[ends[s] - n_returns[s]:ends[s]]
+        out.sigma[s] = robust_sigma(rs[~gs] if (~gs).sum() >= min_returns else rs)[1]
+        if gs.sum() >= min_returns:
+            out.overnight_sigma[s] = robust_sigma(rs[gs])[1]
     return out
 
 
@@ -234,11 +363,21 @@ def leave_one_out_median(group: np.ndarray, values: np.ndarray, min_others: int)
     """Per row: the median of ``values`` of the OTHER rows of its group (integer codes); null
     when the group has fewer than ``min_others`` other rows. Rows with a null value take no part
     (and get null)."""
-    out = np.full(len(values), np.nan)
+    med, others = _leave_one_out(group, values)
+    return np.where(others >= max(min_others, 1), med, np.nan)
+
+
+def _leave_one_out(group: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: the median of ``values`` of the other rows of its group (null without any) and
+    how many other rows with a value the group has (-1 for a row without a value): one sort
+    serves every threshold on the number of others."""
+    out, count = np.full(len(values), np.nan), np.full(len(values), -1, dtype=np.int64)
     rows = np.flatnonzero(np.isfinite(values) & (group >= 0))
     if not len(rows):
-        return out
-    order = rows[np.lexsort((values[rows], group[rows]))]
+        return out, count
+    # by group, then by value (ties in both are interchangeable: same value, same median)
+    by_value = rows[np.argsort(values[rows])]
+    order = by_value[np.argsort(group[by_value], kind="stable")]
     g, v = group[order], values[order]
     starts = np.r_[0, np.flatnonzero(g[1:] != g[:-1]) + 1]
     sizes = np.diff(np.r_[starts, len(g)])
@@ -250,9 +389,9 @@ def leave_one_out_median(group: np.ndarray, values: np.ndarray, min_others: int)
         return v[np.clip(start + j + (j >= rank), 0, len(v) - 1)]
 
     med = 0.5 * (pick((others - 1) // 2) + pick(others // 2))
-    med[others < max(min_others, 1)] = np.nan
-    out[order] = med
-    return out
+    med[others < 1] = np.nan
+    out[order], count[order] = med, others
+    return out, count
 
 
 def market_moves(frame: pd.DataFrame, calendars: np.ndarray, benchmarks: Mapping[str, str],
@@ -273,9 +412,10 @@ def market_moves(frame: pd.DataFrame, calendars: np.ndarray, benchmarks: Mapping
         return move, source
     r = frame["log_return"].to_numpy()
     times = pd.DatetimeIndex(frame["bar_time"])
-    keys = pd.DataFrame({"c": calendars, "i": frame["interval"].to_numpy(), "t": times.asi8})
-    group = keys.groupby(["c", "i", "t"], sort=False).ngroup().to_numpy()
-    is_bench = (pd.Series(calendars).map(benchmarks).to_numpy() == frame["symbol"].to_numpy())
+    group = _bar_groups(calendars, frame["interval"], times.asi8)
+    is_bench = np.zeros(n, dtype=bool)  # the row is its calendar's benchmark
+    for cal, symbol in benchmarks.items():
+        is_bench |= (calendars == cal) & (frame["symbol"] == symbol).to_numpy(dtype=bool)
     # 1. the benchmark in the batch
     bench_rows = np.flatnonzero(is_bench & np.isfinite(r))
     if len(bench_rows):
@@ -294,17 +434,33 @@ def market_moves(frame: pd.DataFrame, calendars: np.ndarray, benchmarks: Mapping
         idx = idx.tz_localize("UTC") if idx.tz is None else idx.tz_convert("UTC")
         ext = pd.Series(np.r_[np.nan, np.diff(np.log(closes.to_numpy()))], index=idx.asi8)
         ext = ext[~ext.index.duplicated()]
-        rows = np.flatnonzero((calendars == cal) & (frame["interval"].to_numpy() == interval)
+        rows = np.flatnonzero((calendars == cal) & (frame["interval"] == interval).to_numpy(dtype=bool)
                               & (source == 0) & ~is_bench)
         hit = ext.reindex(times.asi8[rows]).to_numpy()
         ok = np.isfinite(hit)
         move[rows[ok]], source[rows[ok]] = hit[ok], 2
     # 3. the median of the batch's other series at that bar
-    loo = leave_one_out_median(group, r, min_others)
+    median, others = _leave_one_out(group, r)
+    loo = np.where(others >= max(min_others, 1), median, np.nan)
     use = (source == 0) & np.isfinite(loo)
     move[use], source[use] = loo[use], 3
     if is_bench.any():  # the benchmark against whatever else the batch holds at that bar
-        loo = leave_one_out_median(group, r, 1)
+        loo = np.where(others >= 1, median, np.nan)
         use = is_bench & (source == 0) & np.isfinite(loo)
         move[use], source[use] = loo[use], 3
     return move, source
+
+
+def _bar_groups(calendars: np.ndarray, intervals: pd.Series, micros: np.ndarray) -> np.ndarray:
+    """Integer codes of (calendar, interval, bar time): rows with equal codes are the same bar
+    of the same market. One hash pass over packed integers where they fit in 62 bits, else a
+    pandas group-by (same grouping, slower on a first ingest of half a million rows)."""
+    cal_code = pd.factorize(calendars)[0]
+    int_code, int_names = pd.factorize(intervals)
+    pair = cal_code.astype(np.int64) * max(len(int_names), 1) + int_code
+    low, high = (int(micros.min()), int(micros.max())) if len(micros) else (0, 0)
+    span = high - low + 1
+    if span * (int(pair.max()) + 1) < 2 ** 62:
+        return pd.factorize(pair * span + (micros - low))[0]
+    keys = pd.DataFrame({"c": calendars, "i": intervals.to_numpy(), "t": micros})
+    return keys.groupby(["c", "i", "t"], sort=False).ngroup().to_numpy()

@@ -31,7 +31,13 @@ from arena.core.sessions import (
 )
 from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
 from arena.data.validation.config import ValidationConfig, Window
-from arena.data.validation.jumps import jump_statistics, market_moves, sigmas
+from arena.data.validation.jumps import (
+    NAT,
+    batch_jump_statistics,
+    ceil_micros,
+    market_moves,
+    sigmas,
+)
 
 # Names of the checks (one report row per series and check) and the columns of the prepared
 # frame: the contract with expectations/candles.py.
@@ -127,6 +133,7 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
         raise ValueError("two windows name the same (symbol, interval)")
     groups = frame.groupby(["symbol", "interval"], sort=False).indices
     all_ts = pd.DatetimeIndex(frame["timestamp"])
+    micros = all_ts.asi8
     close, volume = frame["close"].to_numpy(), frame["volume"].to_numpy()
     unasked = sorted(set(groups) - set(by_key))
     if unasked:
@@ -135,39 +142,58 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
         STEP_SECONDS, GRID_OFFSET, LOCAL_SIGMAS, VOLUME_RATIO, JUMP_RETURN, LOG_RETURN,
         "_centre", "_scale", JUMP_REVERTED, SERIES_BARS,
         SERIES_MISSING_SHARE, SERIES_OFF_CALENDAR, SERIES_STALE, SERIES_INCOMPLETE)}
-    bar_time = pd.DatetimeIndex(frame["timestamp"]).asi8.copy()
+    bar_time = micros.copy()
+    nyse = [groups[(w.symbol, w.interval)] for w in windows
+            if w.calendar == NYSE and (w.symbol, w.interval) in groups]
+    midnights = _new_york_midnights(all_ts, np.concatenate(nyse) if nyse else None)
+    calendar_cache: dict[tuple, object] = {}
     on_calendar = np.zeros(len(frame), dtype=bool)
-    overnight = np.zeros(len(frame), dtype=bool)
-    newest = np.zeros(len(frame), dtype=bool)
     calendar = np.full(len(frame), "", dtype=object)
     context = np.zeros(len(frame), dtype=bool)  # before the window's judged_from
     stats: dict[tuple[str, str], SeriesStats] = {}
     empty: list[SeriesStats] = []
+    prepared: list[tuple[tuple[str, str], np.ndarray, _SeriesPrep]] = []
     for key, window in by_key.items():
         idx = groups.get(key, np.array([], dtype=np.int64))
-        series = _SeriesPrep(all_ts[idx], close[idx], volume[idx], window, as_of, config)
-        stats[key] = series.stats
+        series = _SeriesPrep(micros[idx], midnights[idx], window, as_of, calendar_cache)
+        prepared.append((key, idx, series))
         if not len(idx):
-            empty.append(series.stats)
             continue
-        bar_time[idx] = series.bar_time.asi8
+        bar_time[idx] = series.bar_time
         on_calendar[idx] = series.on_calendar
-        overnight[idx] = series.overnight
-        newest[idx] = series.newest
         calendar[idx] = window.calendar
         if window.judged_from is not None:
-            context[idx] = np.asarray(all_ts[idx] < window.judged_from)
+            ts = micros[idx]
+            context[idx] = (ts != NAT) & (ts < ceil_micros(window.judged_from))
         for name, values in series.row_columns.items():
             columns[name][idx] = values
         for name, value in series.series_columns.items():
             columns[name][idx[0]] = value
+    jumps = batch_jump_statistics(
+        close, volume, bar_time, [idx for _, idx, _ in prepared],
+        sessions_gap=[p.sessions_gap for _, _, p in prepared],
+        interval_seconds=[p.interval_seconds for _, _, p in prepared],
+        judged_from=[by_key[key].judged_from for key, _, _ in prepared], session_days=midnights,
+        min_returns=config.min_returns, volume_lookback=config.volume_lookback,
+        local_window=config.local_window, fast_window=config.fast_window,
+        revert_bars=config.revert_bars, jump_sigmas=config.splice_sigmas)
+    for i, (key, idx, series) in enumerate(prepared):
+        stats[key] = replace(series.stats, returns=int(jumps.returns[i]), sigma=jumps.sigma[i],
+                             overnight_sigma=jumps.overnight_sigma[i])
+        if not len(idx):
+            empty.append(stats[key])
+    overnight, newest = jumps.overnight, jumps.newest
+    columns.update({
+        LOCAL_SIGMAS: jumps.local_sigmas, VOLUME_RATIO: jumps.volume_ratio,
+        JUMP_RETURN: jumps.simple, LOG_RETURN: jumps.log_return, "_centre": jumps.centre,
+        "_scale": jumps.scale, JUMP_REVERTED: jumps.reverted})
     frame[BAR_TIME] = _from_micros(bar_time)
     frame[ON_CALENDAR] = on_calendar
     frame[OVERNIGHT] = overnight
     frame[JUMP_NEWEST] = newest
     for name, values in columns.items():
         frame[name] = values
-    _judge_against_market(frame, calendar, config, market, stats, context)
+    _judge_against_market(frame, calendar, config, market, stats, context, groups)
     if context.any():  # judged by earlier runs: only their series' first row stays (it carries
         # the series' columns); the suite checks the rest
         context[[idx[0] for idx in groups.values()]] = False
@@ -214,55 +240,67 @@ def _placeholders(empty: list[SeriesStats], columns: pd.Index) -> pd.DataFrame:
 
 
 class _SeriesPrep:
-    """All statistics of one series (rows in the order given)."""
+    """All statistics of one series (rows in the order given).
 
-    def __init__(self, ts: pd.DatetimeIndex, close: np.ndarray, volume: np.ndarray,
-                 window: Window, as_of: pd.Timestamp | None, config: ValidationConfig) -> None:
+    Works on epoch microseconds (``NAT``: no time) rather than per-series pandas indexes: an
+    ingest validates a few hundred series per run, and on series of a few hundred bars pandas'
+    per-object overhead costs far more than the arithmetic. ``midnights``: each bar's New York midnight (epoch
+    microseconds; stock series only), computed once for the batch. ``cache`` holds calendar
+    answers shared by the batch's series (staleness at the same last bar, say). The splice
+    statistics (returns, sigmas) are the batch's (:func:`batch_jump_statistics`): ``stats``
+    leaves them empty."""
+
+    def __init__(self, ts: np.ndarray, midnights: np.ndarray, window: Window,
+                 as_of: pd.Timestamp | None, cache: dict[tuple, object]) -> None:
         cal, interval = window.calendar, window.interval
-        self.bar_time = canonical_labels(ts, cal, interval)
-        valid = ~self.bar_time.isna()
+        if cal == NYSE and interval in ("1d", "1w") and len(ts):  # date labels -> session opens
+            self.bar_time = canonical_labels(_from_micros(ts), cal, interval).as_unit(TS_UNIT).asi8
+        else:
+            self.bar_time = ts
+        valid = self.bar_time != NAT
         times = self.bar_time[valid]
-        start = window.start if window.start is not None else (times.min() if len(times) else None)
+        first = _stamp(times.min()) if len(times) else None
+        last = _stamp(times.max()) if len(times) else None
+        start = window.start if window.start is not None else first
         end = window.end if window.end is not None else (
-            times.max() + _ONE_TICK if len(times) else None)  # through the last bar, nothing after
+            _stamp(times.max() + 1) if len(times) else None)  # through the last bar, nothing after
         # bars older than the window's start are history: judged against the calendar, not counted
-        span_start = min(start, times.min()) if start is not None and len(times) else start
+        span_start = min(start, first) if start is not None and len(times) else start
         grid = expected_bars(cal, interval, span_start, end) if start is not None else \
             pd.DatetimeIndex([], tz="UTC")
-        self.on_calendar = np.asarray(self.bar_time.isin(grid))
-        expected = grid[grid >= start] if start is not None else grid
-        last = times.max() if len(times) else None
-        if as_of is not None and last is not None:  # the tail after the last bar is staleness's
-            expected = expected[expected <= last]
-        present = expected.isin(times)
-        step = np.diff(self.bar_time.as_unit("us").asi8.astype("float64")) / 1e6  # seconds
+        grid_us = grid.as_unit(TS_UNIT).asi8
+        hit = np.searchsorted(grid_us, self.bar_time)
+        self.on_calendar = (hit < len(grid_us)) & (
+            grid_us[np.minimum(hit, len(grid_us) - 1)] == self.bar_time) if len(grid_us) else \
+            np.zeros(len(ts), dtype=bool)
+        # the expected bars: the grid from the window's start (through the last bar with as_of:
+        # the tail after it is staleness's)
+        lo = int(np.searchsorted(grid_us, ceil_micros(start))) if start is not None else 0
+        hi = len(grid_us)
+        if as_of is not None and last is not None:
+            hi = max(lo, int(np.searchsorted(grid_us, times.max(), side="right")))
+        seen = np.zeros(len(grid_us), dtype=bool)
+        seen[hit[self.on_calendar]] = True
+        present = seen[lo:hi]
+        expected = hi - lo
+        step = np.diff(self.bar_time.astype("float64")) / 1e6  # seconds
         step[~valid[1:] | ~valid[:-1]] = np.nan
         self.row_columns = {
             STEP_SECONDS: np.concatenate([[np.nan], step]),
-            GRID_OFFSET: grid_offset_seconds(ts, cal, interval),
+            GRID_OFFSET: _grid_offsets(ts, midnights, cal, interval),
         }
-        intraday_stock = cal == NYSE and interval not in ("1d", "1w")
-        j = jump_statistics(
-            close, volume, self.bar_time, sessions_gap=intraday_stock,
-            min_returns=config.min_returns, volume_lookback=config.volume_lookback,
-            local_window=config.local_window, fast_window=config.fast_window,
-            revert_bars=config.revert_bars,
-            jump_sigmas=config.splice_sigmas,
-            interval_seconds=None if cal == NYSE and not intraday_stock
-            else interval_delta(interval).total_seconds(), judged_from=window.judged_from)
-        self.overnight, self.newest = j.overnight, j.newest
-        self.row_columns.update({
-            LOCAL_SIGMAS: j.local_sigmas, VOLUME_RATIO: j.volume_ratio, JUMP_RETURN: j.simple,
-            LOG_RETURN: j.log_return, "_centre": j.centre, "_scale": j.scale,
-            JUMP_REVERTED: j.reverted})
-        reference, stale, incomplete = _staleness(cal, interval, times, last, window, as_of)
+        # the splice check's view of the series (its statistics: batch_jump_statistics)
+        self.sessions_gap = cal == NYSE and interval not in ("1d", "1w")
+        self.interval_seconds = None if cal == NYSE and not self.sessions_gap \
+            else interval_delta(interval).total_seconds()
+        reference, stale, incomplete = _staleness(cal, interval, times, last, window, as_of, cache)
         n_bars = len(ts)
-        missing = int((~present).sum())
+        missing = int(expected - np.count_nonzero(present))
         off_mask = valid & ~self.on_calendar  # a bar without a time is an OHLC failure instead
-        off = int(off_mask.sum())
+        off = int(np.count_nonzero(off_mask))
         self.series_columns = {
             SERIES_BARS: float(n_bars),
-            SERIES_MISSING_SHARE: missing / len(expected) if len(expected) else 0.0,
+            SERIES_MISSING_SHARE: missing / expected if expected else 0.0,
             SERIES_OFF_CALENDAR: float(off),
             SERIES_STALE: np.nan if stale is None else float(stale),
             SERIES_INCOMPLETE: np.nan if incomplete is None else float(incomplete),
@@ -271,39 +309,57 @@ class _SeriesPrep:
             symbol=window.symbol, interval=interval, calendar=cal,
             start=None if start is None else pd.Timestamp(start),
             end=None if end is None else pd.Timestamp(end), bars=n_bars,
-            expected=len(expected), missing=missing,
-            first_missing=expected[~present][0] if missing else None, off_calendar=off,
-            first_off_calendar=ts[off_mask][0] if off else None,
+            expected=expected, missing=missing,
+            first_missing=grid[lo + int(np.argmin(present))] if missing else None,
+            off_calendar=off,
+            first_off_calendar=_stamp(ts[np.argmax(off_mask)]) if off else None,
             last_bar=last, as_of=as_of, reference=reference, stale=stale, incomplete=incomplete,
-            returns=j.returns, sigma=j.sigma, overnight_sigma=j.overnight_sigma, max_jump=None)
+            returns=0, sigma=None, overnight_sigma=None, max_jump=None)
+
+
+def _stamp(micros: int) -> pd.Timestamp:
+    """A UTC timestamp (microsecond unit, as in the prepared frame) from epoch microseconds."""
+    return pd.Timestamp(int(micros), unit=TS_UNIT, tz="UTC")
+
+
+def _new_york_midnights(ts: pd.DatetimeIndex, rows: np.ndarray | None) -> np.ndarray:
+    """Per row: the epoch microseconds of New York midnight of the row's day (``NAT`` for rows
+    not in ``rows`` and rows without a time). One time zone conversion for the whole batch:
+    stock series need it for the overnight gap and the grid check."""
+    out = np.full(len(ts), NAT, dtype=np.int64)
+    if rows is not None and len(rows):
+        out[rows] = ts[rows].tz_convert(NY).normalize().as_unit(TS_UNIT).asi8
+    return out
 
 
 def _judge_against_market(frame: pd.DataFrame, calendar: np.ndarray, config: ValidationConfig,
                           market: Mapping[tuple[str, str], pd.Series] | None,
                           stats: dict[tuple[str, str], SeriesStats],
-                          context: np.ndarray) -> None:
+                          context: np.ndarray, groups: Mapping[tuple[str, str], np.ndarray]
+                          ) -> None:
     """Add the market's move at each bar, the move net of it in local sigmas, and the judged
     move (the smaller of the two; null on ``context`` rows, which are not judged again); record
-    the largest judged move of each series in ``stats``."""
+    the largest judged move of each series in ``stats``. ``groups``: the rows of each series."""
     move, source = market_moves(frame, calendar, dict(config.benchmarks), market,
                                 min_others=config.market_min_others)
     frame[MARKET_RETURN] = move
     frame[MARKET_SOURCE] = source.astype("float64")
     centre, scale = frame["_centre"].to_numpy(), frame["_scale"].to_numpy()
-    net = sigmas(frame[LOG_RETURN].to_numpy() - move, centre, scale)
+    log_return = frame[LOG_RETURN].to_numpy()
+    net = sigmas(log_return - move, centre, scale)
     frame[NET_SIGMAS] = net
     local = frame[LOCAL_SIGMAS].to_numpy()
-    size = np.abs(frame[LOG_RETURN].to_numpy())
+    size = np.abs(log_return)
     frame[ABS_LOG_RETURN] = size
     huge = size >= np.log(config.max_explained_factor)  # the market cannot explain it either
     judged_move = np.where(np.isnan(net) | huge, local, np.fmin(local, net))
-    frame[JUMP_SIGMAS] = np.where(context, np.nan, judged_move)
-    judged = frame[JUMP_SIGMAS].notna().to_numpy()
-    groups = frame.groupby(["symbol", "interval"], sort=False).indices
+    jump = np.where(context, np.nan, judged_move)
+    frame[JUMP_SIGMAS] = jump
+    judged = ~np.isnan(jump)
     for key, idx in groups.items():
         if key not in stats:
             continue
-        z = frame[JUMP_SIGMAS].to_numpy()[idx]
+        z = jump[idx]
         seen = judged[idx]
         src = np.bincount(source[idx][seen], minlength=len(MARKET_SOURCES)) if seen.any() else None
         stats[key] = replace(
@@ -322,15 +378,22 @@ def grid_offset_seconds(ts: pd.DatetimeIndex, calendar: str, interval: str) -> n
     Crypto: multiples of the interval from the Unix epoch (weekly: Monday 00:00 UTC). Stocks:
     intraday bars step from 9:30 New York time; daily/weekly bars open at 9:30 New York time or,
     for date-labelled files, at midnight UTC or New York."""
+    ts = pd.DatetimeIndex(ts).as_unit(TS_UNIT)
+    midnights = _new_york_midnights(ts, np.arange(len(ts)) if calendar == NYSE else None)
+    return _grid_offsets(ts.asi8, midnights, calendar, interval)
+
+
+def _grid_offsets(micros: np.ndarray, midnights: np.ndarray, calendar: str, interval: str
+                  ) -> np.ndarray:
+    """:func:`grid_offset_seconds` of epoch microseconds (``NAT``: no time); ``midnights``: each
+    label's New York midnight in epoch microseconds (used for stocks only)."""
     step = interval_delta(interval).value // 1000  # microseconds
-    micros = ts.as_unit("us").asi8.astype(np.int64)
-    nat = np.asarray(ts.isna())
+    nat = micros == NAT
     if calendar != NYSE:
         anchor = pd.Timestamp("1970-01-05").value // 1000 if interval == "1w" else 0
         off = np.mod(micros - anchor, step)
     else:
-        local = ts.tz_convert(NY)
-        since_local_midnight = pd.TimedeltaIndex(local - local.normalize()).as_unit("us").asi8
+        since_local_midnight = micros - midnights
         since_open = since_local_midnight - 34_200_000_000  # 9:30 in microseconds
         if interval in ("1d", "1w"):
             since_midnight_utc = np.mod(micros, 86_400_000_000)
@@ -362,19 +425,30 @@ def ohlc_problems(bars: pd.DataFrame) -> pd.DataFrame:
     }, index=bars.index)
 
 
-def _staleness(calendar: str, interval: str, times: pd.DatetimeIndex, last: pd.Timestamp | None,
-               window: Window, as_of: pd.Timestamp | None
+def _staleness(calendar: str, interval: str, times: np.ndarray, last: pd.Timestamp | None,
+               window: Window, as_of: pd.Timestamp | None, cache: dict[tuple, object]
                ) -> tuple[pd.Timestamp | None, int | None, int | None]:
-    """(reference time, expected bars completed after the last bar, bars not closed at as_of)."""
+    """(reference time, expected bars completed after the last bar, bars not closed at as_of).
+    ``times``: the series' bar open times (epoch microseconds). The calendar answers are kept in
+    ``cache``: the series of a batch mostly share their last bar and reference time."""
     if as_of is None or last is None:
         return None, None, None
     reference = min(as_of, window.end) if window.end is not None else as_of
     step = interval_delta(interval)
     stale = 0
     if reference >= last + step:  # else no bar opening after the last one can have closed
-        after = expected_bars(calendar, interval, last + _ONE_TICK, reference)
-        stale = int((bar_close_times(calendar, interval, after) <= reference).sum())
-    recent = times[times + step > as_of]  # only these can still be open at as_of
-    incomplete = int((bar_close_times(calendar, interval, recent) > as_of).sum()) \
-        if len(recent) else 0
+        key = ("stale", calendar, interval, last, reference)
+        if key not in cache:
+            after = expected_bars(calendar, interval, last + _ONE_TICK, reference)
+            cache[key] = int((bar_close_times(calendar, interval, after) <= reference).sum())
+        stale = cache[key]
+    # only bars opened less than an interval before as_of can still be open at as_of
+    recent = times[times + step.value // 1000 > pd.Timestamp(as_of).as_unit("ns").value // 1000]
+    incomplete = 0
+    if len(recent):
+        key = ("incomplete", calendar, interval, as_of, recent.tobytes())
+        if key not in cache:
+            closes = bar_close_times(calendar, interval, _from_micros(recent))
+            cache[key] = int((closes > as_of).sum())
+        incomplete = cache[key]
     return reference, stale, incomplete
