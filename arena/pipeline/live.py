@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from arena.agents.base import Contestant
-from arena.core.sessions import bar_close_times, expected_bars
+from arena.core.sessions import bar_close_times, expected_bars, regular_session
 from arena.core.universe import Universe
 from arena.data.lake import Lake, PartitionKey, write_text
 from arena.engine.outcomes import FAILED, CycleOutcome
@@ -297,11 +297,19 @@ class MonitorRun:
 
 
 def monitor_end(season: SeasonConfig, ledger: Ledger, tick: pd.Timestamp) -> pd.Timestamp | None:
-    """Where a live monitor tick may end: the 15-minute mark at or before ``tick``, but never
-    past a cycle of the season that is due and not played yet (that cycle records the window up
-    to itself first, so the ledger keeps its order). None: nothing to watch yet (the season's
-    first cycle is not played)."""
+    """Where a live monitor tick may end: the 15-minute mark at or before ``tick`` (a step
+    earlier at an NYSE session's open, whose opening print needs the session's first bar), but
+    never past a cycle of the season that is due and not played yet (that cycle records the
+    window up to itself first, so the ledger keeps its order). None: nothing to watch yet (the
+    season's first cycle is not played)."""
     end = tick.floor(MONITOR_STEP)
+    session = regular_session(end)
+    if session is not None and session.open == end:
+        # The session's opening print is observed at the open but its bar closes a step later:
+        # a window ending at the open would be written before that bar exists and the print,
+        # at the window's end, would never be watched. The window ends a step earlier; the
+        # next tick's window holds the open and its bar.
+        end -= MONITOR_STEP
     played = {k.cycle_at for k in ledger.records()}
     if not played:
         return None

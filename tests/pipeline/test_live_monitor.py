@@ -115,3 +115,25 @@ def test_a_missed_cycle_leaves_no_gap_in_the_watch(season):
     contestants, _ = season_contestants(season, {})
     play_season_cycle(season, load_season(season), contestants, wednesday, now=wednesday)
     assert _windows(season) == [(MON, wednesday, n) for n in ("momentum", "random")]
+
+
+def test_a_tick_at_the_session_open_leaves_the_opening_print_to_the_next(season):
+    """The opening print is observed at 9:30 New York at the first bar's open price, but that bar
+    closes at 9:45: a window ending at 9:30 would be written without it and the print, at its
+    end, never watched. The tick at the open ends a step earlier; the next holds the print."""
+    from arena.core.sessions import NYSE
+    from arena.data.lake import PartitionKey
+    from arena.engine.monitor import observations
+
+    _tick(season, TUE - pd.Timedelta(hours=3))  # 13:00 UTC, before the open
+    at_open = _tick(season, ts("2025-11-25 14:30"))
+    assert at_open.end == ts("2025-11-25 14:15")
+    after = _tick(season, ts("2025-11-25 14:45"))
+    assert after.end == ts("2025-11-25 14:45")
+    windows = sorted({(s, e) for s, e, _ in _windows(season)})
+    assert (ts("2025-11-25 14:15"), ts("2025-11-25 14:45")) in windows
+    bars = season.read_bars(PartitionKey("synthetic", "15m", "AAPL"), ts("2025-11-25 14:00"),
+                            ts("2025-11-25 14:45"))
+    seen = observations(bars, NYSE, ts("2025-11-25 14:15"), ts("2025-11-25 14:45"))
+    assert [t for t, _ in seen] == [ts("2025-11-25 14:30"), ts("2025-11-25 14:45")]
+    assert seen[0][1] == bars["open"].iloc[-1]
