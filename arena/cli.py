@@ -84,18 +84,15 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
 def _watch_held(lake, season, provider: str, manifest: dict, now, args: argparse.Namespace
                 ) -> bool:
-    """After an ingest into a season's lake: the 15-minute bars of the held stocks whose
-    provider builds its series from coarser bars (the monitor watches them). False (said on
-    stderr) when they could not be published."""
+    """After an ingest into a season's lake: the held stocks' 15-minute bars (the monitor's,
+    :func:`arena.pipeline.season_ingest.watch_after_ingest`). False (said on stderr) when they
+    could not be published."""
     from arena.core.sessions import utc
-    from arena.pipeline.season_ingest import held_symbols, ingest_watched, watched_by_base
+    from arena.pipeline.season_ingest import watch_after_ingest
 
-    symbols = watched_by_base(season, provider, held_symbols(lake))
-    if not symbols:
-        return True
-    end = utc(manifest["asked"]["end_used"])
-    problems = ingest_watched(lake, season, symbols, end=end, now=now, sources=[provider],
-                              drop=args.drop if args.instead_of else None)
+    symbols, problems = watch_after_ingest(lake, season, provider,
+                                           end=utc(manifest["asked"]["end_used"]), now=now,
+                                           drop=args.drop if args.instead_of else None)
     for source, why in problems.items():
         print(f"arena ingest: the 15-minute bars of the held {', '.join(symbols)} for the "
               f"monitor ({source}): {why}", file=sys.stderr)

@@ -32,12 +32,7 @@ from arena.data.ingest import (
 from arena.data.lake import Lake
 from arena.data.providers import Provider, make_provider, provider_note
 from arena.pipeline.season_config import find_season
-from arena.pipeline.season_ingest import (
-    held_symbols,
-    ingest_watched,
-    season_ingest,
-    watched_by_base,
-)
+from arena.pipeline.season_ingest import season_ingest, watch_after_ingest
 
 FETCH_WORKERS = 4  # vendors throttle; four concurrent calls per provider is polite
 
@@ -156,17 +151,15 @@ def ingest_flow(source: str | None = None, start: str | None = None, end: str | 
 
 def _watch_held(lake: Lake, season, plan: IngestPlan, now: pd.Timestamp,
                 drop: str | None) -> bool:
-    """The 15-minute bars of the held symbols whose provider builds its series from coarser
-    bars; False (logged) when they could not be published."""
-    symbols = watched_by_base(season, plan.provider, held_symbols(lake))
-    if not symbols:
-        return True
-    problems = ingest_watched(lake, season, symbols, end=plan.end, now=now,
-                              sources=[plan.provider], drop=drop)
+    """The held stocks' 15-minute bars (the monitor's, :func:`watch_after_ingest`); False
+    (logged) when they could not be published."""
+    symbols, problems = watch_after_ingest(lake, season, plan.provider, end=plan.end, now=now,
+                                           drop=drop)
     for source, why in problems.items():
         get_run_logger().error("the 15-minute bars of the held %s (%s): %s",
                                ", ".join(symbols), source, why)
     return not problems
+
 
 if __name__ == "__main__":
     manifest = ingest_flow()

@@ -2,9 +2,10 @@
 
 It ingests the 15-minute bars of the symbols any contestant holds, from each symbol's season
 provider, up to the tick (for Yahoo's stocks a watch run of their own:
-:func:`arena.pipeline.season_ingest.ingest_watched`), then runs :func:`arena.pipeline.live.run_monitor` - the same step as
-``arena monitor``: every open position's invalidation level checked against the bars since its
-last window, each window recorded exactly once. A tick that cannot be sound (in the future,
+:func:`arena.pipeline.season_ingest.ingest_watched`), then runs
+:func:`arena.pipeline.live.run_monitor` - the same step as ``arena monitor``: every open
+position's invalidation level checked against the bars since its last window, each window
+recorded exactly once. A tick that cannot be sound (in the future,
 bars that do not reach it, a closed season) is refused before anything is recorded and fails
 the run; a season with no cycle played yet has nothing to watch and completes.
 """
@@ -22,7 +23,7 @@ from arena.data.lake import Lake
 from arena.ledger.store import Ledger
 from arena.pipeline.live import MonitorRefused, monitor_end, run_monitor
 from arena.pipeline.season_config import load_season, season_contestants
-from arena.pipeline.season_ingest import ingest_watched
+from arena.pipeline.season_ingest import held_symbols, ingest_watched
 
 
 @flow(name="monitor")
@@ -42,7 +43,7 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
     if end is None:
         logger.info("season %s: no cycle played yet, nothing to watch", season.id)
         return {"season": season.id, "end": None, "automatic_closes": 0}
-    held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions})
+    held = held_symbols(ledger)
     if ingest and held:
         for source, why in ingest_watched(lake, season, held, end=end, now=now_ts).items():
             # the monitor then says which bars are missing

@@ -189,20 +189,24 @@ def restated_bars(stored: pd.DataFrame, fetched: pd.DataFrame, rtol: float = 1e-
     """The fetched bars at times the lake holds whose open, high, low, close or volume differ
     from the stored ones (relative tolerance ``rtol``), with the stored close as ``close_old``.
     Only the stored bars from the fetch's first on are read."""
-    cols = list(BAR_COLUMNS[1:])
-    got, held = _stored_matches(stored, fetched)
-    new, old = _values(fetched, cols, got), _values(stored, cols, held)
-    differ = ~np.isclose(new, old, rtol=rtol, atol=0.0, equal_nan=True).all(axis=1)
-    out = fetched.iloc[got[differ]][["timestamp", *cols]].assign(close_old=old[differ, 3])
+    got, old, differ = _compare(stored, fetched, rtol)
+    out = fetched.iloc[got[differ]][["timestamp", *_PRICES]].assign(close_old=old[differ, 3])
     return out.sort_values("timestamp", kind="stable", ignore_index=True)
 
 
-def _values(frame: pd.DataFrame, columns: Sequence[str], rows: np.ndarray) -> np.ndarray:
-    """``frame[columns].to_numpy()[rows]`` (float), taking the rows of each column first: a
-    run compares a few re-fetched bars with a long stored series."""
-    if not len(columns):
-        return np.empty((len(rows), 0))
-    return np.column_stack([frame[c].to_numpy(dtype=float)[rows] for c in columns])
+_PRICES = list(BAR_COLUMNS[1:])  # open, high, low, close, volume: what a restatement changes
+
+
+def _compare(stored: pd.DataFrame, fetched: pd.DataFrame, rtol: float
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of the fetched bars whose time the lake holds, the stored values there (rows x
+    :data:`_PRICES`), and whether each differs (relative tolerance ``rtol``). Values are taken
+    row-first per column: a run compares a few re-fetched bars with a long stored series."""
+    got, held = _stored_matches(stored, fetched)
+    new, old = (np.column_stack([f[c].to_numpy(dtype=float)[rows] for c in _PRICES])
+                for f, rows in ((fetched, got), (stored, held)))
+    differ = ~np.isclose(new, old, rtol=rtol, atol=0.0, equal_nan=True).all(axis=1)
+    return got, old, differ
 
 
 def _stored_matches(stored: pd.DataFrame, fetched: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -349,11 +353,9 @@ def _completes_a_bar(calendar: str, interval: str, changed_from: pd.Timestamp,
 def _first_change(stored: pd.DataFrame, fetched: pd.DataFrame) -> pd.Timestamp:
     """Open time of the first fetched bar that is new or differs from the stored one; just after
     the last bar when there is none (the bars before the fetch are the stored ones, unchanged)."""
-    cols = list(BAR_COLUMNS[1:])
-    got, held = _stored_matches(stored, fetched)
+    got, _, differ = _compare(stored, fetched, rtol=0.0)
     same = np.zeros(len(fetched), dtype=bool)
-    same[got] = np.isclose(_values(fetched, cols, got), _values(stored, cols, held),
-                           rtol=0.0, atol=0.0, equal_nan=True).all(axis=1)
+    same[got] = ~differ
     if not same.all():
         return fetched.loc[~same, "timestamp"].min()
     return max(stored["timestamp"].iloc[-1], fetched["timestamp"].max()) + pd.Timedelta(
@@ -520,10 +522,9 @@ def plan_ingest(provider: Provider, universe: Universe, *, start: object, end: o
                              f"bars for {reach.days} days only (now {started})")
     assets = tuple(a for a in served if _bars_close_in(a.calendar, base, start_ts, end_ts))
     closed = tuple(a.symbol for a in served if a not in assets)
-    source = str(getattr(type(provider), "name", provider.name))  # a files folder standing in
+    stand_in = "files" if getattr(provider, "stands_in_for", None) else ""
     return IngestPlan(new_run_id(provider.name, started), provider.name, started, start_ts,
-                      end_ts, base, assets, asked_end, closed, full, watch,
-                      "" if source == provider.name else source)
+                      end_ts, base, assets, asked_end, closed, full, watch, stand_in)
 
 
 def _run_interval(provider: Provider, interval: str | None) -> tuple[str, bool]:

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from arena.core.universe import Universe, UniverseError
-from arena.data.ingest import IngestError, base_interval, run_ingest
+from arena.data.ingest import IngestError, run_ingest
 from arena.data.lake import Lake
-from arena.data.providers import make_provider
+from arena.data.providers import make_provider, series_base
 from arena.ledger.store import Ledger
 from arena.market.asof import provider_of
 from arena.pipeline.season_config import SeasonConfig
@@ -77,9 +77,8 @@ def season_ingest(season: SeasonConfig, universe: Universe, source: str | None,
                         season.seed if seed is None else seed)
 
 
-def held_symbols(lake: Lake) -> list[str]:
-    """The symbols any contestant of the lake's ledger holds now."""
-    ledger = Ledger(lake)
+def held_symbols(ledger: Ledger) -> list[str]:
+    """The symbols any contestant of the season's ledger holds now."""
     names = sorted({k.contestant for k in ledger.records()})
     return sorted({s for name in names for s in ledger.portfolio(name).positions})
 
@@ -112,10 +111,24 @@ def ingest_watched(lake: Lake, season: SeasonConfig, symbols: Sequence[str], *,
 
 
 def watched_by_base(season: SeasonConfig, provider: str, symbols: Sequence[str]) -> list[str]:
-    """The held ``symbols`` that ``provider``'s base series do not give 15-minute bars: they
-    need a watch run after the provider's ingest."""
-    universe = season.universe()
-    mine = [s for s in symbols if provider_of(season.market, universe[s]) == provider]
-    if not mine or base_interval(make_provider(provider, seed=season.seed)) == WATCH_INTERVAL:
+    """The held ``symbols`` that ``provider``'s series do not give 15-minute bars (its series
+    are built from coarser ones, :func:`~arena.data.providers.series_base`): they need a watch
+    run after the provider's ingest."""
+    if series_base(provider) in (None, WATCH_INTERVAL):
         return []
-    return mine
+    universe = season.universe()
+    return [s for s in symbols if provider_of(season.market, universe[s]) == provider]
+
+
+def watch_after_ingest(lake: Lake, season: SeasonConfig, provider: str, *, end: pd.Timestamp,
+                       now: pd.Timestamp, drop: str | None = None
+                       ) -> tuple[list[str], dict[str, str]]:
+    """After an ingest of ``provider`` into the season's lake up to ``end``: the watch run of
+    the held symbols that need one (:func:`watched_by_base`). Returns those symbols and, as
+    :func:`ingest_watched`, what went wrong. ``drop``: the files folder standing in for the
+    provider (its 15-minute files)."""
+    symbols = watched_by_base(season, provider, held_symbols(Ledger(lake)))
+    if not symbols:
+        return [], {}
+    return symbols, ingest_watched(lake, season, symbols, end=end, now=now, sources=[provider],
+                                   drop=drop)
