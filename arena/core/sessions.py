@@ -81,6 +81,15 @@ def utc(ts: object) -> pd.Timestamp:
     return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")
 
 
+NAT = np.iinfo(np.int64).min  # a missing time among epoch microseconds (NaT's integer value)
+
+
+def ceil_micros(ts: pd.Timestamp) -> int:
+    """The smallest whole epoch microsecond at or after ``ts`` (which may carry nanoseconds):
+    for integer microseconds ``t``, ``t >= ts`` and ``t < ts`` compare the same against it."""
+    return -(-pd.Timestamp(ts).value // 1000)  # ``value`` is nanoseconds whatever the unit
+
+
 def _check_calendar(calendar: str) -> None:
     if calendar not in CALENDARS:
         raise CalendarError(f"unknown calendar {calendar!r}; expected one of {', '.join(CALENDARS)}")
@@ -252,7 +261,7 @@ def _aware_micros(opens: pd.DatetimeIndex | pd.Series) -> np.ndarray | None:
             or values.unit != TS_UNIT):
         return None
     micros = values.asi8
-    if len(micros) and micros.min() == np.iinfo(np.int64).min:  # NaT
+    if len(micros) and micros.min() == NAT:
         return None
     return micros
 

@@ -17,12 +17,14 @@ from pandas.api.internals import create_dataframe_from_blocks
 from arena.core.sessions import (
     CRYPTO,
     INTERVAL_ORDER,
+    NAT,
     TS_UNIT,
     bar_close_times,
     expected_bars,
     interval_delta,
 )
 
+# arena.data.providers.base.BAR_COLUMNS, spelt out: the providers import this module
 OHLCV = ("open", "high", "low", "close", "volume")
 _FRAME_COLUMNS = pd.Index(["timestamp", *OHLCV])
 _TIME_PLACE, _VALUE_PLACE = np.array([0]), np.arange(1, len(OHLCV) + 1)
@@ -167,7 +169,7 @@ def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray
     pos = np.searchsorted(grid_i8, ts_i8, side="right") - 1
     safe = np.clip(pos, 0, None)
     inside = (pos >= 0) & (ts_i8 < ends_i8[safe])
-    keys = np.where(inside, grid_i8[safe], np.iinfo(np.int64).min)  # int64 min is NaT
+    keys = np.where(inside, grid_i8[safe], NAT)
     return keys.view("datetime64[us]")
 
 

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
-from arena.core.sessions import TS_UNIT, utc
+from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bars import bar_frame, bar_frame_from_columns, utc_micros
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
@@ -110,13 +110,21 @@ def _write_bars(frame: pd.DataFrame, path: Path) -> None:
 
 def bars_table(frame: pd.DataFrame) -> pa.Table:
     """A bar frame as an Arrow table of the lake's schema, built column by column from NumPy
-    (``Table.from_pandas`` costs more than the write itself for a day's bars)."""
+    (``Table.from_pandas`` costs more than the write itself for a day's bars). Every column of
+    the schema is non-nullable: a missing time or value is refused, never written."""
     try:
         micros = utc_micros(frame["timestamp"])
-        columns = [pa.array(micros, type=_BAR_SCHEMA.field("timestamp").type)]
-        columns += [pa.array(_float_values(frame[c])) for c in BAR_COLUMNS[1:]]
+        values = {c: _float_values(frame[c]) for c in BAR_COLUMNS[1:]}
     except (TypeError, ValueError) as exc:
         raise ValueError(f"not a bar frame of the lake's schema: {exc}") from exc
+    missing = [c for c, v in (("timestamp", micros == NAT), *((c, np.isnan(v))
+                                                              for c, v in values.items()))
+               if v.any()]
+    if missing:
+        raise ValueError(f"not a bar frame of the lake's schema: null values in "
+                         f"{', '.join(missing)} (the lake's columns are non-nullable)")
+    columns = [pa.array(micros, type=_BAR_SCHEMA.field("timestamp").type)]
+    columns += [pa.array(v) for v in values.values()]
     return pa.Table.from_arrays(columns, schema=_BAR_SCHEMA)
 
 
@@ -152,15 +160,15 @@ class Lake:
         with pa.OSFile(os.fspath(path)) as source:
             table = pq.ParquetFile(source, pre_buffer=False).read(use_threads=False)
         if not table.schema.equals(_BAR_SCHEMA):  # a file of another writer: Arrow converts it
-            table = table.cast(_BAR_SCHEMA)
+            table = table.select(list(BAR_COLUMNS)).cast(_BAR_SCHEMA)
         micros = table.column(0).to_numpy().view(np.int64)
         values = np.vstack([table.column(i).to_numpy() for i in range(1, len(BAR_COLUMNS))])
         if start is not None or end is not None:
             keep = np.ones(len(micros), dtype=bool)
             if start is not None:
-                keep &= micros >= _ceil_micros(utc(start))
+                keep &= micros >= ceil_micros(utc(start))
             if end is not None:
-                keep &= micros < _ceil_micros(utc(end))
+                keep &= micros < ceil_micros(utc(end))
             micros, values = micros[keep], values[:, keep]
         return bar_frame_from_columns(micros, values)
 
@@ -180,13 +188,9 @@ class Lake:
         """Write every frame under ``staging/<run_id>/[<group>/]`` (nothing published yet)."""
         staged: dict[Key, Path] = {}
         run_dir = self._staging(run_id, group)
-        made: set[str] = set()  # each folder is created once per stage, not once per file
         for key, frame in frames.items():
             path = run_dir / key.relative
-            folder = os.fspath(path.parent)
-            if folder not in made:
-                os.makedirs(folder, exist_ok=True)
-                made.add(folder)
+            os.makedirs(path.parent, exist_ok=True)
             if isinstance(key, PartitionKey):
                 _write_bars(frame, path)
             else:
@@ -348,11 +352,11 @@ def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFr
         return (existing if fetched.empty else fetched)[list(BAR_COLUMNS)].reset_index(
             drop=True), 0
     cols = list(BAR_COLUMNS[1:])
-    old_t, old_v = _micros(existing["timestamp"]), _values(existing, cols)
+    old_t, old_v = utc_micros(existing["timestamp"]), _values(existing, cols)
     if (np.diff(old_t) < 0).any():
         order = np.argsort(old_t, kind="stable")
         old_t, old_v = old_t[order], old_v[order]
-    new_t, new_v = _micros(fetched["timestamp"]), _values(fetched, cols)
+    new_t, new_v = utc_micros(fetched["timestamp"]), _values(fetched, cols)
     order = np.argsort(new_t, kind="stable")
     new_t, new_v = new_t[order], new_v[order]
     last = np.r_[new_t[1:] != new_t[:-1], True]  # the last of each run of equal times
@@ -367,30 +371,13 @@ def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFr
     if (np.diff(times) < 0).any():
         order = np.argsort(times, kind="stable")
         times, values = times[order], values[order]
-    return bars_frame(times, values), changed
-
-
-def bars_frame(micros: np.ndarray, values: np.ndarray) -> pd.DataFrame:
-    """A bar frame from UTC microseconds and an (n, 5) array of open, high, low, close, volume."""
-    return bar_frame(micros, values)
-
-
-def _micros(column: pd.Series) -> np.ndarray:
-    return utc_micros(column)
+    return bar_frame(times, values), changed
 
 
 def _values(frame: pd.DataFrame, cols: list[str]) -> np.ndarray:
     """The (n, len(cols)) float64 values of ``cols``, column by column (selecting a sub-frame
     first costs more than the copy)."""
     return np.column_stack([frame[c].to_numpy(dtype="float64") for c in cols])
-
-
-def _ceil_micros(ts: pd.Timestamp) -> int:
-    """The first whole microsecond at or after ``ts``: ``t >= ts`` exactly when
-    ``t >= _ceil_micros(ts)`` for microsecond times ``t``."""
-    if ts.unit == "ns":
-        return -(-ts.value // 1000)
-    return int(ts.as_unit(TS_UNIT).asm8.view(np.int64))  # seconds to microseconds: exact
 
 
 def concat_partitions(frames: Iterable[tuple[PartitionKey, pd.DataFrame]]) -> pd.DataFrame:

@@ -29,7 +29,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from arena.core.sessions import INTERVAL_ORDER, NY, TS_UNIT, bar_close_times, expected_bars
+from arena.core.sessions import (
+    INTERVAL_ORDER,
+    NY,
+    TS_UNIT,
+    bar_close_times,
+    ceil_micros,
+    expected_bars,
+)
 from arena.core.universe import Asset, Universe, UniverseError
 from arena.data.bars import drop_unclosed
 from arena.data.lake import Lake, PartitionKey, TableKey
@@ -210,12 +217,6 @@ _SCAN_SCHEMA = pa.schema([pa.field(c, t, nullable=False) for c, t in zip(
     strict=True)])
 
 
-def _ceil_micros(ts: pd.Timestamp) -> int:
-    """The first whole microsecond at or after ``ts``: ``t >= ts`` exactly when
-    ``t >= _ceil_micros(ts)`` for microsecond times ``t``."""
-    return -(-ts.value // 1000)
-
-
 def _scan(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
           at: pd.Timestamp) -> list[pd.DataFrame]:
     """The closed bars of each read opened in ``[since, at)`` (``since`` None: all of them), the
@@ -272,7 +273,7 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
     if parts:
         keys = list(parts)
         schema = pa.schema([_SCAN_SCHEMA.field(c) for c in columns])
-        end = _ceil_micros(at)
+        end = ceil_micros(at)
         tables: list[pa.Table] = []
         kept: list[np.ndarray] = []  # each file's rows opened in [since, at), in file order
         for i, key in enumerate(keys):
@@ -283,7 +284,7 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
             micros = table.column("timestamp").to_numpy().view(np.int64)
             inside = micros < end
             if since_of[i] is not None:
-                inside &= micros >= _ceil_micros(since_of[i])
+                inside &= micros >= ceil_micros(since_of[i])
             tables.append(table)
             kept.append(np.flatnonzero(inside))
         groups: dict[tuple[str, str], list[int]] = defaultdict(list)

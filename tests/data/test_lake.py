@@ -1,5 +1,6 @@
 import numpy as np
 import pandas as pd
+import pytest
 
 from arena.data.lake import PartitionKey, TableKey, merge_bars
 from tests.conftest import ts
@@ -72,14 +73,14 @@ def _reference_frame(micros: np.ndarray, values: np.ndarray) -> pd.DataFrame:
     return frame
 
 
-def test_bars_frame_is_the_frame_the_constructor_builds():
-    from arena.data.lake import bars_frame
+def test_bar_frame_is_the_frame_the_constructor_builds():
+    from arena.data.bars import bar_frame
 
     rng = np.random.default_rng(5)
     for n in (0, 1, 7):
         micros = np.sort(rng.integers(0, 2**50, n))
         values = rng.random((n, 5))
-        frame = bars_frame(micros, values)
+        frame = bar_frame(micros, values)
         pd.testing.assert_frame_equal(frame, _reference_frame(micros, values), check_exact=True)
         assert frame.columns.dtype == _reference_frame(micros, values).columns.dtype
         frame.loc[frame.index[:1], "close"] = -1.0  # its own, writable arrays
@@ -178,3 +179,14 @@ def test_a_failed_publish_puts_every_previous_file_back(lake, monkeypatch):
         raise AssertionError("the publish should have failed")
     monkeypatch.setattr(os, "replace", real)
     assert {k: lake.path(k).read_bytes() for k in keys} == before
+
+
+def test_a_bar_without_a_time_or_a_price_is_never_written(tmp_path):
+    from arena.data.lake import write_bars_file
+
+    frame = pd.DataFrame({
+        "timestamp": pd.to_datetime(["2026-01-01", None], utc=True).as_unit("us"),
+        **{c: [1.0, 2.0] for c in ("open", "high", "low", "volume")}, "close": [1.0, np.nan]})
+    with pytest.raises(ValueError, match="null values in timestamp, close"):
+        write_bars_file(frame, tmp_path / "data.parquet")
+    assert not (tmp_path / "data.parquet").exists()

@@ -33,17 +33,11 @@ import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
+from arena.core.sessions import NAT, ceil_micros
+
 MAD_TO_SIGMA = 1.4826  # robust sigma = 1.4826 x median absolute deviation (normal consistency)
 MEAN_AD_TO_SIGMA = 1.2533  # fallback when over half of the returns are identical (MAD = 0)
 MAX_SIGMAS = 1e6  # cap for a move in a series that never moved before
-NAT = np.iinfo(np.int64).min  # a missing time among epoch microseconds (NaT's integer value)
-
-
-def ceil_micros(ts: pd.Timestamp) -> int:
-    """The smallest whole epoch microsecond at or after ``ts``: for integer microseconds ``t``,
-    ``t >= ts`` and ``t < ts`` compare the same against it (``ts`` may carry nanoseconds)."""
-    ns = pd.Timestamp(ts).as_unit("ns").value
-    return -(-ns // 1000)
 
 
 def robust_sigma(returns: np.ndarray) -> tuple[float, float]:
@@ -358,14 +352,6 @@ def sigmas(r: np.ndarray, centre: np.ndarray, scale: np.ndarray) -> np.ndarray:
 
 
 # --- the market -------------------------------------------------------------------------------
-
-def leave_one_out_median(group: np.ndarray, values: np.ndarray, min_others: int) -> np.ndarray:
-    """Per row: the median of ``values`` of the OTHER rows of its group (integer codes); null
-    when the group has fewer than ``min_others`` other rows. Rows with a null value take no part
-    (and get null)."""
-    med, others = _leave_one_out(group, values)
-    return np.where(others >= max(min_others, 1), med, np.nan)
-
 
 def _leave_one_out(group: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row: the median of ``values`` of the other rows of its group (null without any) and

@@ -20,21 +20,21 @@ import pandas as pd
 
 from arena.core.sessions import (
     CALENDARS,
+    NAT,
     NY,
     NYSE,
     TS_UNIT,
     CalendarError,
     bar_close_times,
     canonical_labels,
+    ceil_micros,
     expected_bars,
     interval_delta,
 )
 from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
 from arena.data.validation.config import ValidationConfig, Window
 from arena.data.validation.jumps import (
-    NAT,
     batch_jump_statistics,
-    ceil_micros,
     market_moves,
     sigmas,
 )
@@ -372,21 +372,15 @@ def _from_micros(micros: np.ndarray) -> pd.DatetimeIndex:
     return pd.DatetimeIndex(micros.view(f"M8[{TS_UNIT}]")).tz_localize("UTC")
 
 
-def grid_offset_seconds(ts: pd.DatetimeIndex, calendar: str, interval: str) -> np.ndarray:
-    """How far (seconds) each label is from the interval grid; 0 when aligned, null when no time.
+def _grid_offsets(micros: np.ndarray, midnights: np.ndarray, calendar: str, interval: str
+                  ) -> np.ndarray:
+    """How far (seconds) each label (epoch microseconds; ``NAT``: no time) is from the
+    interval grid; 0 when aligned, null when no time. ``midnights``: each label's New York
+    midnight in epoch microseconds (used for stocks only).
 
     Crypto: multiples of the interval from the Unix epoch (weekly: Monday 00:00 UTC). Stocks:
     intraday bars step from 9:30 New York time; daily/weekly bars open at 9:30 New York time or,
     for date-labelled files, at midnight UTC or New York."""
-    ts = pd.DatetimeIndex(ts).as_unit(TS_UNIT)
-    midnights = _new_york_midnights(ts, np.arange(len(ts)) if calendar == NYSE else None)
-    return _grid_offsets(ts.asi8, midnights, calendar, interval)
-
-
-def _grid_offsets(micros: np.ndarray, midnights: np.ndarray, calendar: str, interval: str
-                  ) -> np.ndarray:
-    """:func:`grid_offset_seconds` of epoch microseconds (``NAT``: no time); ``midnights``: each
-    label's New York midnight in epoch microseconds (used for stocks only)."""
     step = interval_delta(interval).value // 1000  # microseconds
     nat = micros == NAT
     if calendar != NYSE:
