@@ -28,7 +28,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,15 +152,9 @@ class Lake:
     def read_bars(self, key: PartitionKey, start: object | None = None,
                   end: object | None = None) -> pd.DataFrame:
         """One partition as a bar frame (empty if it does not exist), clipped to ``[start, end)``."""
-        path = self.path(key)
-        if not path.is_file():
+        if not self.path(key).is_file():
             return empty_bars()
-        # a partition is one small file: reading it whole in this thread, without pre-buffering
-        # or the dataset layer, is the fast way, and a window is then clipped in NumPy
-        with pa.OSFile(os.fspath(path)) as source:
-            table = pq.ParquetFile(source, pre_buffer=False).read(use_threads=False)
-        if not table.schema.equals(_BAR_SCHEMA):  # a file of another writer: Arrow converts it
-            table = table.select(list(BAR_COLUMNS)).cast(_BAR_SCHEMA)
+        table = self.read_bar_table(key)
         micros = table.column(0).to_numpy().view(np.int64)
         values = np.vstack([table.column(i).to_numpy() for i in range(1, len(BAR_COLUMNS))])
         if start is not None or end is not None:
@@ -171,6 +165,20 @@ class Lake:
                 keep &= micros < ceil_micros(utc(end))
             micros, values = micros[keep], values[:, keep]
         return bar_frame_from_columns(micros, values)
+
+    def read_bar_table(self, key: PartitionKey, columns: Sequence[str] = BAR_COLUMNS
+                       ) -> pa.Table:
+        """One stored partition as an Arrow table of the lake's schema, ``columns`` only (bar
+        order), without schema metadata. A partition is one small file: read whole in this
+        thread, without pre-buffering or the dataset layer, is the fast way; a window is then
+        clipped in NumPy by the caller."""
+        with pa.OSFile(os.fspath(self.path(key))) as source:
+            table = pq.ParquetFile(source, pre_buffer=False).read(
+                columns=list(columns), use_threads=False).replace_schema_metadata(None)
+        schema = pa.schema([_BAR_SCHEMA.field(c) for c in columns])
+        if not table.schema.equals(schema):  # a file of another writer: Arrow converts it
+            table = table.select(list(columns)).cast(schema)
+        return table
 
     def partitions(self, provider: str | None = None, interval: str | None = None) -> list[PartitionKey]:
         """Every published bar partition, optionally of one provider and/or interval."""

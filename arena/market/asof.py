@@ -27,7 +27,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from arena.core.sessions import (
     INTERVAL_ORDER,
@@ -212,11 +211,6 @@ def scan_closed_bars(lake: Lake, reads: Sequence[BarRead], at: pd.Timestamp) -> 
     return [b for b in out if b is not None]
 
 
-_SCAN_SCHEMA = pa.schema([pa.field(c, t, nullable=False) for c, t in zip(
-    BAR_COLUMNS, [pa.timestamp(TS_UNIT, tz="UTC"), *[pa.float64()] * (len(BAR_COLUMNS) - 1)],
-    strict=True)])
-
-
 def _scan(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
           at: pd.Timestamp) -> list[pd.DataFrame]:
     """The closed bars of each read opened in ``[since, at)`` (``since`` None: all of them), the
@@ -237,9 +231,8 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
                 at: pd.Timestamp, columns: tuple[str, ...]) -> list[pd.DataFrame]:
     """:func:`_scan` of reads that all want ``columns``.
 
-    A partition is one small file: read whole in this thread, without pre-buffering or the
-    dataset layer (as :meth:`Lake.read_bars` does), it costs a fraction of a filtered dataset
-    scan, and the window is then applied in NumPy. Close times are computed on the timestamps
+    Each partition file is read whole (:meth:`Lake.read_bar_table`, a fraction of a filtered
+    dataset scan), and the window is then applied in NumPy. Close times are computed on the timestamps
     alone, and only the rows some read returns (each file's last ``limit`` closed bars, the
     largest limit of its reads) become pandas rows: a price read keeps one bar of the thousands
     its window holds.
@@ -272,15 +265,11 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
     frames: dict[int, pd.DataFrame] = {}
     if parts:
         keys = list(parts)
-        schema = pa.schema([_SCAN_SCHEMA.field(c) for c in columns])
         end = ceil_micros(at)
         tables: list[pa.Table] = []
         kept: list[np.ndarray] = []  # each file's rows opened in [since, at), in file order
         for i, key in enumerate(keys):
-            table = pq.ParquetFile(lake.path(key), pre_buffer=False).read(
-                columns=list(columns), use_threads=False).replace_schema_metadata(None)
-            if table.schema != schema:  # a file of another writer: Arrow converts it
-                table = table.cast(schema)
+            table = lake.read_bar_table(key, columns)
             micros = table.column("timestamp").to_numpy().view(np.int64)
             inside = micros < end
             if since_of[i] is not None:
