@@ -439,14 +439,10 @@ def market_moves(frame: pd.DataFrame, calendars: np.ndarray, benchmarks: Mapping
 
 def _bar_groups(calendars: np.ndarray, intervals: pd.Series, micros: np.ndarray) -> np.ndarray:
     """Integer codes of (calendar, interval, bar time): rows with equal codes are the same bar
-    of the same market. One hash pass over packed integers where they fit in 62 bits, else a
-    pandas group-by (same grouping, slower on a first ingest of half a million rows)."""
+    of the same market. Each part is factorized, then the packed codes once more (they fit in
+    int64 whatever the times: the bar times are numbered first)."""
     cal_code = pd.factorize(calendars)[0]
     int_code, int_names = pd.factorize(intervals)
+    time_code, times = pd.factorize(micros)
     pair = cal_code.astype(np.int64) * max(len(int_names), 1) + int_code
-    low, high = (int(micros.min()), int(micros.max())) if len(micros) else (0, 0)
-    span = high - low + 1
-    if span * (int(pair.max()) + 1) < 2 ** 62:
-        return pd.factorize(pair * span + (micros - low))[0]
-    keys = pd.DataFrame({"c": calendars, "i": intervals.to_numpy(), "t": micros})
-    return keys.groupby(["c", "i", "t"], sort=False).ngroup().to_numpy()
+    return pd.factorize(pair * max(len(times), 1) + time_code)[0]
