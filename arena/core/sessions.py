@@ -82,6 +82,8 @@ def utc(ts: object) -> pd.Timestamp:
 
 
 NAT = np.iinfo(np.int64).min  # a missing time among epoch microseconds (NaT's integer value)
+DAY_US = 86_400_000_000  # a day in microseconds
+_HOUR_US = 3_600_000_000
 
 
 def ceil_micros(ts: pd.Timestamp) -> int:
@@ -221,24 +223,25 @@ def bar_close_times(calendar: str, interval: str, opens: pd.DatetimeIndex | pd.S
         if micros is not None:
             day = _ny_days(micros)
             if day is not None:
-                weekday = (day // _DAY_US + 3) % 7  # 1970-01-01 was a Thursday
-                return _cut_at_close(interval, micros + step.value // 1000, day, weekday)
+                return _cut_at_close(interval, micros + step.value // 1000, day)
     idx = pd.DatetimeIndex(opens)
     if calendar in (CRYPTO, FX):
         return (idx + step).as_unit(TS_UNIT)
     end = (idx + step).as_unit(TS_UNIT).asi8
     day = idx.tz_convert(NY).tz_localize(None).normalize().as_unit(TS_UNIT).asi8
-    weekday = idx.tz_convert(NY).weekday.to_numpy().astype(np.int64) if interval == "1w" else None
-    return _cut_at_close(interval, end, day, weekday)
+    return _cut_at_close(interval, end, day)
 
 
-def _cut_at_close(interval: str, end: np.ndarray, day: np.ndarray,
-                  weekday: np.ndarray | None) -> pd.DatetimeIndex:
+def monday_of(day: np.ndarray) -> np.ndarray:
+    """The Monday (naive midnight, microseconds) of each naive midnight ``day``."""
+    return day - ((day // DAY_US + 3) % 7) * DAY_US  # 1970-01-01 was a Thursday
+
+
+def _cut_at_close(interval: str, end: np.ndarray, day: np.ndarray) -> pd.DatetimeIndex:
     """Bar ends (UTC microseconds) cut at the close of the session of their New York date
-    ``day`` (naive midnight, microseconds; ``weekday`` its day of the week, Monday 0); weekly
-    bars at the last close of their week."""
+    ``day`` (naive midnight, microseconds); weekly bars at the last close of their week."""
     if interval == "1w":  # a weekly bar closes at the last session close of its week
-        day = day - weekday * _DAY_US
+        day = monday_of(day)
         keys, closes = _week_closes()
     else:
         keys, closes = _session_closes()
@@ -247,10 +250,6 @@ def _cut_at_close(interval: str, end: np.ndarray, day: np.ndarray,
     # a bar outside every session has no close to be cut at: it keeps open + interval
     cut = np.where(found, np.minimum(end, closes[pos]), end)
     return pd.DatetimeIndex(cut.view(f"datetime64[{TS_UNIT}]")).tz_localize("UTC")
-
-
-_DAY_US = 86_400_000_000
-_HOUR_US = 3_600_000_000
 
 
 def _aware_micros(opens: pd.DatetimeIndex | pd.Series) -> np.ndarray | None:
@@ -275,7 +274,7 @@ def _ny_days(micros: np.ndarray) -> np.ndarray | None:
     if micros.min() < starts[0] or micros.max() >= starts[-1]:
         return None
     local = micros + offsets[np.searchsorted(starts, micros, side="right") - 1]
-    return local - local % _DAY_US
+    return local - local % DAY_US
 
 
 @lru_cache(maxsize=1)
@@ -306,7 +305,7 @@ def _session_closes() -> tuple[np.ndarray, np.ndarray]:
 def _week_closes() -> tuple[np.ndarray, np.ndarray]:
     """Each week's Monday (naive midnight, microseconds) and its last session close."""
     days, closes = _session_closes()
-    monday = days - pd.DatetimeIndex(days.view("datetime64[us]")).weekday.to_numpy().astype(np.int64) * _DAY_US
+    monday = monday_of(days)
     last = np.r_[monday[1:] != monday[:-1], True]
     return monday[last], closes[last]
 

@@ -16,19 +16,20 @@ from pandas.api.internals import create_dataframe_from_blocks
 
 from arena.core.sessions import (
     CRYPTO,
+    DAY_US,
     INTERVAL_ORDER,
     NAT,
     TS_UNIT,
     bar_close_times,
     expected_bars,
     interval_delta,
+    monday_of,
 )
 
 # arena.data.providers.base.BAR_COLUMNS, spelt out: the providers import this module
 OHLCV = ("open", "high", "low", "close", "volume")
 _FRAME_COLUMNS = pd.Index(["timestamp", *OHLCV])
 _TIME_PLACE, _VALUE_PLACE = np.array([0]), np.arange(1, len(OHLCV) + 1)
-_DAY_US = 86_400_000_000
 
 
 def bar_frame(micros: np.ndarray, values: np.ndarray) -> pd.DataFrame:
@@ -148,8 +149,7 @@ def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray
         # UTC bars on the UTC grid: flooring the epoch microseconds is pandas' floor
         micros = ts.asi8
         if target == "1w":
-            day = micros - micros % _DAY_US
-            keys = day - ((day // _DAY_US + 3) % 7) * _DAY_US  # 1970-01-01 was a Thursday
+            keys = monday_of(micros - micros % DAY_US)
         else:
             keys = micros - micros % (interval_delta(target).value // 1000)
         return keys.view(f"datetime64[{TS_UNIT}]")
