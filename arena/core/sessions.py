@@ -86,6 +86,17 @@ DAY_US = 86_400_000_000  # a day in microseconds
 _HOUR_US = 3_600_000_000
 
 
+def utc_index(micros: np.ndarray) -> pd.DatetimeIndex:
+    """UTC times (microsecond unit, as the lake stores them) from epoch microseconds."""
+    return pd.DatetimeIndex(np.asarray(micros, dtype=np.int64).view(f"datetime64[{TS_UNIT}]")
+                            ).tz_localize("UTC")
+
+
+def utc_stamp(micros: int) -> pd.Timestamp:
+    """One UTC time (microsecond unit) from epoch microseconds."""
+    return pd.Timestamp(int(micros), unit=TS_UNIT, tz="UTC")
+
+
 def ceil_micros(ts: pd.Timestamp) -> int:
     """The smallest whole epoch microsecond at or after ``ts`` (which may carry nanoseconds):
     for integer microseconds ``t``, ``t >= ts`` and ``t < ts`` compare the same against it."""
@@ -249,7 +260,7 @@ def _cut_at_close(interval: str, end: np.ndarray, day: np.ndarray) -> pd.Datetim
     found = keys[pos] == day
     # a bar outside every session has no close to be cut at: it keeps open + interval
     cut = np.where(found, np.minimum(end, closes[pos]), end)
-    return pd.DatetimeIndex(cut.view(f"datetime64[{TS_UNIT}]")).tz_localize("UTC")
+    return utc_index(cut)
 
 
 def _aware_micros(opens: pd.DatetimeIndex | pd.Series) -> np.ndarray | None:
@@ -358,7 +369,7 @@ def canonical_labels(ts: pd.DatetimeIndex, calendar: str, interval: str) -> pd.D
     micros = ts.as_unit(TS_UNIT).asi8.copy()
     found = ~mapped.isna().to_numpy()
     micros[np.flatnonzero(dated)[found]] = pd.DatetimeIndex(mapped[found]).as_unit(TS_UNIT).asi8
-    return pd.DatetimeIndex(micros.view(f"datetime64[{TS_UNIT}]")).tz_localize("UTC")
+    return utc_index(micros)
 
 
 def is_open(calendar: str, ts: object) -> bool:

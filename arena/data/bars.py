@@ -24,6 +24,7 @@ from arena.core.sessions import (
     expected_bars,
     interval_delta,
     monday_of,
+    utc_stamp,
 )
 
 # arena.data.providers.base.BAR_COLUMNS, spelt out: the providers import this module
@@ -121,7 +122,7 @@ def resample(bars: pd.DataFrame, source: str, target: str, calendar: str, *,
 def _expected_counts(opens: np.ndarray, source: str, target: str, calendar: str) -> np.ndarray:
     """How many ``source`` bars the calendar puts inside each ``target`` bar (given by its open
     time, UTC microseconds)."""
-    grid_keys = _grid_keys(calendar, source, target, _utc_stamp(opens[0]), _utc_stamp(opens[-1]))
+    grid_keys = _grid_keys(calendar, source, target, utc_stamp(opens[0]), utc_stamp(opens[-1]))
     wanted = opens.view(f"datetime64[{TS_UNIT}]")
     return np.searchsorted(grid_keys, wanted, side="right") - np.searchsorted(grid_keys, wanted)
 
@@ -135,10 +136,6 @@ def _grid_keys(calendar: str, source: str, target: str, first: pd.Timestamp, las
     keys = _target_keys(expected_bars(calendar, source, first, closes[-1]), target, calendar)
     keys.flags.writeable = False
     return keys
-
-
-def _utc_stamp(micros: np.integer) -> pd.Timestamp:
-    return pd.Timestamp(np.datetime64(int(micros), TS_UNIT)).tz_localize("UTC")
 
 
 def _target_keys(ts: pd.DatetimeIndex, target: str, calendar: str) -> np.ndarray:

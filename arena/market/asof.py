@@ -35,6 +35,7 @@ from arena.core.sessions import (
     bar_close_times,
     ceil_micros,
     expected_bars,
+    utc_index,
 )
 from arena.core.universe import Asset, Universe, UniverseError
 from arena.data.bars import drop_unclosed
@@ -282,8 +283,7 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
         for (calendar, interval), idx in groups.items():
             opens = np.concatenate([tables[i].column("timestamp").to_numpy().view(np.int64)[kept[i]]
                                     for i in idx])
-            closes = bar_close_times(calendar, interval, pd.DatetimeIndex(
-                opens.astype(f"datetime64[{TS_UNIT}]")).tz_localize("UTC"))
+            closes = bar_close_times(calendar, interval, utc_index(opens))
             closed = np.asarray(closes <= at)
             offset = 0
             for i in idx:
@@ -391,8 +391,8 @@ def _cycle_prices(lake: Lake, provider: str, assets: Sequence[Asset],
         groups[(asset.calendar, interval)].append(j)
     for (calendar, interval), idx in groups.items():
         opens = np.concatenate([read[j]["timestamp"].array.as_unit(TS_UNIT).asi8
-                                for j in idx]).astype(f"datetime64[{TS_UNIT}]")
-        every = bar_close_times(calendar, interval, pd.DatetimeIndex(opens).tz_localize("UTC"))
+                                for j in idx])
+        every = bar_close_times(calendar, interval, utc_index(opens))
         offset = 0
         for j in idx:
             closes[j] = every[offset:offset + len(read[j])]

@@ -30,6 +30,8 @@ from arena.core.sessions import (
     ceil_micros,
     expected_bars,
     interval_delta,
+    utc_index,
+    utc_stamp,
 )
 from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
 from arena.data.validation.config import ValidationConfig, Window
@@ -187,7 +189,7 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
         LOCAL_SIGMAS: jumps.local_sigmas, VOLUME_RATIO: jumps.volume_ratio,
         JUMP_RETURN: jumps.simple, LOG_RETURN: jumps.log_return, "_centre": jumps.centre,
         "_scale": jumps.scale, JUMP_REVERTED: jumps.reverted})
-    frame[BAR_TIME] = _from_micros(bar_time)
+    frame[BAR_TIME] = utc_index(bar_time)
     frame[ON_CALENDAR] = on_calendar
     frame[OVERNIGHT] = overnight
     frame[JUMP_NEWEST] = newest
@@ -254,16 +256,17 @@ class _SeriesPrep:
                  as_of: pd.Timestamp | None, cache: dict[tuple, object]) -> None:
         cal, interval = window.calendar, window.interval
         if cal == NYSE and interval in ("1d", "1w") and len(ts):  # date labels -> session opens
-            self.bar_time = canonical_labels(_from_micros(ts), cal, interval).as_unit(TS_UNIT).asi8
+            self.bar_time = canonical_labels(utc_index(ts), cal, interval).as_unit(TS_UNIT).asi8
         else:
             self.bar_time = ts
         valid = self.bar_time != NAT
         times = self.bar_time[valid]
-        first = _stamp(times.min()) if len(times) else None
-        last = _stamp(times.max()) if len(times) else None
+        first = utc_stamp(times.min()) if len(times) else None
+        last = utc_stamp(times.max()) if len(times) else None
         start = window.start if window.start is not None else first
+        # by default through the last bar, nothing after
         end = window.end if window.end is not None else (
-            _stamp(times.max() + 1) if len(times) else None)  # through the last bar, nothing after
+            utc_stamp(times.max() + 1) if len(times) else None)
         # bars older than the window's start are history: judged against the calendar, not counted
         span_start = min(start, first) if start is not None and len(times) else start
         grid = expected_bars(cal, interval, span_start, end) if start is not None else \
@@ -312,14 +315,9 @@ class _SeriesPrep:
             expected=expected, missing=missing,
             first_missing=grid[lo + int(np.argmin(present))] if missing else None,
             off_calendar=off,
-            first_off_calendar=_stamp(ts[np.argmax(off_mask)]) if off else None,
+            first_off_calendar=utc_stamp(ts[np.argmax(off_mask)]) if off else None,
             last_bar=last, as_of=as_of, reference=reference, stale=stale, incomplete=incomplete,
             returns=0, sigma=None, overnight_sigma=None, max_jump=None)
-
-
-def _stamp(micros: int) -> pd.Timestamp:
-    """A UTC timestamp (microsecond unit, as in the prepared frame) from epoch microseconds."""
-    return pd.Timestamp(int(micros), unit=TS_UNIT, tz="UTC")
 
 
 def _new_york_midnights(ts: pd.DatetimeIndex, rows: np.ndarray | None) -> np.ndarray:
@@ -366,10 +364,6 @@ def _judge_against_market(frame: pd.DataFrame, calendar: np.ndarray, config: Val
             stats[key], judged=int(seen.sum()),
             max_jump=float(np.nanmax(z)) if seen.any() else None,
             market=MARKET_SOURCES[int(np.argmax(src))] if src is not None else "none")
-
-
-def _from_micros(micros: np.ndarray) -> pd.DatetimeIndex:
-    return pd.DatetimeIndex(micros.view(f"M8[{TS_UNIT}]")).tz_localize("UTC")
 
 
 def _grid_offsets(micros: np.ndarray, midnights: np.ndarray, calendar: str, interval: str
@@ -442,7 +436,7 @@ def _staleness(calendar: str, interval: str, times: np.ndarray, last: pd.Timesta
     if len(recent):
         key = ("incomplete", calendar, interval, as_of, recent.tobytes())
         if key not in cache:
-            closes = bar_close_times(calendar, interval, _from_micros(recent))
+            closes = bar_close_times(calendar, interval, utc_index(recent))
             cache[key] = int((closes > as_of).sum())
         incomplete = cache[key]
     return reference, stale, incomplete
