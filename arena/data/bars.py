@@ -33,21 +33,14 @@ _FRAME_COLUMNS = pd.Index(["timestamp", *OHLCV])
 _TIME_PLACE, _VALUE_PLACE = np.array([0]), np.arange(1, len(OHLCV) + 1)
 
 
-def bar_frame(micros: np.ndarray, values: np.ndarray) -> pd.DataFrame:
+def bar_frame_from_columns(micros: np.ndarray, columns: np.ndarray) -> pd.DataFrame:
     """A bar frame (timestamp, open, high, low, close, volume; RangeIndex) from UTC
-    microseconds and an (n, 5) float64 array of the OHLCV values.
+    microseconds and a (5, n) C-ordered float64 array holding the open, high, low, close and
+    volume columns, which the frame takes over (no copy): pass an array nobody else holds.
 
     Built from its two column blocks directly: the ``DataFrame`` constructor and ``insert`` cost
     more than the merge or the resampling that produced the arrays, and the ingest builds a few
     hundred small frames a day. The frame is the one ``DataFrame`` + ``insert`` would give."""
-    return bar_frame_from_columns(micros, np.array(np.asarray(values, dtype="float64").T,
-                                                   order="C"))
-
-
-def bar_frame_from_columns(micros: np.ndarray, columns: np.ndarray) -> pd.DataFrame:
-    """:func:`bar_frame` from a (5, n) C-ordered float64 array holding the open, high, low,
-    close and volume columns, which the frame takes over (no copy): pass an array nobody else
-    holds."""
     stamps = pd.array(np.array(micros, dtype=np.int64).view(f"datetime64[{TS_UNIT}]"))
     return create_dataframe_from_blocks(
         [(stamps.tz_localize("UTC"), _TIME_PLACE), (columns, _VALUE_PLACE)],

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
-from arena.data.bars import bar_frame, bar_frame_from_columns, utc_micros
+from arena.data.bars import bar_frame_from_columns, utc_micros
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
 LAKE_ENV = "ARENA_LAKE"
@@ -360,32 +360,32 @@ def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFr
         return (existing if fetched.empty else fetched)[list(BAR_COLUMNS)].reset_index(
             drop=True), 0
     cols = list(BAR_COLUMNS[1:])
-    old_t, old_v = utc_micros(existing["timestamp"]), _values(existing, cols)
+    old_t, old_v = utc_micros(existing["timestamp"]), _columns(existing, cols)
     if (np.diff(old_t) < 0).any():
         order = np.argsort(old_t, kind="stable")
-        old_t, old_v = old_t[order], old_v[order]
-    new_t, new_v = utc_micros(fetched["timestamp"]), _values(fetched, cols)
+        old_t, old_v = old_t[order], old_v[:, order]
+    new_t, new_v = utc_micros(fetched["timestamp"]), _columns(fetched, cols)
     order = np.argsort(new_t, kind="stable")
-    new_t, new_v = new_t[order], new_v[order]
+    new_t, new_v = new_t[order], new_v[:, order]
     last = np.r_[new_t[1:] != new_t[:-1], True]  # the last of each run of equal times
-    new_t, new_v = new_t[last], new_v[last]
+    new_t, new_v = new_t[last], new_v[:, last]
     cut = int(np.searchsorted(old_t, new_t[0]))
     pos = np.clip(np.searchsorted(new_t, old_t[cut:]), 0, len(new_t) - 1)
     replaced = new_t[pos] == old_t[cut:]
-    changed = int((old_v[cut:][replaced] != new_v[pos[replaced]]).any(axis=1).sum())
+    changed = int((old_v[:, cut:][:, replaced] != new_v[:, pos[replaced]]).any(axis=0).sum())
     keep = np.r_[np.ones(cut, dtype=bool), ~replaced]
     times = np.concatenate([old_t[keep], new_t])
-    values = np.concatenate([old_v[keep], new_v])
+    values = np.concatenate([old_v[:, keep], new_v], axis=1)
     if (np.diff(times) < 0).any():
         order = np.argsort(times, kind="stable")
-        times, values = times[order], values[order]
-    return bar_frame(times, values), changed
+        times, values = times[order], values[:, order]
+    return bar_frame_from_columns(times, np.ascontiguousarray(values)), changed
 
 
-def _values(frame: pd.DataFrame, cols: list[str]) -> np.ndarray:
-    """The (n, len(cols)) float64 values of ``cols``, column by column (selecting a sub-frame
-    first costs more than the copy)."""
-    return np.column_stack([frame[c].to_numpy(dtype="float64") for c in cols])
+def _columns(frame: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """The (len(cols), n) float64 values of ``cols``, one row per column (the layout of a bar
+    frame's value block; selecting a sub-frame first costs more than the copy)."""
+    return np.vstack([frame[c].to_numpy(dtype="float64") for c in cols])
 
 
 def concat_partitions(frames: Iterable[tuple[PartitionKey, pd.DataFrame]]) -> pd.DataFrame:

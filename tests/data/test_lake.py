@@ -74,13 +74,13 @@ def _reference_frame(micros: np.ndarray, values: np.ndarray) -> pd.DataFrame:
 
 
 def test_bar_frame_is_the_frame_the_constructor_builds():
-    from arena.data.bars import bar_frame
+    from arena.data.bars import bar_frame_from_columns
 
     rng = np.random.default_rng(5)
     for n in (0, 1, 7):
         micros = np.sort(rng.integers(0, 2**50, n))
         values = rng.random((n, 5))
-        frame = bar_frame(micros, values)
+        frame = bar_frame_from_columns(micros, values.T.copy())  # the frame takes it over
         pd.testing.assert_frame_equal(frame, _reference_frame(micros, values), check_exact=True)
         assert frame.columns.dtype == _reference_frame(micros, values).columns.dtype
         frame.loc[frame.index[:1], "close"] = -1.0  # its own, writable arrays
