@@ -6,13 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from arena.data.validation.jumps import (
-    NAT,
-    _bar_groups,
-    _full_row_medians,
-    batch_jump_statistics,
-    jump_statistics,
-)
+from arena.core.sessions import NAT
+from arena.data.validation.jumps import _bar_groups, _full_row_medians, batch_jump_statistics
 
 SETTINGS = dict(min_returns=20, volume_lookback=20, local_window=60, fast_window=20,
                 revert_bars=5, jump_sigmas=6.0)
@@ -56,15 +51,16 @@ def test_a_batch_judges_each_series_as_if_alone() -> None:
     offset = 0
     for i, (spec, (times, close, volume)) in enumerate(zip(specs, parts, strict=True)):
         n, gap, seconds = spec[:3]
-        alone = jump_statistics(close, volume, times, sessions_gap=gap, interval_seconds=seconds,
-                                judged_from=since[i], session_days=days[i], **SETTINGS)
+        alone = batch_jump_statistics(close, volume, times, [np.arange(n)], sessions_gap=[gap],
+                                      interval_seconds=[seconds], judged_from=[since[i]],
+                                      session_days=days[i], **SETTINGS)
         rows = slice(offset, offset + n)
         for name in ("log_return", "simple", "centre", "scale", "local_sigmas", "volume_ratio",
                      "reverted", "newest", "overnight"):
             np.testing.assert_array_equal(getattr(batch, name)[rows], getattr(alone, name),
                                           err_msg=f"series {i} {name}")
         assert (batch.returns[i], batch.sigma[i], batch.overnight_sigma[i]) == \
-            (alone.returns, alone.sigma, alone.overnight_sigma)
+            (alone.returns[0], alone.sigma[0], alone.overnight_sigma[0])
         offset += n
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -172,9 +171,8 @@ def _row_medians(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 @dataclass
 class SeriesJumps:
-    """Per row (in the order given; null where there is no return) and, per series, a summary.
-    From :func:`jump_statistics` one series; from :func:`batch_jump_statistics` the rows of a
-    whole batch, with the summaries as sequences (one entry per series)."""
+    """Per row (in the order given; null where there is no return) and, per series, a summary
+    (one entry per series of the batch, :func:`batch_jump_statistics`)."""
 
     log_return: np.ndarray
     simple: np.ndarray
@@ -185,27 +183,9 @@ class SeriesJumps:
     reverted: np.ndarray  # 1.0: the move came back within revert_bars bars; 0.0: not (yet)
     newest: np.ndarray  # True: fewer than revert_bars bars after it and not reverted yet
     overnight: np.ndarray
-    returns: Any  # int (close-to-close returns)
-    sigma: Any  # float | None: whole-series robust sigma (reported for context, not judged)
-    overnight_sigma: Any  # float | None
-
-
-def jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.ndarray, *,
-                    sessions_gap: bool, min_returns: int, volume_lookback: int,
-                    local_window: int, fast_window: int, revert_bars: int,
-                    jump_sigmas: float, interval_seconds: float | None = None,
-                    judged_from: pd.Timestamp | None = None,
-                    session_days: np.ndarray | None = None) -> SeriesJumps:
-    """Jump statistics of one series: :func:`batch_jump_statistics` of a batch of one."""
-    out = batch_jump_statistics(
-        close, volume, bar_time, [np.arange(len(close))], sessions_gap=[sessions_gap],
-        interval_seconds=[interval_seconds], judged_from=[judged_from],
-        session_days=session_days, min_returns=min_returns, volume_lookback=volume_lookback,
-        local_window=local_window, fast_window=fast_window, revert_bars=revert_bars,
-        jump_sigmas=jump_sigmas)
-    out.returns, out.sigma, out.overnight_sigma = \
-        int(out.returns[0]), out.sigma[0], out.overnight_sigma[0]
-    return out
+    returns: Sequence[int]  # close-to-close returns
+    sigma: Sequence[float | None]  # whole-series robust sigma (reported for context, not judged)
+    overnight_sigma: Sequence[float | None]
 
 
 def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.ndarray,
