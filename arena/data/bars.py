@@ -86,30 +86,20 @@ def resample(bars: pd.DataFrame, source: str, target: str, calendar: str, *,
     first = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
     last = np.concatenate([first[1:], [len(keys)]]) - 1
     col = {c: bars[c].to_numpy(dtype="float64")[valid] for c in OHLCV}
-    if tuple(bars.columns) == ("timestamp", *OHLCV):  # a plain bar frame: built from arrays
-        micros = keys[first].view(np.int64)
-        values = np.vstack([
-            col["open"][first], np.maximum.reduceat(col["high"], first),
-            np.minimum.reduceat(col["low"], first), col["close"][last],
-            np.add.reduceat(col["volume"], first)])
-        if complete_only:
-            whole = (last - first + 1) == _expected_counts(micros, source, target, calendar)
-            micros, values = micros[whole], values[:, whole]
-        return bar_frame_from_columns(micros, values)
-    opens = pd.DatetimeIndex(keys[first]).tz_localize("UTC").as_unit(TS_UNIT)
-    out = pd.DataFrame({
-        "timestamp": opens,
-        "open": col["open"][first],
-        "high": np.maximum.reduceat(col["high"], first),
-        "low": np.minimum.reduceat(col["low"], first),
-        "close": col["close"][last],
-        "volume": np.add.reduceat(col["volume"], first),
-    })
+    micros = keys[first].view(np.int64)
+    values = np.vstack([
+        col["open"][first], np.maximum.reduceat(col["high"], first),
+        np.minimum.reduceat(col["low"], first), col["close"][last],
+        np.add.reduceat(col["volume"], first)])
     if complete_only:
-        out = out[(last - first + 1) == _expected_counts(opens.asi8, source, target, calendar)]
+        whole = (last - first + 1) == _expected_counts(micros, source, target, calendar)
+        micros, values = micros[whole], values[:, whole]
+    out = bar_frame_from_columns(micros, values)
+    if tuple(bars.columns) == ("timestamp", *OHLCV):  # a plain bar frame
+        return out
     for extra in bars.columns.difference(out.columns):
         out[extra] = bars[extra].iloc[0]
-    return out[list(bars.columns)].reset_index(drop=True)
+    return out[list(bars.columns)]
 
 
 def _expected_counts(opens: np.ndarray, source: str, target: str, calendar: str) -> np.ndarray:

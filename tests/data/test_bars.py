@@ -87,7 +87,7 @@ def test_resample_matches_a_plain_groupby(synthetic, universe, symbol, target):
 
 def _general(bars: pd.DataFrame, source: str, target: str, calendar: str,
              complete_only: bool) -> pd.DataFrame:
-    """resample through its general route: an extra column is carried through, then dropped."""
+    """resample of the frame with an extra column (carried through), then dropped."""
     out = resample(bars.assign(symbol="X"), source, target, calendar, complete_only=complete_only)
     return out.drop(columns="symbol")
 
@@ -96,8 +96,8 @@ def _general(bars: pd.DataFrame, source: str, target: str, calendar: str,
     ("24/7", "1h", "4h"), ("24/7", "1h", "1d"), ("24/7", "15m", "1w"), ("XNYS", "1h", "4h"),
     ("XNYS", "1h", "1d"), ("XNYS", "15m", "1w")])
 @pytest.mark.parametrize("complete_only", [False, True])
-def test_resample_of_a_plain_bar_frame_matches_the_general_route(calendar, source, target,
-                                                                 complete_only):
+def test_resample_of_a_plain_bar_frame_matches_one_with_an_extra_column(calendar, source, target,
+                                                                        complete_only):
     opens = expected_bars(calendar, source, "2024-02-26", "2024-03-20")  # over a DST switch
     rng = np.random.default_rng(3)
     keep = rng.random(len(opens)) > 0.05  # a few missing bars: incomplete coarser bars
