@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -158,7 +159,10 @@ def stamp(t: pd.Timestamp) -> str:
     return t.strftime(_STAMP)
 
 
+@cache
 def unstamp(text: str) -> pd.Timestamp:
+    """The time of a ledger folder's stamp. Cached: every listing of the ledger parses the
+    season's stamps again, and there are only as many as cycles and monitor windows."""
     return pd.to_datetime(text, format=_STAMP, utc=True)
 
 
