@@ -671,7 +671,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
               f"({len(contestants)} contestants) into {lake.root}")
     try:
         report = replay_season(provider, universe, contestants, start, args.days, lake=lake,
-                               progress=progress)
+                               ingest=args.ingest, progress=progress, say=say)
         say(f"season played: {len(report.days)} cycles, {report.trades} trades, "
             f"{time.perf_counter() - began:.0f} s; building the luck tables, marts and report")
         done = finish_season(lake, provider.name, universe, cycle_times(start, args.days),
@@ -834,6 +834,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--players", type=int, default=20_000,
                        help="zero-skill players per asset for the luck tables (default 20,000)")
         p.add_argument("--lake", default=lake, help=f"lake root of the season (default: {lake})")
+        p.add_argument("--ingest", choices=("season", "daily"), default="season",
+                       help="season (default): the season's market in one validated run before "
+                       "the first day; daily: a run before each day, a live season's cadence "
+                       "(slower, the same books)")
         p.add_argument("--json", action="store_true", help="machine-readable result")
         p.set_defaults(func=_cmd_replay)
 

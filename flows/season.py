@@ -3,8 +3,9 @@ and the season report.
 
 The flow runs :func:`arena.pipeline.season.replay_season` and
 :func:`arena.pipeline.season.finish_season` - the same steps as ``arena replay`` - with a
-:class:`~arena.flows.tasks.PrefectRunner`: each simulated day is a task (ingest, monitor window,
-cycle, daily report), published as a markdown artifact; then the season's tables, ``dbt build``
+:class:`~arena.flows.tasks.PrefectRunner`: the season's ingest is a task, then each simulated
+day (monitor window, cycle, daily report; and its ingest when ``ingest="daily"``), published as a
+markdown artifact; then the season's tables, ``dbt build``
 through prefect-dbt's runner (every model, seed and test a task of its own in the UI; a failing
 dbt test fails the flow), the publication for analysts and the season report; the leaderboard
 becomes a table artifact. Every artifact names the season's market (SYNTHETIC on the embedded
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Literal
 
 import pandas as pd
 from prefect import flow, get_run_logger
@@ -41,9 +43,12 @@ LEADERBOARD_COLUMNS = ["place", "contestant", "market", "total_return", "zero_sk
 def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = None,
                 lake_root: str | None = None, symbols: list[str] | None = None,
                 seed: int | None = None, players: int = DEFAULT_PLAYERS,
-                arena_players: int = ARENA_PLAYERS) -> dict:
+                arena_players: int = ARENA_PLAYERS,
+                ingest: Literal["season", "daily"] = "season") -> dict:
     """Replay ``days`` cycles from ``start`` on the synthetic market into ``lake_root`` (default:
-    the demo's lake, ``data_lake/demo``), then build the luck tables, marts and report."""
+    the demo's lake, ``data_lake/demo``), then build the luck tables, marts and report.
+    ``ingest``: ``"season"`` (the market in one run first) or ``"daily"`` (a run before each
+    day)."""
     prepare_process()
     logger = get_run_logger()
     began = time.perf_counter()
@@ -67,7 +72,7 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
     runner = PrefectRunner()
     start_ts = utc(start)
     replay_season(provider, universe, contestants, start_ts, days, lake=lake, runner=runner,
-                  progress=day_done)
+                  ingest=ingest, progress=day_done, say=logger.info)
     times = cycle_times(start_ts, days)
     done = finish_season(lake, provider.name, universe, times, invoke=prefect_dbt_invoke(lake),
                          players=players, arena_players=arena_players, runner=runner,

@@ -1,15 +1,22 @@
 """A season: one simulated day after another on a replay clock, then the season's tables, the
 marts and the report - the same steps for the command line and the Prefect flow.
 
-A season day (:func:`play_day`), in order: ingest the bars up to the day's 16:00 UTC cycle
-(validated, all-or-nothing per asset: when some assets fail and others publish, the day goes on,
-the failed assets keep their last bars and the cycle marks them stale, see :func:`ingest_day`;
-when none publishes, the day fails); the invalidation monitor over the 15-minute bars since the
-previous cycle (automatic closes recorded before the cycle, as the ledger's ordering requires);
-the decision cycle (:func:`arena.pipeline.cycle.run_cycle`); the daily report
-(``<lake>/reports/daily/<date>.md``). Every step is idempotent - the ingest merges, the ledger
-records each (window, contestant) and (cycle, contestant) once - so a replay interrupted half-way
-resumes where it stopped when run again, duplicating nothing.
+The season's market comes first (:func:`ingest_season`): one validated ingest run from
+:data:`HISTORY_DAYS` before the first cycle up to the last, all-or-nothing per asset. A replay
+plays history, so its market is known in advance; what each day may see is decided by the reads,
+which are as-of the day's time (a briefing is the same whether or not the lake holds later bars,
+tested), and ingesting day by day publishes the same bars (tested too). ``ingest="daily"``
+ingests before each day instead, as a live season's cadence does (see :func:`ingest_day`): a
+vendor failure then strikes one day rather than the whole season.
+
+A season day (:func:`play_day`), in order: the day's ingest when daily; the invalidation monitor
+over the 15-minute bars since the previous cycle (automatic closes recorded before the cycle, as
+the ledger's ordering requires); the decision cycle (:func:`arena.pipeline.cycle.run_cycle`); the
+daily report (``<lake>/reports/daily/<date>.md``). Assets that did not publish keep their last
+bars, which the cycle marks stale; when no asset publishes, the replay fails. Every step is
+idempotent - the ingest merges, the ledger records each (window, contestant) and (cycle,
+contestant) once - so a replay interrupted half-way resumes where it stopped when run again,
+duplicating nothing.
 
 The end of a season (:func:`finish_season`): the luck and reference-rules tables, ``dbt build``
 (its runner injectable: prefect-dbt's in the flow, one task per dbt node), the marts published
@@ -26,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -67,6 +75,8 @@ class DayReport:
 class SeasonReport:
     start: pd.Timestamp
     days: list[DayReport] = field(default_factory=list)
+    ingest: dict[str, object] = field(default_factory=dict)  # the season's ingest manifest
+    timings: dict[str, float] = field(default_factory=dict)  # the season's ingest, validation
 
     @property
     def trades(self) -> int:
@@ -116,10 +126,38 @@ def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Unive
     return closes
 
 
+def history_start(first_cycle: pd.Timestamp) -> pd.Timestamp:
+    """Where a season's market starts: :data:`HISTORY_DAYS` before its first cycle's day."""
+    return first_cycle.normalize() - pd.Timedelta(days=HISTORY_DAYS)
+
+
+def _ingest(provider: Provider, universe: Universe, start: pd.Timestamp, end: pd.Timestamp,
+            lake: Lake, what: str) -> dict[str, object]:
+    try:
+        return run_ingest(provider, universe, start=start, end=end, lake=lake, now=end).manifest
+    except IngestError as exc:
+        if not exc.published:
+            raise IngestError(f"{what}: {exc}", exc.manifest) from exc
+        log.warning("%s: playing on without %s (their last bars stay, the cycle marks them "
+                    "stale): %s", what, ", ".join(exc.manifest.get("not_published") or {}), exc)
+        return exc.manifest
+
+
+@step("ingest-season")
+def ingest_season(provider: Provider, universe: Universe, times: Sequence[pd.Timestamp],
+                  lake: Lake) -> dict[str, object]:
+    """The season's market in one ingest run, from :func:`history_start` up to the last cycle
+    ``times[-1]``; returns its manifest. Assets that did not publish are its ``not_published``
+    (symbol -> reason): they keep their last bars, if any, and are stale at every cycle. When no
+    asset published, :class:`IngestError` is raised: there is no market to play."""
+    return _ingest(provider, universe, history_start(times[0]), times[-1], lake,
+                   f"season {times[0].date()} to {times[-1].date()}")
+
+
 def ingest_day(provider: Provider, universe: Universe, at: pd.Timestamp,
                previous: pd.Timestamp | None, lake: Lake) -> dict[str, object]:
-    """The day's ingest up to ``at`` (from ``previous``, or :data:`HISTORY_DAYS` before it on
-    the first day); returns its manifest.
+    """The day's ingest up to ``at`` (from ``previous``, or :func:`history_start` on the first
+    day); returns its manifest.
 
     Ingest publishes all-or-nothing per asset. When some assets failed and others published, the
     day goes on: the failure is logged, the manifest (``not_published``: symbol -> reason) is
@@ -127,31 +165,25 @@ def ingest_day(provider: Provider, universe: Universe, at: pd.Timestamp,
     cycle's market finds stale (:func:`arena.market.asof.is_stale`). When no asset published,
     :class:`IngestError` is raised: there is no market to play.
     """
-    history_start = at.normalize() - pd.Timedelta(days=HISTORY_DAYS)
-    try:
-        return run_ingest(provider, universe, start=previous or history_start, end=at,
-                          lake=lake, now=at).manifest
-    except IngestError as exc:
-        if not exc.published:
-            raise IngestError(f"season day {at.date()}: {exc}", exc.manifest) from exc
-        log.warning("season day %s: playing on without %s (their last bars stay, the cycle "
-                    "marks them stale): %s", at.date(),
-                    ", ".join(exc.manifest.get("not_published") or {}), exc)
-        return exc.manifest
+    return _ingest(provider, universe, previous or history_start(at), at, lake,
+                   f"season day {at.date()}")
 
 
 @step("day-{at:%Y-%m-%d}")
 def play_day(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
              at: pd.Timestamp, previous: pd.Timestamp | None, *, lake: Lake,
-             ledger: Ledger) -> DayReport:
-    """One season day ending at the cycle ``at``: ingest up to ``at`` (:func:`ingest_day`: the
-    assets that did not publish are in the report's ``not_published``), the monitor window since
-    ``previous`` (none on the first day), the cycle, then its daily report."""
+             ledger: Ledger, ingest: bool = True) -> DayReport:
+    """One season day ending at the cycle ``at``: when ``ingest``, the bars up to ``at``
+    (:func:`ingest_day`: the assets that did not publish are in the report's ``not_published``);
+    the monitor window since ``previous`` (none on the first day), the cycle, then its daily
+    report."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    manifest = ingest_day(provider, universe, at, previous, lake)
-    timings["validation"] = float(manifest["timings_seconds"].get("validate", 0.0))
-    timings["ingest"] = time.perf_counter() - t0 - timings["validation"]
+    manifest: dict = {}
+    if ingest:
+        manifest = ingest_day(provider, universe, at, previous, lake)
+        timings["validation"] = float(manifest["timings_seconds"].get("validate", 0.0))
+        timings["ingest"] = time.perf_counter() - t0 - timings["validation"]
     t = time.perf_counter()
     closes = 0
     if previous is not None:
@@ -170,18 +202,36 @@ def play_day(provider: Provider, universe: Universe, contestants: Sequence[Conte
 
 def replay_season(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
                   start: pd.Timestamp, days: int, *, lake: Lake, ledger: Ledger | None = None,
-                  runner: Runner = INLINE,
-                  progress: Callable[[DayReport, int, int], None] | None = None) -> SeasonReport:
-    """Replay ``days`` cycles from ``start``, one :func:`play_day` after another (see the module
-    docstring); ``progress`` hears of every day played."""
+                  runner: Runner = INLINE, ingest: Literal["season", "daily"] = "season",
+                  progress: Callable[[DayReport, int, int], None] | None = None,
+                  say: Callable[[str], None] | None = None) -> SeasonReport:
+    """Replay ``days`` cycles from ``start``: the season's market (:func:`ingest_season`, or a
+    day's ingest before each day when ``ingest="daily"``), then one :func:`play_day` after
+    another (see the module docstring); ``progress`` hears of every day played, ``say`` of the
+    season's ingest."""
+    if ingest not in ("season", "daily"):
+        raise ValueError(f"ingest must be 'season' or 'daily', not {ingest!r}")
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
     times = cycle_times(start, days)
     check_season_ledger(ledger, times)
     report = SeasonReport(times[0])
+    if ingest == "season":
+        t0 = time.perf_counter()
+        if say:
+            say(f"ingest: {len(universe)} assets from {history_start(times[0]).date()} to "
+                f"{times[-1]:%Y-%m-%d %H:%M}, validated in one run")
+        report.ingest = runner.run(ingest_season, provider, universe, times, lake)
+        validation = float(report.ingest["timings_seconds"].get("validate", 0.0))
+        report.timings = {"ingest": time.perf_counter() - t0 - validation,
+                          "validation": validation}
+        if say:
+            missing = report.ingest.get("not_published") or {}
+            said = f"; not published (stale all season): {', '.join(missing)}" if missing else ""
+            say(f"ingest: done in {time.perf_counter() - t0:.1f} s{said}")
     previous = None
     for i, at in enumerate(times, start=1):
         day = runner.run(play_day, provider, universe, contestants, at, previous, lake=lake,
-                         ledger=ledger)
+                         ledger=ledger, ingest=ingest == "daily")
         report.days.append(day)
         if progress:
             progress(day, i, len(times))

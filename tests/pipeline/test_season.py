@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from arena.agents.factory import build_contestant
@@ -11,6 +12,7 @@ from arena.agents.roster import load_roster
 from arena.cli import main
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
+from arena.ledger.records import MONITOR_SCHEMAS, SCHEMAS
 from arena.ledger.store import Ledger
 from arena.pipeline.season import replay_season
 from tests.conftest import ts
@@ -47,6 +49,52 @@ def test_a_season_replays_and_resumes_without_duplicates(tmp_path, universe, con
     replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=resumed)
     assert _fills(Ledger(resumed), contestants) == _fills(ledger, contestants)
     assert len(Ledger(resumed).records()) == DAYS * len(contestants)
+
+
+def _books(lake: Lake) -> dict[str, object]:
+    """Everything a season leaves for its readers, minus the wall-clock latency of the calls:
+    every ledger table, every bar partition and the daily reports."""
+    ledger = Ledger(lake)
+    books: dict[str, object] = {
+        f"{kind}/{name}": ledger.table(name, monitor=kind == "monitor").drop(
+            columns=["latency_s"], errors="ignore")
+        for kind, schemas in (("cycles", SCHEMAS), ("monitor", MONITOR_SCHEMAS))
+        for name in schemas}
+    books.update({f"bars/{k}": lake.read_bars(k) for k in lake.partitions()})
+    books.update({f"report/{p.name}": p.read_text()
+                  for p in sorted((lake.root / "reports" / "daily").glob("*.md"))})
+    return books
+
+
+def test_the_season_ingest_plays_the_same_books_as_daily_ingests(tmp_path, universe, contestants):
+    """The season's market ingested in one run before the first day (the lake holds every later
+    bar while each day plays) against one ingest before each day (the lake ends at the day):
+    the same bars, the same decisions, fills, equity and daily reports - no day sees a bar after
+    its time."""
+    sub = universe.select(SYMBOLS)
+    once, daily = Lake(tmp_path / "once"), Lake(tmp_path / "daily")
+    said: list[str] = []
+    played = replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=once,
+                           say=said.append)
+    replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=daily, ingest="daily")
+    assert sorted(played.ingest["published"]) == sorted(SYMBOLS)
+    assert not played.ingest["not_published"]
+    assert said[0].startswith(f"ingest: {len(SYMBOLS)} assets from ") and "done in" in said[1]
+    assert all("ingest" not in d.timings for d in played.days)
+    a, b = _books(once), _books(daily)
+    assert a.keys() == b.keys() and sum(k.startswith("bars/") for k in a) == 5 * len(SYMBOLS)
+    assert sum(len(a[k]) for k in a if k.startswith("cycles/fills")) > 0
+    for key in a:
+        if isinstance(a[key], str):
+            assert a[key] == b[key], key
+        else:
+            pd.testing.assert_frame_equal(a[key], b[key], obj=key)
+
+
+def test_replay_refuses_an_unknown_ingest(tmp_path, universe, contestants):
+    with pytest.raises(ValueError, match="ingest must be 'season' or 'daily'"):
+        replay_season(SyntheticProvider(), universe.select(SYMBOLS), contestants, START, 1,
+                      lake=Lake(tmp_path / "lake"), ingest="hourly")
 
 
 def test_replay_command(tmp_path, capsys):

@@ -90,7 +90,7 @@ def season(tmp_path_factory, universe):
     opener = ByCycle("opener", {TUE: open_sol})
     sub = universe.select(SYMBOLS)
     report = replay_season(VendorDown({"SOL"}, after=MON), sub, [holder, opener], MON, 2,
-                           lake=lake)
+                           lake=lake, ingest="daily")
     return lake, sub, report, holder, opener
 
 
@@ -164,6 +164,33 @@ def test_a_day_on_which_no_asset_published_fails(tmp_path, universe):
                    MON, None, Lake(tmp_path / "lake"))
     assert caught.value.published == []
     assert set(caught.value.manifest["not_published"]) == {"BTC", "SPY", "ETH"}
+
+
+def test_the_season_plays_without_an_asset_its_ingest_could_not_publish(tmp_path, universe):
+    """The season's market in one run (the default): SOL's vendor is down over the whole window,
+    so SOL has no bars. The other assets publish and the season plays on: SOL is listed without
+    a price, out of the screen, and an open in it is rejected (``no_price``). A replay where no
+    asset publishes fails."""
+    sub = universe.select(SYMBOLS)
+    blind = {"action": "open_long", "symbol": "SOL", "percent_of_equity": 20, "confidence": 0.9,
+             "invalidation_price": 1.0, "thesis": "t", "invalidation": "i"}
+    opener = ByCycle("opener", {TUE: lambda b: [blind]})
+    lake = Lake(tmp_path / "lake")
+    down = VendorDown({"SOL"}, after=MON - pd.Timedelta(days=400))
+    report = replay_season(down, sub, [opener], MON, 2, lake=lake)
+    assert list(report.ingest["not_published"]) == ["SOL"]
+    assert "HTTP 503" in report.ingest["not_published"]["SOL"]
+    assert sorted(report.ingest["published"]) == sorted(set(SYMBOLS) - {"SOL"})
+    assert [d.at for d in report.days] == [MON, TUE]
+    for briefing in opener.briefings:
+        market = briefing.data["market"]
+        assert next(r for r in market["table"] if r["symbol"] == "SOL")["price"] is None
+        assert "SOL" not in market["screen"]["crypto"]
+    rejected = Ledger(lake).table("rejections")
+    assert rejected[["symbol", "code"]].values.tolist() == [["SOL", "no_price"]]
+    with pytest.raises(IngestError, match="season 2025-11-24 to 2025-11-25"):
+        replay_season(VendorDown(set(SYMBOLS), after=MON - pd.Timedelta(days=400)), sub,
+                      [opener], MON, 2, lake=Lake(tmp_path / "none"))
 
 
 def test_house_rules_leave_a_stale_asset_alone():
