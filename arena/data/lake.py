@@ -356,11 +356,13 @@ def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFr
     the stored bars from the fetch's first timestamp on are compared; the older ones are carried
     over as they are (a daily run touches the tail of a long series). NumPy throughout: an
     ingest merges a few hundred small series."""
-    if existing.empty or fetched.empty:
-        return (existing if fetched.empty else fetched)[list(BAR_COLUMNS)].reset_index(
-            drop=True), 0
+    if fetched.empty:
+        return existing[list(BAR_COLUMNS)].reset_index(drop=True), 0
     cols = list(BAR_COLUMNS[1:])
-    old_t, old_v = utc_micros(existing["timestamp"]), _columns(existing, cols)
+    if existing.empty:  # nothing stored: the fetched bars alone, sorted and deduplicated
+        old_t, old_v = np.empty(0, dtype="int64"), np.empty((len(cols), 0))
+    else:
+        old_t, old_v = utc_micros(existing["timestamp"]), _columns(existing, cols)
     if (np.diff(old_t) < 0).any():
         order = np.argsort(old_t, kind="stable")
         old_t, old_v = old_t[order], old_v[:, order]

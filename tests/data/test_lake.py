@@ -140,6 +140,12 @@ def test_merge_bars_appends_replaces_and_sorts_like_a_pandas_merge():
     unsorted = stored.iloc[::-1]
     pd.testing.assert_frame_equal(merge_bars(unsorted, cases[0])[0],
                                   _reference_merge(stored, cases[0]), check_exact=True)
+    # nothing stored: the fetch alone, still sorted with its last duplicate winning
+    fetched = pd.concat([cases[1].iloc[::-1], cases[1].iloc[[1]].assign(close=7.0)])
+    nothing = stored.iloc[0:0]
+    pd.testing.assert_frame_equal(merge_bars(nothing, fetched)[0],
+                                  _reference_merge(nothing, fetched), check_exact=True)
+    assert merge_bars(nothing, fetched)[0].close.tolist()[1] == 7.0
 
 
 def test_publish_over_stored_files_keeps_no_backup_tree(lake):
