@@ -36,7 +36,7 @@ from arena.data.lake import Lake
 from arena.engine.outcomes import FAILED
 from arena.engine.rules import ARENA_RULES, CycleState, Rules
 from arena.ledger.records import ANSWER, CycleRecord, RecordStatus, equity_snapshot
-from arena.ledger.store import Ledger, LedgerError
+from arena.ledger.store import Ledger, LedgerBusy, LedgerError
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
 from arena.market.types import MarketData
 from arena.pipeline.runner import INLINE, Runner, step
@@ -64,6 +64,7 @@ class Outcome:
     cost_usd: float | None
     latency_s: float
     error: str | None = None
+    transient: bool = True  # a failure that playing again may mend (not a refused record)
 
     def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -155,9 +156,10 @@ def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: U
         return Outcome(contestant.name, "not recorded", FAILED, 0, 0,
                        sum(c.tokens_in or 0 for c in calls), sum(c.tokens_out or 0 for c in calls),
                        None, max((c.latency_s for c in calls), default=0.0), exc.reply.error)
-    except LedgerError as exc:  # refused before anything ran (e.g. a cycle behind its history)
+    except LedgerError as exc:  # refused (a cycle behind its history, a secret in the record)
         log.error("contestant %s at %s: %s", contestant.name, at, exc)
-        return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0, str(exc))
+        return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0, str(exc),
+                       transient=isinstance(exc, LedgerBusy))
     except Exception as exc:
         log.exception("contestant %s failed at %s", contestant.name, at)
         return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0,

@@ -202,7 +202,8 @@ def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Co
     """Check the cycle (:func:`check_cycle`); record as forfeited, with the reason from the
     attempts log, every contestant still without a record in an earlier cycle; record the monitor
     window ending at the cycle; play it. A contestant that failed (its model unreachable) is
-    played again - with waits of 2, 4, 8... seconds - until the season's cycle deadline; each
+    played again - with waits of 2, 4, 8... seconds - until the season's cycle deadline (one
+    whose record the ledger refused, e.g. for a secret in it, is not); each
     failed attempt goes to the attempts log (:class:`arena.ledger.attempts.Attempts`), never to
     the ledger. ``retry``: the cycle was played before (``arena season retry``): only the
     contestants without a record play."""
@@ -232,7 +233,8 @@ def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Co
             done[outcome.contestant] = outcome
             if outcome.status == FAILED:
                 attempts.add(at, outcome.contestant, outcome.error or "failed")
-        playing = [c for c in playing if done[c.name].status == FAILED]
+        # a refused record (not a lock held by another run) would be refused again
+        playing = [c for c in playing if done[c.name].status == FAILED and done[c.name].transient]
         if not playing or clock() + wait + season.call_timeout_s >= deadline:
             break  # another round could not finish before the deadline
         log.warning("cycle %s: retrying %s in %.0f s (deadline in %.0f s)", at,

@@ -89,6 +89,21 @@ def test_retries_stop_at_the_cycle_deadline_and_record_nothing(lake, stub):
     assert [k.contestant for k in Ledger(lake).records()] == ["momentum"]
 
 
+def test_a_record_the_ledger_refuses_is_not_played_again(lake, stub, monkeypatch):
+    """An answer echoing an API key's value: the ledger refuses the record, the outcome says
+    why, and the cycle does not ask the model again (it would be refused again)."""
+    monkeypatch.setenv("LEAKY_API_KEY", "sk-leaky-0123456789abcdef")
+    stub.default = StubResponse.answer(json.dumps(
+        {"reasoning": "my key is sk-leaky-0123456789abcdef", "decisions": []}))
+    clock = FakeClock()
+    run = _play(lake, MON, clock)
+    by_name = {o.contestant: o for o in run.outcomes}
+    assert by_name["stub-llm"].status == "failed" and not by_name["stub-llm"].transient
+    assert "LEAKY_API_KEY" in by_name["stub-llm"].error
+    assert run.attempts == 1 and clock.waits == [] and len(stub.chat_requests) == 1
+    assert [k.contestant for k in Ledger(lake).records()] == ["momentum"]
+
+
 def test_an_outage_then_the_retry_command_plays_only_the_failed_contestant(lake, stub, capsys,
                                                                              monkeypatch):
     """Down: the cycle exits 1, the house contestant is recorded, the model's attempts are
