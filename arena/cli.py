@@ -444,6 +444,28 @@ def _season_of(args: argparse.Namespace, command: str):
         return lake, None
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    lake, season = _season_of(args, "serve")
+    if season is None:
+        return EXIT_UNUSABLE
+    from arena.flows.deployments import season_jobs, serve_season
+
+    jobs = season_jobs(lake, season)
+    if args.json:
+        _print_json([j.as_dict() for j in jobs])
+    else:
+        console = _console()
+        console.print(f"season {season.id}: {len(jobs)} deployments (cron in UTC)")
+        table = _text_table("deployment", "schedule", ("flow", "wrap"))
+        for j in jobs:
+            table.add_row(j.name, j.cron, j.flow)
+        console.print(table)
+    if args.list:
+        return EXIT_OK
+    serve_season(lake)  # until Ctrl-C or SIGTERM
+    return EXIT_OK
+
+
 def _cmd_season_status(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -774,6 +796,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "./data_lake)")
         p.add_argument("--json", action="store_true", help=json_help)
         p.set_defaults(func=func)
+
+    srv = sub.add_parser("serve", help="serve the season's scheduled deployments (ingest hourly, "
+                         "monitor every 15 minutes, cycle daily, publish nightly) until stopped")
+    srv.add_argument("--list", action="store_true",
+                     help="print the deployments and their schedules, serve nothing")
+    season_lake_args(srv, _cmd_serve, json_help="print the deployments as JSON")
 
     cyc = sub.add_parser("cycle", help="run the season's current decision cycle (after its "
                          "monitor window), only when it is sound")

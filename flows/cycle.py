@@ -8,7 +8,9 @@ before anything is recorded and fails the run - with a
 of its own (a bounded thread pool, so one slow model never holds the others back), reverse
 contestants after the others. Contestants of one model provider share a strict Prefect global
 concurrency limit (``model-provider-<provider>``, ``$ARENA_PROVIDER_CONCURRENCY`` slots, default
-4; created by the flow if missing). A table artifact shows each contestant's outcome; its
+4; created by the flow if missing). The cycle holds the season's ledger slot (``ledger-<season>``,
+one slot) shared with the monitor flow, so a cycle and a monitor window never write at once.
+Runs are named by job and scheduled time (``cycle-2026-10-01-1610``). A table artifact shows each contestant's outcome; its
 description says whose prices the cycle ran on (SYNTHETIC for the embedded default). A contestant
 that failed (its model unreachable: nothing recorded, see :mod:`arena.engine.outcomes`) fails the
 flow run after every other contestant has played and the artifact is written: never green.
@@ -28,7 +30,7 @@ from arena.core.settings import prepare_process
 from arena.data.lake import Lake
 from arena.data.providers import provider_note
 from arena.engine.outcomes import FAILED, CycleOutcome
-from arena.flows.tasks import PrefectRunner, ensure_limits, provider_slot
+from arena.flows.tasks import PrefectRunner, ensure_limits, ledger_slot, provider_slot, run_name
 from arena.pipeline.live import (
     LIVE_PLAYERS,
     CycleRefused,
@@ -47,7 +49,8 @@ class CycleFailed(RuntimeError):
     """Some contestant's cycle could not be played (nothing recorded for it); the others were."""
 
 
-@flow(name="cycle", task_runner=ThreadPoolTaskRunner(max_workers=CONTESTANT_WORKERS))
+@flow(name="cycle", flow_run_name=run_name("cycle"),
+      task_runner=ThreadPoolTaskRunner(max_workers=CONTESTANT_WORKERS))
 def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bool = False,
                retry: bool = False, force_time: bool = False, now: str | None = None,
                publish: bool = True) -> list[dict]:
@@ -69,9 +72,10 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
         logger.warning("contestant %s", item)
     ensure_limits(contestants)
     try:
-        run = play_season_cycle(lake, season, contestants, at_ts, now=now_ts, backfill=backfill,
-                                retry=retry, force_time=force_time, runner=PrefectRunner(),
-                                slot=provider_slot)
+        with ledger_slot(season.id):  # never beside a monitor window of the season
+            run = play_season_cycle(lake, season, contestants, at_ts, now=now_ts,
+                                    backfill=backfill, retry=retry, force_time=force_time,
+                                    runner=PrefectRunner(), slot=provider_slot)
     except CycleRefused as exc:
         logger.error("cycle %s refused, nothing recorded: %s", at_ts, exc)
         raise

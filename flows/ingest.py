@@ -31,6 +31,7 @@ from arena.data.ingest import (
 )
 from arena.data.lake import Lake
 from arena.data.providers import Provider, make_provider, provider_note
+from arena.flows.tasks import run_name
 from arena.pipeline.season_config import find_season
 from arena.pipeline.season_ingest import season_ingest, watch_after_ingest
 
@@ -90,7 +91,8 @@ def _report(manifest: dict) -> None:
         key="ingest-report")
 
 
-@flow(name="ingest", task_runner=ThreadPoolTaskRunner(max_workers=FETCH_WORKERS))
+@flow(name="ingest", flow_run_name=run_name("ingest"),
+      task_runner=ThreadPoolTaskRunner(max_workers=FETCH_WORKERS))
 def ingest_flow(source: str | None = None, start: str | None = None, end: str | None = None,
                 symbols: list[str] | None = None, seed: int | None = None,
                 drop: str | None = None, drop_interval: str = "1h", lake_root: str | None = None,

@@ -7,7 +7,8 @@ provider, up to the tick (for Yahoo's stocks a watch run of their own:
 position's invalidation level checked against the bars since its last window, each window
 recorded exactly once. A tick that cannot be sound (in the future,
 bars that do not reach it, a closed season) is refused before anything is recorded and fails
-the run; a season with no cycle played yet has nothing to watch and completes.
+the run; a season with no cycle played yet has nothing to watch and completes. The monitor holds
+the season's ledger slot (shared with the cycle flow) while it records.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from prefect import flow, get_run_logger
 from arena.core.sessions import utc
 from arena.core.settings import prepare_process
 from arena.data.lake import Lake
+from arena.flows.tasks import ledger_slot, run_name
 from arena.ledger.store import Ledger
 from arena.pipeline.live import MonitorRefused, monitor_end, run_monitor
 from arena.pipeline.season_config import load_season, season_contestants
 from arena.pipeline.season_ingest import held_symbols, ingest_watched
 
 
-@flow(name="monitor")
+@flow(name="monitor", flow_run_name=run_name("monitor"))
 def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str | None = None,
                  ingest: bool = True) -> dict:
     """One tick at ``at`` (default: now): ingest the held symbols' bars, then the monitor.
@@ -49,7 +51,8 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
             # the monitor then says which bars are missing
             logger.warning("ingest of the held symbols' 15-minute bars from %s: %s", source, why)
     try:
-        run = run_monitor(lake, season, contestants, tick, now=now_ts)
+        with ledger_slot(season.id):  # never beside the season's cycle
+            run = run_monitor(lake, season, contestants, tick, now=now_ts)
     except MonitorRefused as exc:
         logger.error("monitor tick %s refused, nothing recorded: %s", tick, exc)
         raise

@@ -30,7 +30,7 @@ from arena.core.settings import prepare_process
 from arena.core.universe import load_universe
 from arena.data.lake import Lake, default_root
 from arena.data.providers import make_provider, provider_note
-from arena.flows.tasks import PrefectRunner, prefect_dbt_invoke
+from arena.flows.tasks import PrefectRunner, prefect_dbt_invoke, run_name
 from arena.pipeline.season import DayReport, cycle_times, finish_season, replay_season
 from arena.pipeline.season_tables import ARENA_PLAYERS
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
@@ -39,7 +39,7 @@ LEADERBOARD_COLUMNS = ["place", "contestant", "market", "total_return", "zero_sk
                        "rank_score", "sharpe", "max_drawdown", "trades", "cost_usd"]
 
 
-@flow(name="season", log_prints=True)
+@flow(name="season", flow_run_name=run_name("season"), log_prints=True)
 def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = None,
                 lake_root: str | None = None, symbols: list[str] | None = None,
                 seed: int | None = None, players: int = DEFAULT_PLAYERS,

@@ -5,11 +5,14 @@
 runner to the same pipeline functions the command line runs. Tasks are not cached (every step is
 idempotent by itself: the ledger records each cycle once) and not retried (a model call retries
 its own transient errors; a failed step fails the flow). :func:`provider_slot` holds a contestant's
-model provider's global concurrency slot while it plays.
+model provider's global concurrency slot while it plays; :func:`ledger_slot` the season's ledger
+slot while a cycle or a monitor window writes; :func:`run_name` names a flow's runs by job and
+scheduled time.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -20,6 +23,7 @@ from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
+from prefect.exceptions import ObjectNotFound
 
 from arena.agents.base import Contestant
 from arena.agents.roster import is_loopback
@@ -28,6 +32,18 @@ from arena.pipeline.warehouse import DBT_PROJECT, Invoke, profiles_dir
 
 T = TypeVar("T")
 PROVIDER_CONCURRENCY_ENV = "ARENA_PROVIDER_CONCURRENCY"
+
+
+def run_name(job: str) -> Callable[[], str]:
+    """A flow run name of ``job`` and the run's scheduled time, e.g. ``cycle-2026-10-01-1610``
+    (UTC): readable in the UI's run list, and the same for a scheduled and a manual run."""
+
+    def name() -> str:
+        from prefect.runtime import flow_run
+
+        return f"{job}-{flow_run.scheduled_start_time.astimezone(dt.UTC):%Y-%m-%d-%H%M}"
+
+    return name
 
 
 @cache
@@ -68,6 +84,25 @@ def ensure_limits(contestants: Sequence[Contestant]) -> None:
     with get_client(sync_client=True) as client:
         for name in sorted(names):
             client.upsert_global_concurrency_limit_by_name(name, slots)
+
+
+def ledger_limit(season_id: str) -> str:
+    """The global concurrency limit a season's ledger writers share (one slot)."""
+    return f"ledger-{season_id}"
+
+
+def ledger_slot(season_id: str) -> AbstractContextManager[object]:
+    """The season's ledger slot, created with one slot if missing, held while a cycle or a
+    monitor window runs: the two never write the same contestant at once (the ledger's own
+    per-contestant lock guards the command line the same way; the slot also orders the runs in
+    the UI, the second waiting for the first)."""
+    name = ledger_limit(season_id)
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_global_concurrency_limit_by_name(name)
+        except ObjectNotFound:
+            client.upsert_global_concurrency_limit_by_name(name, 1)
+    return concurrency(name, occupy=1, strict=True)
 
 
 def provider_slot(contestant: Contestant) -> AbstractContextManager[object]:

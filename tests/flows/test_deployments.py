@@ -1,0 +1,188 @@
+"""The season's scheduled deployments: what ``arena serve`` registers (names, schedules, tags,
+limits), a served run executed under a real Prefect server, and the ledger slot that keeps a
+monitor window from writing beside a cycle."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from arena.cli import main
+from arena.data.lake import Lake
+from arena.flows.deployments import season_jobs
+from arena.ledger.store import Ledger
+from arena.pipeline.live import play_season_cycle
+from arena.pipeline.season_config import init_season, load_season, make_season, season_contestants
+from tests.conftest import ts
+from tests.market_lakes import season_lake
+
+HOUSE = ("contestants:\n"
+         "  - {name: momentum, kind: house, strategy: momentum}\n"
+         "  - {name: random, kind: house, strategy: random}\n")
+
+
+@pytest.fixture
+def two_providers(tmp_path, universe):
+    lake = Lake(tmp_path / "lake")
+    init_season(lake, make_season("2026-12-01", 5, universe.select(["BTC", "SPY", "AAPL"]).symbols,
+                                  providers={"crypto": "ccxt", "stock": "yfinance",
+                                             "etf": "yfinance"}))
+    return lake
+
+
+def test_a_season_has_one_deployment_per_job_and_provider(two_providers):
+    lake = two_providers
+    season = load_season(lake)
+    jobs = {j.name.removeprefix(f"{season.id}-"): j for j in season_jobs(lake, season)}
+    assert list(jobs) == ["ingest-ccxt", "ingest-yfinance", "monitor", "cycle", "publish"]
+    assert {k: j.cron for k, j in jobs.items()} == {
+        "ingest-ccxt": "1 * * * *", "ingest-yfinance": "1 * * * *",
+        "monitor": "3-59/15 * * * *", "cycle": "10 16 * * *", "publish": "30 0 * * *"}
+    assert jobs["ingest-ccxt"].parameters == {"source": "ccxt", "lake_root": str(lake.root)}
+    assert all(j.parameters["lake_root"] == str(lake.root) for j in jobs.values())
+    assert jobs["ingest-yfinance"].tags == (f"season:{season.id}", "job:ingest",
+                                            "provider:yfinance")
+    assert jobs["cycle"].tags == (f"season:{season.id}", "job:cycle", "provider:ccxt",
+                                  "provider:yfinance")
+    assert {j.concurrency_limit for j in jobs.values()} == {1}
+    assert all(j.name == j.name.lower() and " " not in j.name for j in jobs.values())
+
+
+def test_serve_lists_the_deployments(two_providers, capsys):
+    assert main(["serve", "--list", "--json", "--lake", str(two_providers.root)]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [d["cron"] for d in listed] == ["1 * * * *", "1 * * * *", "3-59/15 * * * *",
+                                           "10 16 * * *", "30 0 * * *"]
+    assert main(["serve", "--list", "--lake", str(two_providers.root / "nowhere")]) == 2
+
+
+def _wait(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (got := predicate()) is not None:
+            return got
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_server, tmp_path,
+                                                                   tmp_path_factory, universe):
+    """``arena serve`` in a process of its own against the test server: every deployment is
+    registered with its schedule, tags and limit; a run of the monitor deployment is picked up,
+    executed and named by job and time; SIGTERM stops the server cleanly."""
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+    from prefect.settings import PREFECT_API_URL
+
+    lake = season_lake(tmp_path_factory, universe, tmp_path / "lake", HOUSE, start="2025-11-24",
+                       days=3)
+    season = load_season(lake)
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(),
+           "PREFECT_RUNNER_POLL_FREQUENCY": "1",
+           "PREFECT_LOCAL_STORAGE_PATH": str(tmp_path / "prefect-storage")}
+    served = subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", "--lake",
+                               str(lake.root)], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        with get_client(sync_client=True) as client:
+            names = {j.name: j for j in season_jobs(lake, season)}
+
+            def registered():
+                found = {d.name: d for d in client.read_deployments()}
+                return found if set(names) <= set(found) else None
+
+            found = _wait(registered, 90, "the deployments")
+            for name, job in names.items():
+                deployment = found[name]
+                assert [s.schedule.cron for s in deployment.schedules] == [job.cron]
+                assert all(s.schedule.timezone in (None, "UTC") and s.active
+                           for s in deployment.schedules)
+                assert set(deployment.tags) == set(job.tags)
+                assert deployment.global_concurrency_limit.limit == 1
+                assert deployment.entrypoint == job.flow.replace(":", ".")
+            run = run_deployment(f"monitor/{season.id}-monitor", timeout=0)
+
+            def finished():
+                got = client.read_flow_run(run.id)
+                return got if got.state.is_final() else None
+
+            state = _wait(finished, 120, "the served monitor run")
+            assert state.state.is_completed(), state.state
+            assert state.name.startswith("monitor-") and len(state.name) == len("monitor-") + 15
+            assert f"season:{season.id}" in state.tags and "job:monitor" in state.tags
+    finally:
+        served.send_signal(signal.SIGTERM)
+        out, _ = served.communicate(timeout=60)
+    assert served.returncode in (0, 143), out
+    assert "Traceback" not in out, out
+
+
+def test_a_monitor_window_waits_while_the_cycle_holds_the_ledger_slot(
+        prefect_server, local_storage, tmp_path_factory, tmp_path, universe):
+    """The slot a cycle run holds (``ledger-<season>``) keeps a monitor run from recording until
+    it is released: the window's files are written after the release."""
+    from arena.flows.monitor import monitor_flow
+    from arena.flows.tasks import ledger_slot
+
+    lake = season_lake(tmp_path_factory, universe, tmp_path / "lake", HOUSE, start="2025-11-24",
+                       days=3)
+    first = ts("2025-11-24 16:00")
+    season = load_season(lake)
+    contestants, _ = season_contestants(lake, {})
+    play_season_cycle(lake, season, contestants, first, now=first)
+    out: dict = {}
+    monitor = threading.Thread(target=lambda: out.update(monitor_flow(
+        lake_root=str(lake.root), at="2025-11-24T18:10:00Z", now="2025-11-24T18:10:00Z")))
+    with ledger_slot(season.id):  # what the cycle flow holds while it plays
+        monitor.start()
+        time.sleep(12)  # the monitor alone takes a few seconds
+        assert monitor.is_alive() and Ledger(lake).monitor_records() == []
+        released = time.time()
+    monitor.join(timeout=120)
+    assert out["end"] == "2025-11-24T18:00:00+00:00"
+    windows = Ledger(lake).monitor_records()
+    assert len(windows) == 2  # one per contestant
+    written = [Ledger(lake).monitor_dir(k.start, k.end, k.contestant).stat().st_mtime
+               for k in windows]
+    assert min(written) >= released
+
+
+def test_prefect_yaml_deploys_the_same_jobs_on_a_work_pool(prefect_server, two_providers):
+    """``prefect deploy --all`` with the repository's prefect.yaml (for workers on a pool): the
+    same jobs, schedules and limits as ``arena serve``, each run on the ``arena`` pool."""
+    from pathlib import Path
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.settings import PREFECT_API_URL
+
+    import arena
+
+    repo = Path(arena.__file__).resolve().parent.parent
+    with get_client(sync_client=True) as client:
+        if not any(p.name == "arena" for p in client.read_work_pools()):
+            client.create_work_pool(WorkPoolCreate(name="arena", type="process"))
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(),
+           "ARENA_LAKE": str(two_providers.root)}
+    done = subprocess.run([str(Path(sys.executable).parent / "prefect"), "--no-prompt", "deploy",
+                           "--all"], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    season = load_season(two_providers)
+    expected = {j.name.removeprefix(f"{season.id}-"): j for j in season_jobs(two_providers, season)}
+    with get_client(sync_client=True) as client:
+        found = {d.name: d for d in client.read_deployments() if d.work_pool_name == "arena"}
+    assert set(found) == set(expected)
+    for name, job in expected.items():
+        deployment = found[name]
+        assert [s.schedule.cron for s in deployment.schedules] == [job.cron], name
+        assert deployment.parameters == job.parameters, name
+        assert deployment.global_concurrency_limit.limit == 1
+        assert deployment.entrypoint.split(":")[1] == job.flow.split(":")[1]
