@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test test-fast lint bench docs clean
+.PHONY: run test test-fast lint bench docs ui serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,17 @@ DOCS_LAKE ?= data_lake/demo
 
 docs: $(VENV)/.installed
 	$(BIN)/python -c "from arena.data.lake import Lake; from arena.pipeline.warehouse import generate_docs; print(generate_docs(Lake('$(DOCS_LAKE)')))"
+
+# A local Prefect server and its UI (http://127.0.0.1:4200), then the season's deployments
+# served against it from another terminal: make serve LAKE=data_lake/s1
+PREFECT_UI_API := http://127.0.0.1:4200/api
+LAKE ?= data_lake
+
+ui: $(VENV)/.installed
+	PREFECT_SERVER_ANALYTICS_ENABLED=false $(BIN)/prefect server start --host 127.0.0.1 --port 4200
+
+serve: $(VENV)/.installed
+	PREFECT_API_URL=$(PREFECT_UI_API) $(BIN)/arena serve --lake $(LAKE)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -448,9 +448,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     lake, season = _season_of(args, "serve")
     if season is None:
         return EXIT_UNUSABLE
+    from arena.flows.alerts import alert_webhook
     from arena.flows.deployments import season_jobs, serve_season
 
     jobs = season_jobs(lake, season)
+    try:
+        webhook = alert_webhook(args.alert_webhook)
+    except ValueError as exc:
+        print(f"arena serve: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
     if args.json:
         _print_json([j.as_dict() for j in jobs])
     else:
@@ -462,6 +468,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         console.print(table)
     if args.list:
         return EXIT_OK
+    if webhook is None:
+        print("arena serve: no alerts (set --alert-webhook or $ARENA_ALERT_WEBHOOK to be told "
+              "of a failed, late or overdue run)", file=sys.stderr)
+    else:
+        from arena.flows.alerts import install_alerts
+
+        alerts = install_alerts(season.id, webhook, cycle_deadline_s=season.cycle_deadline_s)
+        print(f"alerts: {', '.join(alerts.automations)} post to the webhook "
+              f"(block {alerts.block})", file=sys.stderr)
     serve_season(lake)  # until Ctrl-C or SIGTERM
     return EXIT_OK
 
@@ -801,6 +816,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "monitor every 15 minutes, cycle daily, publish nightly) until stopped")
     srv.add_argument("--list", action="store_true",
                      help="print the deployments and their schedules, serve nothing")
+    srv.add_argument("--alert-webhook", metavar="URL",
+                     help="post an alert there when a run fails, crashes or is late, or a cycle "
+                     "is overdue (default: $ARENA_ALERT_WEBHOOK; none: no alerts)")
     season_lake_args(srv, _cmd_serve, json_help="print the deployments as JSON")
 
     cyc = sub.add_parser("cycle", help="run the season's current decision cycle (after its "

@@ -1,7 +1,7 @@
 """The season's scheduled deployments, served by ``arena serve`` (SPEC §9: operations).
 
 One deployment per job of a live season, each with a kebab-case name that starts with the
-season's id, tags (``season:<id>``, ``job:<job>``, ``provider:<name>``), runs named by job and
+season's id (:func:`arena.flows.tasks.slug`), tags (``season:<id>``, ``job:<job>``, ``provider:<name>``), runs named by job and
 scheduled time (:func:`arena.flows.tasks.run_name`) and a concurrency limit of one (a run still
 going when the next is due makes the next wait, never run beside it):
 
@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.data.lake import Lake
+from arena.flows.tasks import slug
 from arena.pipeline.season_config import SeasonConfig, load_season
 
 INGEST_MINUTE, MONITOR_MINUTE, CYCLE_DELAY_MINUTES = 1, 3, 10
@@ -59,27 +60,27 @@ class Job:
 
 def season_jobs(lake: Lake, season: SeasonConfig) -> list[Job]:
     """The season's deployments (see the module docstring), its lake as every run's lake."""
-    root = str(lake.root.resolve())
+    root, name = str(lake.root.resolve()), slug(season.id)
     providers = sorted(set(season.providers.values()))
     base = (f"season:{season.id}",)
     every = tuple(f"provider:{p}" for p in providers)
     cycle_minute = CYCLE_DELAY_MINUTES
     jobs = [
-        Job(f"{season.id}-ingest-{provider}", "arena.flows.ingest:ingest_flow",
+        Job(f"{name}-ingest-{provider}", "arena.flows.ingest:ingest_flow",
             f"{INGEST_MINUTE} * * * *", {"source": provider, "lake_root": root},
             (*base, "job:ingest", f"provider:{provider}"),
             f"hourly: the season's {provider} bars up to the hour, validated and published")
         for provider in providers]
     jobs += [
-        Job(f"{season.id}-monitor", "arena.flows.monitor:monitor_flow",
+        Job(f"{name}-monitor", "arena.flows.monitor:monitor_flow",
             f"{MONITOR_MINUTE}-59/15 * * * *", {"lake_root": root}, (*base, "job:monitor", *every),
             "every 15 minutes: the held symbols' bars, then the invalidation monitor"),
-        Job(f"{season.id}-cycle", "arena.flows.cycle:cycle_flow",
+        Job(f"{name}-cycle", "arena.flows.cycle:cycle_flow",
             f"{cycle_minute} {season.cycle_hour} * * *", {"lake_root": root},
             (*base, "job:cycle", *every),
             f"daily: the decision cycle of {season.cycle_hour:02d}:00 UTC, then the marts, the "
             "luck tables (2,000 players) and the daily report"),
-        Job(f"{season.id}-publish", "arena.flows.publish:publish_flow", PUBLISH_CRON,
+        Job(f"{name}-publish", "arena.flows.publish:publish_flow", PUBLISH_CRON,
             {"lake_root": root}, (*base, "job:publish", *every),
             "nightly: the luck tables at full size (20,000 players), the marts and the report"),
     ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import cache
@@ -32,6 +33,12 @@ from arena.pipeline.warehouse import DBT_PROJECT, Invoke, profiles_dir
 
 T = TypeVar("T")
 PROVIDER_CONCURRENCY_ENV = "ARENA_PROVIDER_CONCURRENCY"
+
+
+def slug(text: str) -> str:
+    """``text`` as a kebab-case name for Prefect objects (deployments, blocks, limits), e.g. the
+    season id ``2026-12-01-ccxt+yfinance`` as ``2026-12-01-ccxt-yfinance``."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def run_name(job: str) -> Callable[[], str]:
@@ -88,7 +95,7 @@ def ensure_limits(contestants: Sequence[Contestant]) -> None:
 
 def ledger_limit(season_id: str) -> str:
     """The global concurrency limit a season's ledger writers share (one slot)."""
-    return f"ledger-{season_id}"
+    return f"ledger-{slug(season_id)}"
 
 
 def ledger_slot(season_id: str) -> AbstractContextManager[object]:

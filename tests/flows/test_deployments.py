@@ -17,6 +17,7 @@ import pytest
 from arena.cli import main
 from arena.data.lake import Lake
 from arena.flows.deployments import season_jobs
+from arena.flows.tasks import slug
 from arena.ledger.store import Ledger
 from arena.pipeline.live import play_season_cycle
 from arena.pipeline.season_config import init_season, load_season, make_season, season_contestants
@@ -40,7 +41,7 @@ def two_providers(tmp_path, universe):
 def test_a_season_has_one_deployment_per_job_and_provider(two_providers):
     lake = two_providers
     season = load_season(lake)
-    jobs = {j.name.removeprefix(f"{season.id}-"): j for j in season_jobs(lake, season)}
+    jobs = {j.name.removeprefix(f"{slug(season.id)}-"): j for j in season_jobs(lake, season)}
     assert list(jobs) == ["ingest-ccxt", "ingest-yfinance", "monitor", "cycle", "publish"]
     assert {k: j.cron for k, j in jobs.items()} == {
         "ingest-ccxt": "1 * * * *", "ingest-yfinance": "1 * * * *",
@@ -75,8 +76,9 @@ def _wait(predicate, timeout: float, what: str):
 def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_server, tmp_path,
                                                                    tmp_path_factory, universe):
     """``arena serve`` in a process of its own against the test server: every deployment is
-    registered with its schedule, tags and limit; a run of the monitor deployment is picked up,
-    executed and named by job and time; SIGTERM stops the server cleanly."""
+    registered with its schedule, tags and limit, and the season's alerts; a run of the monitor
+    deployment is picked up, executed and named by job and time; SIGTERM stops the server
+    cleanly."""
     from prefect.client.orchestration import get_client
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL
@@ -88,7 +90,8 @@ def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_serve
            "PREFECT_RUNNER_POLL_FREQUENCY": "1",
            "PREFECT_LOCAL_STORAGE_PATH": str(tmp_path / "prefect-storage")}
     served = subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", "--lake",
-                               str(lake.root)], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                               str(lake.root), "--alert-webhook", "http://127.0.0.1:9/hook"],
+                              env=env, cwd=tmp_path, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     try:
         with get_client(sync_client=True) as client:
@@ -107,7 +110,9 @@ def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_serve
                 assert set(deployment.tags) == set(job.tags)
                 assert deployment.global_concurrency_limit.limit == 1
                 assert deployment.entrypoint == job.flow.replace(":", ".")
-            run = run_deployment(f"monitor/{season.id}-monitor", timeout=0)
+            assert {a.name for a in client.read_automations()} >= {
+                f"arena-{slug(season.id)}-run-failed", f"arena-{slug(season.id)}-cycle-overdue"}
+            run = run_deployment(f"monitor/{slug(season.id)}-monitor", timeout=0)
 
             def finished():
                 got = client.read_flow_run(run.id)
@@ -176,7 +181,8 @@ def test_prefect_yaml_deploys_the_same_jobs_on_a_work_pool(prefect_server, two_p
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     season = load_season(two_providers)
-    expected = {j.name.removeprefix(f"{season.id}-"): j for j in season_jobs(two_providers, season)}
+    expected = {j.name.removeprefix(f"{slug(season.id)}-"): j
+                for j in season_jobs(two_providers, season)}
     with get_client(sync_client=True) as client:
         found = {d.name: d for d in client.read_deployments() if d.work_pool_name == "arena"}
     assert set(found) == set(expected)
