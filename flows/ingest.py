@@ -9,10 +9,15 @@ fails the flow run, naming the bad assets (their partitions stay as they were, q
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pandas as pd
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import (
+    create_link_artifact,
+    create_markdown_artifact,
+    create_table_artifact,
+)
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -31,6 +36,7 @@ from arena.data.ingest import (
 )
 from arena.data.lake import Lake
 from arena.data.providers import Provider, make_provider, provider_note
+from arena.data.validation.html import PAGE
 from arena.flows.tasks import run_name
 from arena.pipeline.season_config import find_season
 from arena.pipeline.season_ingest import season_ingest, watch_after_ingest
@@ -89,6 +95,11 @@ def _report(manifest: dict) -> None:
         f"\n\nPublished: {published}\n\nNot published (kept as they were):\n{bad}\n"
         f"\nValidation: {validation['summary']}\n\nFailed checks:\n{failed}\n",
         key="ingest-report")
+    results = validation.get("results")  # the run's folder; its page reads offline
+    if results and (page := Path(results) / PAGE).is_file():
+        create_link_artifact(page.resolve().as_uri(), link_text=f"validation {manifest['run_id']}",
+                             key="validation-report",
+                             description="the run's candle validation: every check, offline")
 
 
 @flow(name="ingest", flow_run_name=run_name("ingest"),

@@ -22,6 +22,7 @@ that series' bars from that time and judge them again at the next run.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -37,7 +38,10 @@ from arena.core.sessions import NYSE, utc
 from arena.data.price_files import UnusableInputError, load_price_file, read_price_file
 from arena.data.validation import stats as cs
 from arena.data.validation.config import ValidationConfig, Window
+from arena.data.validation.html import write_pages
 from arena.data.validation.messages import describe
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -97,12 +101,22 @@ class ValidationReport:
         }
 
     def write(self, directory: str | os.PathLike[str], name: str = "candle_validation.json") -> Path:
-        """Store the JSON result in ``directory`` (atomically) and return its path."""
+        """Store the JSON result in ``directory`` (atomically) and return its path.
+
+        ``directory`` is ``<validation root>/<run id>``: the run's HTML page and summary are
+        written beside the JSON and the index of the root is rebuilt
+        (:func:`arena.data.validation.html.write_pages`). A page that cannot be written is
+        logged, never raised: the stored result is what the run needs."""
         target = Path(directory) / name
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2, default=str), encoding="utf-8")
+        text = json.dumps(self.to_dict(), indent=2, default=str)
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, target)
+        try:
+            write_pages(target.parent, json.loads(text))
+        except Exception:
+            _log.warning("validation pages of %s not written", target.parent, exc_info=True)
         return target
 
     def build_data_docs(self, directory: str | os.PathLike[str], *, run_name: str = "ingest"
