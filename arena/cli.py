@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena.core.settings import prepare_process
+from arena.core.settings import Interrupted, prepare_process, stop_signals
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 
@@ -28,7 +29,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
     from arena.core.sessions import utc
     from arena.core.universe import UniverseError, load_universe
-    from arena.data.ingest import IngestError, default_window, run_ingest
+    from arena.data.ingest import IngestError, LakeWriteError, default_window, run_ingest
     from arena.data.lake import Lake
     from arena.data.providers import make_provider
     from arena.pipeline.season_config import SeasonConfigError, find_season
@@ -59,6 +60,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         with _progress(enabled=not args.json and sys.stderr.isatty()) as notify:
             result = run_ingest(provider, universe, start=start, end=end, lake=lake, now=now,
                                 progress=notify, full=args.full)
+    except LakeWriteError:  # a full or read-only lake: main() says so in one line
+        raise
     except IngestError as exc:  # one asset or more did not publish; the others did
         if season is not None:
             _watch_held(lake, season, provider.name, exc.manifest, now, args)
@@ -416,7 +419,8 @@ def _cmd_season_init(args: argparse.Namespace) -> int:
         season = make_season(args.start, args.days, universe.symbols, mode=LIVE,
                              providers=default_providers(args.crypto, args.stocks),
                              season_id=args.id, seed=args.seed,
-                             call_timeout_s=args.call_timeout, cycle_deadline_s=args.cycle_deadline)
+                             call_timeout_s=args.call_timeout, cycle_deadline_s=args.cycle_deadline,
+                             dask=args.dask)
         season = init_season(lake, season, roster=args.roster)
     except (SeasonConfigError, RosterError, UniverseError, ValueError) as exc:
         print(f"arena season init: {exc}", file=sys.stderr)
@@ -445,13 +449,27 @@ def _season_of(args: argparse.Namespace, command: str):
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from arena.data.lake import Lake
+    from arena.data.persistence import MirrorError, restore_lake
+    from arena.pipeline.season_config import find_season
+
+    if args.mirror and find_season(Lake(args.lake)) is None and not args.list:
+        try:  # a lake without its season: the disk was replaced; bring the season back first
+            restored = restore_lake(Lake(args.lake), args.mirror, dt.datetime.now(dt.UTC))
+            print(f"arena serve: restored {', '.join(restored)} from {args.mirror}",
+                  file=sys.stderr)
+        except MirrorError as exc:
+            print(f"arena serve: {exc}", file=sys.stderr)
+            return EXIT_FAILED
     lake, season = _season_of(args, "serve")
     if season is None:
         return EXIT_UNUSABLE
     from arena.flows.alerts import alert_webhook
     from arena.flows.deployments import season_jobs, serve_season
 
-    jobs = season_jobs(lake, season)
+    jobs = season_jobs(lake, season, mirror=args.mirror)
     try:
         webhook = alert_webhook(args.alert_webhook)
     except ValueError as exc:
@@ -468,6 +486,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         console.print(table)
     if args.list:
         return EXIT_OK
+    from arena.flows.persistence import check_persistence
+
+    boot = check_persistence(lake, season.id)
+    print(f"arena serve: {boot.describe()}", file=sys.stderr)
     if webhook is None:
         print("arena serve: no alerts (set --alert-webhook or $ARENA_ALERT_WEBHOOK to be told "
               "of a failed, late or overdue run)", file=sys.stderr)
@@ -475,9 +497,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from arena.flows.alerts import install_alerts
 
         alerts = install_alerts(season.id, webhook, cycle_deadline_s=season.cycle_deadline_s)
-        print(f"alerts: {', '.join(alerts.automations)} post to the webhook "
+        print(f"arena serve: alerts {', '.join(alerts.automations)} post to the webhook "
               f"(block {alerts.block})", file=sys.stderr)
-    serve_season(lake)  # until Ctrl-C or SIGTERM
+    serve_season(lake, jobs)  # until Ctrl-C or SIGTERM
     return EXIT_OK
 
 
@@ -507,6 +529,8 @@ def _cmd_season_status(args: argparse.Namespace) -> int:
                                            "missed", "missed (backfill allowed)", "upcoming")
                        if (n := status.count(s)))
     console.print(f"cycles: {counts}")
+    console.print(status.storage.describe() if status.storage is not None else
+                  "storage unknown: never served (arena serve proves the lake keeps its data)")
     cycles = _text_table("cycle", "state", ("missing", "wrap"))
     for c in status.cycles:
         if c["state"] != "upcoming":
@@ -816,6 +840,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "monitor every 15 minutes, cycle daily, publish nightly) until stopped")
     srv.add_argument("--list", action="store_true",
                      help="print the deployments and their schedules, serve nothing")
+    srv.add_argument("--mirror", metavar="URI",
+                     help="a copy of the lake (path or fsspec URI): restored into an empty lake "
+                     "at start, updated after the nightly publish")
     srv.add_argument("--alert-webhook", metavar="URL",
                      help="post an alert there when a run fails, crashes or is late, or a cycle "
                      "is overdue (default: $ARENA_ALERT_WEBHOOK; none: no alerts)")
@@ -850,6 +877,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="seconds a model call may take at most (default 60)")
     ini.add_argument("--cycle-deadline", type=float, default=600.0,
                      help="seconds a cycle retries its failed contestants (default 600)")
+    ini.add_argument("--dask", metavar="ADDRESS",
+                     help="run the flows' contestant fan-out and luck simulations on a Dask "
+                     "cluster: its scheduler (tcp://host:8786) or 'local' (default: threads)")
     season_lake_args(ini, _cmd_season_init, json_help="print the season config as JSON")
     sts = season_sub.add_parser("status", help="cycles done, missed and due; data freshness; "
                                 "each contestant's state")
@@ -932,10 +962,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_name(args: argparse.Namespace) -> str:
+    """How messages name the command: ``arena ingest``, ``arena season backfill``."""
+    action = getattr(args, "season_command", None) if args.command == "season" else None
+    return " ".join(["arena", args.command, *([action] if action else [])])
+
+
+def _stopped(name: str, signum: int) -> str:
+    """The one line an interrupted command leaves on stderr."""
+    what = ("nothing half-published, staging cleaned" if name == "arena ingest" else
+            "nothing half-written: a record or a publication is whole or absent")
+    return f"{name}: interrupted ({signal.Signals(signum).name}); {what}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``arena`` command; its exit code. ``SIGINT``/``SIGTERM`` stop it cleanly (each
+    step's cleanup runs; one line on stderr; ``128 + signum``: 130, 143), and a lake or ledger
+    its disk refuses to write (full, read-only, no permission) is one line and ``1``."""
     args = build_parser().parse_args(argv)
     prepare_process()
-    return int(args.func(args))
+    name = _command_name(args)
+    try:
+        with stop_signals():
+            return int(args.func(args))
+    except KeyboardInterrupt as exc:  # Interrupted (SIGINT, SIGTERM), or Python's own SIGINT
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        print(_stopped(name, signum), file=sys.stderr)
+        return 128 + signum
+    except OSError as exc:
+        from arena.data.ingest import LakeWriteError
+        from arena.data.lake import is_disk_error, os_error_text
+
+        if not is_disk_error(exc):
+            raise
+        print(f"{name}: {exc}" if isinstance(exc, LakeWriteError) else
+              f"{name}: cannot write: {os_error_text(exc)}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

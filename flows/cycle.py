@@ -30,7 +30,13 @@ from arena.core.settings import prepare_process
 from arena.data.lake import Lake
 from arena.data.providers import provider_note
 from arena.engine.outcomes import FAILED, CycleOutcome
-from arena.flows.tasks import PrefectRunner, ensure_limits, ledger_slot, provider_slot, run_name
+from arena.flows.tasks import (
+    PrefectRunner,
+    ensure_limits,
+    ledger_slot,
+    provider_slot,
+    run_name,
+)
 from arena.pipeline.live import (
     LIVE_PLAYERS,
     CycleRefused,
@@ -75,7 +81,8 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
         with ledger_slot(season.id):  # never beside a monitor window of the season
             run = play_season_cycle(lake, season, contestants, at_ts, now=now_ts,
                                     backfill=backfill, retry=retry, force_time=force_time,
-                                    runner=PrefectRunner(), slot=provider_slot)
+                                    runner=PrefectRunner(dask=season.dask),
+                                    slot=provider_slot)
     except CycleRefused as exc:
         logger.error("cycle %s refused, nothing recorded: %s", at_ts, exc)
         raise
@@ -98,7 +105,8 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     if publish and not failed:
         final = at_ts == season.last
         try:
-            out = publish_season(lake, season, final=final, runner=PrefectRunner(),
+            out = publish_season(lake, season, final=final,
+                                 runner=PrefectRunner(dask=season.dask),
                                  players=DEFAULT_PLAYERS if final else LIVE_PLAYERS,
                                  progress=logger.info)
             logger.info("season %s published: %s%s", season.id, out.report,

@@ -14,7 +14,8 @@ monitor   every 15 minutes (:03)    :func:`arena.flows.monitor.monitor_flow`
 cycle     daily at the cycle time   :func:`arena.flows.cycle.cycle_flow`, then the marts,
           plus 10 minutes           luck tables (2,000 players) and the daily report
 publish   nightly at 00:30          :func:`arena.flows.publish.publish_flow`: the luck
-                                    tables at full size (20,000 players), marts, report
+                                    tables at full size (20,000 players), marts, report,
+                                    then the lake copied to its mirror (if one is set)
 ========  ========================  ====================================================
 
 The offsets leave the vendors the minute they need to serve a bar that just closed: the cycle at
@@ -33,7 +34,7 @@ from typing import Any
 
 from arena.data.lake import Lake
 from arena.flows.tasks import slug
-from arena.pipeline.season_config import SeasonConfig, load_season
+from arena.pipeline.season_config import SeasonConfig
 
 INGEST_MINUTE, MONITOR_MINUTE, CYCLE_DELAY_MINUTES = 1, 3, 10
 PUBLISH_CRON = "30 0 * * *"
@@ -58,8 +59,9 @@ class Job:
                 "concurrency_limit": self.concurrency_limit, "description": self.description}
 
 
-def season_jobs(lake: Lake, season: SeasonConfig) -> list[Job]:
-    """The season's deployments (see the module docstring), its lake as every run's lake."""
+def season_jobs(lake: Lake, season: SeasonConfig, mirror: str | None = None) -> list[Job]:
+    """The season's deployments (see the module docstring), its lake as every run's lake;
+    ``mirror``: where the nightly publish copies the lake (:mod:`arena.data.persistence`)."""
     root, name = str(lake.root.resolve()), slug(season.id)
     providers = sorted(set(season.providers.values()))
     base = (f"season:{season.id}",)
@@ -81,8 +83,10 @@ def season_jobs(lake: Lake, season: SeasonConfig) -> list[Job]:
             f"daily: the decision cycle of {season.cycle_hour:02d}:00 UTC, then the marts, the "
             "luck tables (2,000 players) and the daily report"),
         Job(f"{name}-publish", "arena.flows.publish:publish_flow", PUBLISH_CRON,
-            {"lake_root": root}, (*base, "job:publish", *every),
-            "nightly: the luck tables at full size (20,000 players), the marts and the report"),
+            {"lake_root": root, **({"mirror": mirror} if mirror else {})},
+            (*base, "job:publish", *every),
+            "nightly: the luck tables at full size (20,000 players), the marts and the report"
+            + (", then the lake copied to its mirror" if mirror else "")),
     ]
     return jobs
 
@@ -104,9 +108,9 @@ def to_deployments(jobs: list[Job]) -> list:
         entrypoint_type=EntrypointType.MODULE_PATH) for j in jobs]
 
 
-def serve_season(lake: Lake, *, limit: int | None = None) -> None:
-    """Register the season's deployments and run them when due, until stopped (Ctrl-C or
-    SIGTERM: the served runs in progress are cancelled, the schedules paused)."""
+def serve_season(lake: Lake, jobs: list[Job], *, limit: int | None = None) -> None:
+    """Register ``jobs`` and run them when due, until stopped (Ctrl-C or SIGTERM: the served
+    runs in progress are cancelled, the schedules paused)."""
     from prefect import serve
 
-    serve(*to_deployments(season_jobs(lake, load_season(lake))), limit=limit)
+    serve(*to_deployments(jobs), limit=limit, print_starting_message=False)

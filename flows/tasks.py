@@ -13,6 +13,7 @@ scheduled time.
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -25,14 +26,17 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
 from prefect.exceptions import ObjectNotFound
+from prefect.task_runners import TaskRunner
 
 from arena.agents.base import Contestant
 from arena.agents.roster import is_loopback
 from arena.data.lake import Lake
+from arena.pipeline.season_config import LOCAL_DASK
 from arena.pipeline.warehouse import DBT_PROJECT, Invoke, profiles_dir
 
 T = TypeVar("T")
 PROVIDER_CONCURRENCY_ENV = "ARENA_PROVIDER_CONCURRENCY"
+DASK_ENV = "ARENA_DASK"
 
 
 def slug(text: str) -> str:
@@ -62,15 +66,45 @@ def as_task(fn: Callable[..., Any]) -> Task:
 
 class PrefectRunner:
     """Runs pipeline steps as tasks of the current flow run; a fan-out submits one task per item
-    to the flow's task runner."""
+    to the flow's task runner (threads), or to a Dask cluster when ``dask`` names one (a
+    scheduler address, or ``"local"``: a cluster of this machine's cores for the fan-out) -
+    the season's ``dask`` setting, or ``$ARENA_DASK`` for a season already running."""
+
+    def __init__(self, dask: str | None = None) -> None:
+        self.dask = dask or os.environ.get(DASK_ENV) or None
+
+    @property
+    def distributes(self) -> bool:
+        """Whether a fan-out leaves this process (the luck tables are then fanned out too)."""
+        return self.dask is not None
 
     def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         return as_task(fn)(*args, **kwargs)
 
     def map(self, fn: Callable[..., T], items: Sequence[Any], /, *args: Any,
             **kwargs: Any) -> list[T]:
-        futures = [as_task(fn).submit(item, *args, **kwargs) for item in items]
-        return [f.result() for f in futures]
+        if self.dask is None:
+            futures = [as_task(fn).submit(item, *args, **kwargs) for item in items]
+            return [f.result() for f in futures]
+        signature = inspect.signature(fn)
+        with dask_task_runner(self.dask) as runner:
+            futures = [runner.submit(as_task(fn),
+                                     parameters=signature.bind(item, *args, **kwargs).arguments)
+                       for item in items]
+            return [f.result() for f in futures]
+
+
+def dask_task_runner(address: str) -> TaskRunner:
+    """prefect-dask's task runner on the cluster at ``address``, or on a local cluster of one
+    single-threaded worker process per core (``"local"``: the steps run in other processes, as
+    on other machines, so what they are sent must pickle)."""
+    from prefect_dask import DaskTaskRunner
+
+    if address == LOCAL_DASK:
+        return DaskTaskRunner(cluster_kwargs={"n_workers": os.cpu_count() or 2,
+                                              "threads_per_worker": 1, "processes": True,
+                                              "dashboard_address": None})
+    return DaskTaskRunner(address=address)
 
 
 def provider_limit(contestant: Contestant) -> str | None:

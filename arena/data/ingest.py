@@ -43,7 +43,16 @@ from arena.core.sessions import (
 from arena.core.universe import Asset, Universe
 from arena.data.bars import drop_unclosed, resample
 from arena.data.errors import NoDataError, ProviderError, UnsupportedError
-from arena.data.lake import Key, Lake, PartitionKey, TableKey, concat_partitions, merge_bars
+from arena.data.lake import (
+    Key,
+    Lake,
+    PartitionKey,
+    TableKey,
+    concat_partitions,
+    is_disk_error,
+    merge_bars,
+    os_error_text,
+)
 from arena.data.providers import is_synthetic
 from arena.data.providers.base import BAR_COLUMNS, Provider
 from arena.data.validation.checks import Window, validate_bars
@@ -65,6 +74,29 @@ class IngestError(RuntimeError):
         """The assets this run published despite the failure of others."""
         assets = self.manifest.get("assets") or {}
         return [s for s, a in assets.items() if a.get("status") == PUBLISHED]
+
+
+class LakeWriteError(IngestError, OSError):
+    """The lake could not be written (a full or read-only disk, no permission): the run stopped
+    there. Nothing more was published (an asset published before the failure stays, whole; every
+    other asset keeps its last good partitions) and the run's staging folder is gone. ``manifest``
+    (with the error) was written to ``manifest_path``, or could not be: ``manifest_error``.
+    An :class:`IngestError` (callers that play on with the published assets still do) and an
+    :class:`OSError` with the failed write's ``errno`` and ``filename``."""
+
+    def __init__(self, cause: OSError, run_id: str, manifest: dict[str, object],
+                 manifest_path: Path | None, manifest_error: str | None = None) -> None:
+        OSError.__init__(self, cause.errno, cause.strerror, cause.filename)
+        self.cause, self.run_id, self.manifest = cause, run_id, manifest
+        self.manifest_path, self.manifest_error = manifest_path, manifest_error
+
+    def __str__(self) -> str:
+        done = f"published {', '.join(self.published)} before it" if self.published \
+            else "nothing published"
+        where = f"manifest {self.manifest_path}" if self.manifest_path is not None else \
+            f"the manifest could not be written either: {self.manifest_error}"
+        return (f"ingest {self.run_id}: the lake could not be written: "
+                f"{os_error_text(self.cause)} ({done}; staging removed; {where})")
 
 
 # an asset's outcome in the manifest; "held": only suspects at the newest bars (a jump whose
@@ -600,7 +632,11 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
     All-or-nothing per asset: whatever goes wrong for one asset (its fetch, build, expectations,
     publication), its staged files go to quarantine with the reason, its published partitions
     stay as they were, and the other assets publish. Raises :class:`IngestError` (after writing
-    the manifest) when any asset did not publish.
+    the manifest) when any asset did not publish, and :class:`LakeWriteError` (after writing the
+    manifest, when it can be) when the lake could not be written: a full or read-only disk stops
+    the run, whoever's file it was writing. An interrupt (``KeyboardInterrupt``) propagates
+    at once, and the run's lock removes its staging folder on the way out: whatever was not
+    published keeps its last good partitions, and no manifest is written.
     """
     outcomes: dict[str, dict[str, object]] = {
         s: {"status": FETCH_FAILED, "reason": e} for s, e in errors.items()}
@@ -608,65 +644,31 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
     parts: dict[str, AssetPartitions] = {}
     published: dict[str, AssetPartitions] = {}
     report = docs = failure = None
-    with lake.run_lock(plan.run_id):
-        lake.clean_stale_staging()
-        try:
-            timings["build"] = timings["stage"] = 0.0
-            for f in fetches:
-                t0 = time.perf_counter()
-                if f.restatement is not None and f.restatement.get("error"):
-                    _quarantine(lake, plan, outcomes, f.symbol,
-                                "restated by the vendor, but " + str(f.restatement["error"]))
-                    continue
-                try:
-                    part = build_partitions(lake, plan.provider, universe[f.symbol], f, plan.base,
-                                            intervals=plan.intervals)
-                except Exception as exc:  # e.g. bars that no calendar bar can hold
-                    outcomes[f.symbol] = {"status": FAILED,
-                                          "reason": f"build: {type(exc).__name__}: {exc}"}
-                    continue
-                t1 = time.perf_counter()
-                timings["build"] += t1 - t0
-                try:
-                    lake.stage(plan.run_id, part.frames, group=f.symbol)
-                except Exception as exc:  # a file that cannot be written: this asset only
-                    _quarantine(lake, plan, outcomes, f.symbol,
-                                f"stage: {type(exc).__name__}: {exc}")
-                    continue
-                finally:
-                    timings["stage"] += time.perf_counter() - t1
-                parts[f.symbol] = part
-            t0 = time.perf_counter()
-            notify("validate", 0, 1)
-            report, raised = _validate(list(parts.values()), universe, plan, lake)
-            notify("validate", 1, 1)
-            timings["validate"] = time.perf_counter() - t0
-            if report is not None:
-                report.write(lake.root / "validation" / plan.run_id)
-                # Data Docs are rebuilt for every run that validated (about 0.15 s), passed or not
-                docs = report.build_data_docs(lake.root / "validation" / "docs",
-                                              run_name=plan.run_id)
-            bad = dict(raised)
-            suspect_only = {s: True for s in parts}
-            for result in report.failed() if report is not None else []:
-                bad.setdefault(result.symbol, []).append(result.message)
-                suspect_only[result.symbol] &= result.suspect
-            for symbol, messages in bad.items():
-                held = suspect_only.get(symbol, False) and symbol not in raised
-                _quarantine(lake, plan, outcomes, symbol, "validation: " + "; ".join(messages),
-                            status=HELD if held else QUARANTINED)
-            good = [p for s, p in parts.items() if s not in bad]
-            t0 = time.perf_counter()
-            _publish(lake, plan, universe, good, by_symbol, outcomes, published)
-            timings["publish"] = time.perf_counter() - t0
-        except Exception as exc:
-            failure = f"{type(exc).__name__}: {exc}"
-        for f in fetches:  # whatever the failure left undecided
+    disk: OSError | None = None  # a full, read-only or forbidden lake: the run stops
+    try:
+        with lake.run_lock(plan.run_id):
+            lake.clean_stale_staging()
+            failure, report, docs = _build_validate_publish(
+                lake, plan, universe, fetches, timings, notify, outcomes, by_symbol, parts,
+                published)
+    except OSError as exc:  # the staging folder is gone (run_lock); nothing more published
+        if not is_disk_error(exc):
+            raise
+        disk = exc
+        failure = f"the lake could not be written: {os_error_text(exc)}"
+        for f in fetches:  # the assets it left undecided (no quarantine on a failing disk)
             if f.symbol not in outcomes:
-                _quarantine(lake, plan, outcomes, f.symbol, failure or "not published")
+                outcomes[f.symbol] = {"status": FAILED, "reason": failure, "quarantine": None}
     manifest = _manifest(lake, plan, fetches, parts, published, outcomes, report, docs, failure,
                          timings)
-    path = lake.write_json(Path("manifests") / "ingest" / f"{plan.run_id}.json", manifest)
+    try:
+        path = lake.write_json(Path("manifests") / "ingest" / f"{plan.run_id}.json", manifest)
+    except OSError as exc:
+        if not is_disk_error(exc):
+            raise
+        raise LakeWriteError(disk or exc, plan.run_id, manifest, None, os_error_text(exc)) from exc
+    if disk is not None:
+        raise LakeWriteError(disk, plan.run_id, manifest, path) from disk
     if manifest["status"] != PUBLISHED:
         bad = manifest["not_published"]
         reasons = [f"{s}: {r}" for s, r in bad.items()] + ([failure] if failure and not bad else [])
@@ -675,6 +677,79 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
         raise IngestError(f"ingest {plan.run_id} failed for {', '.join(bad) or 'the run'} "
                           f"({done}): {shown} (manifest: {path})", manifest)
     return IngestResult(plan.run_id, True, manifest, path)
+
+
+def _build_validate_publish(lake: Lake, plan: IngestPlan, universe: Universe,
+                            fetches: Sequence[AssetFetch], timings: dict[str, float],
+                            notify: ProgressFn, outcomes: dict[str, dict[str, object]],
+                            by_symbol: dict[str, AssetFetch], parts: dict[str, AssetPartitions],
+                            published: dict[str, AssetPartitions]
+                            ) -> tuple[str | None, object, object]:
+    """The steps of :func:`finish_ingest` under the run's lock; fills ``outcomes``, ``parts``
+    and ``published``, returns the run's failure (None when it has none), the validation report
+    and its Data Docs. An :class:`OSError` of a full, read-only or forbidden disk
+    (:func:`~arena.data.lake.is_disk_error`) is no asset's fault: it stops the run and
+    propagates (so does an interrupt); any other failure of one asset is that asset's."""
+    report = docs = failure = None
+    try:
+        timings["build"] = timings["stage"] = 0.0
+        for f in fetches:
+            t0 = time.perf_counter()
+            if f.restatement is not None and f.restatement.get("error"):
+                _quarantine(lake, plan, outcomes, f.symbol,
+                            "restated by the vendor, but " + str(f.restatement["error"]))
+                continue
+            try:
+                part = build_partitions(lake, plan.provider, universe[f.symbol], f, plan.base,
+                                        intervals=plan.intervals)
+            except Exception as exc:  # e.g. bars that no calendar bar can hold
+                outcomes[f.symbol] = {"status": FAILED,
+                                      "reason": f"build: {type(exc).__name__}: {exc}"}
+                continue
+            t1 = time.perf_counter()
+            timings["build"] += t1 - t0
+            try:
+                lake.stage(plan.run_id, part.frames, group=f.symbol)
+            except Exception as exc:  # a file that cannot be written: this asset only
+                if is_disk_error(exc):  # a full or read-only lake: every asset's, the run stops
+                    raise
+                _quarantine(lake, plan, outcomes, f.symbol,
+                            f"stage: {type(exc).__name__}: {exc}")
+                continue
+            finally:
+                timings["stage"] += time.perf_counter() - t1
+            parts[f.symbol] = part
+        t0 = time.perf_counter()
+        notify("validate", 0, 1)
+        report, raised = _validate(list(parts.values()), universe, plan, lake)
+        notify("validate", 1, 1)
+        timings["validate"] = time.perf_counter() - t0
+        if report is not None:
+            report.write(lake.root / "validation" / plan.run_id)
+            # Data Docs are rebuilt for every run that validated (about 0.15 s), passed or not
+            docs = report.build_data_docs(lake.root / "validation" / "docs",
+                                          run_name=plan.run_id)
+        bad = dict(raised)
+        suspect_only = {s: True for s in parts}
+        for result in report.failed() if report is not None else []:
+            bad.setdefault(result.symbol, []).append(result.message)
+            suspect_only[result.symbol] &= result.suspect
+        for symbol, messages in bad.items():
+            held = suspect_only.get(symbol, False) and symbol not in raised
+            _quarantine(lake, plan, outcomes, symbol, "validation: " + "; ".join(messages),
+                        status=HELD if held else QUARANTINED)
+        good = [p for s, p in parts.items() if s not in bad]
+        t0 = time.perf_counter()
+        _publish(lake, plan, universe, good, by_symbol, outcomes, published)
+        timings["publish"] = time.perf_counter() - t0
+    except Exception as exc:
+        if is_disk_error(exc):
+            raise
+        failure = f"{type(exc).__name__}: {exc}"
+    for f in fetches:  # whatever the failure left undecided
+        if f.symbol not in outcomes:
+            _quarantine(lake, plan, outcomes, f.symbol, failure or "not published")
+    return failure, report, docs
 
 
 def _validate_plan(parts: list[AssetPartitions], universe: Universe, plan: IngestPlan,
@@ -740,6 +815,8 @@ def _publish(lake: Lake, plan: IngestPlan, universe: Universe, good: list[AssetP
                           for k in part.frames}
                 lake.publish(plan.run_id, staged, group=symbol)
             except Exception as exc:
+                if is_disk_error(exc):  # the lake's, not the asset's: the run stops here
+                    raise
                 _quarantine(lake, plan, outcomes, symbol, f"publish: {type(exc).__name__}: {exc}")
                 continue
             published[symbol] = part

@@ -23,13 +23,14 @@ belongs to a dead run and is removed by :meth:`Lake.clean_stale_staging`.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,6 +91,27 @@ class TableKey:
 
 
 Key = PartitionKey | TableKey
+
+
+# what a full, read-only or forbidden disk raises: the lake's environment, not its data
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM,
+                         errno.EIO})
+
+
+def is_disk_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is an :class:`OSError` of a full, read-only or forbidden disk
+    (:data:`DISK_ERRNOS`)."""
+    return isinstance(exc, OSError) and exc.errno in DISK_ERRNOS
+
+
+def os_error_text(exc: OSError) -> str:
+    """One line for an I/O failure: the errno's meaning and name, and the path, e.g.
+    ``No space left on device (ENOSPC): /lake/staging/x/data.parquet``."""
+    meaning = os.strerror(exc.errno) if exc.errno else (exc.strerror or str(exc))
+    name = errno.errorcode.get(exc.errno or 0)
+    text = f"{meaning} ({name})" if name else meaning
+    paths = [p for p in (exc.filename, exc.filename2) if p is not None]
+    return f"{text}: {' -> '.join(os.fsdecode(p) for p in paths)}" if paths else text
 
 
 def default_root() -> Path:
@@ -239,9 +261,11 @@ class Lake:
                         shutil.copy2(dst, backup)
                 else:
                     dst.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(src, dst)
+                # noted before the move: an interrupt right after it must still roll it back
+                # (rolling back a move that did not happen restores the same file)
                 done.append((dst, backup))
-        except BaseException:
+                os.replace(src, dst)
+        except BaseException:  # an interrupt too: the lake shows none of the set
             for dst, backup in reversed(done):
                 if backup is not None:
                     os.replace(backup, dst)
@@ -296,15 +320,19 @@ class Lake:
         by the system when its process dies); the folder's ``_owner.json`` names the process."""
         path = self._run_lock_path(run_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(path, timeout=-1):
-            owner = self.root / "staging" / run_id / "_owner.json"
-            owner.parent.mkdir(parents=True, exist_ok=True)
-            owner.write_text(json.dumps({"pid": os.getpid(), "run_id": run_id}), encoding="utf-8")
-            try:
-                yield
-            finally:
-                self.discard(run_id)
-        path.unlink(missing_ok=True)
+        try:  # the folder and the lock file go whatever happens: an interrupt, a full disk
+            with FileLock(path, timeout=-1):
+                owner = self.root / "staging" / run_id / "_owner.json"
+                try:
+                    owner.parent.mkdir(parents=True, exist_ok=True)
+                    owner.write_text(json.dumps({"pid": os.getpid(), "run_id": run_id}),
+                                     encoding="utf-8")
+                    yield
+                finally:
+                    self.discard(run_id)
+        finally:
+            with suppress(OSError):  # a read-only lake: the free lock file is harmless
+                path.unlink(missing_ok=True)
 
     def _run_lock_path(self, run_id: str) -> Path:
         return self.root / "_locks" / "runs" / f"{run_id}.lock"

@@ -50,7 +50,9 @@ Write protocol (``record_cycle`` / ``record_monitor``):
 4. call ``build()`` (executes the trades), validate the record, refuse any secret in it;
 5. write every table into ``_staging/<contestant>+<record>+<pid>+<token>/``, fsync the files and
    the directory, store the prompt text, then one ``os.rename`` of the directory to its final
-   place (atomic; and it refuses to replace a non-empty directory), fsync the parent.
+   place (atomic; and it refuses to replace a non-empty directory), fsync the parent. Whatever
+   stops the write before the rename (an interrupt, a full or read-only disk:
+   :class:`LedgerWriteError`) removes the staging folder on the way out.
 
 Why flock rather than a lock file with a pid or Prefect's lock manager: the kernel drops a flock
 when its holder dies (crash, SIGKILL, ``os._exit``), so a lock left behind by a dead process is
@@ -85,7 +87,7 @@ import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +99,7 @@ from filelock import FileLock, Timeout
 
 from arena.core.text import from_json_literal
 from arena.core.types import Message
-from arena.data.lake import Lake, default_root
+from arena.data.lake import Lake, default_root, is_disk_error, os_error_text
 from arena.engine.portfolio import Fill, Portfolio
 from arena.ledger.records import (
     ANSWER,
@@ -129,6 +131,25 @@ class LedgerError(RuntimeError):
 
 class LedgerBusy(LedgerError, TimeoutError):
     """Another run held the contestant's lock longer than ``wait`` seconds."""
+
+
+class LedgerWriteError(LedgerError):
+    """The ledger's disk refused the write (full, read-only, no permission): nothing was
+    recorded and no staging folder was left."""
+
+
+@contextmanager
+def _disk_errors(what: str, outcome: str = "nothing recorded") -> Iterator[None]:
+    """Turn an :class:`OSError` of a full, read-only or forbidden disk into a
+    :class:`LedgerWriteError` saying ``what`` could not be written, the errno's meaning, the
+    path and the ``outcome``."""
+    try:
+        yield
+    except OSError as exc:
+        if not is_disk_error(exc):
+            raise
+        raise LedgerWriteError(f"{what} could not be written: {os_error_text(exc)} "
+                               f"({outcome})") from exc
 
 
 class SecretInRecord(LedgerError):
@@ -208,6 +229,16 @@ class Ledger:
 
     def __repr__(self) -> str:
         return f"Ledger({str(self.dir)!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A ledger sent to another process (a Dask worker) is its address: the receiver reads
+        the records it needs itself."""
+        return {"dir": self.dir, "secret_names": self.secret_names}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.dir, self.secret_names = state["dir"], state["secret_names"]
+        self._schemas_written, self._event_cache = False, {}
+        self._cache_lock = threading.Lock()
 
     # ------------------------------------------------------------------ addresses
     def record_dir(self, cycle_at: pd.Timestamp, contestant: str) -> Path:
@@ -292,31 +323,37 @@ class Ledger:
                 schemas: Mapping[str, pa.Schema], wait: float | None) -> RecordStatus:
         if final.is_dir():
             return RecordStatus.ALREADY_RECORDED
-        with _flock(self.dir / "_locks" / f"contestant={contestant}.lock", wait):
+        where = f"{final.parent.name}/{final.name}"
+        what = f"the record {where}"
+        with ExitStack() as held:
+            with _disk_errors(what):
+                held.enter_context(_flock(self.dir / "_locks" / f"contestant={contestant}.lock",
+                                          wait))
             if final.is_dir():  # a concurrent run committed while this one waited
                 return RecordStatus.ALREADY_RECORDED
             staging = self.dir / "_staging"
             for leftover in staging.glob(f"{contestant}+*"):  # crashed runs' partial writes
                 shutil.rmtree(leftover, ignore_errors=True)
             rows, texts = make()
-            what = f"{final.parent.name}/{final.name}"
-            _refuse_secrets(rows, texts, what, self.secret_names)
+            _refuse_secrets(rows, texts, where, self.secret_names)
             tables = {n: pa.Table.from_pylist(rows.get(n, []), schema=s) for n, s in schemas.items()}
             tmp = staging / f"{contestant}+{final.parent.name}+{os.getpid()}+{uuid.uuid4().hex[:8]}"
-            tmp.mkdir(parents=True)
-            try:
-                for sha, text in texts.items():
-                    self._store_text(sha, text)
-                for name, table in tables.items():
-                    self._write_table(tmp / f"{name}.parquet", table)
-                _fsync_dir(tmp)
-                final.parent.mkdir(parents=True, exist_ok=True)
-                os.rename(tmp, final)  # the commit: the record appears whole, or not at all
+            with _disk_errors(what):
+                try:  # an interrupt too: the folder goes, the record never appears in part
+                    tmp.mkdir(parents=True)
+                    for sha, text in texts.items():
+                        self._store_text(sha, text)
+                    for name, table in tables.items():
+                        self._write_table(tmp / f"{name}.parquet", table)
+                    _fsync_dir(tmp)
+                    final.parent.mkdir(parents=True, exist_ok=True)
+                    os.rename(tmp, final)  # the commit: the record appears whole, or not at all
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise
+            with _disk_errors("the ledger's schema files", f"{what} was recorded"):
                 _fsync_dir(final.parent)
                 self.write_schemas()
-            except BaseException:
-                shutil.rmtree(tmp, ignore_errors=True)
-                raise
         return RecordStatus.RECORDED
 
     def _write_table(self, path: Path, table: pa.Table) -> None:

@@ -20,7 +20,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
@@ -28,6 +28,7 @@ from arena.agents.base import Contestant
 from arena.core.sessions import bar_close_times, expected_bars, regular_session
 from arena.core.universe import Universe
 from arena.data.lake import Lake, PartitionKey, write_text
+from arena.data.persistence import Boot, last_boot
 from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.engine.rules import ARENA_RULES, Rules
 from arena.ledger.attempts import Attempts
@@ -430,6 +431,7 @@ class SeasonStatus:
     assets: list[Freshness]
     contestants: list[dict[str, object]]
     closed: str | None = None
+    storage: Boot | None = None  # the last start's persistence verdict (arena serve)
 
     def count(self, state: str) -> int:
         return sum(1 for c in self.cycles if c["state"] == state)
@@ -442,7 +444,8 @@ class SeasonStatus:
                             "last_price_at": None if f.printed_at is None
                             else f.printed_at.isoformat(), "state": f.state}
                            for f in self.assets],
-                "contestants": self.contestants}
+                "contestants": self.contestants,
+                "storage": None if self.storage is None else asdict(self.storage)}
 
 
 def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: pd.Timestamp
@@ -491,4 +494,4 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
                             "equity": None if equity is None else equity.get("equity"),
                             "positions": sorted(positions)})
     return SeasonStatus(season, now, cycles, freshness(lake, season, universe, now), contestants,
-                        closed_at(lake))
+                        closed_at(lake), last_boot(lake))

@@ -42,7 +42,9 @@ class Runner(Protocol):
 
 
 class Inline:
-    """Steps run in this process; a fan-out uses a bounded thread pool."""
+    """Steps run in this process; a fan-out uses a bounded thread pool. When the fan-out is
+    interrupted (Ctrl-C, SIGTERM) the steps already running finish - each records whole or
+    not at all - and the ones not started are cancelled."""
 
     def __init__(self, workers: int = 4) -> None:
         self.workers = max(1, workers)
@@ -52,8 +54,14 @@ class Inline:
 
     def map(self, fn: Callable[..., T], items: Sequence[Any], /, *args: Any,
             **kwargs: Any) -> list[T]:
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            return list(pool.map(lambda item: fn(item, *args, **kwargs), items))
+        pool = ThreadPoolExecutor(max_workers=self.workers)
+        try:
+            results = list(pool.map(lambda item: fn(item, *args, **kwargs), items))
+        except BaseException:  # an interrupt or an error: the items not started never start
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return results
 
 
 INLINE = Inline()

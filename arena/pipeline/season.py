@@ -267,10 +267,14 @@ class SeasonOutputs:
 @step("season-tables")
 def season_tables(lake: Lake, provider: Providers, universe: Universe, times: Sequence[pd.Timestamp],
                   *, players: int, arena_players: int, seed: int,
-                  progress: Callable[[str], None]) -> tuple[Path, dict[str, float]]:
-    """The season's luck and reference-rules tables, written into the lake."""
+                  progress: Callable[[str], None], runner: Runner = INLINE
+                  ) -> tuple[Path, dict[str, float]]:
+    """The season's luck and reference-rules tables, written into the lake; a ``runner`` that
+    distributes its work (``runner.distributes``: a Dask cluster) computes the assets' tables."""
+    fan_out = runner.map if getattr(runner, "distributes", False) else None
     analytics = build_analytics(lake, provider, universe, times, players=players,
-                                arena_players=arena_players, seed=seed, progress=progress)
+                                arena_players=arena_players, seed=seed, progress=progress,
+                                fan_out=fan_out)
     return write_analytics(lake, analytics), analytics.seconds
 
 
@@ -288,7 +292,7 @@ def finish_season(lake: Lake, provider: Providers, universe: Universe, times: Se
     t0 = time.perf_counter()
     path, luck_seconds = runner.run(season_tables, lake, provider, universe, times,
                                     players=players, arena_players=arena_players, seed=seed,
-                                    progress=say)
+                                    progress=say, runner=runner)
     seconds.update({f"luck.{k}": v for k, v in luck_seconds.items()})
     seconds["luck"] = time.perf_counter() - t0
     say("dbt build: staging, intermediate, marts and their tests")

@@ -33,6 +33,7 @@ SEASON_DIR = "season"
 CONFIG = "season.json"
 ROSTER = "roster.yaml"
 LIVE, REPLAY = "live", "replay"
+LOCAL_DASK = "local"  # a Dask cluster of this machine's cores, started for each fan-out
 FORMAT = 1
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ class SeasonConfig:
     seed: int | None = None  # the synthetic market's
     call_timeout_s: float = 60.0  # caps a model call's timeout (the roster's params.timeout)
     cycle_deadline_s: float = 600.0  # failed contestants are retried until then
+    dask: str | None = None  # where the flows fan out: a scheduler address, "local", None: threads
     created: str = ""
     format: int = FORMAT
 
@@ -81,6 +83,9 @@ class SeasonConfig:
         if not 0 < self.call_timeout_s <= self.cycle_deadline_s:
             problems.append(f"call_timeout_s ({self.call_timeout_s}) must be positive and at "
                             f"most cycle_deadline_s ({self.cycle_deadline_s})")
+        if self.dask is not None and self.dask != LOCAL_DASK and "://" not in self.dask:
+            problems.append(f"dask must be a scheduler address (tcp://host:8786) or "
+                            f"{LOCAL_DASK!r}, not {self.dask!r}")
         if problems:
             raise SeasonConfigError(f"season {self.id!r}: " + "; ".join(problems))
 
@@ -144,6 +149,7 @@ class SeasonConfig:
                        seed=None if raw.get("seed") is None else int(raw["seed"]),  # type: ignore[arg-type]
                        call_timeout_s=float(raw.get("call_timeout_s", 60.0)),  # type: ignore[arg-type]
                        cycle_deadline_s=float(raw.get("cycle_deadline_s", 600.0)),  # type: ignore[arg-type]
+                       dask=None if raw.get("dask") is None else str(raw["dask"]),
                        created=str(raw.get("created", "")),
                        format=int(raw.get("format", FORMAT)))  # type: ignore[arg-type]
         except (KeyError, TypeError, ValueError) as exc:
@@ -257,11 +263,13 @@ def make_season(start: dt.date | str, days: int, symbols: Sequence[str], *,
                 providers: Mapping[str, str] | None = None, mode: str = LIVE,
                 season_id: str | None = None, seed: int | None = None,
                 cycle_hour: int = CYCLE_HOUR, fee_rate: float = ARENA_RULES.fee_rate,
-                call_timeout_s: float = 60.0, cycle_deadline_s: float = 600.0) -> SeasonConfig:
+                call_timeout_s: float = 60.0, cycle_deadline_s: float = 600.0,
+                dask: str | None = None) -> SeasonConfig:
     """A season config (nothing written)."""
     first = start if isinstance(start, dt.date) else dt.date.fromisoformat(str(start))
     chosen = dict(providers or default_providers())
     return SeasonConfig(id=season_id or new_season_id(first, chosen, mode), start=first,
                         days=days, symbols=tuple(symbols), providers=chosen, mode=mode,
                         cycle_hour=cycle_hour, fee_rate=fee_rate, seed=seed,
-                        call_timeout_s=call_timeout_s, cycle_deadline_s=cycle_deadline_s)
+                        call_timeout_s=call_timeout_s, cycle_deadline_s=cycle_deadline_s,
+                        dask=dask)

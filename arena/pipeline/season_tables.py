@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,7 @@ from arena.data.providers import market_label
 from arena.engine.portfolio import START_CASH
 from arena.market.asof import NoPrices, Providers, cycle_prices, provider_label, provider_of
 from arena.market.clocks import asset_clock
+from arena.pipeline.runner import step
 from arena.scoring.arena_luck import arena_zero_skill
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 from arena.scoring.rules_table import rules_table
@@ -108,6 +110,19 @@ def asset_tables(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp, e
     return ceiling, table
 
 
+@step("luck-{asset.symbol}")
+def asset_luck(asset: Asset, lake: Lake, provider: Providers, start: pd.Timestamp,
+               end: pd.Timestamp, players: int, seed: int
+               ) -> tuple[dict[str, object], pd.DataFrame] | str:
+    """:func:`asset_tables` of one asset as a step of its own; an asset without bars in the
+    season gives the reason (a string), not an error, so one such asset fails no fan-out."""
+    try:
+        return asset_tables(lake, provider_of(provider, asset), asset, start, end,
+                            players=players, seed=seed)
+    except (LookupError, ValueError) as exc:
+        return str(exc) or type(exc).__name__
+
+
 def correlations(lake: Lake, provider: Providers, universe: Universe, end: pd.Timestamp,
                  days: int = CORRELATION_DAYS) -> pd.DataFrame:
     """Long table ``symbol_a, symbol_b, correlation, observations``: Pearson correlation of daily
@@ -134,9 +149,11 @@ def correlations(lake: Lake, provider: Providers, universe: Universe, end: pd.Ti
 def build_analytics(lake: Lake, provider: Providers, universe: Universe,
                     cycles: Sequence[pd.Timestamp], *,
                     players: int = DEFAULT_PLAYERS, arena_players: int = ARENA_PLAYERS,
-                    seed: int = 0, progress: Callable[[str], None] | None = None) -> Analytics:
+                    seed: int = 0, progress: Callable[[str], None] | None = None,
+                    fan_out: Callable[..., list[Any]] | None = None) -> Analytics:
     """Compute every table of the module docstring for the season of ``cycles`` (``provider``:
-    one, or one per asset class)."""
+    one, or one per asset class). ``fan_out``: a runner's ``map``, to compute the assets' luck
+    and rules tables elsewhere (:func:`asset_luck` on a Dask cluster); else one after another."""
     if not cycles:
         raise AnalyticsError("a season needs at least one cycle")
     times = sorted(cycles)
@@ -163,19 +180,23 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
     t0 = time.perf_counter()
     ceilings, rules, missing = [], [], []
     assets = list(universe.tradable)
-    for i, asset in enumerate(assets, start=1):
-        try:
-            row, table = asset_tables(lake, provider_of(provider, asset), asset, start, end,
-                                      players=players, seed=seed)
-        except (LookupError, ValueError) as exc:  # no bars for this asset in the season
-            log.warning("no luck table for %s: %s", asset.symbol, exc)
-            say(f"no luck table for {asset.symbol}: {exc}")
+    if fan_out is None:
+        results = []
+        for i, asset in enumerate(assets, start=1):
+            results.append(asset_luck(asset, lake, provider, start, end, players, seed))
+            if i % 10 == 0 or i == len(assets):
+                say(f"luck ceiling and reference rules: {i}/{len(assets)} assets")
+    else:
+        say(f"luck ceiling and reference rules: {len(assets)} assets fanned out")
+        results = fan_out(asset_luck, assets, lake, provider, start, end, players, seed)
+    for asset, result in zip(assets, results, strict=True):
+        if isinstance(result, str):  # no bars for this asset in the season
+            log.warning("no luck table for %s: %s", asset.symbol, result)
+            say(f"no luck table for {asset.symbol}: {result}")
             missing.append(asset.symbol)
             continue
-        ceilings.append(row)
-        rules.append(table)
-        if i % 10 == 0 or i == len(assets):
-            say(f"luck ceiling and reference rules: {i}/{len(assets)} assets")
+        ceilings.append(result[0])
+        rules.append(result[1])
     if not ceilings:
         raise AnalyticsError("no asset has bars in the season: no luck tables")
     seconds["asset_luck"] = time.perf_counter() - t0

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from arena.data.lake import Lake, write_text
+from arena.data.persistence import last_boot
 from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.reporting.charts import bar_chart, heatmap, html_table, line_chart, page
 
@@ -136,8 +137,10 @@ def _market(board: pd.DataFrame) -> str:
     return str(labels.pop())
 
 
-def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season report") -> str:
-    """The season report's HTML from the marts; a SYNTHETIC season opens with a banner."""
+def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season report",
+                  storage: str | None = None) -> str:
+    """The season report's HTML from the marts; a SYNTHETIC season opens with a banner.
+    ``storage``: the last persistence verdict of a served season (a closing section)."""
     board = marts["leaderboard"].sort_values(["place", "contestant"])
     if board.empty:
         raise ReportError("the leaderboard is empty: no contestant played this season")
@@ -188,6 +191,8 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
                                                       ("rejections", "rejections", "{:d}")])
          if len(by_code) else "<p>No decision was rejected this season.</p>"),
     ]
+    if storage is not None:
+        sections.append(("Storage", f"<p>{html.escape(storage)}</p>"))
     return page(title, sections,
                 subtitle=f"{start:%Y-%m-%d} to {end:%Y-%m-%d}, {cycles} cycles, market: {market}",
                 banner=market_note(market) if market == SYNTHETIC_MARKET else "")
@@ -195,7 +200,9 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
 
 def write_season_report(lake: Lake, path: Path | None = None, *, title: str = "Season report") -> Path:
     """Write the season report from the lake's published marts; returns its path."""
-    text = season_report(read_marts(lake), title=title)
+    boot = last_boot(lake)
+    text = season_report(read_marts(lake), title=title,
+                         storage=None if boot is None else boot.describe())
     return write_text(path or lake.root / "reports" / SEASON_FILE, text)
 
 

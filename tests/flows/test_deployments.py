@@ -192,3 +192,49 @@ def test_prefect_yaml_deploys_the_same_jobs_on_a_work_pool(prefect_server, two_p
         assert deployment.parameters == job.parameters, name
         assert deployment.global_concurrency_limit.limit == 1
         assert deployment.entrypoint.split(":")[1] == job.flow.split(":")[1]
+
+
+def test_two_workers_of_a_pool_run_flows_side_by_side(prefect_server, tmp_path):
+    """Two process workers on one pool (as on two machines), one run at a time each: two runs
+    that wait for each other at a barrier both complete, so each worker ran one."""
+    from pathlib import Path
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.deployments import run_deployment
+    from prefect.deployments.runner import EntrypointType
+    from prefect.settings import PREFECT_API_URL
+
+    import arena
+    from tests.flows.pool_flow import barrier_flow
+
+    repo = Path(arena.__file__).resolve().parent.parent
+    pool = f"pool-{tmp_path.name[-10:].lower().replace('_', '-')}"
+    with get_client(sync_client=True) as client:
+        client.create_work_pool(WorkPoolCreate(name=pool, type="process"))
+    barrier_flow.to_deployment(name="barrier", entrypoint_type=EntrypointType.MODULE_PATH,
+                               work_pool_name=pool).apply()
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(),
+           "PREFECT_WORKER_QUERY_SECONDS": "1", "PREFECT_WORKER_PREFETCH_SECONDS": "1",
+           "PYTHONPATH": str(repo)}
+    workers = [subprocess.Popen([str(Path(sys.executable).parent / "prefect"), "worker", "start",
+                                 "--pool", pool, "--limit", "1", "--name", f"worker-{i}"],
+                                env=env, cwd=repo, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True) for i in (1, 2)]
+    try:
+        runs = [run_deployment("pool-barrier/barrier", timeout=0,
+                               parameters={"folder": str(tmp_path / "barrier")}) for _ in (1, 2)]
+        with get_client(sync_client=True) as client:
+            def finished():
+                got = [client.read_flow_run(r.id) for r in runs]
+                return got if all(r.state.is_final() for r in got) else None
+
+            done = _wait(finished, 180, "both barrier runs")
+        assert all(r.state.is_completed() for r in done), [r.state for r in done]
+        assert len(list((tmp_path / "barrier").iterdir())) == 2  # two processes arrived
+    finally:
+        for w in workers:
+            w.send_signal(signal.SIGTERM)
+        logs = [w.communicate(timeout=60)[0] for w in workers]
+    for i, log in enumerate(logs, start=1):
+        assert f"Worker 'worker-{i}' started!" in log and f"Worker 'worker-{i}' stopped!" in log

@@ -8,10 +8,12 @@ monitor closes positions automatically inside the replay.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -395,6 +397,21 @@ def test_the_season_report_says_synthetic_only_on_a_synthetic_season(season):
     # a leaderboard that cannot say whose prices these are is refused, not rendered unlabelled
     with pytest.raises(ReportError, match="market"):
         season_report({**marts, "leaderboard": marts["leaderboard"].drop(columns="market")})
+
+
+def test_the_season_report_ends_with_the_storage_verdict_of_a_served_season(season, tmp_path):
+    """A replay was never served: no storage section. A served season's report closes with the
+    last start's persistence verdict (the lake's boot record)."""
+    from arena.data.persistence import record_boot
+    from arena.reporting.season import write_season_report
+
+    lake, *_ = season
+    assert '<section id="storage">' not in (lake.root / "reports" / "season.html").read_text()
+    served = Lake(tmp_path / "served")
+    shutil.copytree(lake.root / "marts", served.root / "marts")
+    record_boot(served, 4, dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    html = write_season_report(served).read_text()
+    assert '<section id="storage">' in html and "storage volatile at boot 5" in html
 
 
 def test_daily_reports_say_synthetic_only_on_a_synthetic_market(season, universe, tmp_path):

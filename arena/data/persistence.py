@@ -1,0 +1,167 @@
+"""Persistence proven, not assumed (SPEC §9): a boot counter kept in two stores, and a mirror of
+the lake that a failed restore can never overwrite.
+
+**Boot counter.** Every start of ``arena serve`` counts one boot in the lake
+(``<lake>/ops/boots.json``) and in a second store that outlives the lake (the Prefect server's
+variable: :mod:`arena.flows.persistence`). Comparing the two counts at a start says whether the
+lake kept what it was given (:func:`boot_verdict`):
+
+* ``confirmed``: both hold the same count - the lake kept every boot since the last;
+* ``unknown``: neither holds one (the first start), or only the lake does, or the lake's is
+  ahead (the second store is new: nothing to compare against);
+* ``volatile``: the second store remembers boots the lake lost (the lake was wiped or replaced
+  by an older copy) - whatever the lake holds cannot be trusted to stay.
+
+**Mirror.** An optional copy of the lake (market data, ledger, season, reports) at a path or
+fsspec URI. :func:`restore_lake` brings it back into an empty lake; :func:`upload_lake` copies the
+lake over the mirror - and refuses while the last restore failed (``<lake>/ops/restore-failed.json``
+exists): a lake that could not be restored is incomplete, and uploading it would overwrite the
+good copy with the bad one. A successful restore removes the mark.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from arena.data.lake import Lake, write_text
+
+OPS_DIR = "ops"
+BOOTS_FILE = "boots.json"
+RESTORE_FAILED = "restore-failed.json"
+CONFIRMED, UNKNOWN, VOLATILE = "confirmed", "unknown", "volatile"
+KEPT_BOOTS = 100  # the boot history the lake keeps
+MIRRORED = ("bars", "earnings", "funding", "ledger", "season", "manifests", "reports", OPS_DIR)
+
+
+@dataclass(frozen=True)
+class Boot:
+    """One start: its count, when, the verdict and the two counts it was drawn from."""
+
+    count: int
+    at: str
+    verdict: str
+    lake_count: int | None
+    store_count: int | None
+
+    def describe(self) -> str:
+        why = {CONFIRMED: "the lake and the second store agree",
+               UNKNOWN: "nothing to compare against yet" if self.store_count is None
+               else "the second store is behind the lake",
+               VOLATILE: f"the lake lost boots the second store counted (lake "
+                         f"{self.lake_count}, store {self.store_count})"}[self.verdict]
+        return f"storage {self.verdict} at boot {self.count} ({self.at}): {why}"
+
+
+def boot_verdict(lake_count: int | None, store_count: int | None) -> str:
+    """The verdict of a start from the counts of the lake and of the second store."""
+    if store_count is None:
+        return UNKNOWN
+    if lake_count is None or lake_count < store_count:
+        return VOLATILE
+    return CONFIRMED if lake_count == store_count else UNKNOWN
+
+
+def _boots_path(lake: Lake) -> Path:
+    return lake.root / OPS_DIR / BOOTS_FILE
+
+
+def boot_history(lake: Lake) -> list[Boot]:
+    """The boots the lake remembers, oldest first (empty for a new or wiped lake)."""
+    path = _boots_path(lake)
+    if not path.is_file():
+        return []
+    return [Boot(**b) for b in json.loads(path.read_text(encoding="utf-8"))["boots"]]
+
+
+def last_boot(lake: Lake) -> Boot | None:
+    history = boot_history(lake)
+    return history[-1] if history else None
+
+
+def record_boot(lake: Lake, store_count: int | None, now: dt.datetime) -> Boot:
+    """Count a start in the lake after comparing its count with ``store_count`` (the second
+    store's, None when it has none); returns the boot, whose ``count`` the caller then writes to
+    the second store."""
+    history = boot_history(lake)
+    lake_count = history[-1].count if history else None
+    boot = Boot(max(lake_count or 0, store_count or 0) + 1, now.isoformat(),
+                boot_verdict(lake_count, store_count), lake_count, store_count)
+    kept = [*history, boot][-KEPT_BOOTS:]
+    write_text(_boots_path(lake), json.dumps({"boots": [asdict(b) for b in kept]}, indent=2) + "\n")
+    return boot
+
+
+# ------------------------------------------------------------------------------------- mirror
+class MirrorError(RuntimeError):
+    """The mirror could not be read or written, or an upload was refused."""
+
+
+def _fs(uri: str):
+    import fsspec
+
+    return fsspec.core.url_to_fs(uri)
+
+
+def restore_failed(lake: Lake) -> dict | None:
+    """The mark a failed restore left (what failed, when), or None."""
+    path = lake.root / OPS_DIR / RESTORE_FAILED
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def restore_lake(lake: Lake, mirror: str, now: dt.datetime) -> list[str]:
+    """Copy the mirror's folders into ``lake`` (which must hold none of them yet); returns the
+    folders restored. On any failure the lake is marked (``ops/restore-failed.json``) so that no
+    upload overwrites the mirror with the incomplete lake, and :class:`MirrorError` is raised."""
+    present = [name for name in MIRRORED if (lake.root / name).exists() and name != OPS_DIR]
+    if present:
+        raise MirrorError(f"the lake {lake.root} is not empty ({', '.join(present)}): a restore "
+                          "only fills an empty lake")
+    done: list[str] = []
+    try:
+        fs, root = _fs(mirror)
+        if not fs.exists(root):
+            raise FileNotFoundError(f"no mirror at {mirror}")
+        for name in MIRRORED:
+            source = f"{root.rstrip('/')}/{name}"
+            if fs.exists(source):
+                fs.get(source, str(lake.root / name), recursive=True)
+                done.append(name)
+    except Exception as exc:
+        write_text(lake.root / OPS_DIR / RESTORE_FAILED, json.dumps(
+            {"mirror": mirror, "at": now.isoformat(), "restored": done,
+             "error": f"{type(exc).__name__}: {exc}"}, indent=2) + "\n")
+        raise MirrorError(f"restore from {mirror} failed after {len(done)} folder(s): "
+                          f"{type(exc).__name__}: {exc}; uploads to the mirror are refused until "
+                          f"a restore succeeds") from exc
+    (lake.root / OPS_DIR / RESTORE_FAILED).unlink(missing_ok=True)
+    return done
+
+
+def upload_lake(lake: Lake, mirror: str) -> list[str]:
+    """Copy the lake's folders over the mirror's (each replaced whole); refused while the last
+    restore failed (:func:`restore_failed`). Returns the folders uploaded."""
+    failed = restore_failed(lake)
+    if failed is not None:
+        raise MirrorError(f"refusing to upload {lake.root} to {mirror}: the restore of "
+                          f"{failed['at']} failed ({failed['error']}), so the lake may be "
+                          "incomplete and the mirror is the good copy")
+    fs, root = _fs(mirror)
+    done = []
+    for name in MIRRORED:
+        local = lake.root / name
+        if not local.exists():
+            continue
+        target = f"{root.rstrip('/')}/{name}"
+        staged = f"{target}.uploading"
+        if fs.exists(staged):
+            fs.rm(staged, recursive=True)
+        fs.put(str(local), staged, recursive=True)
+        if fs.exists(target):
+            fs.rm(target, recursive=True)
+        fs.mv(staged, target, recursive=True)
+        done.append(name)
+    return done
+

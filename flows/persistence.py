@@ -1,0 +1,40 @@
+"""The second store of the boot counter (:mod:`arena.data.persistence`): a Prefect variable on the
+server, ``arena-boots-<season>``, which outlives the lake's disk. :func:`check_persistence`, a
+flow, runs at every start of ``arena serve``: it compares the two counts, records the boot in both
+and shows the verdict in the UI as a markdown artifact of its run (``storage-<season>``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+from prefect.variables import Variable
+
+from arena.data.lake import Lake
+from arena.data.persistence import VOLATILE, Boot, boot_history, record_boot
+from arena.flows.tasks import run_name, slug
+
+
+def boots_variable(season_id: str) -> str:
+    return f"arena-boots-{slug(season_id)}"
+
+
+@flow(name="storage", flow_run_name=run_name("storage"))
+def check_persistence(lake: Lake, season_id: str, now: dt.datetime | None = None) -> Boot:
+    """Count this start in the lake and in the server's variable; returns the boot (its verdict:
+    confirmed, unknown or volatile) after publishing it as an artifact."""
+    name = boots_variable(season_id)
+    stored = Variable.get(name, default=None)
+    boot = record_boot(lake, int(stored) if stored is not None else None,
+                       now or dt.datetime.now(dt.UTC))
+    Variable.set(name, boot.count, overwrite=True)
+    rows = "\n".join(f"| {b.count} | {b.at} | {b.verdict} | {b.lake_count} | {b.store_count} |"
+                     for b in reversed(boot_history(lake)[-10:]))
+    warning = ("\n\n**The lake lost what it was given: restore it from the mirror before the "
+               "next cycle (README, runbook).**" if boot.verdict == VOLATILE else "")
+    create_markdown_artifact(
+        f"# Storage of season {season_id}: {boot.verdict}\n\n{boot.describe()}{warning}\n\n"
+        "| boot | at | verdict | lake count | server count |\n|---|---|---|---|---|\n" + rows,
+        key=f"storage-{slug(season_id)}", description=f"persistence of season {season_id}")
+    return boot

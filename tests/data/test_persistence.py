@@ -1,0 +1,109 @@
+"""Persistence proven: the boot counter's verdicts, and a mirror that a failed restore cannot
+overwrite."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arena.data.lake import Lake
+from arena.data.persistence import (
+    CONFIRMED,
+    UNKNOWN,
+    VOLATILE,
+    MirrorError,
+    boot_history,
+    boot_verdict,
+    record_boot,
+    restore_failed,
+    restore_lake,
+    upload_lake,
+)
+
+NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(("lake", "store", "verdict"), [
+    (None, None, UNKNOWN),      # the first start
+    (3, 3, CONFIRMED),          # the lake kept every boot
+    (None, 3, VOLATILE),        # the lake was wiped
+    (1, 3, VOLATILE),           # the lake is an older copy
+    (3, None, UNKNOWN),         # a new server: nothing to compare against
+    (4, 3, UNKNOWN),            # the server is behind the lake
+])
+def test_boot_verdicts(lake, store, verdict):
+    assert boot_verdict(lake, store) == verdict
+
+
+def test_boots_count_on_from_the_larger_store_and_are_kept_in_the_lake(tmp_path):
+    lake = Lake(tmp_path / "lake")
+    first = record_boot(lake, None, NOW)
+    assert (first.count, first.verdict) == (1, UNKNOWN)
+    second = record_boot(lake, first.count, NOW + dt.timedelta(days=1))
+    assert (second.count, second.verdict) == (2, CONFIRMED)
+    shutil.rmtree(lake.root / "ops")  # the disk lost the lake
+    third = record_boot(lake, second.count, NOW + dt.timedelta(days=2))
+    assert (third.count, third.verdict, third.lake_count) == (3, VOLATILE, None)
+    assert "lost boots" in third.describe()
+    assert [b.count for b in boot_history(lake)] == [3]
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def _snapshot(root: Path) -> dict[str, object]:
+    """Every file's bytes and every link's target under ``root``."""
+    return {str(p.relative_to(root)): os.readlink(p) if p.is_symlink() else p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_symlink() or p.is_file()}
+
+
+def _lake_with_files(root: Path) -> Lake:
+    lake = Lake(root)
+    for name, text in (("bars/synthetic/1h/BTC.parquet", "bars"), ("ledger/cycles/a.parquet", "l"),
+                       ("season/season.json", "{}")):
+        path = lake.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return lake
+
+
+def test_a_lake_goes_to_the_mirror_and_comes_back(tmp_path):
+    lake, mirror = _lake_with_files(tmp_path / "lake"), tmp_path / "mirror"
+    assert upload_lake(lake, str(mirror)) == ["bars", "ledger", "season"]
+    (lake.root / "ledger/cycles/b.parquet").write_text("newer")
+    upload_lake(lake, str(mirror))  # a folder is replaced whole
+    assert _tree(mirror) == _tree(lake.root)
+    fresh = Lake(tmp_path / "new-disk")
+    assert restore_lake(fresh, str(mirror), NOW) == ["bars", "ledger", "season"]
+    assert _tree(fresh.root) == _tree(lake.root) and restore_failed(fresh) is None
+    with pytest.raises(MirrorError, match="not empty"):
+        restore_lake(fresh, str(mirror), NOW)
+
+
+def test_a_failed_restore_never_uploads_over_the_mirror(tmp_path):
+    """The mirror's ledger holds a dangling link (a copy interrupted on the mirror's side): the
+    restore fails part-way, the lake is marked, and the nightly upload is refused - the mirror
+    stays byte for byte as it was. Once the mirror is mended, a restore clears the mark."""
+    good, mirror = _lake_with_files(tmp_path / "good"), tmp_path / "mirror"
+    upload_lake(good, str(mirror))
+    os.symlink(tmp_path / "gone.parquet", mirror / "ledger" / "cycles" / "z.parquet")
+    before = _snapshot(mirror)
+    lake = Lake(tmp_path / "lake")
+    with pytest.raises(MirrorError, match=r"restore from .* failed after 1 folder"):
+        restore_lake(lake, str(mirror), NOW)
+    assert restore_failed(lake)["restored"] == ["bars"]
+    with pytest.raises(MirrorError, match="refusing to upload"):
+        upload_lake(lake, str(mirror))
+    assert _snapshot(mirror) == before
+    (mirror / "ledger" / "cycles" / "z.parquet").unlink()
+    for name in ("bars", "ledger", "season"):
+        shutil.rmtree(lake.root / name, ignore_errors=True)
+    restore_lake(lake, str(mirror), NOW)
+    assert restore_failed(lake) is None
+    assert upload_lake(lake, str(mirror)) == ["bars", "ledger", "season", "ops"]
