@@ -150,7 +150,9 @@ def render_ingest_summary(manifest: dict, lake_root: Path) -> str:
         f"{sum(s['revised'] for s in got.values())} revised",
         f"  validation  {manifest['validation']['summary']}",
         "  timings     " + ", ".join(f"{k} {v:.2f}s" for k, v in t.items()),
-        f"  data docs   {manifest['validation']['data_docs']}",
+        f"  validation  {manifest['validation']['page']} (every run: "
+        f"{manifest['validation']['index']}; Data Docs, online: "
+        f"{manifest['validation']['data_docs']})",
         f"  published   {lake_root / 'bars'} (manifest {manifest['run_id']}.json)",
     ]
     return "\n".join(lines)

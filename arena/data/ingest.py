@@ -57,6 +57,7 @@ from arena.data.providers import is_synthetic
 from arena.data.providers.base import BAR_COLUMNS, Provider
 from arena.data.validation.checks import Window, validate_bars
 from arena.data.validation.config import ValidationConfig
+from arena.data.validation.html import PAGE
 
 EARNINGS_HORIZON = pd.Timedelta(days=180)  # how far ahead earnings calendars are kept
 
@@ -868,7 +869,9 @@ def _manifest(lake: Lake, plan: IngestPlan, fetches: Sequence[AssetFetch],
         "validation": None if report is None else {
             "success": report.success, "summary": report.summary(),
             "failed": [r.message for r in report.failed()],
-            "results": str(lake.root / "validation" / plan.run_id), "data_docs": str(docs)},
+            "results": str(lake.root / "validation" / plan.run_id), "data_docs": str(docs),
+            "page": str(lake.root / "validation" / plan.run_id / PAGE),
+            "index": str(lake.root / "validation" / PAGE)},
         "quarantine": str(lake.root / "quarantine" / plan.run_id) if quarantined else None,
         "timings_seconds": {k: round(v, 3) for k, v in timings.items()},
     }

@@ -5,7 +5,8 @@ Layout under the lake root (``data_lake/`` by default, ``$ARENA_LAKE`` overrides
     bars/provider=synthetic/interval=1h/symbol=ETH/data.parquet   one file per partition
     funding/provider=synthetic/symbol=ETH/data.parquet
     manifests/ingest/<run id>.json                                 one per ingest run
-    validation/<run id>.json, validation/docs/                     expectation results, Data Docs
+    validation/<run id>/, validation/index.html, validation/docs/   each run's results and page,
+                                                                    the runs' index, Data Docs
     staging/<run id>/<symbol>/...      files written by a run that has not been published (yet)
     quarantine/<run id>/<symbol>/...   a failed asset's files and its reason, never read as data
     _locks/writer.lock, _locks/runs/   the writer lock; one lock per live run (its staging)

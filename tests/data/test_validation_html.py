@@ -152,6 +152,8 @@ def test_an_ingest_writes_its_page_and_the_index(ingested):
     assert rows == data["checks"] == 2 * 5 * 9  # 2 symbols, 5 intervals, 9 checks
     assert hrefs(root / PAGE) == [f"{result.run_id}/{PAGE}", f"{EARLIER}/{PAGE}"]
     assert result.manifest["validation"]["results"] == str(page.parent)
+    assert result.manifest["validation"]["page"] == str(page)
+    assert result.manifest["validation"]["index"] == str(root / PAGE)
 
 
 @pytest.fixture(scope="module")
