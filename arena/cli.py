@@ -488,10 +488,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         console.print(table)
     if args.list:
         return EXIT_OK
-    from arena.flows.persistence import check_persistence
-
-    boot = check_persistence(lake, season.id)
-    print(f"arena serve: {boot.describe()}", file=sys.stderr)
     if webhook is None:
         print("arena serve: no alerts (set --alert-webhook or $ARENA_ALERT_WEBHOOK to be told "
               "of a failed, late or overdue run)", file=sys.stderr)
@@ -501,6 +497,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         alerts = install_alerts(season.id, webhook, cycle_deadline_s=season.cycle_deadline_s)
         print(f"arena serve: alerts {', '.join(alerts.automations)} post to the webhook "
               f"(block {alerts.block})", file=sys.stderr)
+    from prefect import tags
+
+    from arena.flows.persistence import StorageVolatile, check_persistence
+
+    try:  # a run of the season (its tag): a volatile lake fails it, which alerts
+        with tags(f"season:{season.id}", "job:storage"):
+            boot = check_persistence(lake, season.id)
+        print(f"arena serve: {boot.describe()}", file=sys.stderr)
+    except StorageVolatile as exc:
+        print(f"arena serve: {exc}; the mirror is not updated until a start confirms the lake "
+              "(restore it from the mirror: README, runbook)", file=sys.stderr)
     serve_season(lake, jobs)  # until Ctrl-C or SIGTERM
     return EXIT_OK
 

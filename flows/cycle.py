@@ -40,6 +40,7 @@ from arena.flows.tasks import (
 from arena.pipeline.live import (
     LIVE_PLAYERS,
     CycleRefused,
+    OffSeason,
     PublishError,
     current_cycle,
     play_season_cycle,
@@ -71,7 +72,11 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     lake = Lake(lake_root)
     now_ts = utc(now) if now else pd.Timestamp.now(tz="UTC")
     season = load_season(lake)
-    at_ts = utc(at) if at else current_cycle(season, now_ts)
+    try:
+        at_ts = utc(at) if at else current_cycle(season, now_ts)
+    except OffSeason as exc:  # before the season: a scheduled run has nothing to do
+        logger.info("no cycle: %s", exc)
+        return []
     contestants, skipped = season_contestants(lake, os.environ,
                                               call_timeout=season.call_timeout_s)
     for item in skipped:
@@ -83,6 +88,9 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
                                     backfill=backfill, retry=retry, force_time=force_time,
                                     runner=PrefectRunner(dask=season.dask),
                                     slot=provider_slot)
+    except OffSeason as exc:  # the season is closed: nothing to do, not a failure
+        logger.info("no cycle: %s", exc)
+        return []
     except CycleRefused as exc:
         logger.error("cycle %s refused, nothing recorded: %s", at_ts, exc)
         raise

@@ -110,7 +110,9 @@ def to_deployments(jobs: list[Job]) -> list:
 
 def serve_season(lake: Lake, jobs: list[Job], *, limit: int | None = None) -> None:
     """Register ``jobs`` and run them when due, until stopped (Ctrl-C or SIGTERM: the served
-    runs in progress are cancelled, the schedules paused)."""
+    runs in progress are cancelled). The schedules stay active on the server, so a run due
+    while nothing serves it turns Late - and the season's alert says so."""
     from prefect import serve
 
-    serve(*to_deployments(jobs), limit=limit, print_starting_message=False)
+    serve(*to_deployments(jobs), limit=limit, print_starting_message=False,
+          pause_on_shutdown=False)

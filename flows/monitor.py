@@ -23,7 +23,7 @@ from arena.core.settings import prepare_process
 from arena.data.lake import Lake
 from arena.flows.tasks import ledger_slot, run_name
 from arena.ledger.store import Ledger
-from arena.pipeline.live import MonitorRefused, monitor_end, run_monitor
+from arena.pipeline.live import MonitorRefused, OffSeason, monitor_end, run_monitor
 from arena.pipeline.season_config import load_season, season_contestants
 from arena.pipeline.season_ingest import held_symbols, ingest_watched
 
@@ -53,6 +53,9 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
     try:
         with ledger_slot(season.id):  # never beside the season's cycle
             run = run_monitor(lake, season, contestants, tick, now=now_ts)
+    except OffSeason as exc:  # a closed season: nothing to watch, not a failure
+        logger.info("no monitor tick: %s", exc)
+        return {"season": season.id, "end": None, "automatic_closes": 0}
     except MonitorRefused as exc:
         logger.error("monitor tick %s refused, nothing recorded: %s", tick, exc)
         raise

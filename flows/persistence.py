@@ -20,10 +20,19 @@ def boots_variable(season_id: str) -> str:
     return f"arena-boots-{slug(season_id)}"
 
 
+class StorageVolatile(RuntimeError):
+    """The lake lost boots the server counted: the run fails (and alerts); ``boot`` says more."""
+
+    def __init__(self, boot: Boot) -> None:
+        super().__init__(boot.describe())
+        self.boot = boot
+
+
 @flow(name="storage", flow_run_name=run_name("storage"))
 def check_persistence(lake: Lake, season_id: str, now: dt.datetime | None = None) -> Boot:
     """Count this start in the lake and in the server's variable; returns the boot (its verdict:
-    confirmed, unknown or volatile) after publishing it as an artifact."""
+    confirmed or unknown) after publishing it as an artifact, or raises :class:`StorageVolatile`
+    (the run fails, so the season's alert fires) when the lake lost what it was given."""
     name = boots_variable(season_id)
     stored = Variable.get(name, default=None)
     boot = record_boot(lake, int(stored) if stored is not None else None,
@@ -37,4 +46,6 @@ def check_persistence(lake: Lake, season_id: str, now: dt.datetime | None = None
         f"# Storage of season {season_id}: {boot.verdict}\n\n{boot.describe()}{warning}\n\n"
         "| boot | at | verdict | lake count | server count |\n|---|---|---|---|---|\n" + rows,
         key=f"storage-{slug(season_id)}", description=f"persistence of season {season_id}")
+    if boot.verdict == VOLATILE:
+        raise StorageVolatile(boot)
     return boot

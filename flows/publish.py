@@ -12,7 +12,7 @@ from prefect import flow, get_run_logger
 from arena.core.settings import prepare_process
 from arena.data.lake import Lake
 from arena.data.persistence import upload_lake
-from arena.flows.tasks import PrefectRunner, run_name
+from arena.flows.tasks import PrefectRunner, ledger_slot, run_name
 from arena.pipeline.live import PublishError, publish_season
 from arena.pipeline.season_config import load_season
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
@@ -39,8 +39,9 @@ def publish_flow(lake_root: str | None = None, players: int = DEFAULT_PLAYERS,
     except PublishError as exc:
         logger.info("season %s: nothing to publish yet: %s", season.id, exc)
         out["reason"] = str(exc)
-    if mirror:
-        out["mirrored"] = upload_lake(lake, mirror)  # MirrorError fails the run: an alert
+    if mirror:  # no cycle or monitor window writes meanwhile; MirrorError fails the run: an alert
+        with ledger_slot(season.id):
+            out["mirrored"] = upload_lake(lake, mirror)
         logger.info("lake copied to the mirror %s: %s", mirror, ", ".join(out["mirrored"]))
     return out
 

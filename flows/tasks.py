@@ -87,21 +87,22 @@ class PrefectRunner:
             futures = [as_task(fn).submit(item, *args, **kwargs) for item in items]
             return [f.result() for f in futures]
         signature = inspect.signature(fn)
-        with dask_task_runner(self.dask) as runner:
+        with dask_task_runner(self.dask, len(items)) as runner:
             futures = [runner.submit(as_task(fn),
                                      parameters=signature.bind(item, *args, **kwargs).arguments)
                        for item in items]
             return [f.result() for f in futures]
 
 
-def dask_task_runner(address: str) -> TaskRunner:
+def dask_task_runner(address: str, items: int) -> TaskRunner:
     """prefect-dask's task runner on the cluster at ``address``, or on a local cluster of one
-    single-threaded worker process per core (``"local"``: the steps run in other processes, as
-    on other machines, so what they are sent must pickle)."""
+    single-threaded worker process per core, at most one per item (``"local"``: the steps run
+    in other processes, as on other machines, so what they are sent must pickle)."""
     from prefect_dask import DaskTaskRunner
 
     if address == LOCAL_DASK:
-        return DaskTaskRunner(cluster_kwargs={"n_workers": os.cpu_count() or 2,
+        workers = max(1, min(items, os.cpu_count() or 2))
+        return DaskTaskRunner(cluster_kwargs={"n_workers": workers,
                                               "threads_per_worker": 1, "processes": True,
                                               "dashboard_address": None})
     return DaskTaskRunner(address=address)

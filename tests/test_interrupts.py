@@ -90,8 +90,14 @@ def test_an_interrupted_ingest_stops_cleanly(tmp_path, signum):
                            "nothing half-published, staging cleaned")
     assert _staged_runs(lake) == []
     assert not list((lake / "_locks" / "runs").glob("*.lock"))  # the run's lock is gone too
-    for path in (lake / "bars").rglob("*.parquet"):  # none published, or each whole
+    # all-or-nothing per asset: an asset has every interval of the run, or none of them
+    intervals: dict[str, set[str]] = {}
+    for path in (lake / "bars").rglob("*.parquet"):
         assert pq.read_table(path, partitioning=None).num_rows > 0
+        parts = dict(p.split("=", 1) for p in path.relative_to(lake / "bars").parts[:-1])
+        intervals.setdefault(parts["symbol"], set()).add(parts["interval"])
+    assert len({frozenset(v) for v in intervals.values()}) <= 1, intervals
+    assert all(len(v) == 5 for v in intervals.values()), intervals
     assert not list(lake.rglob("*.tmp"))
 
 

@@ -66,3 +66,14 @@ def plays_after_others(contestant: Contestant) -> bool:
     """Whether ``contestant`` answers from the others' answers of the same cycle (``follows``):
     it plays after them, and its briefing carries their answers and the standings."""
     return bool(getattr(contestant, "follows", False))
+
+
+class KeysStayBehind:
+    """A model contestant sent to another process (a Dask worker) leaves the environment it was
+    given - every key in it - behind, and there reads the keys of the process it runs in (so the
+    ledger's check for keys in a record sees the keys the calls used). A Dask worker therefore
+    needs the roster's key variables in its own environment."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_env": None}
+

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from arena.agents.base import Reply
+from arena.agents.base import KeysStayBehind, Reply
 from arena.agents.llm import Completion, RetryPolicy, complete, reply_from
 from arena.agents.roster import ContestantSpec
 from arena.core.types import Briefing, Message
@@ -27,7 +27,7 @@ ANALYST_TEMPERATURE = 0.7
 JUDGE_TEMPERATURE = 0.2
 
 
-class DebateContestant:
+class DebateContestant(KeysStayBehind):
     """A roster contestant of kind ``debate`` (one model for every role)."""
 
     kind = "debate"

@@ -57,7 +57,7 @@ from typing import Any
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from arena.agents.base import Reply
+from arena.agents.base import KeysStayBehind, Reply
 from arena.agents.roster import ContestantSpec
 from arena.core import settings
 from arena.core.text import json_value
@@ -409,7 +409,7 @@ def reply_from(done: Completion, history: Sequence[Message],
     return Reply(done.text, calls, (*history, Message("assistant", done.text)), extra=extra)
 
 
-class LLMContestant:
+class LLMContestant(KeysStayBehind):
     """A roster contestant of kind ``llm``: one model call per answer, one per repair.
 
     ``env`` is where the key is looked up at call time (default: ``os.environ``); ``retry`` and

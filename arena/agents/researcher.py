@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from arena.agents.base import Reply
+from arena.agents.base import KeysStayBehind, Reply
 from arena.agents.llm import RetryPolicy, complete, reply_from
 from arena.agents.roster import ContestantSpec
 from arena.core.types import Briefing, Message
@@ -84,7 +84,7 @@ def _confidence(package: Mapping[str, Any]) -> float:
         return 0.0
 
 
-class ResearcherContestant:
+class ResearcherContestant(KeysStayBehind):
     kind = "researcher"
 
     def __init__(self, spec: ContestantSpec, *, env: Mapping[str, str] | None = None,

@@ -369,11 +369,15 @@ class Lake:
 
 
 def write_text(path: Path, text: str) -> Path:
-    """Write a text file atomically (a temp file beside it, then one rename); returns ``path``."""
+    """Write a text file atomically (a temp file of its own beside it, then one rename: two
+    writers of one file never rename each other's half-written temp); returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
 
 

@@ -12,17 +12,20 @@ lake kept what it was given (:func:`boot_verdict`):
 * ``volatile``: the second store remembers boots the lake lost (the lake was wiped or replaced
   by an older copy) - whatever the lake holds cannot be trusted to stay.
 
-**Mirror.** An optional copy of the lake (market data, ledger, season, reports) at a path or
-fsspec URI. :func:`restore_lake` brings it back into an empty lake; :func:`upload_lake` copies the
-lake over the mirror - and refuses while the last restore failed (``<lake>/ops/restore-failed.json``
-exists): a lake that could not be restored is incomplete, and uploading it would overwrite the
-good copy with the bad one. A successful restore removes the mark.
+**Mirror.** An optional copy of the lake (season, ledger, attempts log, market data, manifests,
+validation results, reports, boot history) at a path or fsspec URI. :func:`restore_lake` brings
+it back into an empty lake; :func:`upload_lake` copies the lake over the mirror - and refuses
+while the last restore failed (``<lake>/ops/restore-failed.json`` exists: a lake that could not
+be restored is incomplete, and uploading it would overwrite the good copy with the bad one) or
+while the lake's last start found it volatile. A successful restore removes the mark.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -33,7 +36,9 @@ BOOTS_FILE = "boots.json"
 RESTORE_FAILED = "restore-failed.json"
 CONFIRMED, UNKNOWN, VOLATILE = "confirmed", "unknown", "volatile"
 KEPT_BOOTS = 100  # the boot history the lake keeps
-MIRRORED = ("bars", "earnings", "funding", "ledger", "season", "manifests", "reports", OPS_DIR)
+MIRRORED = ("season", "ledger", "attempts", "bars", "earnings", "funding", "manifests",
+            "validation", "quarantine", "reports", OPS_DIR)
+REQUIRED = ("season", "ledger")  # a mirror without them cannot be restored
 
 
 @dataclass(frozen=True)
@@ -111,57 +116,97 @@ def restore_failed(lake: Lake) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+def _mirrored(fs, root: str, name: str) -> str | None:
+    """Where the mirror keeps folder ``name``: itself, or the previous copy an upload cut short
+    between its two renames left as ``<name>.old``; None when it has neither."""
+    for candidate in (f"{root}/{name}", f"{root}/{name}.old"):
+        if fs.exists(candidate):
+            return candidate
+    return None
+
+
 def restore_lake(lake: Lake, mirror: str, now: dt.datetime) -> list[str]:
     """Copy the mirror's folders into ``lake`` (which must hold none of them yet); returns the
-    folders restored. On any failure the lake is marked (``ops/restore-failed.json``) so that no
-    upload overwrites the mirror with the incomplete lake, and :class:`MirrorError` is raised."""
+    folders restored. Each folder lands whole or not at all (copied beside, then renamed in).
+    A mirror without the season or the ledger cannot be restored. On any failure the lake is
+    marked (``ops/restore-failed.json``) so that no upload overwrites the mirror with the
+    incomplete lake, and :class:`MirrorError` is raised naming the folders to remove before the
+    next try."""
     present = [name for name in MIRRORED if (lake.root / name).exists() and name != OPS_DIR]
     if present:
         raise MirrorError(f"the lake {lake.root} is not empty ({', '.join(present)}): a restore "
-                          "only fills an empty lake")
+                          "only fills an empty lake; move those folders aside first")
     done: list[str] = []
     try:
         fs, root = _fs(mirror)
+        root = root.rstrip("/")
         if not fs.exists(root):
             raise FileNotFoundError(f"no mirror at {mirror}")
-        for name in MIRRORED:
-            source = f"{root.rstrip('/')}/{name}"
-            if fs.exists(source):
-                fs.get(source, str(lake.root / name), recursive=True)
-                done.append(name)
+        found = {name: _mirrored(fs, root, name) for name in MIRRORED}
+        missing = [name for name in REQUIRED if found[name] is None]
+        if missing:
+            raise FileNotFoundError(f"the mirror {mirror} has no {' or '.join(missing)}")
+        lake.root.mkdir(parents=True, exist_ok=True)
+        for name, source in found.items():
+            if source is None:
+                continue
+            landing = lake.root / f".restoring-{name}"
+            shutil.rmtree(landing, ignore_errors=True)
+            fs.get(source, str(landing), recursive=True)
+            if name == OPS_DIR:  # beside the lake's own ops files (the mark of a failed try)
+                (lake.root / OPS_DIR).mkdir(exist_ok=True)
+                for item in landing.iterdir():
+                    os.replace(item, lake.root / OPS_DIR / item.name)
+                landing.rmdir()
+            else:
+                os.replace(landing, lake.root / name)
+            done.append(name)
     except Exception as exc:
         write_text(lake.root / OPS_DIR / RESTORE_FAILED, json.dumps(
             {"mirror": mirror, "at": now.isoformat(), "restored": done,
              "error": f"{type(exc).__name__}: {exc}"}, indent=2) + "\n")
+        again = f"; remove {', '.join(d for d in done if d != OPS_DIR)} before trying again" \
+            if [d for d in done if d != OPS_DIR] else ""
         raise MirrorError(f"restore from {mirror} failed after {len(done)} folder(s): "
                           f"{type(exc).__name__}: {exc}; uploads to the mirror are refused until "
-                          f"a restore succeeds") from exc
+                          f"a restore succeeds{again}") from exc
     (lake.root / OPS_DIR / RESTORE_FAILED).unlink(missing_ok=True)
     return done
 
 
 def upload_lake(lake: Lake, mirror: str) -> list[str]:
-    """Copy the lake's folders over the mirror's (each replaced whole); refused while the last
-    restore failed (:func:`restore_failed`). Returns the folders uploaded."""
+    """Copy the lake's folders over the mirror's, each replaced whole (copied beside, then
+    swapped in by two renames; a cut between them leaves ``<name>.old``, which a restore uses),
+    under the lake's writer lock. Refused while the last restore failed (:func:`restore_failed`)
+    or when the lake's last start found it volatile (it lost data the mirror may still hold; the
+    next start that confirms it, or a restore, lifts this). Returns the folders uploaded."""
     failed = restore_failed(lake)
     if failed is not None:
         raise MirrorError(f"refusing to upload {lake.root} to {mirror}: the restore of "
                           f"{failed['at']} failed ({failed['error']}), so the lake may be "
                           "incomplete and the mirror is the good copy")
+    boot = last_boot(lake)
+    if boot is not None and boot.verdict == VOLATILE:
+        raise MirrorError(f"refusing to upload {lake.root} to {mirror}: {boot.describe()}; "
+                          "the mirror may hold what the lake lost: restore from it, or start "
+                          "arena serve again once the lake is checked")
     fs, root = _fs(mirror)
+    root = root.rstrip("/")
     done = []
-    for name in MIRRORED:
-        local = lake.root / name
-        if not local.exists():
-            continue
-        target = f"{root.rstrip('/')}/{name}"
-        staged = f"{target}.uploading"
-        if fs.exists(staged):
-            fs.rm(staged, recursive=True)
-        fs.put(str(local), staged, recursive=True)
-        if fs.exists(target):
-            fs.rm(target, recursive=True)
-        fs.mv(staged, target, recursive=True)
-        done.append(name)
+    with lake.writer_lock():
+        for name in MIRRORED:
+            local = lake.root / name
+            if not local.exists():
+                continue
+            target, staged, old = f"{root}/{name}", f"{root}/{name}.uploading", f"{root}/{name}.old"
+            for leftover in (staged, old):
+                if fs.exists(leftover) and (leftover == staged or fs.exists(target)):
+                    fs.rm(leftover, recursive=True)
+            fs.put(str(local), staged, recursive=True)
+            if fs.exists(target):
+                fs.mv(target, old, recursive=True)
+            fs.mv(staged, target, recursive=True)
+            if fs.exists(old):
+                fs.rm(old, recursive=True)
+            done.append(name)
     return done
-

@@ -82,6 +82,7 @@ exact copy in ``responses.raw_json``, so nothing a model sends can make a record
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import threading
@@ -123,6 +124,8 @@ from arena.ledger.records import (
     stamp,
     unstamp,
 )
+
+log = logging.getLogger(__name__)
 
 
 class LedgerError(RuntimeError):
@@ -351,9 +354,14 @@ class Ledger:
                 except BaseException:
                     shutil.rmtree(tmp, ignore_errors=True)
                     raise
-            with _disk_errors("the ledger's schema files", f"{what} was recorded"):
+            try:  # the record is committed: a failure now is reported, never as "not recorded"
                 _fsync_dir(final.parent)
                 self.write_schemas()
+            except OSError as exc:
+                if not is_disk_error(exc):
+                    raise
+                log.warning("%s was recorded, but the ledger's schema files could not be "
+                            "written (the next record writes them): %s", what, os_error_text(exc))
         return RecordStatus.RECORDED
 
     def _write_table(self, path: Path, table: pa.Table) -> None:

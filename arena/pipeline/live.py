@@ -57,6 +57,15 @@ class CycleRefused(RuntimeError):
     """The cycle was not run (nothing recorded); the message says why and what to do."""
 
 
+class OffSeason(Exception):
+    """Refused because the season has not started yet or is closed: nothing is wrong, there is
+    just nothing to do (a scheduled flow completes instead of failing and alerting)."""
+
+
+class CycleOffSeason(CycleRefused, OffSeason):
+    """No cycle: the season has not started or is closed."""
+
+
 @dataclass(frozen=True)
 class Freshness:
     """One asset's data at a time: its last price's print time (None: no bar), the interval
@@ -104,7 +113,7 @@ def current_cycle(season: SeasonConfig, now: pd.Timestamp) -> pd.Timestamp:
     """The season's cycle due at ``now`` (:class:`CycleRefused` before its first)."""
     due = season.due(now)
     if due is None:
-        raise CycleRefused(f"season {season.id!r} starts {season.first.isoformat()}: no cycle "
+        raise CycleOffSeason(f"season {season.id!r} starts {season.first.isoformat()}: no cycle "
                            "is due yet")
     return due
 
@@ -119,7 +128,7 @@ def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Univ
     where = f"season {season.id!r}"
     closed = closed_at(lake)
     if closed is not None:
-        raise CycleRefused(f"{where} was closed at {closed} after its last cycle: no further "
+        raise CycleOffSeason(f"{where} was closed at {closed} after its last cycle: no further "
                            "cycle is accepted; start the next season in a new lake (arena "
                            "season init --lake ...)")
     if not season.on_schedule(at):
@@ -291,6 +300,10 @@ class MonitorRefused(RuntimeError):
     """The monitor was not run (nothing recorded); the message says why."""
 
 
+class MonitorOffSeason(MonitorRefused, OffSeason):
+    """No monitor tick: the season is closed."""
+
+
 @dataclass
 class MonitorRun:
     end: pd.Timestamp
@@ -330,7 +343,7 @@ def run_monitor(lake: Lake, season: SeasonConfig, contestants: Sequence[Contesta
     yet: a window is recorded once, so a bar ingested after it would never be watched."""
     closed = closed_at(lake)
     if closed is not None:
-        raise MonitorRefused(f"season {season.id!r} was closed at {closed}: nothing to watch")
+        raise MonitorOffSeason(f"season {season.id!r} was closed at {closed}: nothing to watch")
     if tick > now:
         raise MonitorRefused(f"the tick {tick.isoformat()} is in the future (now "
                              f"{now.isoformat()})")

@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 from arena.agents.base import Contestant
 from arena.core.sessions import CYCLE_HOUR
 from arena.core.universe import Universe
-from arena.data.ingest import IngestError, run_ingest
+from arena.data.ingest import IngestError, LakeWriteError, run_ingest
 from arena.data.lake import Lake, PartitionKey
 from arena.data.providers.base import Provider
 from arena.engine.monitor import check_invalidations
@@ -132,11 +132,14 @@ def history_start(first_cycle: pd.Timestamp) -> pd.Timestamp:
 
 
 def _ingest(provider: Provider, universe: Universe, start: pd.Timestamp, end: pd.Timestamp,
-            lake: Lake, what: str) -> dict[str, object]:
+            lake: Lake, what: str, *, some: bool = True) -> dict[str, object]:
+    """One ingest run; ``some``: at least one asset must publish (else :class:`IngestError`)."""
     try:
         return run_ingest(provider, universe, start=start, end=end, lake=lake, now=end).manifest
+    except LakeWriteError:  # a full or read-only disk: the replay stops, whatever published
+        raise
     except IngestError as exc:
-        if not exc.published:
+        if some and not exc.published:
             raise IngestError(f"{what}: {exc}", exc.manifest) from exc
         log.warning("%s: playing on without %s (their last bars stay, the cycle marks them "
                     "stale): %s", what, ", ".join(exc.manifest.get("not_published") or {}), exc)
@@ -155,7 +158,8 @@ def ingest_season(provider: Provider, universe: Universe, times: Sequence[pd.Tim
 
 
 def ingest_day(provider: Provider, universe: Universe, at: pd.Timestamp,
-               previous: pd.Timestamp | None, lake: Lake) -> dict[str, object]:
+               previous: pd.Timestamp | None, lake: Lake, *, some: bool = True
+               ) -> dict[str, object]:
     """The day's ingest up to ``at`` (from ``previous``, or :func:`history_start` on the first
     day); returns its manifest.
 
@@ -163,25 +167,31 @@ def ingest_day(provider: Provider, universe: Universe, at: pd.Timestamp,
     day goes on: the failure is logged, the manifest (``not_published``: symbol -> reason) is
     returned for the day's report, and the failed assets keep their last good bars, which the
     cycle's market finds stale (:func:`arena.market.asof.is_stale`). When no asset published,
-    :class:`IngestError` is raised: there is no market to play.
+    :class:`IngestError` is raised (there is no market to play) - unless ``some`` is False: the
+    day's ingest is then only of the assets the season's ingest could not publish, and the
+    others are there.
     """
     return _ingest(provider, universe, previous or history_start(at), at, lake,
-                   f"season day {at.date()}")
+                   f"season day {at.date()}", some=some)
 
 
 @step("day-{at:%Y-%m-%d}")
 def play_day(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
              at: pd.Timestamp, previous: pd.Timestamp | None, *, lake: Lake,
-             ledger: Ledger, ingest: bool = True) -> DayReport:
+             ledger: Ledger, ingest: bool | Sequence[str] = True) -> DayReport:
     """One season day ending at the cycle ``at``: when ``ingest``, the bars up to ``at``
-    (:func:`ingest_day`: the assets that did not publish are in the report's ``not_published``);
-    the monitor window since ``previous`` (none on the first day), the cycle, then its daily
-    report."""
+    (:func:`ingest_day`: the assets that did not publish are in the report's ``not_published``;
+    a list of symbols: those assets only, the others being in the lake already); the monitor
+    window since ``previous`` (none on the first day), the cycle, then its daily report."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     manifest: dict = {}
-    if ingest:
+    if ingest is True:
         manifest = ingest_day(provider, universe, at, previous, lake)
+    elif ingest:
+        manifest = ingest_day(provider, universe.select(list(ingest)), at, previous, lake,
+                              some=False)
+    if manifest:
         timings["validation"] = float(manifest["timings_seconds"].get("validate", 0.0))
         timings["ingest"] = time.perf_counter() - t0 - timings["validation"]
     t = time.perf_counter()
@@ -228,10 +238,14 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
             missing = report.ingest.get("not_published") or {}
             said = f"; not published (stale all season): {', '.join(missing)}" if missing else ""
             say(f"ingest: done in {time.perf_counter() - t0:.1f} s{said}")
+    # the assets the season's ingest could not publish are ingested day by day, as a daily
+    # ingest would: a bad bar on day k then costs them day k on, not the whole season
+    daily: bool | list[str] = True if ingest == "daily" else sorted(
+        report.ingest.get("not_published") or {})
     previous = None
     for i, at in enumerate(times, start=1):
         day = runner.run(play_day, provider, universe, contestants, at, previous, lake=lake,
-                         ledger=ledger, ingest=ingest == "daily")
+                         ledger=ledger, ingest=daily)
         report.days.append(day)
         if progress:
             progress(day, i, len(times))

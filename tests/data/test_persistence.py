@@ -75,35 +75,77 @@ def _lake_with_files(root: Path) -> Lake:
 
 def test_a_lake_goes_to_the_mirror_and_comes_back(tmp_path):
     lake, mirror = _lake_with_files(tmp_path / "lake"), tmp_path / "mirror"
-    assert upload_lake(lake, str(mirror)) == ["bars", "ledger", "season"]
+    record_boot(lake, None, NOW)
+    assert upload_lake(lake, str(mirror)) == ["season", "ledger", "bars", "ops"]
     (lake.root / "ledger/cycles/b.parquet").write_text("newer")
     upload_lake(lake, str(mirror))  # a folder is replaced whole
-    assert _tree(mirror) == _tree(lake.root)
+    assert _tree(mirror) == {k: v for k, v in _tree(lake.root).items() if not k.startswith("_")}
     fresh = Lake(tmp_path / "new-disk")
-    assert restore_lake(fresh, str(mirror), NOW) == ["bars", "ledger", "season"]
-    assert _tree(fresh.root) == _tree(lake.root) and restore_failed(fresh) is None
+    assert restore_lake(fresh, str(mirror), NOW) == ["season", "ledger", "bars", "ops"]
+    assert _tree(fresh.root) == _tree(mirror) and restore_failed(fresh) is None
+    assert [b.count for b in boot_history(fresh)] == [1]  # the boot history came back too
     with pytest.raises(MirrorError, match="not empty"):
         restore_lake(fresh, str(mirror), NOW)
+
+
+def test_an_upload_cut_between_its_renames_leaves_a_copy_the_restore_uses(tmp_path):
+    """The previous ledger was renamed aside, the new one not yet in: the restore takes the
+    previous one; the next upload replaces it whole."""
+    lake, mirror = _lake_with_files(tmp_path / "lake"), tmp_path / "mirror"
+    upload_lake(lake, str(mirror))
+    (mirror / "ledger").rename(mirror / "ledger.old")
+    fresh = Lake(tmp_path / "new-disk")
+    assert "ledger" in restore_lake(fresh, str(mirror), NOW)
+    assert (fresh.root / "ledger/cycles/a.parquet").read_text() == "l"
+    upload_lake(lake, str(mirror))
+    assert sorted(p.name for p in mirror.iterdir()) == ["bars", "ledger", "season"]
+
+
+def test_a_mirror_without_its_ledger_is_not_restored(tmp_path):
+    lake, mirror = _lake_with_files(tmp_path / "lake"), tmp_path / "mirror"
+    upload_lake(lake, str(mirror))
+    shutil.rmtree(mirror / "ledger")
+    fresh = Lake(tmp_path / "new-disk")
+    with pytest.raises(MirrorError, match="has no ledger"):
+        restore_lake(fresh, str(mirror), NOW)
+    assert restore_failed(fresh)["restored"] == [] and not (fresh.root / "season").exists()
+
+
+def test_a_volatile_lake_is_not_uploaded_until_a_start_confirms_it(tmp_path):
+    lake, mirror = _lake_with_files(tmp_path / "lake"), tmp_path / "mirror"
+    upload_lake(lake, str(mirror))
+    record_boot(lake, 7, NOW)  # the server counted 7 boots; this lake remembers none
+    (lake.root / "ledger/cycles/a.parquet").write_text("what was left")
+    with pytest.raises(MirrorError, match="storage volatile at boot 8"):
+        upload_lake(lake, str(mirror))
+    assert (mirror / "ledger/cycles/a.parquet").read_text() == "l"
+    record_boot(lake, 8, NOW)  # the next start finds both at 8: confirmed
+    upload_lake(lake, str(mirror))
+    assert (mirror / "ledger/cycles/a.parquet").read_text() == "what was left"
 
 
 def test_a_failed_restore_never_uploads_over_the_mirror(tmp_path):
     """The mirror's ledger holds a dangling link (a copy interrupted on the mirror's side): the
     restore fails part-way, the lake is marked, and the nightly upload is refused - the mirror
-    stays byte for byte as it was. Once the mirror is mended, a restore clears the mark."""
+    stays byte for byte as it was. Once the mirror is mended and the restored folders removed,
+    a restore clears the mark, the boot history lands beside it (not inside it), and uploads
+    resume."""
     good, mirror = _lake_with_files(tmp_path / "good"), tmp_path / "mirror"
+    record_boot(good, None, NOW)
     upload_lake(good, str(mirror))
     os.symlink(tmp_path / "gone.parquet", mirror / "ledger" / "cycles" / "z.parquet")
     before = _snapshot(mirror)
     lake = Lake(tmp_path / "lake")
-    with pytest.raises(MirrorError, match=r"restore from .* failed after 1 folder"):
+    with pytest.raises(MirrorError, match=r"failed after 1 folder.*remove season before trying"):
         restore_lake(lake, str(mirror), NOW)
-    assert restore_failed(lake)["restored"] == ["bars"]
+    assert restore_failed(lake)["restored"] == ["season"]
+    assert not (lake.root / "ledger").exists()  # no half-copied folder
     with pytest.raises(MirrorError, match="refusing to upload"):
         upload_lake(lake, str(mirror))
     assert _snapshot(mirror) == before
     (mirror / "ledger" / "cycles" / "z.parquet").unlink()
-    for name in ("bars", "ledger", "season"):
-        shutil.rmtree(lake.root / name, ignore_errors=True)
-    restore_lake(lake, str(mirror), NOW)
-    assert restore_failed(lake) is None
-    assert upload_lake(lake, str(mirror)) == ["bars", "ledger", "season", "ops"]
+    shutil.rmtree(lake.root / "season")
+    assert restore_lake(lake, str(mirror), NOW) == ["season", "ledger", "bars", "ops"]
+    assert restore_failed(lake) is None and not (lake.root / "ops" / "ops").exists()
+    assert [b.count for b in boot_history(lake)] == [1]
+    assert upload_lake(lake, str(mirror)) == ["season", "ledger", "bars", "ops"]

@@ -127,6 +127,14 @@ def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_serve
         out, _ = served.communicate(timeout=60)
     assert served.returncode in (0, 143), out
     assert "Traceback" not in out, out
+    with get_client(sync_client=True) as client:  # the schedules stay active (runs turn Late)
+        left = [d for d in client.read_deployments() if d.name in names]
+        assert all(not d.paused for d in left) and len(left) == len(names)
+        for d in left:  # the next tests share this server
+            client.delete_deployment(d.id)
+        for a in client.read_automations():
+            if a.name.startswith(f"arena-{slug(season.id)}-"):
+                client.delete_automation(a.id)
 
 
 def test_a_monitor_window_waits_while_the_cycle_holds_the_ledger_slot(
@@ -174,13 +182,13 @@ def test_prefect_yaml_deploys_the_same_jobs_on_a_work_pool(prefect_server, two_p
     with get_client(sync_client=True) as client:
         if not any(p.name == "arena" for p in client.read_work_pools()):
             client.create_work_pool(WorkPoolCreate(name="arena", type="process"))
+    season = load_season(two_providers)
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(),
-           "ARENA_LAKE": str(two_providers.root)}
+           "ARENA_LAKE": str(two_providers.root), "ARENA_SEASON": season.id}
     done = subprocess.run([str(Path(sys.executable).parent / "prefect"), "--no-prompt", "deploy",
                            "--all"], cwd=repo, env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    season = load_season(two_providers)
     expected = {j.name.removeprefix(f"{slug(season.id)}-"): j
                 for j in season_jobs(two_providers, season)}
     with get_client(sync_client=True) as client:
@@ -192,6 +200,9 @@ def test_prefect_yaml_deploys_the_same_jobs_on_a_work_pool(prefect_server, two_p
         assert deployment.parameters == job.parameters, name
         assert deployment.global_concurrency_limit.limit == 1
         assert deployment.entrypoint.split(":")[1] == job.flow.split(":")[1]
+        assert set(deployment.tags) == set(job.tags) - {t for t in job.tags
+                                                        if t.startswith("provider:")
+                                                        and not name.startswith("ingest")}, name
 
 
 def test_two_workers_of_a_pool_run_flows_side_by_side(prefect_server, tmp_path):

@@ -145,3 +145,10 @@ def test_a_three_day_live_season_runs_through_the_flows(prefect_server, local_st
     status = season_status(lake, season, ["equal-weight", "momentum"],
                            CYCLES[-1] + pd.Timedelta(hours=1)).to_json()
     assert [c["state"] for c in status["cycles"]] == ["done"] * 3
+    # the schedules keep firing after the close: the runs complete with nothing to do (no
+    # failed run, so no alert every 15 minutes), and nothing is recorded
+    records = len(ledger.records()), len(ledger.monitor_records())
+    after = _iso(CYCLES[-1] + pd.Timedelta(days=1, minutes=10))
+    assert monitor_flow(lake_root=str(lake.root), now=after, ingest=False)["end"] is None
+    assert cycle_flow(lake_root=str(lake.root), now=after, publish=False) == []
+    assert (len(ledger.records()), len(ledger.monitor_records())) == records

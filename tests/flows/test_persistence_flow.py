@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from arena.cli import main
 from arena.data.lake import Lake
 from arena.flows.tasks import slug
@@ -16,7 +18,7 @@ def test_the_boot_counter_confirms_doubts_and_catches_a_wiped_lake(prefect_serve
                                                                    universe, capsys):
     from prefect.client.orchestration import get_client
 
-    from arena.flows.persistence import boots_variable, check_persistence
+    from arena.flows.persistence import StorageVolatile, boots_variable, check_persistence
 
     lake = Lake(tmp_path / "lake")
     season = make_season("2026-12-01", 5, universe.select(["BTC", "SPY"]).symbols,
@@ -25,7 +27,9 @@ def test_the_boot_counter_confirms_doubts_and_catches_a_wiped_lake(prefect_serve
     assert check_persistence(lake, season.id).verdict == "unknown"  # the first start
     assert check_persistence(lake, season.id).verdict == "confirmed"
     shutil.rmtree(lake.root / "ops")  # the lake's disk lost what it was given
-    boot = check_persistence(lake, season.id)
+    with pytest.raises(StorageVolatile) as caught:  # the run fails: the season's alert fires
+        check_persistence(lake, season.id)
+    boot = caught.value.boot
     assert (boot.verdict, boot.count, boot.lake_count, boot.store_count) == ("volatile", 3, None, 2)
     with get_client(sync_client=True) as client:
         assert client.read_variable_by_name(boots_variable(season.id)).value == 3
@@ -40,8 +44,6 @@ def test_the_boot_counter_confirms_doubts_and_catches_a_wiped_lake(prefect_serve
 
 def test_the_nightly_publish_copies_the_lake_to_its_mirror_unless_a_restore_failed(
         prefect_server, local_storage, tmp_path, universe):
-    import pytest
-
     from arena.data.persistence import OPS_DIR, RESTORE_FAILED, MirrorError
     from arena.flows.publish import publish_flow
 

@@ -12,10 +12,10 @@ from arena.agents.roster import load_roster
 from arena.cli import main
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
-from arena.ledger.records import MONITOR_SCHEMAS, SCHEMAS
 from arena.ledger.store import Ledger
 from arena.pipeline.season import replay_season
 from tests.conftest import ts
+from tests.ledger_books import ledger_tables
 
 SYMBOLS = ["BTC", "SPY", "ETH", "SOL", "ADA", "AAPL", "MSFT", "NVDA"]
 START, DAYS = ts("2025-11-24"), 4
@@ -54,12 +54,7 @@ def test_a_season_replays_and_resumes_without_duplicates(tmp_path, universe, con
 def _books(lake: Lake) -> dict[str, object]:
     """Everything a season leaves for its readers, minus the wall-clock latency of the calls:
     every ledger table, every bar partition and the daily reports."""
-    ledger = Ledger(lake)
-    books: dict[str, object] = {
-        f"{kind}/{name}": ledger.table(name, monitor=kind == "monitor").drop(
-            columns=["latency_s"], errors="ignore")
-        for kind, schemas in (("cycles", SCHEMAS), ("monitor", MONITOR_SCHEMAS))
-        for name in schemas}
+    books: dict[str, object] = dict(ledger_tables(lake))
     books.update({f"bars/{k}": lake.read_bars(k) for k in lake.partitions()})
     books.update({f"report/{p.name}": p.read_text()
                   for p in sorted((lake.root / "reports" / "daily").glob("*.md"))})

@@ -81,16 +81,18 @@ def open_sol(briefing: Briefing) -> list[dict]:
              "invalidation": "i"}]
 
 
-@pytest.fixture(scope="module")
-def season(tmp_path_factory, universe):
-    """Two days; SOL's vendor is down on the second, after the holder opened SOL on the first."""
+@pytest.fixture(scope="module", params=["daily", "season"])
+def season(request, tmp_path_factory, universe):
+    """Two days; SOL's vendor is down on the second, after the holder opened SOL on the first.
+    Ingested day by day, or as a season (whose run cannot publish SOL, which reaches past the
+    outage: SOL is then ingested day by day) - the same days either way."""
     lake = Lake(tmp_path_factory.mktemp("stale") / "lake")
     holder = ByCycle("holder", {MON: open_sol, TUE: lambda b: [{"action": "close",
                                                                  "symbol": "SOL"}]})
     opener = ByCycle("opener", {TUE: open_sol})
     sub = universe.select(SYMBOLS)
     report = replay_season(VendorDown({"SOL"}, after=MON), sub, [holder, opener], MON, 2,
-                           lake=lake, ingest="daily")
+                           lake=lake, ingest=request.param)
     return lake, sub, report, holder, opener
 
 
@@ -168,9 +170,9 @@ def test_a_day_on_which_no_asset_published_fails(tmp_path, universe):
 
 def test_the_season_plays_without_an_asset_its_ingest_could_not_publish(tmp_path, universe):
     """The season's market in one run (the default): SOL's vendor is down over the whole window,
-    so SOL has no bars. The other assets publish and the season plays on: SOL is listed without
-    a price, out of the screen, and an open in it is rejected (``no_price``). A replay where no
-    asset publishes fails."""
+    so SOL has no bars (its daily retries fail too). The other assets publish and the season
+    plays on: SOL is listed without a price, out of the screen, and an open in it is rejected
+    (``no_price``). A replay where no asset publishes fails."""
     sub = universe.select(SYMBOLS)
     blind = {"action": "open_long", "symbol": "SOL", "percent_of_equity": 20, "confidence": 0.9,
              "invalidation_price": 1.0, "thesis": "t", "invalidation": "i"}
@@ -182,6 +184,7 @@ def test_the_season_plays_without_an_asset_its_ingest_could_not_publish(tmp_path
     assert "HTTP 503" in report.ingest["not_published"]["SOL"]
     assert sorted(report.ingest["published"]) == sorted(set(SYMBOLS) - {"SOL"})
     assert [d.at for d in report.days] == [MON, TUE]
+    assert [list(d.not_published) for d in report.days] == [["SOL"], ["SOL"]]  # tried each day
     for briefing in opener.briefings:
         market = briefing.data["market"]
         assert next(r for r in market["table"] if r["symbol"] == "SOL")["price"] is None

@@ -24,7 +24,6 @@ import html
 import json
 import os
 import re
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -90,7 +89,7 @@ def write_index(root: str | os.PathLike[str]) -> Path:
         except (OSError, ValueError):
             summary = {"run_id": results.parent.name, "unreadable": True}
         summaries.append(summary)
-    return _replace(root / PAGE, render_index(summaries))
+    return write_text(root / PAGE, render_index(summaries))  # runs may rebuild it at once
 
 
 def render_run(run_id: str, data: Mapping[str, Any]) -> str:
@@ -187,19 +186,6 @@ def _count(value: Any) -> str:
 
 def _esc(value: Any) -> str:
     return "" if value is None else html.escape(str(value), quote=True)
-
-
-def _replace(path: Path, text: str) -> Path:
-    """Write ``path`` atomically through a temp file of its own name: concurrent runs rebuild
-    the shared index, and one fixed temp name (``write_text``'s) would let one rename the
-    other's half-written file."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
 
 
 __all__ = ["PAGE", "RESULTS", "SUMMARY", "render_index", "render_run", "run_summary",
