@@ -353,7 +353,7 @@ def _cmd_cycle(args: argparse.Namespace, *, backfill: bool = False, retry: bool 
         else:
             at = utc(args.at) if args.at else current_cycle(season, now)
         contestants, skipped = season_contestants(lake, os.environ,
-                                                  call_timeout=season.call_timeout_s)
+                                                  call_timeout=season.call_timeout_s, at=at)
         run = play_season_cycle(lake, season, contestants, at, now=now, backfill=backfill,
                                 retry=retry, force_time=getattr(args, "force_time", False))
     except (SeasonConfigError, RosterError, CalendarError, CycleRefused) as exc:
@@ -512,6 +512,34 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_season_roster(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from arena.agents.roster import RosterError
+    from arena.pipeline.season_config import SeasonConfigError
+    from arena.pipeline.season_roster import add_contestants, retire_contestants
+
+    command = f"season {args.season_command}"
+    lake, season = _season_of(args, command)
+    if season is None:
+        return EXIT_UNUSABLE
+    now = pd.Timestamp.now(tz="UTC")
+    try:
+        if args.season_command == "add":
+            changes = add_contestants(lake, season, args.roster_file, now)
+        else:
+            changes = retire_contestants(lake, season, args.names, now)
+    except (SeasonConfigError, RosterError) as exc:
+        print(f"arena {command}: {exc} (nothing changed)", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.json:
+        _print_json([c.__dict__ for c in changes])
+    else:
+        for c in changes:
+            print(f"{c.contestant}: {c.change} from the cycle of {c.from_cycle}")
+    return EXIT_OK
+
+
 def _cmd_season_status(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -551,7 +579,8 @@ def _cmd_season_status(args: argparse.Namespace) -> int:
                          ("equity", "right"), ("positions", "wrap"))
     for c in status.contestants:
         equity = "-" if c["equity"] is None else f"${c['equity']:,.2f}"
-        people.add_row(str(c["contestant"]), str(c["cycles"]), str(c["last_cycle"] or "-"),
+        changed = f" ({'; '.join(c['roster'])})" if c["roster"] else ""  # added or retired
+        people.add_row(f"{c['contestant']}{changed}", str(c["cycles"]), str(c["last_cycle"] or "-"),
                        str(c["last_status"] or "-"), equity, ", ".join(c["positions"]) or "-")
     console.print()
     console.print(people)
@@ -589,7 +618,7 @@ def _cmd_monitor(args: argparse.Namespace) -> int:
         season = load_season(lake)
         now = pd.Timestamp.now(tz="UTC")
         tick = utc(args.at) if args.at else now
-        contestants, _ = season_contestants(lake, os.environ)
+        contestants, _ = season_contestants(lake, os.environ, at=tick)
         run = run_monitor(lake, season, contestants, tick, now=now)
     except (SeasonConfigError, RosterError, CalendarError, MonitorRefused) as exc:
         print(f"arena monitor: {exc} (nothing recorded)", file=sys.stderr)
@@ -893,6 +922,14 @@ def build_parser() -> argparse.ArgumentParser:
     sts = season_sub.add_parser("status", help="cycles done, missed and due; data freshness; "
                                 "each contestant's state")
     season_lake_args(sts, _cmd_season_status)
+    add = season_sub.add_parser("add", help="add contestants from the next cycle on (each starts "
+                                "with $10,000; a name the season used cannot come back)")
+    add.add_argument("roster_file", help="roster YAML holding the new contestants")
+    season_lake_args(add, _cmd_season_roster)
+    ret = season_sub.add_parser("retire", help="retire contestants from the next cycle on (their "
+                                "books stay as they are)")
+    ret.add_argument("names", nargs="+", help="the contestants' names")
+    season_lake_args(ret, _cmd_season_roster)
     bkf = season_sub.add_parser("backfill", help="play a missed cycle (only while no later "
                                 "cycle exists)")
     bkf.add_argument("date", help="the missed cycle's day, ISO date")

@@ -78,7 +78,7 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
         logger.info("no cycle: %s", exc)
         return []
     contestants, skipped = season_contestants(lake, os.environ,
-                                              call_timeout=season.call_timeout_s)
+                                              call_timeout=season.call_timeout_s, at=at_ts)
     for item in skipped:
         logger.warning("contestant %s", item)
     ensure_limits(contestants)

@@ -39,7 +39,7 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
     now_ts = utc(now) if now else pd.Timestamp.now(tz="UTC")
     tick = utc(at) if at else now_ts
     season = load_season(lake)
-    contestants, _ = season_contestants(lake, os.environ)
+    contestants, _ = season_contestants(lake, os.environ, at=tick)
     ledger = Ledger(lake)
     end = monitor_end(season, ledger, tick)
     if end is None:

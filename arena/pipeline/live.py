@@ -45,7 +45,13 @@ from arena.market.asof import (
 from arena.pipeline.cycle import Outcome, Slot, no_slot, run_cycle, secret_names
 from arena.pipeline.runner import INLINE, Runner
 from arena.pipeline.season import SeasonOutputs, finish_season, monitor_day
-from arena.pipeline.season_config import SEASON_DIR, SeasonConfig
+from arena.pipeline.season_config import (
+    SEASON_DIR,
+    SeasonConfig,
+    active,
+    roster_changes,
+    season_roster,
+)
 from arena.pipeline.warehouse import Invoke
 from arena.reporting.daily import daily_report, write_daily_report
 
@@ -262,7 +268,8 @@ def record_forfeits(lake: Lake, season: SeasonConfig, ledger: Ledger, attempts: 
     """Before the cycle at ``at``: every earlier cycle's contestant that failed there (the
     attempts log) and still has no record is recorded as forfeited, with the last reason."""
     out = []
-    names = {c.name for c in contestants}
+    # a contestant retired since it failed is still forfeited where it played
+    names = {c.name for c in contestants} | set(season_roster(lake).names)
     for cycle in (t for t in attempts.cycles() if t < at):
         failed = {n: tries for n, tries in attempts.of(cycle).items()
                   if n in names and not ledger.has(cycle, n)}
@@ -474,12 +481,14 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
     last_done = max(by_cycle, default=None)
     tried = {t: Attempts(lake).of(t) for t in Attempts(lake).cycles()}
     cycles = []
+    changes = roster_changes(lake)
     for t in season.times:
         got = by_cycle.get(t, set())
+        expected = [n for n in roster if active(changes, n, t)]  # added or retired meanwhile
         failed = sorted(n for n in tried.get(t, {}) if n not in got)
         if failed and (last_done is None or t >= last_done):
             state = "failed (retry allowed)"
-        elif got and got >= set(roster):
+        elif got and got >= set(expected):
             state = "done"
         elif got:
             state = "partial"
@@ -490,7 +499,7 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
         else:
             state = "missed" if last_done is None or t < last_done else "missed (backfill allowed)"
         cycles.append({"at": t.isoformat(), "state": state, "recorded": sorted(got),
-                       "missing": [n for n in roster if n not in got], "failed": failed,
+                       "missing": [n for n in expected if n not in got], "failed": failed,
                        "last_error": {n: tried[t][n][-1].error for n in failed}})
     universe = season.universe()
     contestants = []
@@ -505,6 +514,8 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
                             "last_cycle": None if last is None else last.isoformat(),
                             "last_status": status,
                             "equity": None if equity is None else equity.get("equity"),
-                            "positions": sorted(positions)})
+                            "positions": sorted(positions),
+                            "roster": [f"{c.change} from {c.from_cycle}" for c in changes
+                                       if c.contestant == name]})
     return SeasonStatus(season, now, cycles, freshness(lake, season, universe, now), contestants,
                         closed_at(lake), last_boot(lake))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from arena.agents.roster import DEFAULT_ROSTER, Skipped, load_roster
+from arena.agents.roster import DEFAULT_ROSTER, Roster, Skipped, load_roster
 from arena.core.sessions import CYCLE_HOUR
 from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake, write_text
@@ -239,13 +239,65 @@ def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
-def season_contestants(lake: Lake, env: Mapping[str, str], *, call_timeout: float | None = None
-                       ) -> tuple[list[Contestant], list[Skipped]]:
-    """The contestants of the season's own roster copy that can play with the keys in ``env``;
-    ``call_timeout`` caps every model call's timeout (the season's ``call_timeout_s``)."""
+CHANGES = "roster_changes.json"
+ADDED, RETIRED = "added", "retired"
+
+
+@dataclass(frozen=True)
+class RosterChange:
+    contestant: str
+    change: str  # added or retired
+    from_cycle: str  # ISO time of the first cycle it applies to
+    made_at: str  # when the operator made it
+
+    @property
+    def start(self) -> pd.Timestamp:
+        return pd.Timestamp(self.from_cycle)
+
+
+def changes_path(lake: Lake) -> Path:
+    return lake.root / SEASON_DIR / CHANGES
+
+
+def roster_changes(lake: Lake) -> list[RosterChange]:
+    """The season's roster changes, in the order they were made (none: an empty list)."""
+    path = changes_path(lake)
+    if not path.is_file():
+        return []
+    return [RosterChange(**c) for c in json.loads(path.read_text(encoding="utf-8"))["changes"]]
+
+
+def active(changes: Sequence[RosterChange], name: str, at: pd.Timestamp) -> bool:
+    """Whether ``name`` (in the roster copy) is in the season at the cycle ``at``."""
+    for c in changes:
+        if c.contestant != name:
+            continue
+        if c.change == ADDED and at < c.start:
+            return False
+        if c.change == RETIRED and at >= c.start:
+            return False
+    return True
+
+
+def season_roster(lake: Lake, at: pd.Timestamp | None = None) -> Roster:
+    """The roster of the cycle at ``at``: the roster copy without those not in the season then
+    (contestants added or retired while it runs: :mod:`arena.pipeline.season_roster`); the
+    whole copy when ``at`` is None."""
+    roster = load_roster(roster_path(lake))
+    if at is None:
+        return roster
+    changes = roster_changes(lake)
+    return Roster(tuple(s for s in roster if active(changes, s.name, at)), roster.source)
+
+
+def season_contestants(lake: Lake, env: Mapping[str, str], *, call_timeout: float | None = None,
+                       at: pd.Timestamp | None = None) -> tuple[list[Contestant], list[Skipped]]:
+    """The contestants of the season's own roster copy that can play with the keys in ``env``
+    (those in the season at the cycle ``at``: :func:`season_roster`); ``call_timeout`` caps
+    every model call's timeout (the season's ``call_timeout_s``)."""
     from arena.agents.factory import build_contestant  # the contestants' SDKs: cycles only
 
-    runnable, skipped = load_roster(roster_path(lake)).available(env)
+    runnable, skipped = season_roster(lake, at).available(env)
     if call_timeout is not None:
         runnable = tuple(
             s.model_copy(update={"params": s.params.model_copy(

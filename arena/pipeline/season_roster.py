@@ -1,0 +1,107 @@
+"""A season's roster over time: contestants added or retired while the season runs.
+
+The season keeps its roster copy (``<lake>/season/roster.yaml``) and a log of changes
+(``<lake>/season/roster_changes.json``). A change takes effect from the season's first cycle
+after it is made, never on a cycle already due or played, so no recorded cycle changes meaning:
+
+* **added** (:func:`add_contestants`): the entries join the roster copy; each plays from that
+  cycle on, starting from $10,000 like everyone at the season's start. A name the season ever
+  used (in the roster or in the ledger) cannot be taken again: its records would merge.
+* **retired** (:func:`retire_contestants`): from that cycle on the contestant neither plays nor
+  is watched by the monitor; its book stays as its last record left it (open positions keep
+  their last marks in the marts), and its records stay. A model contestant mirrored by a reverse
+  one retires together with it (name both).
+
+Who is in the season at a cycle (:func:`arena.pipeline.season_config.active`, and the roster of
+a cycle, :func:`arena.pipeline.season_config.season_roster`) is what the cycle, the monitor and
+``arena season status`` go by.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from arena.agents.roster import RosterError, load_roster, parse_roster
+from arena.data.lake import Lake, write_text
+from arena.ledger.store import Ledger
+from arena.pipeline.season_config import (
+    ADDED,
+    RETIRED,
+    RosterChange,
+    SeasonConfig,
+    SeasonConfigError,
+    changes_path,
+    roster_changes,
+    roster_path,
+    season_roster,
+)
+
+
+def _next_cycle(season: SeasonConfig, now: pd.Timestamp) -> pd.Timestamp:
+    later = [t for t in season.times if t > now]
+    if not later:
+        raise SeasonConfigError(f"season {season.id!r} has no cycle after {now.isoformat()}: "
+                                "a roster change would never take effect")
+    return later[0]
+
+
+def _log(lake: Lake, changes: list[RosterChange]) -> None:
+    write_text(changes_path(lake), json.dumps(
+        {"changes": [asdict(c) for c in changes]}, indent=2) + "\n")
+
+
+def add_contestants(lake: Lake, season: SeasonConfig, source: str | Path,
+                    now: pd.Timestamp) -> list[RosterChange]:
+    """Add the entries of the roster file ``source`` to the season from its next cycle after
+    ``now``; returns the changes. Refused (:class:`SeasonConfigError`, :class:`RosterError`),
+    with nothing written, for a name the season already used or a roster that does not load."""
+    path = Path(source)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise RosterError([f"{path}: cannot read the roster: {exc}"]) from None
+    entries = raw.get("contestants") if isinstance(raw, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise RosterError([f"{path}: expected a mapping with a non-empty 'contestants' list"])
+    current = load_roster(roster_path(lake))
+    used = set(current.names) | {k.contestant for k in Ledger(lake).records()}
+    taken = sorted({e.get("name") for e in entries if isinstance(e, dict)} & used)
+    if taken:
+        raise SeasonConfigError(f"season {season.id!r} already used the name(s) "
+                                f"{', '.join(taken)}: a new contestant needs a new name")
+    start = _next_cycle(season, now)
+    specs = [s.model_dump(mode="json", exclude_defaults=True) for s in current]
+    text = yaml.safe_dump({"version": 1, "contestants": [*specs, *entries]}, sort_keys=False)
+    # checked as one roster: fields, secrets, and a reverse may mirror a contestant of the season
+    names = parse_roster(text, f"{roster_path(lake)} with {path}").names[len(current):]
+    made = [RosterChange(n, ADDED, start.isoformat(), now.isoformat()) for n in names]
+    write_text(roster_path(lake), text)
+    _log(lake, [*roster_changes(lake), *made])
+    return made
+
+
+def retire_contestants(lake: Lake, season: SeasonConfig, names: Sequence[str],
+                       now: pd.Timestamp) -> list[RosterChange]:
+    """Retire ``names`` from the season's next cycle after ``now``; returns the changes.
+    Refused, with nothing written, for a name not in the season then, or a contestant a
+    reverse one still in the season mirrors."""
+    start = _next_cycle(season, now)
+    roster = season_roster(lake, start)
+    unknown = sorted(set(names) - set(roster.names))
+    if unknown:
+        raise RosterError([f"season {season.id!r} has no contestant {n!r} at "
+                           f"{start.isoformat()} (retired already, or never in it)"
+                           for n in unknown])
+    mirrors = sorted(f"{s.name} mirrors {s.mirror_of}" for s in roster
+                     if s.kind == "reverse" and s.mirror_of in names and s.name not in names)
+    if mirrors:
+        raise RosterError([f"{m}: retire both together" for m in mirrors])
+    made = [RosterChange(n, RETIRED, start.isoformat(), now.isoformat()) for n in names]
+    _log(lake, [*roster_changes(lake), *made])
+    return made
