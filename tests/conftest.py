@@ -37,3 +37,14 @@ def lake(tmp_path) -> Lake:
 
 def ts(value: str) -> pd.Timestamp:
     return pd.Timestamp(value, tz="UTC")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module. Missing Chromium fails the tests; it never skips them."""
+    from tests.browser import MISSING_CHROMIUM, chromium_available, launch
+
+    if not chromium_available():
+        pytest.fail(MISSING_CHROMIUM, pytrace=False)
+    with launch() as context:
+        yield context

@@ -13,7 +13,7 @@ from arena.data.ingest import run_ingest
 from arena.data.lake import Lake
 from arena.data.validation.checks import CheckResult, ValidationReport
 from arena.data.validation.html import PAGE, RESULTS, SUMMARY, write_index
-from tests.browser import MISSING_CHROMIUM, chromium_available, launch, load_page
+from tests.browser import load_page
 from tests.conftest import ts
 
 EVIL = "<script>alert('x')</script>"
@@ -154,15 +154,6 @@ def test_an_ingest_writes_its_page_and_the_index(ingested):
     assert result.manifest["validation"]["results"] == str(page.parent)
     assert result.manifest["validation"]["page"] == str(page)
     assert result.manifest["validation"]["index"] == str(root / PAGE)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """One Chromium for the module. Missing Chromium fails the tests; it never skips them."""
-    if not chromium_available():
-        pytest.fail(MISSING_CHROMIUM, pytrace=False)
-    with launch() as context:
-        yield context
 
 
 def test_the_pages_render_offline_in_chromium(ingested, browser, tmp_path):

@@ -9,16 +9,7 @@ import pandas as pd
 import pytest
 
 from arena.reporting import charts
-from tests.browser import MISSING_CHROMIUM, chromium_available, launch, load_page, png_size
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """One Chromium for the module. Missing Chromium fails the tests; it never skips them."""
-    if not chromium_available():
-        pytest.fail(MISSING_CHROMIUM, pytrace=False)
-    with launch() as context:
-        yield context
+from tests.browser import chromium_available, launch, load_page, png_size
 
 
 def sample_report() -> str:
