@@ -68,7 +68,8 @@ def install_alerts(season_id: str, url: str, *, cycle_deadline_s: float,
         json_data={"subject": "{{subject}}", "text": "{{body}}"},
         allow_private_urls=True)  # the operator's own receiver may sit on the local network
     block_id = block.save(block_name, overwrite=True)
-    season_runs = {"prefect.resource.role": "tag", "prefect.resource.id": f"prefect.tag.season:{season_id}"}
+    season_runs = {"prefect.resource.role": "tag",
+                   "prefect.resource.id": f"prefect.tag.season:{season_id}"}
     wanted = {
         f"arena-{name}-run-failed": Automation(
             name=f"arena-{name}-run-failed",
@@ -87,8 +88,8 @@ def install_alerts(season_id: str, url: str, *, cycle_deadline_s: float,
             description=f"a cycle of season {season_id} not finished by its deadline",
             trigger=EventTrigger(
                 after={"prefect.flow-run.Running"},
-                expect={"prefect.flow-run.Completed", "prefect.flow-run.Failed",
-                        "prefect.flow-run.Crashed", "prefect.flow-run.Cancelled"},
+                expect={f"prefect.flow-run.{s}" for s in (
+                    "Completed", "Failed", "Crashed", "Cancelled", "TimedOut")},
                 for_each={"prefect.resource.id"},
                 match={"prefect.resource.id": "prefect.flow-run.*"},
                 match_related=[season_runs, {"prefect.resource.role": "flow",

@@ -1,9 +1,11 @@
 """The season's scheduled deployments, served by ``arena serve`` (SPEC §9: operations).
 
 One deployment per job of a live season, each with a kebab-case name that starts with the
-season's id (:func:`arena.flows.tasks.slug`), tags (``season:<id>``, ``job:<job>``, ``provider:<name>``), runs named by job and
-scheduled time (:func:`arena.flows.tasks.run_name`) and a concurrency limit of one (a run still
-going when the next is due makes the next wait, never run beside it):
+season's id (:func:`arena.flows.tasks.slug`), tags (``season:<id>``, ``job:<job>``,
+``provider:<name>``), runs named by job and scheduled time (:func:`arena.flows.tasks.run_name`;
+a run the scheduler made but has not started yet still shows Prefect's random name) and a
+concurrency limit of one (a run still going when the next is due makes the next wait, never run
+beside it):
 
 ========  ========================  ====================================================
 job       schedule (UTC)            what it runs
