@@ -468,6 +468,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     lake, season = _season_of(args, "serve")
     if season is None:
         return EXIT_UNUSABLE
+    from arena.data.persistence import lake_checked, restore_failed
+
+    failed = restore_failed(lake)
+    if failed is not None and not args.list:  # the lake is part of a restore: never serve it
+        print(f"arena serve: the restore of {failed['at']} from {failed['mirror']} failed "
+              f"({failed['error']}): move the lake aside and restore it again (--mirror)",
+              file=sys.stderr)
+        return EXIT_FAILED
+    if args.lake_checked and lake_checked(lake):
+        print("arena serve: the lake was checked: uploads to the mirror resume", file=sys.stderr)
     from arena.flows.alerts import alert_webhook
     from arena.flows.deployments import season_jobs, serve_season
 
@@ -506,8 +516,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             boot = check_persistence(lake, season.id)
         print(f"arena serve: {boot.describe()}", file=sys.stderr)
     except StorageVolatile as exc:
-        print(f"arena serve: {exc}; the mirror is not updated until a start confirms the lake "
-              "(restore it from the mirror: README, runbook)", file=sys.stderr)
+        print(f"arena serve: {exc}; the mirror is not updated until the lake is restored from "
+              "it or checked (--lake-checked): README, runbook", file=sys.stderr)
     serve_season(lake, jobs)  # until Ctrl-C or SIGTERM
     return EXIT_OK
 
@@ -881,6 +891,9 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--mirror", metavar="URI",
                      help="a copy of the lake (path or fsspec URI): restored into an empty lake "
                      "at start, updated after the nightly publish")
+    srv.add_argument("--lake-checked", action="store_true",
+                     help="the lake a start found volatile was checked and is kept: uploads to "
+                     "the mirror resume")
     srv.add_argument("--alert-webhook", metavar="URL",
                      help="post an alert there when a run fails, crashes or is late, or a cycle "
                      "is overdue (default: $ARENA_ALERT_WEBHOOK; none: no alerts)")

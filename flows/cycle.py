@@ -88,8 +88,11 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
                                     backfill=backfill, retry=retry, force_time=force_time,
                                     runner=PrefectRunner(dask=season.dask),
                                     slot=provider_slot)
-    except OffSeason as exc:  # the season is closed: nothing to do, not a failure
-        logger.info("no cycle: %s", exc)
+    except OffSeason as exc:
+        if at or backfill or retry:  # asked for by an operator: say no (and alert)
+            logger.error("cycle %s refused, nothing recorded: %s", at_ts, exc)
+            raise
+        logger.info("no cycle: %s", exc)  # a scheduled run of a closed season: nothing to do
         return []
     except CycleRefused as exc:
         logger.error("cycle %s refused, nothing recorded: %s", at_ts, exc)

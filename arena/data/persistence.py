@@ -17,7 +17,9 @@ validation results, reports, boot history) at a path or fsspec URI. :func:`resto
 it back into an empty lake; :func:`upload_lake` copies the lake over the mirror - and refuses
 while the last restore failed (``<lake>/ops/restore-failed.json`` exists: a lake that could not
 be restored is incomplete, and uploading it would overwrite the good copy with the bad one) or
-while the lake's last start found it volatile. A successful restore removes the mark.
+since a start found the lake volatile (``ops/volatile.json``, lifted by a restore or by the
+operator's ``arena serve --lake-checked``, never by a later start). A successful restore
+removes both marks.
 """
 
 from __future__ import annotations
@@ -34,10 +36,13 @@ from arena.data.lake import Lake, write_text
 OPS_DIR = "ops"
 BOOTS_FILE = "boots.json"
 RESTORE_FAILED = "restore-failed.json"
+VOLATILE_MARK = "volatile.json"  # a start found the lake volatile: no upload until checked
 CONFIRMED, UNKNOWN, VOLATILE = "confirmed", "unknown", "volatile"
 KEPT_BOOTS = 100  # the boot history the lake keeps
-MIRRORED = ("season", "ledger", "attempts", "bars", "earnings", "funding", "manifests",
-            "validation", "quarantine", "reports", OPS_DIR)
+# the season comes back last: a lake holding it is one a restore finished (arena serve restores
+# only a lake without its season)
+MIRRORED = ("ledger", "attempts", "bars", "earnings", "funding", "manifests", "validation",
+            "quarantine", "reports", OPS_DIR, "season")
 REQUIRED = ("season", "ledger")  # a mirror without them cannot be restored
 
 
@@ -95,8 +100,25 @@ def record_boot(lake: Lake, store_count: int | None, now: dt.datetime) -> Boot:
     boot = Boot(max(lake_count or 0, store_count or 0) + 1, now.isoformat(),
                 boot_verdict(lake_count, store_count), lake_count, store_count)
     kept = [*history, boot][-KEPT_BOOTS:]
+    if boot.verdict == VOLATILE:  # lasts until a restore or an operator's check lifts it
+        write_text(lake.root / OPS_DIR / VOLATILE_MARK, json.dumps(asdict(boot), indent=2) + "\n")
     write_text(_boots_path(lake), json.dumps({"boots": [asdict(b) for b in kept]}, indent=2) + "\n")
     return boot
+
+
+def volatile_mark(lake: Lake) -> Boot | None:
+    """The start that found the lake volatile, while no restore or check has lifted it."""
+    path = lake.root / OPS_DIR / VOLATILE_MARK
+    return Boot(**json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+
+
+def lake_checked(lake: Lake) -> bool:
+    """The operator checked a volatile lake and keeps it: uploads to the mirror resume.
+    Returns whether a mark was lifted."""
+    path = lake.root / OPS_DIR / VOLATILE_MARK
+    found = path.is_file()
+    path.unlink(missing_ok=True)
+    return found
 
 
 # ------------------------------------------------------------------------------------- mirror
@@ -171,6 +193,7 @@ def restore_lake(lake: Lake, mirror: str, now: dt.datetime) -> list[str]:
                           f"{type(exc).__name__}: {exc}; uploads to the mirror are refused until "
                           f"a restore succeeds{again}") from exc
     (lake.root / OPS_DIR / RESTORE_FAILED).unlink(missing_ok=True)
+    (lake.root / OPS_DIR / VOLATILE_MARK).unlink(missing_ok=True)
     return done
 
 
@@ -178,18 +201,18 @@ def upload_lake(lake: Lake, mirror: str) -> list[str]:
     """Copy the lake's folders over the mirror's, each replaced whole (copied beside, then
     swapped in by two renames; a cut between them leaves ``<name>.old``, which a restore uses),
     under the lake's writer lock. Refused while the last restore failed (:func:`restore_failed`)
-    or when the lake's last start found it volatile (it lost data the mirror may still hold; the
-    next start that confirms it, or a restore, lifts this). Returns the folders uploaded."""
+    or a start found the lake volatile (:func:`volatile_mark`: it lost data the mirror may still
+    hold). Returns the folders uploaded."""
     failed = restore_failed(lake)
     if failed is not None:
         raise MirrorError(f"refusing to upload {lake.root} to {mirror}: the restore of "
                           f"{failed['at']} failed ({failed['error']}), so the lake may be "
                           "incomplete and the mirror is the good copy")
-    boot = last_boot(lake)
-    if boot is not None and boot.verdict == VOLATILE:
+    boot = volatile_mark(lake)
+    if boot is not None:
         raise MirrorError(f"refusing to upload {lake.root} to {mirror}: {boot.describe()}; "
-                          "the mirror may hold what the lake lost: restore from it, or start "
-                          "arena serve again once the lake is checked")
+                          "the mirror may hold what the lake lost: restore from it, or, once "
+                          "the lake is checked, start arena serve with --lake-checked")
     fs, root = _fs(mirror)
     root = root.rstrip("/")
     done = []

@@ -7,10 +7,10 @@ after it is made, never on a cycle already due or played, so no recorded cycle c
 * **added** (:func:`add_contestants`): the entries join the roster copy; each plays from that
   cycle on, starting from $10,000 like everyone at the season's start. A name the season ever
   used (in the roster or in the ledger) cannot be taken again: its records would merge.
-* **retired** (:func:`retire_contestants`): from that cycle on the contestant neither plays nor
-  is watched by the monitor; its book stays as its last record left it (open positions keep
-  their last marks in the marts), and its records stay. A model contestant mirrored by a reverse
-  one retires together with it (name both).
+* **retired** (:func:`retire_contestants`): from that cycle on the contestant no longer plays;
+  its records stay. Only a flat contestant retires (no open position: nothing is left for the
+  monitor to watch or for the marts to mark, so its equity stays its last record's). A
+  contestant mirrored by a reverse one retires together with it (name both).
 
 Who is in the season at a cycle (:func:`arena.pipeline.season_config.active`, and the roster of
 a cycle, :func:`arena.pipeline.season_config.season_roster`) is what the cycle, the monitor and
@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from arena.agents.roster import RosterError, load_roster, parse_roster
+from arena.agents.roster import MIRROR_WORST, RosterError, load_roster, parse_roster
 from arena.data.lake import Lake, write_text
 from arena.ledger.store import Ledger
 from arena.pipeline.season_config import (
@@ -71,7 +71,10 @@ def add_contestants(lake: Lake, season: SeasonConfig, source: str | Path,
         raise RosterError([f"{path}: expected a mapping with a non-empty 'contestants' list"])
     current = load_roster(roster_path(lake))
     used = set(current.names) | {k.contestant for k in Ledger(lake).records()}
-    taken = sorted({e.get("name") for e in entries if isinstance(e, dict)} & used)
+    names = [e.get("name") if isinstance(e, dict) else None for e in entries]
+    if not all(isinstance(n, str) for n in names):
+        raise RosterError([f"{path}: every contestant needs a name (a string)"])
+    taken = sorted(set(names) & used)
     if taken:
         raise SeasonConfigError(f"season {season.id!r} already used the name(s) "
                                 f"{', '.join(taken)}: a new contestant needs a new name")
@@ -79,10 +82,17 @@ def add_contestants(lake: Lake, season: SeasonConfig, source: str | Path,
     specs = [s.model_dump(mode="json", exclude_defaults=True) for s in current]
     text = yaml.safe_dump({"version": 1, "contestants": [*specs, *entries]}, sort_keys=False)
     # checked as one roster: fields, secrets, and a reverse may mirror a contestant of the season
-    names = parse_roster(text, f"{roster_path(lake)} with {path}").names[len(current):]
+    combined = parse_roster(text, f"{roster_path(lake)} with {path}")
+    in_season = set(season_roster(lake, start).names) | set(names)
+    stray = sorted(f"{s.name} mirrors {s.mirror_of}" for s in combined.contestants[len(current):]
+                   if s.kind == "reverse" and s.mirror_of != MIRROR_WORST
+                   and s.mirror_of not in in_season)
+    if stray:
+        raise RosterError([f"{m}, which is not in the season from {start.isoformat()}"
+                           for m in stray])
     made = [RosterChange(n, ADDED, start.isoformat(), now.isoformat()) for n in names]
-    write_text(roster_path(lake), text)
-    _log(lake, [*roster_changes(lake), *made])
+    _log(lake, [*roster_changes(lake), *made])  # first: a name logged but not yet in the copy
+    write_text(roster_path(lake), text)  # plays nowhere, while the reverse would play everywhere
     return made
 
 
@@ -102,6 +112,13 @@ def retire_contestants(lake: Lake, season: SeasonConfig, names: Sequence[str],
                      if s.kind == "reverse" and s.mirror_of in names and s.name not in names)
     if mirrors:
         raise RosterError([f"{m}: retire both together" for m in mirrors])
+    ledger = Ledger(lake)
+    holding = {n: sorted(ledger.portfolio(n).positions) for n in names}
+    holding = {n: held for n, held in holding.items() if held}
+    if holding:  # its stops would go unwatched while the marts keep marking its book
+        raise RosterError([f"{n} holds {', '.join(held)}: retire a contestant once it is flat "
+                           "(its own closes or its invalidation levels), or let it play on"
+                           for n, held in holding.items()])
     made = [RosterChange(n, RETIRED, start.isoformat(), now.isoformat()) for n in names]
     _log(lake, [*roster_changes(lake), *made])
     return made

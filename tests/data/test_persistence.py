@@ -18,10 +18,12 @@ from arena.data.persistence import (
     MirrorError,
     boot_history,
     boot_verdict,
+    lake_checked,
     record_boot,
     restore_failed,
     restore_lake,
     upload_lake,
+    volatile_mark,
 )
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
@@ -76,12 +78,12 @@ def _lake_with_files(root: Path) -> Lake:
 def test_a_lake_goes_to_the_mirror_and_comes_back(tmp_path):
     lake, mirror = _lake_with_files(tmp_path / "lake"), tmp_path / "mirror"
     record_boot(lake, None, NOW)
-    assert upload_lake(lake, str(mirror)) == ["season", "ledger", "bars", "ops"]
+    assert upload_lake(lake, str(mirror)) == ["ledger", "bars", "ops", "season"]
     (lake.root / "ledger/cycles/b.parquet").write_text("newer")
     upload_lake(lake, str(mirror))  # a folder is replaced whole
     assert _tree(mirror) == {k: v for k, v in _tree(lake.root).items() if not k.startswith("_")}
     fresh = Lake(tmp_path / "new-disk")
-    assert restore_lake(fresh, str(mirror), NOW) == ["season", "ledger", "bars", "ops"]
+    assert restore_lake(fresh, str(mirror), NOW) == ["ledger", "bars", "ops", "season"]
     assert _tree(fresh.root) == _tree(mirror) and restore_failed(fresh) is None
     assert [b.count for b in boot_history(fresh)] == [1]  # the boot history came back too
     with pytest.raises(MirrorError, match="not empty"):
@@ -111,17 +113,27 @@ def test_a_mirror_without_its_ledger_is_not_restored(tmp_path):
     assert restore_failed(fresh)["restored"] == [] and not (fresh.root / "season").exists()
 
 
-def test_a_volatile_lake_is_not_uploaded_until_a_start_confirms_it(tmp_path):
+def test_a_volatile_lake_is_not_uploaded_until_it_is_restored_or_checked(tmp_path):
+    """A start finds the lake volatile: no upload, not even after a later start agrees with the
+    server (both counted that start); the operator's check, or a restore, lifts it."""
     lake, mirror = _lake_with_files(tmp_path / "lake"), tmp_path / "mirror"
     upload_lake(lake, str(mirror))
     record_boot(lake, 7, NOW)  # the server counted 7 boots; this lake remembers none
     (lake.root / "ledger/cycles/a.parquet").write_text("what was left")
+    with pytest.raises(MirrorError, match=r"storage volatile at boot 8.*--lake-checked"):
+        upload_lake(lake, str(mirror))
+    assert record_boot(lake, 8, NOW).verdict == CONFIRMED  # a restart: the counts agree again
     with pytest.raises(MirrorError, match="storage volatile at boot 8"):
         upload_lake(lake, str(mirror))
     assert (mirror / "ledger/cycles/a.parquet").read_text() == "l"
-    record_boot(lake, 8, NOW)  # the next start finds both at 8: confirmed
+    assert lake_checked(lake) and volatile_mark(lake) is None
     upload_lake(lake, str(mirror))
     assert (mirror / "ledger/cycles/a.parquet").read_text() == "what was left"
+    record_boot(lake, 20, NOW)  # volatile again; a restore from the mirror lifts it too
+    fresh = Lake(tmp_path / "fresh")
+    record_boot(fresh, 30, NOW)
+    restore_lake(fresh, str(mirror), NOW)
+    assert volatile_mark(fresh) is None
 
 
 def test_a_failed_restore_never_uploads_over_the_mirror(tmp_path):
@@ -133,19 +145,20 @@ def test_a_failed_restore_never_uploads_over_the_mirror(tmp_path):
     good, mirror = _lake_with_files(tmp_path / "good"), tmp_path / "mirror"
     record_boot(good, None, NOW)
     upload_lake(good, str(mirror))
-    os.symlink(tmp_path / "gone.parquet", mirror / "ledger" / "cycles" / "z.parquet")
+    os.symlink(tmp_path / "gone.parquet", mirror / "bars" / "z.parquet")
     before = _snapshot(mirror)
     lake = Lake(tmp_path / "lake")
-    with pytest.raises(MirrorError, match=r"failed after 1 folder.*remove season before trying"):
+    with pytest.raises(MirrorError, match=r"failed after 1 folder.*remove ledger before trying"):
         restore_lake(lake, str(mirror), NOW)
-    assert restore_failed(lake)["restored"] == ["season"]
-    assert not (lake.root / "ledger").exists()  # no half-copied folder
+    assert restore_failed(lake)["restored"] == ["ledger"]
+    assert not (lake.root / "bars").exists()  # no half-copied folder
+    assert not (lake.root / "season").exists()  # the season comes last: serve will not run it
     with pytest.raises(MirrorError, match="refusing to upload"):
         upload_lake(lake, str(mirror))
     assert _snapshot(mirror) == before
-    (mirror / "ledger" / "cycles" / "z.parquet").unlink()
-    shutil.rmtree(lake.root / "season")
-    assert restore_lake(lake, str(mirror), NOW) == ["season", "ledger", "bars", "ops"]
+    (mirror / "bars" / "z.parquet").unlink()
+    shutil.rmtree(lake.root / "ledger")
+    assert restore_lake(lake, str(mirror), NOW) == ["ledger", "bars", "ops", "season"]
     assert restore_failed(lake) is None and not (lake.root / "ops" / "ops").exists()
     assert [b.count for b in boot_history(lake)] == [1]
-    assert upload_lake(lake, str(mirror)) == ["season", "ledger", "bars", "ops"]
+    assert upload_lake(lake, str(mirror)) == ["ledger", "bars", "ops", "season"]

@@ -71,3 +71,17 @@ def test_serve_says_why_it_cannot_restore_an_empty_lake(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "restore from" in err and "no mirror at" in err
     assert "uploads to the mirror are refused" in err
+
+
+def test_serve_never_runs_a_lake_whose_restore_failed(tmp_path, universe, capsys):
+    from arena.data.persistence import OPS_DIR, RESTORE_FAILED
+
+    lake = Lake(tmp_path / "lake")
+    init_season(lake, make_season("2026-12-01", 5, universe.select(["BTC", "SPY"]).symbols))
+    (lake.root / OPS_DIR).mkdir()
+    (lake.root / OPS_DIR / RESTORE_FAILED).write_text(json.dumps(
+        {"mirror": "/mnt/mirror", "at": "2026-12-02T00:00:00+00:00", "restored": ["ledger"],
+         "error": "OSError: cut"}))
+    assert main(["serve", "--lake", str(lake.root)]) == 1
+    err = capsys.readouterr().err
+    assert "restore of 2026-12-02" in err and "move the lake aside" in err

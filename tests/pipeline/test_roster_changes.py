@@ -19,19 +19,24 @@ from arena.pipeline.season_config import (
     season_roster,
 )
 from arena.pipeline.season_roster import add_contestants, retire_contestants
+from tests.agents.openai_stub import OpenAIStub, StubResponse
 from tests.conftest import ts
 from tests.market_lakes import season_lake
 
-HOUSE = ("contestants:\n"
-         "  - {name: momentum, kind: house, strategy: momentum}\n"
-         "  - {name: random, kind: house, strategy: random}\n")
+HOLD = json.dumps({"reasoning": "Nothing to do.", "decisions": []})
 MON, TUE, WED = ts("2025-11-24 16:00"), ts("2025-11-25 16:00"), ts("2025-11-26 16:00")
 
 
 @pytest.fixture
 def lake(tmp_path_factory, tmp_path, universe):
-    return season_lake(tmp_path_factory, universe, tmp_path / "lake", HOUSE, start="2025-11-24",
-                       days=3)
+    """Three days; momentum trades, the stub model only ever holds (so it stays flat)."""
+    with OpenAIStub(default=StubResponse.answer(HOLD)) as stub:
+        roster = ("contestants:\n"
+                  "  - {name: momentum, kind: house, strategy: momentum}\n"
+                  f"  - {{name: holder, kind: llm, model: openai/stub-model, api_base: "
+                  f"'{stub.url}', params: {{timeout: 20, num_retries: 0}}}}\n")
+        yield season_lake(tmp_path_factory, universe, tmp_path / "lake", roster,
+                          start="2025-11-24", days=3)
 
 
 def test_an_added_and_a_retired_contestant_change_the_roster_from_the_next_cycle(lake, tmp_path):
@@ -41,20 +46,23 @@ def test_an_added_and_a_retired_contestant_change_the_roster_from_the_next_cycle
     newcomer.write_text("contestants:\n  - {name: equal-weight, kind: house, "
                         "strategy: equal_weight}\n")
     [added] = add_contestants(lake, season, newcomer, ts("2025-11-24 18:00"))
-    [retired] = retire_contestants(lake, season, ["random"], ts("2025-11-24 19:00"))
+    assert Ledger(lake).portfolio("momentum").positions  # momentum holds: it cannot retire
+    with pytest.raises(RosterError, match=r"momentum holds .*retire a contestant once it is flat"):
+        retire_contestants(lake, season, ["momentum"], ts("2025-11-24 19:00"))
+    [retired] = retire_contestants(lake, season, ["holder"], ts("2025-11-24 19:00"))
     assert (added.contestant, added.change, added.from_cycle) == ("equal-weight", "added",
                                                                   TUE.isoformat())
-    assert (retired.contestant, retired.change, retired.from_cycle) == ("random", "retired",
+    assert (retired.contestant, retired.change, retired.from_cycle) == ("holder", "retired",
                                                                         TUE.isoformat())
-    assert season_roster(lake, MON).names == ("momentum", "random")  # the played cycle unchanged
+    assert season_roster(lake, MON).names == ("momentum", "holder")  # the played cycle unchanged
     assert season_roster(lake, TUE).names == ("momentum", "equal-weight")
-    assert season_roster(lake).names == ("momentum", "random", "equal-weight")
+    assert season_roster(lake).names == ("momentum", "holder", "equal-weight")
 
     run = play_season_cycle(lake, season, season_contestants(lake, {}, at=TUE)[0], TUE, now=TUE)
     assert [o.contestant for o in run.outcomes] == ["momentum", "equal-weight"]
     ledger = Ledger(lake)
     assert {(k.cycle_at, k.contestant) for k in ledger.records()} == {
-        (MON, "momentum"), (MON, "random"), (TUE, "momentum"), (TUE, "equal-weight")}
+        (MON, "momentum"), (MON, "holder"), (TUE, "momentum"), (TUE, "equal-weight")}
     first = ledger.record_rows("equity", TUE, "equal-weight")[0]
     assert first["equity"] == pytest.approx(10_000, rel=0.01)  # its own start
     # the status expects each cycle's own roster: both cycles done, nobody missing
@@ -63,7 +71,7 @@ def test_an_added_and_a_retired_contestant_change_the_roster_from_the_next_cycle
     assert [(c["state"], c["missing"]) for c in status["cycles"][:2]] == [("done", []),
                                                                          ("done", [])]
     roster = {c["contestant"]: c["roster"] for c in status["contestants"]}
-    assert roster == {"momentum": [], "random": [f"retired from {TUE.isoformat()}"],
+    assert roster == {"momentum": [], "holder": [f"retired from {TUE.isoformat()}"],
                       "equal-weight": [f"added from {TUE.isoformat()}"]}
 
 
@@ -71,21 +79,29 @@ def test_roster_changes_that_would_corrupt_the_season_are_refused(lake, tmp_path
     season = load_season(lake)
     play_season_cycle(lake, season, season_contestants(lake, {}, at=MON)[0], MON, now=MON)
     again = tmp_path / "again.yaml"
-    again.write_text("contestants:\n  - {name: random, kind: house, strategy: random}\n")
+    again.write_text("contestants:\n  - {name: holder, kind: house, strategy: random}\n")
     with pytest.raises(SeasonConfigError, match="already used the name"):
         add_contestants(lake, season, again, ts("2025-11-24 18:00"))
     with pytest.raises(RosterError, match="no contestant 'ghost'"):
         retire_contestants(lake, season, ["ghost"], ts("2025-11-24 18:00"))
     with pytest.raises(SeasonConfigError, match="no cycle after"):
-        retire_contestants(lake, season, ["random"], ts("2025-11-27 00:00"))
-    retire_contestants(lake, season, ["random"], ts("2025-11-24 18:00"))
+        retire_contestants(lake, season, ["holder"], ts("2025-11-27 00:00"))
+    retire_contestants(lake, season, ["holder"], ts("2025-11-24 18:00"))
     with pytest.raises(RosterError, match="retired already"):
-        retire_contestants(lake, season, ["random"], ts("2025-11-24 19:00"))
+        retire_contestants(lake, season, ["holder"], ts("2025-11-24 19:00"))
     with pytest.raises(SeasonConfigError, match="already used the name"):  # never comes back
         add_contestants(lake, season, again, ts("2025-11-24 19:00"))
-    assert season_roster(lake).names == ("momentum", "random")  # nothing else written
+    assert season_roster(lake).names == ("momentum", "holder")  # nothing else written
+    stray = tmp_path / "stray.yaml"  # a reverse of a retired contestant would never play
+    stray.write_text("contestants:\n  - {name: anti-holder, kind: reverse, mirror_of: holder}\n")
+    with pytest.raises(RosterError, match="anti-holder mirrors holder, which is not in the season"):
+        add_contestants(lake, season, stray, ts("2025-11-24 19:00"))
+    nameless = tmp_path / "nameless.yaml"
+    nameless.write_text("contestants:\n  - {name: [a, b], kind: house, strategy: random}\n")
+    with pytest.raises(RosterError, match="needs a name"):
+        add_contestants(lake, season, nameless, ts("2025-11-24 19:00"))
     # the command line (on the wall clock, after this 2025 season): exit 2 and the reason
-    assert main(["season", "retire", "random", "--lake", str(lake.root)]) == 2
+    assert main(["season", "retire", "momentum", "--lake", str(lake.root)]) == 2
     err = capsys.readouterr().err
     assert "has no cycle after" in err and "would never take effect (nothing changed)" in err
     reverse = tmp_path / "reverse.yaml"
@@ -96,7 +112,8 @@ def test_roster_changes_that_would_corrupt_the_season_are_refused(lake, tmp_path
     add_contestants(lake, season, reverse, ts("2025-11-24 20:00"))
     with pytest.raises(RosterError, match="anti-momentum mirrors momentum: retire both"):
         retire_contestants(lake, season, ["momentum"], ts("2025-11-24 21:00"))
-    done = retire_contestants(lake, season, ["momentum", "anti-momentum"], ts("2025-11-24 21:00"))
-    assert [c.contestant for c in done] == ["momentum", "anti-momentum"]
-    assert json.loads((lake.root / "season" / "roster_changes.json").read_text())["changes"][-1][
-        "contestant"] == "anti-momentum"
+    with pytest.raises(RosterError, match="momentum holds"):  # both named: momentum is not flat
+        retire_contestants(lake, season, ["momentum", "anti-momentum"], ts("2025-11-24 21:00"))
+    changes = json.loads((lake.root / "season" / "roster_changes.json").read_text())["changes"]
+    assert [(c["contestant"], c["change"]) for c in changes] == [("holder", "retired"),
+                                                                ("anti-momentum", "added")]
