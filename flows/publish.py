@@ -22,8 +22,8 @@ from arena.scoring.asset_luck import DEFAULT_PLAYERS
 def publish_flow(lake_root: str | None = None, players: int = DEFAULT_PLAYERS,
                  mirror: str | None = None) -> dict:
     """Rebuild the season's luck tables (``players`` per asset), marts and report; then copy
-    the lake to ``mirror`` (a path or fsspec URI), unless the lake's last restore failed
-    (:func:`arena.data.persistence.upload_lake` refuses, and the run fails)."""
+    the lake to ``mirror`` (a path or fsspec URI), unless its last restore failed or a start
+    found it volatile (:func:`arena.data.persistence.upload_lake` refuses; the run fails)."""
     prepare_process()
     logger = get_run_logger()
     lake = Lake(lake_root)

@@ -29,7 +29,6 @@ import json
 import os
 import shutil
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from arena.data.lake import Lake, write_text
 
@@ -74,16 +73,16 @@ def boot_verdict(lake_count: int | None, store_count: int | None) -> str:
     return CONFIRMED if lake_count == store_count else UNKNOWN
 
 
-def _boots_path(lake: Lake) -> Path:
-    return lake.root / OPS_DIR / BOOTS_FILE
+def _ops_json(lake: Lake, name: str) -> dict | None:
+    """The lake's ``ops/<name>`` JSON file, or None when it has none."""
+    path = lake.root / OPS_DIR / name
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def boot_history(lake: Lake) -> list[Boot]:
     """The boots the lake remembers, oldest first (empty for a new or wiped lake)."""
-    path = _boots_path(lake)
-    if not path.is_file():
-        return []
-    return [Boot(**b) for b in json.loads(path.read_text(encoding="utf-8"))["boots"]]
+    stored = _ops_json(lake, BOOTS_FILE)
+    return [] if stored is None else [Boot(**b) for b in stored["boots"]]
 
 
 def last_boot(lake: Lake) -> Boot | None:
@@ -102,14 +101,15 @@ def record_boot(lake: Lake, store_count: int | None, now: dt.datetime) -> Boot:
     kept = [*history, boot][-KEPT_BOOTS:]
     if boot.verdict == VOLATILE:  # lasts until a restore or an operator's check lifts it
         write_text(lake.root / OPS_DIR / VOLATILE_MARK, json.dumps(asdict(boot), indent=2) + "\n")
-    write_text(_boots_path(lake), json.dumps({"boots": [asdict(b) for b in kept]}, indent=2) + "\n")
+    write_text(lake.root / OPS_DIR / BOOTS_FILE,
+               json.dumps({"boots": [asdict(b) for b in kept]}, indent=2) + "\n")
     return boot
 
 
 def volatile_mark(lake: Lake) -> Boot | None:
     """The start that found the lake volatile, while no restore or check has lifted it."""
-    path = lake.root / OPS_DIR / VOLATILE_MARK
-    return Boot(**json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+    mark = _ops_json(lake, VOLATILE_MARK)
+    return None if mark is None else Boot(**mark)
 
 
 def lake_checked(lake: Lake) -> bool:
@@ -134,8 +134,7 @@ def _fs(uri: str):
 
 def restore_failed(lake: Lake) -> dict | None:
     """The mark a failed restore left (what failed, when), or None."""
-    path = lake.root / OPS_DIR / RESTORE_FAILED
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return _ops_json(lake, RESTORE_FAILED)
 
 
 def _mirrored(fs, root: str, name: str) -> str | None:
@@ -187,8 +186,8 @@ def restore_lake(lake: Lake, mirror: str, now: dt.datetime) -> list[str]:
         write_text(lake.root / OPS_DIR / RESTORE_FAILED, json.dumps(
             {"mirror": mirror, "at": now.isoformat(), "restored": done,
              "error": f"{type(exc).__name__}: {exc}"}, indent=2) + "\n")
-        again = f"; remove {', '.join(d for d in done if d != OPS_DIR)} before trying again" \
-            if [d for d in done if d != OPS_DIR] else ""
+        landed = [d for d in done if d != OPS_DIR]
+        again = f"; remove {', '.join(landed)} before trying again" if landed else ""
         raise MirrorError(f"restore from {mirror} failed after {len(done)} folder(s): "
                           f"{type(exc).__name__}: {exc}; uploads to the mirror are refused until "
                           f"a restore succeeds{again}") from exc
@@ -222,9 +221,10 @@ def upload_lake(lake: Lake, mirror: str) -> list[str]:
             if not local.exists():
                 continue
             target, staged, old = f"{root}/{name}", f"{root}/{name}.uploading", f"{root}/{name}.old"
-            for leftover in (staged, old):
-                if fs.exists(leftover) and (leftover == staged or fs.exists(target)):
-                    fs.rm(leftover, recursive=True)
+            if fs.exists(staged):  # a copy an earlier upload left unfinished
+                fs.rm(staged, recursive=True)
+            if fs.exists(old) and fs.exists(target):  # else .old is the only whole copy: kept
+                fs.rm(old, recursive=True)
             fs.put(str(local), staged, recursive=True)
             if fs.exists(target):
                 fs.mv(target, old, recursive=True)

@@ -142,17 +142,17 @@ class LedgerWriteError(LedgerError):
 
 
 @contextmanager
-def _disk_errors(what: str, outcome: str = "nothing recorded") -> Iterator[None]:
+def _disk_errors(what: str) -> Iterator[None]:
     """Turn an :class:`OSError` of a full, read-only or forbidden disk into a
-    :class:`LedgerWriteError` saying ``what`` could not be written, the errno's meaning, the
-    path and the ``outcome``."""
+    :class:`LedgerWriteError` saying ``what`` could not be written, the errno's meaning and the
+    path (nothing was recorded)."""
     try:
         yield
     except OSError as exc:
         if not is_disk_error(exc):
             raise
         raise LedgerWriteError(f"{what} could not be written: {os_error_text(exc)} "
-                               f"({outcome})") from exc
+                               "(nothing recorded)") from exc
 
 
 class SecretInRecord(LedgerError):

@@ -146,6 +146,12 @@ def _ingest(provider: Provider, universe: Universe, start: pd.Timestamp, end: pd
         return exc.manifest
 
 
+def _ingest_timings(manifest: dict[str, object], started: float) -> dict[str, float]:
+    """An ingest's seconds since ``started``, its validation (from its manifest) apart."""
+    validation = float(manifest["timings_seconds"].get("validate", 0.0))  # type: ignore[union-attr]
+    return {"ingest": time.perf_counter() - started - validation, "validation": validation}
+
+
 @step("ingest-season")
 def ingest_season(provider: Provider, universe: Universe, times: Sequence[pd.Timestamp],
                   lake: Lake) -> dict[str, object]:
@@ -192,8 +198,7 @@ def play_day(provider: Provider, universe: Universe, contestants: Sequence[Conte
         manifest = ingest_day(provider, universe.select(list(ingest)), at, previous, lake,
                               some=False)
     if manifest:
-        timings["validation"] = float(manifest["timings_seconds"].get("validate", 0.0))
-        timings["ingest"] = time.perf_counter() - t0 - timings["validation"]
+        timings.update(_ingest_timings(manifest, t0))
     t = time.perf_counter()
     closes = 0
     if previous is not None:
@@ -231,12 +236,11 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
             say(f"ingest: {len(universe)} assets from {history_start(times[0]).date()} to "
                 f"{times[-1]:%Y-%m-%d %H:%M}, validated in one run")
         report.ingest = runner.run(ingest_season, provider, universe, times, lake)
-        validation = float(report.ingest["timings_seconds"].get("validate", 0.0))
-        report.timings = {"ingest": time.perf_counter() - t0 - validation,
-                          "validation": validation}
+        report.timings = _ingest_timings(report.ingest, t0)
         if say:
             missing = report.ingest.get("not_published") or {}
-            said = f"; not published (stale all season): {', '.join(missing)}" if missing else ""
+            said = (f"; not published in one run, so ingested day by day: {', '.join(missing)}"
+                    if missing else "")
             say(f"ingest: done in {time.perf_counter() - t0:.1f} s{said}")
     # the assets the season's ingest could not publish are ingested day by day, as a daily
     # ingest would: a bad bar on day k then costs them day k on, not the whole season
