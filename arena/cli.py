@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena.core.settings import Interrupted, prepare_process, stop_signals
+from arena.data.errors import MarketError
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 
@@ -81,7 +82,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result.manifest)
     else:
-        print(render_ingest_summary(result.manifest, lake.root))
+        print(render_ingest_summary(result.manifest))
     return EXIT_FAILED if watch_failed else EXIT_OK
 
 
@@ -130,7 +131,7 @@ class _progress:
             self._bar.__exit__(None, None, None)
 
 
-def render_ingest_summary(manifest: dict, lake_root: Path) -> str:
+def render_ingest_summary(manifest: dict) -> str:
     """A short human summary of a published ingest run."""
     got = manifest["got"]
     asked = manifest["asked"]
@@ -153,7 +154,7 @@ def render_ingest_summary(manifest: dict, lake_root: Path) -> str:
         f"  validation  {manifest['validation']['page']} (every run: "
         f"{manifest['validation']['index']}; Data Docs, online: "
         f"{manifest['validation']['data_docs']})",
-        f"  published   {lake_root / 'bars'} (manifest {manifest['run_id']}.json)",
+        f"  published   {manifest['market'].rstrip('/')}/bars (manifest {manifest['run_id']}.json)",
     ]
     return "\n".join(lines)
 
@@ -522,6 +523,24 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_lake_market(args: argparse.Namespace) -> int:
+    from arena.data.lake import Lake
+    from arena.data.market_store import set_market
+
+    lake = Lake(args.lake)
+    if args.location is not None:
+        market = set_market(lake.root, args.location)
+        lake = Lake(lake.root)
+        print(f"the market data of {lake.root} lives at {market.describe()}")
+    count = len(lake.partitions())
+    where = lake.market.describe()
+    if args.json:
+        _print_json({"lake": str(lake.root), "market": where, "partitions": count})
+    elif args.location is None:
+        print(f"{lake.root}: market data at {where} ({count} bar partitions)")
+    return EXIT_OK
+
+
 def _cmd_season_roster(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -884,6 +903,19 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help=json_help)
         p.set_defaults(func=func)
 
+    lak = sub.add_parser("lake", help="the lake's own settings: where its market data lives")
+    lake_sub = lak.add_subparsers(dest="lake_command", required=True, metavar="ACTION")
+    mkt = lake_sub.add_parser("market", help="show, or set, where the lake's market data (bars, "
+                              "funding, earnings) lives: its own folders (the default), another "
+                              "path, or an object-store URI such as s3://bucket/prefix")
+    mkt.add_argument("location", nargs="?",
+                     help="a path or URI (credentials and endpoint from the environment: "
+                          "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL); "
+                          "only while the lake holds no market data")
+    mkt.add_argument("--lake", help="lake root (default: $ARENA_LAKE or ./data_lake)")
+    mkt.add_argument("--json", action="store_true", help="print the lake and its market as JSON")
+    mkt.set_defaults(func=_cmd_lake_market)
+
     srv = sub.add_parser("serve", help="serve the season's scheduled deployments (ingest hourly, "
                          "monitor every 15 minutes, cycle daily, publish nightly) until stopped")
     srv.add_argument("--list", action="store_true",
@@ -1023,7 +1055,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _command_name(args: argparse.Namespace) -> str:
     """How messages name the command: ``arena ingest``, ``arena season backfill``."""
-    action = getattr(args, "season_command", None) if args.command == "season" else None
+    action = getattr(args, f"{args.command}_command", None)
     return " ".join(["arena", args.command, *([action] if action else [])])
 
 
@@ -1044,6 +1076,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with stop_signals():
             return int(args.func(args))
+    except MarketError as exc:  # a market location that cannot be set or read
+        print(f"{name}: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
     except KeyboardInterrupt as exc:  # Interrupted (SIGINT, SIGTERM), or Python's own SIGINT
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         print(_stopped(name, signum), file=sys.stderr)

@@ -48,3 +48,35 @@ def browser():
         pytest.fail(MISSING_CHROMIUM, pytrace=False)
     with launch() as context:
         yield context
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """An S3-compatible server on 127.0.0.1 (moto), for the market on object storage; its
+    endpoint URL."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_server, monkeypatch) -> str:
+    """A new, empty bucket on :func:`s3_server`, with the environment a deployment gives the
+    arena (credentials and endpoint, never in a URI); its name."""
+    import uuid
+
+    import boto3
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "arena-test", "AWS_SECRET_ACCESS_KEY": "arena-test",
+                        "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": s3_server}.items():
+        monkeypatch.setenv(name, value)
+    bucket = f"arena-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3").create_bucket(Bucket=bucket)
+    return bucket

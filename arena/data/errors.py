@@ -58,3 +58,8 @@ class UnsupportedError(ProviderError):
 def is_transient(exc: BaseException) -> bool:
     """True for failures that a retry with backoff may cure (rate limits, outages)."""
     return isinstance(exc, ProviderError) and exc.transient
+
+
+class MarketError(ValueError):
+    """A market-data location the lake cannot use (:mod:`arena.data.market_store`), or a
+    market store whose files cannot be read."""

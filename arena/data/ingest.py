@@ -148,7 +148,7 @@ class AssetFetch:
     # the stored base series the fetch compared with, and the identity of its file then: the
     # build reuses it when the file is still the same one (no second read of the history)
     stored: pd.DataFrame | None = None
-    stored_signature: tuple[int, int, int] | None = None
+    stored_signature: object | None = None  # Lake.signature of the stored partition
 
 
 def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
@@ -168,7 +168,7 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
     """
     t0 = time.perf_counter()
     key = PartitionKey(provider.name, interval, asset.symbol)
-    signature = _signature(lake.path(key)) if lake is not None else None
+    signature = lake.signature(key) if lake is not None else None
     stored = lake.read_bars(key) if lake is not None else None
     fetch_from = utc(start)
     if stored is not None and not stored.empty:
@@ -296,7 +296,7 @@ class AssetPartitions:
     symbol: str
     frames: dict[Key, pd.DataFrame]
     stats: dict[str, object]
-    read: dict[Key, tuple[int, int, int] | None] = field(default_factory=dict)  # stored, as read
+    read: dict[Key, object | None] = field(default_factory=dict)  # stored, as read
     judge: dict[PartitionKey, tuple[pd.DataFrame, pd.Timestamp | None]] = field(
         default_factory=dict)
 
@@ -319,7 +319,7 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     keys = [PartitionKey(provider_name, i, asset.symbol)
             for i in (intervals or coarser_or_equal(base))]
     fkey = TableKey("funding", provider_name, asset.symbol)
-    read = {k: _signature(lake.path(k)) for k in (*keys, fkey)}  # before reading: see _overtaken
+    read = {k: lake.signature(k) for k in (*keys, fkey)}  # before reading: see _overtaken
     restated = fetched.restatement is not None
     reuse = fetched.stored is not None and read[base_key] == fetched.stored_signature
     existing = fetched.stored if reuse else lake.read_bars(base_key)
@@ -413,18 +413,9 @@ def _to_judge(series: pd.DataFrame, changed_from: pd.Timestamp | None, calendar:
     return series.iloc[begin:].reset_index(drop=True), changed_from
 
 
-def _signature(path: Path) -> tuple[int, int, int] | None:
-    """Identity of a stored file (inode, size, mtime): ``os.replace`` of a new file changes it."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
 def _overtaken(lake: Lake, part: AssetPartitions) -> bool:
     """Whether another run replaced any of the asset's stored files since they were read."""
-    return any(_signature(lake.path(k)) != sig for k, sig in part.read.items())
+    return any(lake.signature(k) != sig for k, sig in part.read.items())
 
 
 def merge_earnings(stored: pd.DataFrame, fetches: Sequence[AssetFetch], start: pd.Timestamp,
@@ -850,6 +841,7 @@ def _manifest(lake: Lake, plan: IngestPlan, fetches: Sequence[AssetFetch],
     return {
         "run_id": plan.run_id, "provider": plan.provider, "synthetic": is_synthetic(plan.provider),
         "stand_in": plan.source or None,  # the files folder that filled the provider's partitions
+        "market": lake.market.describe(),  # where the partitions are published
         "status": status, "started": plan.started,
         "asked": {"symbols": plan.symbols, "market_closed": list(plan.closed),
                   "start": plan.start, "end": plan.asked_end,

@@ -1,6 +1,8 @@
 """The Parquet data lake: hive-partitioned bars, published atomically, never half-written.
 
-Layout under the lake root (``data_lake/`` by default, ``$ARENA_LAKE`` overrides)::
+Layout under the lake root (``data_lake/`` by default, ``$ARENA_LAKE`` overrides; the market
+data - ``bars/``, ``funding/``, ``events/``, ``earnings/`` - may live elsewhere, on another path
+or on object storage: :mod:`arena.data.market_store`)::
 
     bars/provider=synthetic/interval=1h/symbol=ETH/data.parquet   one file per partition
     funding/provider=synthetic/symbol=ETH/data.parquet
@@ -12,8 +14,9 @@ Layout under the lake root (``data_lake/`` by default, ``$ARENA_LAKE`` overrides
     _locks/writer.lock, _locks/runs/   the writer lock; one lock per live run (its staging)
 
 Publishing is all-or-nothing per asset: every new partition file of an asset is first written
-under ``staging/``, validated, and only then is each file moved into place with ``os.replace``
-(atomic on one filesystem), rolled back if any move fails. A failed asset's staged files move to
+under ``staging/``, validated, and only then published by the market's store (on a filesystem:
+each file moved into place with ``os.replace``, rolled back if any move fails; on object
+storage: new versioned objects, then one pointer replaced). A failed asset's staged files move to
 ``quarantine/`` and its published partitions stay byte-for-byte as they were.
 
 Writers serialise on :meth:`Lake.writer_lock` only for the read-merge-swap of a publication, so
@@ -33,6 +36,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +47,8 @@ from filelock import FileLock, Timeout
 
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bars import bar_frame_from_columns, utc_micros
+from arena.data.errors import MarketError
+from arena.data.market_store import LocalMarket, Market, open_market
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
 LAKE_ENV = "ARENA_LAKE"
@@ -168,16 +174,36 @@ class Lake:
     def __repr__(self) -> str:
         return f"Lake({str(self.root)!r})"
 
+    @cached_property
+    def market(self) -> Market:
+        """Where the market data lives: the lake's own folders, or the location the lake
+        records in ``ops/market.json`` (:mod:`arena.data.market_store`)."""
+        return open_market(self.root)
+
     # ------------------------------------------------------------------ reading
     def path(self, key: Key) -> Path:
-        return self.root / key.relative
+        """The file of ``key`` on this machine (a market on a URI has none: see :meth:`has`)."""
+        if not isinstance(self.market, LocalMarket):
+            raise MarketError(f"the market data of {self.root} lives at "
+                              f"{self.market.describe()}: {key} has no local path")
+        return self.market.path(key.relative.as_posix())
+
+    def has(self, key: Key) -> bool:
+        """Whether ``key`` is published."""
+        return self.market.exists(key.relative.as_posix())
+
+    def signature(self, key: Key) -> object | None:
+        """Identity of the published file of ``key`` (None if absent): it changes with every
+        publication of the key, so a reader can tell that another run overtook its read."""
+        return self.market.signature(key.relative.as_posix())
 
     def read_bars(self, key: PartitionKey, start: object | None = None,
                   end: object | None = None) -> pd.DataFrame:
         """One partition as a bar frame (empty if it does not exist), clipped to ``[start, end)``."""
-        if not self.path(key).is_file():
+        try:
+            table = self.read_bar_table(key)
+        except FileNotFoundError:
             return empty_bars()
-        table = self.read_bar_table(key)
         micros = table.column(0).to_numpy().view(np.int64)
         values = np.vstack([table.column(i).to_numpy() for i in range(1, len(BAR_COLUMNS))])
         if start is not None or end is not None:
@@ -195,7 +221,7 @@ class Lake:
         order), without schema metadata. A partition is one small file: read whole in this
         thread, without pre-buffering or the dataset layer, is the fast way; a window is then
         clipped in NumPy by the caller."""
-        with pa.OSFile(os.fspath(self.path(key))) as source:
+        with self.market.open(key.relative.as_posix()) as source:
             table = pq.ParquetFile(source, pre_buffer=False).read(
                 columns=list(columns), use_threads=False).replace_schema_metadata(None)
         schema = pa.schema([_BAR_SCHEMA.field(c) for c in columns])
@@ -206,8 +232,13 @@ class Lake:
     def partitions(self, provider: str | None = None, interval: str | None = None) -> list[PartitionKey]:
         """Every published bar partition, optionally of one provider and/or interval."""
         keys = []
-        for path in sorted((self.root / "bars").glob("provider=*/interval=*/symbol=*/data.parquet")):
-            parts = {p.split("=", 1)[0]: p.split("=", 1)[1] for p in path.parent.parts[-3:]}
+        for relative in self.market.keys("bars"):
+            folders = relative.split("/")[1:-1]
+            if len(folders) != 3:
+                continue
+            parts = dict(p.split("=", 1) for p in folders if "=" in p)
+            if set(parts) != {"provider", "interval", "symbol"}:
+                continue
             key = PartitionKey(parts["provider"], parts["interval"], parts["symbol"])
             if (provider is None or key.provider == provider) and (interval is None or key.interval == interval):
                 keys.append(key)
@@ -231,48 +262,20 @@ class Lake:
 
     def read_table(self, key: TableKey) -> pd.DataFrame:
         """A funding/earnings table (empty frame if absent)."""
-        path = self.path(key)
-        if not path.is_file():
+        try:
+            source = self.market.open(key.relative.as_posix())
+        except FileNotFoundError:
             return pd.DataFrame()
-        # partitioning=None: the folder names (provider=..., symbol=...) are an address, not columns
-        return pq.read_table(path, partitioning=None).to_pandas()
+        with source:
+            return pq.read_table(source).to_pandas()
 
     def publish(self, run_id: str, staged: Mapping[Key, Path], group: str | None = None) -> None:
-        """Move staged files into place, each with one atomic ``os.replace``.
-
-        The previous file of every partition is kept reachable (hard link, or a copy) until the
-        whole set is in place; if any move fails, the ones already made are rolled back, so the
-        lake shows either all of the set (one asset, or a whole run) or none of it.
-        """
+        """Publish staged files: the lake shows either all of the set (one asset, or a whole
+        run) or none of it, whichever store holds the market (:mod:`arena.data.market_store`).
+        The caller holds :meth:`writer_lock`."""
         run_dir = self._staging(run_id, group)
-        # the previous files wait side by side in one flat folder: a folder tree per backup
-        # would cost a mkdir and an rmdir per level of every key (the slowest calls of a publish)
-        previous = run_dir / "_previous"
-        done: list[tuple[Path, Path | None]] = []
-        try:
-            for n, (key, src) in enumerate(sorted(staged.items(), key=lambda kv: str(kv[0]))):
-                dst = self.path(key)
-                backup = None
-                if dst.exists():
-                    backup = previous / f"{n:05d}.{dst.name}"
-                    previous.mkdir(parents=True, exist_ok=True)
-                    try:
-                        os.link(dst, backup)
-                    except OSError:  # no hard links on this filesystem
-                        shutil.copy2(dst, backup)
-                else:
-                    dst.parent.mkdir(parents=True, exist_ok=True)
-                # noted before the move: an interrupt right after it must still roll it back
-                # (rolling back a move that did not happen restores the same file)
-                done.append((dst, backup))
-                os.replace(src, dst)
-        except BaseException:  # an interrupt too: the lake shows none of the set
-            for dst, backup in reversed(done):
-                if backup is not None:
-                    os.replace(backup, dst)
-                else:
-                    dst.unlink(missing_ok=True)
-            raise
+        self.market.publish({key.relative.as_posix(): src for key, src in staged.items()},
+                            run_dir)
         shutil.rmtree(run_dir, ignore_errors=True)
 
     def quarantine(self, run_id: str, group: str | None = None,

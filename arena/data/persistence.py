@@ -40,7 +40,7 @@ CONFIRMED, UNKNOWN, VOLATILE = "confirmed", "unknown", "volatile"
 KEPT_BOOTS = 100  # the boot history the lake keeps
 # the season comes back last: a lake holding it is one a restore finished (arena serve restores
 # only a lake without its season)
-MIRRORED = ("ledger", "attempts", "bars", "earnings", "funding", "manifests", "validation",
+MIRRORED = ("ledger", "attempts", "bars", "earnings", "events", "funding", "manifests", "validation",
             "quarantine", "reports", OPS_DIR, "season")
 REQUIRED = ("season", "ledger")  # a mirror without them cannot be restored
 

@@ -97,7 +97,7 @@ def price_interval(lake: Lake, provider: str, symbol: str) -> str | None:
     """The finest interval of the provider's series the lake holds for ``symbol`` (where the
     cycle price comes from, see :func:`_price_ladder`)."""
     for interval in _price_ladder(provider):
-        if lake.path(PartitionKey(provider, interval, symbol)).is_file():
+        if lake.has(PartitionKey(provider, interval, symbol)):
             return interval
     return None
 
@@ -243,7 +243,7 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
     since_of: dict[int, pd.Timestamp | None] = {}
     for r, since in reads:
         key = PartitionKey(r.provider, r.interval, r.asset.symbol)
-        if not lake.path(key).is_file():
+        if not lake.has(key):
             continue
         i = parts.setdefault(key, len(parts))
         calendars[i] = r.asset.calendar

@@ -15,8 +15,10 @@ A failed build (a model error or a failing data test) publishes nothing: analyst
 good warehouse. The dbt runner is injectable, so the Prefect flow passes prefect-dbt's runner
 (each model and test a task in the UI) and the command line dbt's own.
 
-Every dbt command line comes from :func:`dbt_args`: the lake reaches dbt as the var ``lake`` (no
-environment variable, nothing in ``os.environ`` changes), usage statistics are off by flag, and
+Every dbt command line comes from :func:`dbt_args`: the lake reaches dbt as the var ``lake``, and
+its bars folder as the var ``bars`` (no environment variable, nothing in ``os.environ`` changes;
+a market on object storage is first copied whole into ``<lake>/dbt/market/``, see
+:func:`bars_dir`), usage statistics are off by flag, and
 dbt's profiles, target and logs directories are all in ``<lake>/dbt/``: dbt writes nothing into
 the project folder, which may be installed read-only.
 """
@@ -35,6 +37,7 @@ from typing import Any
 
 from arena.core import resources
 from arena.data.lake import Lake, swap_dir
+from arena.data.market_store import copy_market
 from arena.ledger.store import Ledger
 from arena.pipeline.runner import INLINE, Runner
 
@@ -98,8 +101,34 @@ def dbt_args(lake: Lake, command: str = "build", *extra: str) -> list[str]:
             "--profiles-dir", str(profiles_dir(lake)),
             "--target-path", str(build_dir(lake) / "target"),
             "--log-path", str(build_dir(lake) / "logs"),
-            "--vars", json.dumps({"lake": str(lake.root.resolve())}),
+            "--vars", json.dumps({"lake": str(lake.root.resolve()), "bars": str(bars_dir(lake))}),
             "--no-send-anonymous-usage-stats", *extra]
+
+
+def bars_dir(lake: Lake) -> Path:
+    """The folder dbt reads the bars from, absolute: the market's own when it is on this
+    machine, else the snapshot :func:`snapshot_market` keeps in ``<lake>/dbt/market/``."""
+    local = lake.market.local_dir()
+    if local is not None:
+        return local.resolve() / "bars"
+    return build_dir(lake) / "market" / "bars"
+
+
+def snapshot_market(lake: Lake) -> int:
+    """A market on object storage: copy the current version of every bar partition into
+    ``<lake>/dbt/market/`` (swapped in whole, so dbt reads one publication) before dbt runs;
+    returns how many files (0, and nothing copied, for a market on this machine)."""
+    if lake.market.local_dir() is not None:
+        return 0
+    final = build_dir(lake) / "market"
+    staging = final.with_name(f".market.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        copied = copy_market(lake.market, "bars", staging)
+        (staging / "bars").mkdir(parents=True, exist_ok=True)
+        swap_dir(staging, final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return copied
 
 
 def _nodes(result: Any) -> list[NodeResult]:
@@ -122,6 +151,7 @@ def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResul
     """``dbt build`` the marts of ``lake``; :class:`MartsError` names what failed."""
     invoke = invoke or _dbt_invoke()
     Ledger(lake).write_schemas()  # the ledger's globs match before the first monitor window
+    snapshot_market(lake)
     t0 = time.perf_counter()
     try:
         result = invoke(dbt_args(lake, "build", *extra))
@@ -186,6 +216,7 @@ def generate_docs(lake: Lake, invoke: Invoke | None = None) -> Path:
         raise MartsError(f"{build_dir(lake) / 'warehouse.duckdb'} does not exist: build the marts "
                          "first (make run)")
     invoke = invoke or _dbt_invoke()
+    snapshot_market(lake)
     result = invoke(dbt_args(lake, "docs generate", "--static", "--quiet"))
     page = build_dir(lake) / "target" / "static_index.html"
     if not getattr(result, "success", False) or not page.is_file():

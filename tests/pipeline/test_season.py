@@ -11,6 +11,7 @@ from arena.agents.factory import build_contestant
 from arena.agents.roster import load_roster
 from arena.cli import main
 from arena.data.lake import Lake
+from arena.data.market_store import set_market
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger.store import Ledger
 from arena.pipeline.season import replay_season
@@ -79,6 +80,25 @@ def test_the_season_ingest_plays_the_same_books_as_daily_ingests(tmp_path, unive
     a, b = _books(once), _books(daily)
     assert a.keys() == b.keys() and sum(k.startswith("bars/") for k in a) == 5 * len(SYMBOLS)
     assert sum(len(a[k]) for k in a if k.startswith("cycles/fills")) > 0
+    for key in a:
+        if isinstance(a[key], str):
+            assert a[key] == b[key], key
+        else:
+            pd.testing.assert_frame_equal(a[key], b[key], obj=key)
+
+
+def test_a_season_on_an_object_store_market_keeps_the_same_books(tmp_path, universe, contestants,
+                                                                 s3_bucket):
+    """The market data on object storage (an S3-compatible server on 127.0.0.1), the ledger on
+    disk: the same bars, decisions, fills, equity and daily reports as an all-local lake."""
+    sub = universe.select(SYMBOLS[:4])
+    local, remote = Lake(tmp_path / "local"), tmp_path / "remote"
+    set_market(remote, f"s3://{s3_bucket}/market")
+    for lake in (local, Lake(remote)):
+        replay_season(SyntheticProvider(), sub, contestants, START, 2, lake=lake)
+    assert not (remote / "bars").exists() and (remote / "ledger").is_dir()
+    a, b = _books(local), _books(Lake(remote))
+    assert a.keys() == b.keys() and sum(k.startswith("bars/") for k in a) == 5 * 4
     for key in a:
         if isinstance(a[key], str):
             assert a[key] == b[key], key

@@ -30,8 +30,11 @@ def test_dbt_paths_are_absolute_for_a_relative_lake(tmp_path, monkeypatch):
     assert paths["--profiles-dir"] == str(dbt_dir / "profiles")
     assert paths["--target-path"] == str(dbt_dir / "target")
     assert paths["--log-path"] == str(dbt_dir / "logs")
-    # the profile and the sources read the lake's absolute root from a var; no usage statistics
-    assert json.loads(args[args.index("--vars") + 1]) == {"lake": str(tmp_path / "data_lake" / "demo")}
+    # the profile and the sources read the lake's absolute root (and its bars folder) from vars;
+    # no usage statistics
+    demo = tmp_path / "data_lake" / "demo"
+    assert json.loads(args[args.index("--vars") + 1]) == {"lake": str(demo),
+                                                          "bars": str(demo / "bars")}
     assert "--no-send-anonymous-usage-stats" in args
     # dbt gets a copy of the project's profile in the lake (it writes into its profiles dir)
     assert profiles_dir(lake) == dbt_dir / "profiles"
