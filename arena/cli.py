@@ -525,12 +525,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _cmd_lake_market(args: argparse.Namespace) -> int:
     from arena.data.lake import Lake
-    from arena.data.market_store import set_market
 
     lake = Lake(args.lake)
     if args.location is not None:
-        market = set_market(lake.root, args.location)
-        lake = Lake(lake.root)
+        market = lake.set_market(args.location)
         print(f"the market data of {lake.root} lives at {market.describe()}")
     count = len(lake.partitions())
     where = lake.market.describe()

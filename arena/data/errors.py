@@ -60,6 +60,6 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, ProviderError) and exc.transient
 
 
-class MarketError(ValueError):
+class MarketError(Exception):
     """A market-data location the lake cannot use (:mod:`arena.data.market_store`), or a
     market store whose files cannot be read."""

@@ -48,7 +48,7 @@ from filelock import FileLock, Timeout
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bars import bar_frame_from_columns, utc_micros
 from arena.data.errors import MarketError
-from arena.data.market_store import LocalMarket, Market, open_market
+from arena.data.market_store import LocalMarket, Market, open_market, set_market
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
 LAKE_ENV = "ARENA_LAKE"
@@ -179,6 +179,14 @@ class Lake:
         """Where the market data lives: the lake's own folders, or the location the lake
         records in ``ops/market.json`` (:mod:`arena.data.market_store`)."""
         return open_market(self.root)
+
+    def set_market(self, location: str) -> Market:
+        """Record where this lake's market data lives (:func:`arena.data.market_store.
+        set_market`), under the writer lock so that no ingest publishes meanwhile."""
+        with self.writer_lock():
+            market = set_market(self.root, location)
+        self.__dict__["market"] = market
+        return market
 
     # ------------------------------------------------------------------ reading
     def path(self, key: Key) -> Path:

@@ -66,8 +66,8 @@ def test_an_ingest_on_object_storage_reads_back_as_on_local_disk(tmp_path, unive
     assert sorted(pointer) == sorted([k.relative.as_posix() for k in remote.partitions()]
                                      + ["earnings/provider=synthetic/data.parquet",
                                         "funding/provider=synthetic/symbol=ETH/data.parquet"])
-    assert _objects(s3_bucket) == sorted([f"market/{POINTER}",
-                                          *(f"market/{v}" for v in pointer.values())])
+    data = [o for o in _objects(s3_bucket) if not o.startswith("market/_pointers/")]
+    assert data == sorted([f"market/{POINTER}", *(f"market/{v}" for v in pointer.values())])
 
     # an incremental run: still the same data as on disk; the previous version is kept
     for lake in (local, remote):
@@ -84,11 +84,15 @@ def test_a_failed_or_interrupted_publication_shows_nothing_and_leaves_no_object(
     run_ingest(synthetic, sub, start=START, end=END, lake=remote)
     before, objects = _stored(remote), _objects(s3_bucket)
 
-    def refused(self, files):
-        raise OSError("When uploading part for key 'market/_current.json': connection reset")
+    real_put = ObjectMarket._put
+
+    def refused(self, relative, body):
+        if relative == POINTER:
+            raise OSError("When uploading part for key 'market/_current.json': connection reset")
+        real_put(self, relative, body)
 
     with monkeypatch.context() as m:  # the pointer (the step that publishes) cannot be written
-        m.setattr(ObjectMarket, "_write_pointer", refused)
+        m.setattr(ObjectMarket, "_put", refused)
         with pytest.raises(IngestError, match="connection reset") as err:
             run_ingest(synthetic, sub, start=START, end=ts("2025-10-27"), lake=remote)
     assert err.value.manifest["assets"]["ETH"]["status"] != "published"
@@ -201,3 +205,128 @@ def test_a_market_on_another_local_path_publishes_by_rename(tmp_path, universe, 
     assert lake.path(key) == shared / key.relative and lake.path(key).is_file()
     assert not (root / "bars").exists() and bars_dir(lake) == shared / "bars"
     assert snapshot_market(lake) == 0  # dbt reads it in place
+
+
+def _publish(market: ObjectMarket, key: str, body: bytes, tmp_path) -> None:
+    staged = tmp_path / "staged.parquet"
+    staged.write_bytes(body)
+    market.publish({key: staged}, tmp_path)
+
+
+KEY = "bars/provider=x/interval=1d/symbol=A/data.parquet"
+
+
+def test_a_pointer_write_cut_or_failed_late_never_loses_the_market(tmp_path, monkeypatch,
+                                                                    s3_bucket):
+    """A store commits an object when its stream closes: an interrupt mid-write can leave
+    ``_current.json`` empty. Readers then fall back to the last whole pointer, and the rollback
+    takes back the new versions. A write that fails after the store committed it (the reply
+    lost) is a publication made: nothing it names is deleted."""
+    market = ObjectMarket(f"s3://{s3_bucket}/m")
+    _publish(market, KEY, b"one", tmp_path)
+    real_put = ObjectMarket._put
+
+    def cut(self, relative, body):
+        if relative == POINTER:
+            real_put(self, relative, b"")  # committed empty
+            raise KeyboardInterrupt
+        real_put(self, relative, body)
+
+    with monkeypatch.context() as m:
+        m.setattr(ObjectMarket, "_put", cut)
+        with pytest.raises(KeyboardInterrupt):
+            _publish(market, KEY, b"two", tmp_path)
+    assert boto3.client("s3").get_object(Bucket=s3_bucket, Key=f"m/{POINTER}")["Body"].read() \
+        == b""
+    assert market.open(KEY).read() == b"one"  # through the last whole pointer
+    assert len(_objects(s3_bucket, "m/bars/")) == 1 and len(_objects(s3_bucket, "m/_pointers/")) == 1
+
+    def late(self, relative, body):
+        real_put(self, relative, body)
+        if relative == POINTER:
+            raise OSError("AWS Error NETWORK_CONNECTION during CompleteMultipartUpload")
+
+    with monkeypatch.context() as m:
+        m.setattr(ObjectMarket, "_put", late)
+        _publish(market, KEY, b"three", tmp_path)  # committed: published, not an error
+    assert market.open(KEY).read() == b"three"
+    # and a publication over the damaged pointer mends it
+    _publish(market, KEY, b"four", tmp_path)
+    assert market.open(KEY).read() == b"four"
+    assert json.loads(boto3.client("s3").get_object(Bucket=s3_bucket, Key=f"m/{POINTER}")
+                      ["Body"].read())["files"][KEY] == market.current()[KEY]
+
+
+def test_a_reader_on_the_old_pointer_reads_the_old_version(tmp_path, s3_bucket):
+    market = ObjectMarket(f"s3://{s3_bucket}/m")
+    _publish(market, KEY, b"old", tmp_path)
+    old = market.current()
+    _publish(market, KEY, b"new", tmp_path)
+    assert market.open_version(KEY, old[KEY]).read() == b"old"
+    assert market.open(KEY).read() == b"new"
+
+
+def test_a_version_the_pointer_names_but_the_store_lost_is_an_error_not_an_empty_series(
+        tmp_path, universe, synthetic, s3_bucket):
+    remote = _remote(tmp_path, s3_bucket)
+    run_ingest(synthetic, universe.select(["ETH"]), start=START, end=END, lake=remote)
+    key = PartitionKey("synthetic", "1d", "ETH")
+    version = remote.market.current()[key.relative.as_posix()]
+    boto3.client("s3").delete_object(Bucket=s3_bucket, Key=f"market/{version}")
+    assert remote.has(key)
+    with pytest.raises(MarketError, match="no such object"):
+        remote.read_bars(key)
+
+
+def test_two_lakes_never_share_a_market_and_secrets_never_enter_the_record(
+        tmp_path, universe, synthetic, s3_bucket):
+    first = _remote(tmp_path, s3_bucket, "first")
+    run_ingest(synthetic, universe.select(["ETH"]), start=START, end=END, lake=first)
+    with pytest.raises(MarketError, match="already holds market data"):
+        set_market(tmp_path / "second", f"s3://{s3_bucket}/market")
+    # the same location named another way is no move
+    assert Lake(tmp_path / "first").set_market(f"s3://{s3_bucket}/market").describe() \
+        == f"s3://{s3_bucket}/market"
+    local = Lake(tmp_path / "local")
+    run_ingest(synthetic, universe.select(["ETH"]), start=START, end=END, lake=local)
+    assert local.set_market(str(tmp_path / "local" / "." / "")).describe() == str(local.root)
+    for uri in ("abfss://box@acct.dfs.core.windows.net/m?client_id=a&client_secret=S3CRET",
+                "gs://b/m?access_token=abc", "s3://b/m?session_token=abc"):
+        with pytest.raises(MarketError, match="credentials come from the environment"):
+            set_market(tmp_path / "third", uri)
+
+
+def test_a_market_on_another_filesystem_publishes_by_copy_then_rename(tmp_path, universe,
+                                                                      synthetic):
+    """The lake's staging and the market on different filesystems (a shared mount): a rename
+    cannot cross them, so each file is copied beside its place, then renamed in."""
+    import os
+    import shutil
+    import uuid
+    from pathlib import Path
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
+        pytest.fail("the test needs /dev/shm on a filesystem of its own (tmpfs)")
+    shared = shm / f"arena-market-{uuid.uuid4().hex[:8]}"
+    try:
+        lake = Lake(tmp_path / "lake")
+        lake.set_market(str(shared))
+        sub = universe.select(["ETH"])
+        run_ingest(synthetic, sub, start=START, end=END, lake=lake)
+        run_ingest(synthetic, sub, start=START, end=ts("2025-10-27"), lake=lake)
+        reference = Lake(tmp_path / "reference")
+        run_ingest(synthetic, sub, start=START, end=ts("2025-10-27"), lake=reference)
+        _assert_same({str(k): lake.read_bars(k) for k in lake.partitions()},
+                     {str(k): reference.read_bars(k) for k in reference.partitions()})
+        assert not list(shared.rglob("*.tmp"))
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_an_unreachable_store_is_one_clear_line(tmp_path, monkeypatch, capsys, s3_bucket):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there
+    assert main(["lake", "market", f"s3://{s3_bucket}/m", "--lake", str(tmp_path / "l")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena lake market: cannot reach the market at s3://") \
+        and "AWS_ENDPOINT_URL" in err and "Traceback" not in err
