@@ -56,6 +56,8 @@ class PageResult:
     external_requests: list[str]  # requests that would have left the machine (aborted)
     svg_count: int  # <svg> elements rendered with a non-zero width and height
     screenshot: Path  # full-page PNG
+    scroll_width: int = 0  # the document's width: above the viewport's, it scrolls sideways
+    probe: object = None  # what the caller's `evaluate` script returned
 
 
 def chromium_available() -> bool:
@@ -95,16 +97,19 @@ def load_page(
     height: int = 2000,
     timeout: float = 60,
     context: BrowserContext | None = None,
+    evaluate: str | None = None,
 ) -> PageResult:
     """Open `path` (a local HTML file) and save a full-page screenshot to `screenshot`.
 
     `context` is a browser context from `launch()`; without one a browser is started and closed
-    for this page alone. `timeout` is in seconds.
+    for this page alone. `timeout` is in seconds. `evaluate`: a JavaScript function run in the
+    loaded page, its result in `PageResult.probe`.
     """
     if context is None:
         with launch(timeout=timeout) as own:
             return load_page(
-                path, screenshot, width=width, height=height, timeout=timeout, context=own
+                path, screenshot, width=width, height=height, timeout=timeout, context=own,
+                evaluate=evaluate,
             )
     console_errors: list[str] = []
     page_errors: list[str] = []
@@ -123,6 +128,8 @@ def load_page(
         page.route(lambda url: not url.startswith(("file:", "data:", "about:", "blob:")), block)
         page.goto(Path(path).resolve().as_uri(), wait_until="load")
         svg_count = page.evaluate(_RENDERED_SVGS)
+        scroll_width = page.evaluate("() => document.documentElement.scrollWidth")
+        probe = page.evaluate(evaluate) if evaluate else None
         page.screenshot(path=str(screenshot), full_page=True)
         return PageResult(
             title=page.title(),
@@ -131,6 +138,8 @@ def load_page(
             external_requests=external,
             svg_count=svg_count,
             screenshot=Path(screenshot),
+            scroll_width=scroll_width,
+            probe=probe,
         )
     finally:
         page.close()

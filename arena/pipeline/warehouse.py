@@ -43,7 +43,8 @@ from arena.pipeline.runner import INLINE, Runner
 
 DBT_PROJECT = resources.DBT_PROJECT
 MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "reference_rules",
-         "model_calls", "rejections", "zero_skill_band", "asset_correlations")
+         "model_calls", "rejections", "zero_skill_band", "asset_correlations", "decisions",
+         "benchmark_equity")
 Invoke = Callable[[list[str]], Any]  # dbtRunner().invoke or PrefectDbtRunner().invoke
 
 

@@ -1,4 +1,4 @@
-"""The daily report (Markdown): standings, who leads and lags and why, key trades, quotes from
+"""The daily report (Markdown, and an HTML page of it beside): standings, who leads and lags and why, key trades, quotes from
 the reasoning and the market's context, written right after a cycle from the ledger itself, so it
 exists before any mart is built (the Prefect flow also publishes it as a markdown artifact).
 
@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from markdown_it import MarkdownIt
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -32,6 +33,7 @@ from arena.ledger.records import ANSWER, MONITOR_SCHEMAS, SCHEMAS, RecordKey
 from arena.ledger.store import Ledger
 from arena.market.asof import Providers, cycle_prices, price_intervals, provider_of, stale_prices
 from arena.market.types import stale_marker
+from arena.reporting.layout import page
 
 DAILY_DIR = Path("reports") / "daily"  # under the lake root
 
@@ -237,8 +239,22 @@ def _reasoning(text: str | None) -> str | None:
     return parsed.answer.reasoning if parsed.ok else None
 
 
+def render_daily_html(text: str, *, back: str = "../season.html") -> str:
+    """A daily report's Markdown as a self-contained HTML page (the season report's style),
+    linking back to the season report at ``back``."""
+    lines = text.splitlines()
+    title = lines[0].lstrip("# ").strip() if lines and lines[0].startswith("# ") else "Daily report"
+    body = "\n".join(lines[1:] if lines and lines[0].startswith("# ") else lines)
+    markup = MarkdownIt("commonmark", {"html": False}).enable("table").render(body)
+    markup = markup.replace("<table>", '<table class="data">')
+    return page(title, [], body=markup, links=[("Season report", back)])
+
+
 def write_daily_report(lake: Lake, text: str, at: pd.Timestamp) -> Path:
-    return write_text(lake.root / DAILY_DIR / f"{at:%Y-%m-%d}.md", text)
+    """Write the day's report as Markdown, and as HTML beside it; returns the Markdown's path."""
+    path = write_text(lake.root / DAILY_DIR / f"{at:%Y-%m-%d}.md", text)
+    write_text(path.with_suffix(".html"), render_daily_html(text))
+    return path
 
 
 def daily_reports(lake: Lake, provider: Providers, universe: Universe,

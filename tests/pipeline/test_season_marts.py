@@ -363,23 +363,88 @@ def test_daily_reports_say_who_leads_and_why(season):
     assert "automatic close" in "".join(f.read_text() for f in files)
 
 
+_PROBE = """() => {
+    const out = {missing: [], files: [], board: [], decisionLinks: 0};
+    for (const a of document.querySelectorAll("a[href]")) {
+        const href = a.getAttribute("href");
+        if (href.startsWith("#")) {
+            if (!document.getElementById(href.slice(1))) out.missing.push(href);
+            if (href.startsWith("#d-")) out.decisionLinks += 1;
+        } else out.files.push(href);
+    }
+    for (const tr of document.querySelectorAll("#leaderboard tbody tr")) {
+        out.board.push([...tr.children].map((td) => [td.textContent, td.dataset.value ?? null]));
+    }
+    out.trades = document.querySelectorAll("#key-trades tbody tr").length;
+    out.tradeLinks = document.querySelectorAll('#key-trades a[href^="#d-"]').length;
+    return out;
+}"""
+
+
 def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
+    """Headless Chromium at 1280 px: no console error, no request outside the file, nothing
+    scrolls sideways, every chart drawn, every link resolves (to an element of the page or a
+    file beside it), and the leaderboard's numbers are the mart's, read back from the DOM."""
+    from arena.reporting.layout import fmt
+    from arena.reporting.season import LEADERBOARD
     from tests.browser import load_page
 
+    lake, *_ = season
     *_, outputs, _ = season
     html = outputs.report.read_text()
     assert html.startswith("<!doctype html>")
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", html)  # nothing fetched
-    for section in ("Leaderboard", "Equity curves", "Luck ceiling per asset", "Reference rules",
-                    "Asset correlations", "Model calls"):
-        assert section in html
+    for section in ("Leaderboard", "Equity against the benchmarks", "Drawdowns",
+                    "Activity and cost", "Key trades", "Open positions at the end",
+                    "Contestants", "Luck ceiling per asset", "Reference rules",
+                    "Asset correlations", "Model calls", "Daily reports",
+                    "Conventions and limits"):
+        assert f">{section}</a></h2>" in html, section
     for outcome in ("traded", "no trade", "forfeited", "skipped"):  # the model calls' columns
         assert f">{outcome}<" in html
-    result = load_page(outputs.report, tmp_path / "season.png")
+    assert not re.search(r">[-+]0\.0+%?<", html) and "+00:00" not in html  # no "-0.00"
+    result = load_page(outputs.report, tmp_path / "season.png", width=1280, evaluate=_PROBE)
     assert result.console_errors == [] and result.page_errors == []
     assert result.external_requests == []
-    assert result.svg_count >= 4  # equity curves, ceilings, correlations, call costs
-    assert result.screenshot.stat().st_size > 100_000
+    assert result.scroll_width <= 1280  # nothing scrolls sideways
+    # equity, drawdowns, two scatters, the rules heatmap, the correlations
+    assert result.svg_count == 6
+    probe = result.probe
+    assert probe["missing"] == []
+    assert probe["files"] and all((outputs.report.parent / f).is_file() for f in probe["files"])
+    assert probe["trades"] > 0 and probe["tradeLinks"] == probe["trades"]
+    assert probe["decisionLinks"] >= probe["trades"]
+    board = read_marts(lake)["leaderboard"].sort_values(["place", "contestant"])
+    assert len(probe["board"]) == len(board)
+    for row, cells in zip(board.to_dict("records"), probe["board"], strict=True):
+        for column, (text, value) in zip(LEADERBOARD, cells, strict=True):
+            expected = row[column.key]
+            assert text == fmt(expected, column.kind), (row["contestant"], column.key)
+            if value is not None:  # a number: the exact value of the mart
+                assert float(value) == float(expected), (row["contestant"], column.key)
+
+
+def test_every_trade_links_to_the_decision_that_opened_it(season):
+    """Each trade's "decision" link lands on the row of the decision whose thesis it quotes,
+    in its contestant's section; each daily report's page links back to the season report."""
+    from arena.reporting.season import decision_anchor
+
+    lake, *_, outputs, _ = season
+    html = outputs.report.read_text()
+    marts = read_marts(lake)
+    decisions = marts["decisions"].set_index(["contestant", "cycle_at", "round",
+                                              "decision_index"])
+    for t in marts["trades"].itertuples():
+        anchor = decision_anchor(t.contestant, t.entry_cycle_at, t.entry_round,
+                                 t.entry_decision_index)
+        assert f'<tr id="{anchor}">' in html, anchor
+        assert f'href="#{anchor}"' in html, anchor
+        decision = decisions.loc[(t.contestant, t.entry_cycle_at, t.entry_round,
+                                  t.entry_decision_index)]
+        assert decision["symbol"] == t.symbol and decision["thesis"] == t.thesis
+    days = sorted((lake.root / "reports" / "daily").glob("*.html"))
+    assert days and all('<a href="../season.html">Season report</a>' in d.read_text()
+                        for d in days)
 
 
 def test_the_season_report_says_synthetic_only_on_a_synthetic_season(season):

@@ -1,0 +1,475 @@
+"""The season report's charts, drawn with matplotlib and returned as inline SVG strings.
+
+Every function is pure: data in, one ``<svg class="chart" role="img">`` element out, ready to
+paste into the report's single offline HTML file (no XML declaration, no DOCTYPE, no metadata, no
+reference to anything outside the file). The root keeps its ``viewBox`` but loses matplotlib's
+fixed ``width``/``height``, so ``svg.chart {width: 100%; height: auto}`` scales it to the page.
+
+Only matplotlib's object API is used (``Figure`` + the SVG canvas, never pyplot), and every
+setting lives in a ``matplotlib.rc_context`` around the drawing, so importing or calling this
+module changes no global state.
+
+Determinism: the same input gives byte-identical SVG, so a rebuilt report diffs cleanly.
+* ``svg.hashsalt`` is fixed: clip-path and marker ids are hashes of their content, not uuids.
+* ``metadata`` drops the date, the creator and the RDF block (which would also name http URIs).
+* Ids nobody references (``figure_1``, ``axes_1``...) are removed: they would repeat on a page
+  that holds several charts.
+
+Text stays text (``svg.fonttype: none``): tick labels, legend entries, names and heatmap values
+are ``<text>`` elements in the page's DOM, so they can be searched, copied and read back by tests
+and screen readers, and the file does not carry font outlines. The font family is a generic
+sans-serif list that resolves offline (matplotlib ships DejaVu Sans, which also lays the text out).
+Minus signs are ASCII hyphens, so "-5%" typed into the browser's search finds the tick label.
+
+Times are UTC ``pd.Timestamp``s (naive ones are taken as UTC); date ticks read like ``Oct 03``.
+Missing values (None, NaN) break a line or leave a heatmap cell grey; no points at all gives a
+small "no data" chart instead of an exception.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+import matplotlib
+import matplotlib.dates as mdates
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_svg import FigureCanvasSVG
+from matplotlib.colors import Normalize, to_rgb
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
+
+# Okabe–Ito (distinguishable with the common colour-vision deficiencies; black and yellow left
+# out: black is for benchmarks, yellow is unreadable on white), then four from tab10.
+PALETTE = (
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
+    "#8C564B", "#9467BD", "#BCBD22", "#17BECF",
+)
+LINE_DASHES = ("-", "--", ":")  # one per trip through the palette
+BENCHMARK_STYLES = (  # (colour, dash): greys and black, never a contestant's colour
+    ("#000000", "--"), ("#555555", ":"), ("#888888", "-."), ("#333333", (0, (6, 2, 1, 2, 1, 2))),
+)
+MISSING_FILL = "#DDDDDD"
+HEATMAP_CMAP = "RdBu_r"  # blue below the centre, red above
+MAX_ANNOTATED_CELLS = 400
+# Every chart is about this many inches (x 72 viewBox units) wide, legend included, so text has
+# about the same size in every chart once CSS scales them to the same width.
+WIDTH = 10.0
+EQUITY_TITLE = "Equity after each cycle against the zero-skill band"
+DRAWDOWN_TITLE = "Drawdown from peak equity"
+
+RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "arena-season-report",
+    "svg.image_inline": True,
+    "font.family": ["sans-serif"],
+    "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial"],
+    "font.size": 10,
+    "axes.unicode_minus": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlelocation": "left",
+    "axes.titlesize": 12,
+    "axes.titleweight": "bold",
+    "axes.grid": True,
+    "grid.color": "#E6E6E6",
+    "grid.linewidth": 0.8,
+    "axes.axisbelow": True,
+    "legend.frameon": False,
+    "timezone": "UTC",
+    "figure.dpi": 72,  # 1 px = 1 pt, as in the SVG's viewBox
+}
+
+_SVG_OPEN = re.compile(r"<svg\b[^>]*>")
+_DEFAULT_STYLE = re.compile(r"<defs>\s*<style[^>]*>[^<]*</style>\s*</defs>\s*")
+_ID = re.compile(r'\sid="([^"]+)"')
+_REFERENCED = re.compile(r'url\(#([^)]+)\)|href="#([^"]+)"')
+
+
+def series_colours(names: Sequence[str]) -> dict[str, str]:
+    """A hex colour per distinct name, assigned in sorted-name order from :data:`PALETTE`
+    (cycling after ten), so the same names get the same colours in every chart and table
+    whatever order they come in."""
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(sorted(set(names)))}
+
+
+def equity_chart(
+    curves: Mapping[str, Sequence[tuple[pd.Timestamp, float]]],
+    *,
+    benchmarks: Mapping[str, Sequence[tuple[pd.Timestamp, float]]],
+    band: Sequence[tuple[pd.Timestamp, float, float, float]],
+    players: int,
+    start_cash: float = 10_000.0,
+    title: str = EQUITY_TITLE,
+) -> str:
+    """Every contestant's equity (USD) over time against benchmarks and the zero-skill band.
+
+    ``curves`` and ``benchmarks`` map a name to (time, equity) points. Contestants take their
+    :func:`series_colours`; benchmarks (e.g. "BTC", "SPY", "universe (equal weight)") are grey
+    or black with distinct dashes. ``band`` holds (time, q05, q50, q95) rows of the zero-skill
+    players: q05..q95 is shaded, q50 drawn dashed. A thin line marks ``start_cash``. The legend
+    sits right of the plot.
+    """
+    lines = {name: _points(points) for name, points in sorted(curves.items())}
+    marks = {name: _points(points) for name, points in benchmarks.items()}
+    rows = sorted(
+        ((_utc(t), _num(lo), _num(mid), _num(hi)) for t, lo, mid, hi in band), key=lambda r: r[0]
+    )
+    if not any(_drawable(y) for _, y in [*lines.values(), *marks.values()]) and not any(
+        math.isfinite(lo) and math.isfinite(hi) for _, lo, _, hi in rows
+    ):
+        return _no_data(title)
+    colours = series_colours(list(lines))
+    with _style():
+        fig = Figure(figsize=(WIDTH - 2.2, 4.6))
+        ax = fig.add_subplot()
+        if rows:
+            times = _datetimes([r[0] for r in rows])
+            lo, mid, hi = (np.array([r[i] for r in rows]) for i in (1, 2, 3))
+            ax.fill_between(times, lo, hi, color="#888888", alpha=0.22, linewidth=0,
+                            label=f"zero-skill 5–95% ({players:,} players)")
+            ax.plot(times, mid, color="#666666", linestyle="--", linewidth=1.1,
+                    label="zero-skill median")
+        ax.axhline(start_cash, color="#444444", linewidth=0.8, linestyle=(0, (2, 3)),
+                   label=f"start cash {start_cash:,.0f}")
+        for i, (name, (times, ys)) in enumerate(marks.items()):
+            colour, dash = BENCHMARK_STYLES[i % len(BENCHMARK_STYLES)]
+            ax.plot(times, ys, color=colour, linestyle=dash, linewidth=1.3, label=name)
+        for i, (name, (times, ys)) in enumerate(lines.items()):
+            ax.plot(times, ys, color=colours[name], linewidth=1.8, label=name,
+                    linestyle=LINE_DASHES[(i // len(PALETTE)) % len(LINE_DASHES)],
+                    marker="o" if len(ys) == 1 else None)
+        _date_axis(ax)
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=7, integer=True))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+        ax.set_ylabel("equity, USD")
+        ax.set_title(title)
+        handles, labels = ax.get_legend_handles_labels()
+        order = sorted(range(len(labels)), key=lambda k: _legend_rank(labels[k], lines, marks))
+        ax.legend([handles[k] for k in order], [labels[k] for k in order], loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), fontsize=9, ncols=1 if len(labels) <= 18 else 2)
+        return _svg(fig, title)
+
+
+def drawdown_chart(
+    curves: Mapping[str, Sequence[tuple[pd.Timestamp, float]]],
+    *,
+    title: str = DRAWDOWN_TITLE,
+) -> str:
+    """Each contestant's drawdown from its peak equity over time, drawn downward from 0 %.
+
+    ``curves`` maps a name to (time, drawdown) points; a drawdown is a fraction of the peak
+    (0.05 = 5 % below it; the sign is ignored, so -0.05 means the same). Lines take the
+    contestants' :func:`series_colours` (no gain/loss colouring: a drawdown is neutral), y ticks
+    read as percentages.
+    """
+    lines = {name: _points(points) for name, points in sorted(curves.items())}
+    if not any(_drawable(y) for _, y in lines.values()):
+        return _no_data(title)
+    colours = series_colours(list(lines))
+    with _style():
+        fig = Figure(figsize=(WIDTH - 1.2, 3.6))
+        ax = fig.add_subplot()
+        ax.axhline(0.0, color="#888888", linewidth=0.8)
+        for i, (name, (times, ys)) in enumerate(lines.items()):
+            ax.plot(times, -np.abs(ys), color=colours[name], linewidth=1.5, label=name,
+                    linestyle=LINE_DASHES[(i // len(PALETTE)) % len(LINE_DASHES)],
+                    marker="o" if len(ys) == 1 else None)
+        deepest = max(float(np.nanmax(np.abs(ys))) for _, ys in lines.values() if _drawable(ys))
+        ax.set_ylim(-max(deepest * 1.08, 0.01), 0.0)
+        _date_axis(ax)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.set_ylabel("below peak")
+        ax.set_title(title)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
+                  ncols=1 if len(lines) <= 18 else 2)
+        return _svg(fig, title)
+
+
+def scatter_chart(
+    points: Sequence[tuple[str, float, float]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    x_percent: bool = False,
+    y_percent: bool = False,
+) -> str:
+    """One point per contestant, (name, x, y), each labelled with its name.
+
+    Used for "activity is not alpha" (fills against rank score) and "model cost against
+    return". Points take :func:`series_colours`; labels go on the side of their point that
+    collides least with the labels and points already placed. ``x_percent``/``y_percent``
+    read fractions as percentages (0.05 -> 5%). Points with a missing coordinate are left out.
+    """
+    shown = [(str(n), float(x), float(y)) for n, x, y in _finite_points(points)]
+    if not shown:
+        return _no_data(title)
+    colours = series_colours([n for n, _, _ in shown])
+    with _style():
+        fig = Figure(figsize=(WIDTH, 4.8))
+        ax = fig.add_subplot()
+        xs = np.array([x for _, x, _ in shown])
+        ys = np.array([y for _, _, y in shown])
+        ax.scatter(xs, ys, s=42, c=[colours[n] for n, _, _ in shown], edgecolors="white",
+                   linewidths=0.8, zorder=3)
+        ax.margins(x=0.15, y=0.12)
+        ax.autoscale_view()
+        for value, line in ((xs, ax.axvline), (ys, ax.axhline)):
+            if value.min() < 0 < value.max():
+                line(0.0, color="#888888", linewidth=0.8, zorder=1)
+        _label_points(ax, shown)
+        for percent, axis in ((x_percent, ax.xaxis), (y_percent, ax.yaxis)):
+            axis.set_major_formatter(
+                PercentFormatter(1.0) if percent else FuncFormatter(_plain_number)
+            )
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(y_label)
+        ax.set_title(title)
+        return _svg(fig, title)
+
+
+def heatmap_chart(
+    rows: Sequence[str],
+    columns: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    *,
+    title: str,
+    value_format: str = "{:.2f}",
+    centre: float = 0.0,
+    colorbar_label: str = "",
+    limit: float | None = None,
+) -> str:
+    """A rows x columns grid of values on a diverging scale (blue below ``centre``, red above).
+
+    The scale is symmetric: ``centre ± limit``; ``limit`` defaults to the largest distance of a
+    value from the centre (pass 1.0 for correlations). Values beyond it take the end colours.
+    None/NaN cells are grey and blank. Up to :data:`MAX_ANNOTATED_CELLS` cells carry their value
+    (``value_format``) in black or white, whichever reads on the cell. The figure grows with the
+    grid (e.g. 60 assets x 16 rules) so row and column labels stay legible.
+    """
+    grid = np.array(
+        [[_num(v) for v in row] for row in values], dtype=float
+    ).reshape(len(values), -1 if values else 0)
+    if grid.shape != (len(rows), len(columns)):
+        raise ValueError(
+            f"heatmap_chart: values are {grid.shape[0]}x{grid.shape[1]} "
+            f"but there are {len(rows)} rows and {len(columns)} columns"
+        )
+    finite = grid[np.isfinite(grid)]
+    if not finite.size:
+        return _no_data(title)
+    span = limit if limit is not None and limit > 0 else float(np.max(np.abs(finite - centre)))
+    span = span if span > 0 else 1.0
+    norm = Normalize(vmin=centre - span, vmax=centre + span, clip=False)
+    cmap = matplotlib.colormaps[HEATMAP_CMAP].with_extremes(bad=MISSING_FILL)
+    n_rows, n_cols = grid.shape
+    annotate = grid.size <= MAX_ANNOTATED_CELLS
+    label_size = 9 if max(n_rows, n_cols) <= 30 else 7
+    cell_h = (0.4 if n_rows <= 10 else 0.3) if annotate else 0.17
+    longest_col = max(len(str(c)) for c in columns)
+    rotation = 45 if longest_col > 4 else 0
+    # the width is fixed (row labels and colour bar included, see WIDTH), the height grows
+    width = WIDTH - 0.08 * label_size / 9 * max(len(str(r)) for r in rows)
+    height = max(2.5, n_rows * cell_h + (0.05 * longest_col if rotation else 0.2) + 0.8)
+    with _style():
+        fig = Figure(figsize=(width, height))
+        ax = fig.add_subplot()
+        ax.grid(False)
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto",
+                          interpolation="none")
+        ax.set_xticks(range(n_cols), [str(c) for c in columns], rotation=rotation,
+                      ha="right" if rotation else "center", rotation_mode="anchor",
+                      fontsize=label_size)
+        ax.set_yticks(range(n_rows), [str(r) for r in rows], fontsize=label_size)
+        ax.tick_params(length=0)
+        for side in ("left", "bottom"):
+            ax.spines[side].set_visible(False)
+        if annotate:
+            for (i, j), value in np.ndenumerate(grid):
+                if math.isfinite(value):
+                    ax.text(j, i, _unsigned_zero(value_format.format(value)), ha="center", va="center",
+                            fontsize=8, color=_ink(cmap(norm(value))))
+        outside = finite.min() < centre - span or finite.max() > centre + span
+        bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02,
+                           shrink=min(1.0, 4.0 / height), extend="both" if outside else "neither")
+        bar.outline.set_visible(False)
+        if colorbar_label:
+            bar.set_label(colorbar_label)
+        ax.set_title(title)
+        return _svg(fig, title)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _unsigned_zero(text: str) -> str:
+    """A value that rounds to zero, written without a sign ("0.0", never "-0.0")."""
+    return text.lstrip("+-") if not re.search(r"[1-9]", text) else text
+
+
+@contextmanager
+def _style() -> Iterator[None]:
+    with matplotlib.rc_context(RC):
+        yield
+
+
+def _svg(fig: Figure, title: str) -> str:
+    """The figure as an inline ``<svg class="chart" role="img">`` with a ``<title>``: no prolog,
+    no metadata, no fixed size, no unreferenced ids. Call inside :func:`_style`."""
+    FigureCanvasSVG(fig)
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", pad_inches=0.1,
+                metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    text = buffer.getvalue()
+    text = text[text.index("<svg"):]
+    # matplotlib's `*{stroke-linejoin...}` stylesheet would apply to the whole HTML page: the
+    # same defaults go on the root as inherited presentation attributes instead.
+    text = _DEFAULT_STYLE.sub("", text, count=1)
+    root = _SVG_OPEN.match(text)
+    assert root is not None  # matplotlib always opens with <svg ...>
+    view_box = re.search(r'viewBox="([^"]+)"', root.group(0))
+    assert view_box is not None
+    label = html.escape(title, quote=True)
+    opening = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+        f'version="1.1" viewBox="{view_box.group(1)}" class="chart" role="img" '
+        f'aria-label="{label}" stroke-linejoin="round" stroke-linecap="butt">'
+        f"\n <title>{html.escape(title, quote=False)}</title>"
+    )
+    text = opening + text[root.end():]
+    used = {a or b for a, b in _REFERENCED.findall(text)}
+    text = _ID.sub(lambda m: m.group(0) if m.group(1) in used else "", text)
+    return text.strip() + "\n"
+
+
+def _no_data(title: str) -> str:
+    """A small chart that says "no data", for inputs with nothing to draw."""
+    with _style():
+        fig = Figure(figsize=(WIDTH, 1.2))
+        ax = fig.add_subplot()
+        ax.set_axis_off()
+        ax.set_title(title)
+        ax.text(0.5, 0.45, "no data", ha="center", va="center", fontsize=11, color="#666666",
+                transform=ax.transAxes)
+        return _svg(fig, title)
+
+
+def _num(value: object) -> float:
+    """A float, NaN for anything missing or not a finite number."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return math.nan
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+    return number if math.isfinite(number) else math.nan
+
+
+def _utc(t: object) -> pd.Timestamp:
+    stamp = pd.Timestamp(t)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def _datetimes(times: Sequence[pd.Timestamp]) -> np.ndarray:
+    """UTC times as naive datetime64 (matplotlib's dates are UTC under RC's timezone)."""
+    return pd.DatetimeIndex([_utc(t) for t in times]).tz_convert(None).to_numpy()
+
+
+def _points(points: Sequence[tuple[pd.Timestamp, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """(times, values) sorted by time; missing values stay as NaN so they break the line."""
+    pairs = sorted(((_utc(t), _num(y)) for t, y in points), key=lambda p: p[0])
+    return _datetimes([t for t, _ in pairs]), np.array([y for _, y in pairs], dtype=float)
+
+
+def _drawable(values: np.ndarray) -> bool:
+    return bool(np.isfinite(values).any())
+
+
+def _finite_points(points: Sequence[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+    kept = [(name, _num(x), _num(y)) for name, x, y in points]
+    return [(n, x, y) for n, x, y in kept if math.isfinite(x) and math.isfinite(y)]
+
+
+def _date_axis(ax: Axes) -> None:
+    """Date ticks like ``Oct 03`` in UTC (with the hour when the data spans under two days)."""
+    lo, hi = ax.get_xlim()
+    fmt = "%b %d %H:%M" if hi - lo < 2 else "%b %d"
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=8, tz="UTC")
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.DateFormatter(fmt, tz="UTC"))
+    ax.set_xlabel("UTC")
+
+
+def _legend_rank(label: str, lines: Mapping[str, object], marks: Mapping[str, object]) -> tuple:
+    """Legend order: contestants, benchmarks, then the band, its median and the start cash."""
+    if label in lines:
+        return (0, list(lines).index(label))
+    if label in marks:
+        return (1, list(marks).index(label))
+    return (2, label)
+
+
+def _plain_number(value: float, _pos: object = None) -> str:
+    """A tick label without float noise: 1,250 / 0.5 / 0.0025."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.6g}"
+
+
+def _ink(rgba: tuple[float, float, float, float]) -> str:
+    """Black or white text, whichever reads on a cell of colour ``rgba``."""
+    r, g, b = to_rgb(rgba)
+    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 0.55 else "#FFFFFF"
+
+
+# Label placements around a point: (dx, dy) in points and the text's alignment.
+_OFFSETS = (
+    (6, 3, "left", "bottom"), (-6, 3, "right", "bottom"), (6, -3, "left", "top"),
+    (-6, -3, "right", "top"), (0, 8, "center", "bottom"), (0, -8, "center", "top"),
+)
+
+
+def _label_points(ax: Axes, shown: Sequence[tuple[str, float, float]]) -> None:
+    """Name each point, choosing per label the placement that overlaps least with the labels
+    already placed, the other points and the plot's edge (a greedy pass, points in x order)."""
+    size = 9.0
+    to_pixels = ax.transData.transform
+    centres = [tuple(to_pixels((x, y))) for _, x, y in shown]
+    box = ax.get_window_extent()
+    dots = [(cx - 4, cy - 4, cx + 4, cy + 4) for cx, cy in centres]
+    placed: list[tuple[float, float, float, float]] = []
+    for k in sorted(range(len(shown)), key=lambda k: (shown[k][1], shown[k][2], shown[k][0])):
+        name = shown[k][0]
+        cx, cy = centres[k]
+        w, h = 0.6 * size * len(name), 1.2 * size
+        best: tuple[float, int, tuple[float, float, float, float]] | None = None
+        for index, (dx, dy, ha, va) in enumerate(_OFFSETS):
+            x0 = cx + dx - (w if ha == "right" else w / 2 if ha == "center" else 0)
+            y0 = cy + dy - (h if va == "top" else 0)
+            rect = (x0, y0, x0 + w, y0 + h)
+            cost = sum(_overlap(rect, other) for other in placed)
+            cost += sum(_overlap(rect, d) for i, d in enumerate(dots) if i != k)
+            cost += w * h - _overlap(rect, (box.x0, box.y0, box.x1, box.y1))
+            if best is None or cost < best[0]:
+                best = (cost, index, rect)
+        assert best is not None
+        dx, dy, ha, va = _OFFSETS[best[1]]
+        placed.append(best[2])
+        ax.annotate(name, (shown[k][1], shown[k][2]), xytext=(dx, dy),
+                    textcoords="offset points", ha=ha, va=va, fontsize=size,
+                    color="#222222", annotation_clip=False)  # dark: the dot has the colour
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0

@@ -1,0 +1,88 @@
+"""The reports' one way of writing numbers, and their tables and pages."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from arena.reporting.daily import render_daily_html
+from arena.reporting.layout import Column, cell, fmt, page, sign_class, table
+from arena.reporting.season import PERIODS_PER_YEAR, RISK_FREE_RATE, conventions
+
+
+@pytest.mark.parametrize(("value", "kind", "text"), [
+    (-0.0004, "score", "0.00"),          # never "-0.00"
+    (-0.00004, "return", "0.00%"),       # nor "-0.00%" or "+0.00%"
+    (0.0123, "return", "+1.23%"),
+    (-0.0456, "return", "-4.56%"),
+    (0.0456, "drawdown", "4.56%"),       # a drawdown has no sign
+    (0.987, "share", "98.7%"),
+    (-12.345, "pnl", "-12.35"),
+    (1234.5, "pnl", "+1,234.50"),
+    (0.001234, "usd", "$0.0012"),
+    (12, "int", "12"),
+    (1_234_567, "int", "1,234,567"),
+    (float("nan"), "return", "–"),
+    (None, "pnl", "–"),
+    (pd.NaT, "time", "–"),
+    (pd.Timestamp("2026-10-03 16:00", tz="UTC"), "time", "2026-10-03 16:00"),  # no "+00:00"
+    (pd.Timestamp("2026-10-03 18:00", tz="Europe/Berlin"), "time", "2026-10-03 16:00"),
+    (pd.Timestamp("2026-10-03 16:00", tz="UTC"), "date", "2026-10-03"),
+    ("ETH", "text", "ETH"),
+])
+def test_numbers_are_written_one_way(value, kind, text):
+    assert fmt(value, kind) == text
+
+
+def test_losses_are_red_gains_green_and_drawdowns_and_fees_neutral():
+    assert sign_class(-0.05, "return") == "neg" and sign_class(0.05, "return") == "pos"
+    assert sign_class(-3.0, "pnl") == "neg"
+    assert sign_class(0.2, "drawdown") == "" and sign_class(12.0, "money") == ""
+    assert sign_class(-0.00001, "return") == ""  # shown as 0.00%: no colour either
+    assert cell(-0.05, "return") == '<td class="num neg" data-value="-0.05">-5.00%</td>'
+    assert cell(0.25, "drawdown") == '<td class="num" data-value="0.25">25.00%</td>'
+    assert cell(None, "return") == '<td class="num missing">–</td>'
+
+
+def test_a_table_escapes_links_and_anchors_its_rows():
+    rows = [{"who": "<b>x</b>", "ret": 0.1, "id": "r1"}]
+    html = table(rows, [Column("who", "who", href=lambda r: "#a&b"), Column("ret", "return",
+                                                                            "return")],
+                 row_id=lambda r: str(r["id"]))
+    assert '<tr id="r1"><td><a href="#a&amp;b">&lt;b&gt;x&lt;/b&gt;</a></td>' in html
+    assert 'data-value="0.1">+10.00%</td>' in html
+    assert "no rows" in table([], [Column("who", "who")])
+
+
+def test_a_page_is_self_contained():
+    html = page("T", [("One", "<p>1</p>"), ("One", "<p>2</p>")], banner="careful",
+                links=[("back", "../season.html")])
+    assert html.startswith("<!doctype html>") and '<section id="one-2">' in html
+    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", html)
+    assert '<a href="../season.html">back</a>' in html and "@import" not in html
+
+
+def test_a_daily_report_renders_as_html_linking_back():
+    md = ("# Daily report 2026-10-03 16:00 UTC\n\nSYNTHETIC market data\n\n## Standings\n\n"
+          "| # | contestant | equity |\n|:--|:--|--:|\n| 1 | momentum | 10,100.00 |\n\n"
+          "> **momentum**: <script>alert(1)</script>\n")
+    html = render_daily_html(md, back="../season.html")
+    assert "<title>Daily report 2026-10-03 16:00 UTC</title>" in html
+    assert '<table class="data">' in html and '<td style="text-align:left">momentum</td>' in html
+    assert "<script>" not in html and "&lt;script&gt;" in html  # the answer's text is text
+    assert '<a href="../season.html">Season report</a>' in html
+
+
+def test_the_conventions_quote_the_warehouse_settings():
+    """The Sharpe convention the report states is the one dbt computes with."""
+    project = yaml.safe_load((Path(__file__).parents[2] / "dbt_project" / "dbt_project.yml")
+                             .read_text())
+    assert project["vars"]["periods_per_year"] == PERIODS_PER_YEAR
+    assert project["vars"]["risk_free_rate"] == RISK_FREE_RATE
+    assert "365 periods a year" in conventions(28) and "caution" not in conventions(28)
+    short = conventions(6)
+    assert 'class="caution"' in short and "6 cycles, so 5 daily returns" in short
