@@ -245,7 +245,9 @@ def render_daily_html(text: str, *, back: str = "../season.html") -> str:
     lines = text.splitlines()
     title = lines[0].lstrip("# ").strip() if lines and lines[0].startswith("# ") else "Daily report"
     body = "\n".join(lines[1:] if lines and lines[0].startswith("# ") else lines)
-    markup = MarkdownIt("commonmark", {"html": False}).enable("table").render(body)
+    # no raw HTML, and no image or link: model-written text must not fetch or point anywhere
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+    markup = parser.disable(["image", "link", "autolink"]).render(body)
     markup = markup.replace("<table>", '<table class="data">')
     return page(title, [], body=markup, links=[("Season report", back)])
 

@@ -23,7 +23,7 @@ MISSING = "–"
 # kind -> (format, colour by sign)
 KINDS: dict[str, tuple[str, bool]] = {
     "int": ("{:,.0f}", False),
-    "num": ("{:,.4g}", False),
+    "num": ("{:,.6g}", False),
     "price": ("{:,.2f}", False),
     "money": ("{:,.2f}", False),
     "pnl": ("{:+,.2f}", True),          # USD, signed, red when it loses
@@ -132,8 +132,16 @@ def records(frame: pd.DataFrame) -> list[dict[str, object]]:
 
 
 def slug(text: str) -> str:
-    """A URL- and id-safe form of ``text``."""
+    """A URL- and id-safe form of a heading (lower case: two headings may share one)."""
     return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "x"
+
+
+def anchor_id(text: str) -> str:
+    """An id for ``text`` that no other text shares: letters keep their case, and ``.``, ``_``
+    and ``-`` (all a contestant's or a symbol's name may hold) stay; anything else is written
+    as ``~<code point>``."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "._-") else f"~{ord(c):x}"
+                   for c in str(text)) or "~"
 
 
 def page(title: str, sections: Sequence[tuple[str, str]], *, subtitle: str = "",
@@ -167,9 +175,9 @@ def page(title: str, sections: Sequence[tuple[str, str]], *, subtitle: str = "",
         parts.append(f'<nav aria-label="Contents"><p class="toc-title">Contents</p>'
                      f"<ol>\n{toc}\n</ol></nav>")
     parts += ["</header>", "<main>"]
-    for anchor, (heading, body) in zip(anchors, sections, strict=True):
+    for anchor, (heading, content) in zip(anchors, sections, strict=True):
         parts.append(f'<section id="{anchor}">\n<h2><a href="#{anchor}">{esc(heading)}</a></h2>'
-                     f"\n{body}\n</section>")
+                     f"\n{content}\n</section>")
     if body:
         parts.append(body)
     parts += ["</main>", "</body>", "</html>", ""]
@@ -207,6 +215,7 @@ table.data .neg { color: var(--loss); }
 table.data .pos { color: var(--gain); }
 table.data .missing { color: #999999; }
 table.data .wrap { min-width: 14rem; }
+table.data td, pre.json, blockquote { overflow-wrap: anywhere; }
 table.data .t { white-space: nowrap; }
 dl.stats { display: grid; grid-template-columns: repeat(auto-fill, minmax(8.2rem, 1fr));
   gap: .3rem .8rem; margin: .4rem 0 .8rem; }

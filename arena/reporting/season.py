@@ -23,7 +23,7 @@ from arena.data.persistence import last_boot
 from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.engine.contract import parse_answer
 from arena.reporting.daily import DAILY_DIR, render_daily_html
-from arena.reporting.layout import Column, cell, esc, fmt, page, records, slug, table
+from arena.reporting.layout import Column, anchor_id, cell, esc, fmt, page, records, table
 from arena.reporting.plots import (
     drawdown_chart,
     equity_chart,
@@ -39,6 +39,7 @@ START_CASH = 10_000.0
 PERIODS_PER_YEAR, RISK_FREE_RATE = 365, 0.0
 # below this many daily returns an annualised Sharpe or a drawdown says little
 SHORT_SEASON = 20
+MEDIAN_RANK_SCORE = float(-np.log10(0.5))  # a result at the zero-skill median: the heatmap's white
 BENCHMARK_LABELS = {"BTC": "BTC (buy and hold)", "SPY": "SPY (buy and hold)",
                     "universe": "universe (equal weight)"}
 
@@ -57,12 +58,12 @@ def read_marts(lake: Lake) -> dict[str, pd.DataFrame]:
 
 def decision_anchor(contestant: object, cycle_at: object, round_: object, index: object) -> str:
     """The id of a decision's row in its contestant's section."""
-    return (f"d-{slug(str(contestant))}-{pd.Timestamp(cycle_at):%Y%m%dT%H%M}-"
-            f"{slug(str(round_))}-{int(index)}")  # type: ignore[call-overload]
+    return (f"d-{anchor_id(str(contestant))}-{pd.Timestamp(cycle_at):%Y%m%dT%H%M}-"
+            f"{anchor_id(str(round_))}-{int(index)}")  # type: ignore[call-overload]
 
 
 def contestant_anchor(contestant: object) -> str:
-    return f"contestant-{slug(str(contestant))}"
+    return f"contestant-{anchor_id(str(contestant))}"
 
 
 class _Links:
@@ -163,7 +164,8 @@ def _trade_columns(links: _Links, *, who: bool = True) -> list[Column]:
     columns = [
         Column("symbol", "asset"), Column("side", "side"),
         Column("opened_at", "opened (UTC)", "time", href=lambda r: links.day(r["opened_at"])),
-        Column("closed_at", "closed (UTC)", "time", href=lambda r: links.day(r["closed_at"])),
+        Column("closed_at", "closed (UTC)", "time", href=lambda r: links.day(
+            r["exit_window_end"] if r.get("closed_by") == "automatic" else r["exit_cycle_at"])),
         Column("closed_by", "closed by"), Column("entry_price", "entry", "price"),
         Column("exit_price", "exit", "price"), Column("net_pnl", "net P&L", "pnl"),
         Column("thesis", "thesis", wrap=True),
@@ -248,16 +250,18 @@ def _decisions(mine: pd.DataFrame, links: _Links) -> str:
     if mine.empty:
         return "<p>No decision recorded.</p>"
     rows = []
-    for at, cycle in mine.sort_values(["cycle_at", "round", "decision_index"]) \
-            .groupby("cycle_at", sort=True):
+    order = mine.assign(_round=mine["round"].map({"answer": 0, "repair": 1}).fillna(2))
+    for (at, _, round_), group in order.sort_values(["cycle_at", "_round", "decision_index"]) \
+            .groupby(["cycle_at", "_round", "round"], sort=True):
         day = links.day(at)
         stamp = fmt(at, "time")
         head = f'<a href="{esc(day)}">{esc(stamp)}</a>' if day else esc(stamp)
-        reasoning = _reasoning(cycle["answer_text"].dropna().iloc[-1]) \
-            if cycle["answer_text"].notna().any() else None
+        reasoning = _reasoning(group["answer_text"].dropna().iloc[0]) \
+            if group["answer_text"].notna().any() else None
         rows.append(f'<tr class="cycle"><th colspan="{len(DECISION_COLUMNS) + 1}" scope="rowgroup">'
-                    f"{head} UTC" + (f"<blockquote>{esc(reasoning)}</blockquote>"
-                                     if reasoning else "") + "</th></tr>")
+                    f"{head} UTC, {esc(round_)}" + (f"<blockquote>{esc(reasoning)}</blockquote>"
+                                                    if reasoning else "") + "</th></tr>")
+        cycle = group.drop(columns="_round")
         for r in records(cycle):
             anchor = decision_anchor(r["contestant"], r["cycle_at"], r["round"],
                                      r["decision_index"])
@@ -318,6 +322,8 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
              "open": int((held["contestant"] == name).sum()),
              "fees": float(trades["fees"].sum()) if len(trades) else 0.0}
     rejections = marts["rejections"][marts["rejections"]["contestant"] == name]
+    rejections = rejections.assign(symbols=rejections["symbols"].map(
+        lambda v: v if v is None or isinstance(v, str) else ", ".join(map(str, v))))
     decisions = marts["decisions"][marts["decisions"]["contestant"] == name]
     trade_rows = trades.sort_values(["opened_at", "symbol"])
     parts = [
@@ -374,10 +380,11 @@ def _rules(rules: pd.DataFrame) -> str:
                           [[None if pd.isna(v) else float(v) for v in row]
                            for row in wide.to_numpy()],
                           title="Reference rules: rank score per asset and rule",
-                          value_format="{:.1f}", centre=0.0, colorbar_label="rank score")
+                          value_format="{:.1f}", centre=MEDIAN_RANK_SCORE,
+                          colorbar_label="rank score")
     groups = rules.sort_values(["symbol", "kind", "total_return"],
                                ascending=[True, False, False]).groupby("symbol")
-    details = "".join(f'<h3 id="rules-{slug(str(symbol))}">{esc(symbol)}</h3>'
+    details = "".join(f'<h3 id="rules-{anchor_id(str(symbol))}">{esc(symbol)}</h3>'
                       f"{table(records(group), RULE_COLUMNS)}" for symbol, group in groups)
     return chart + (
         '<p class="note">Each textbook rule played on each asset\'s actual path with the '
@@ -530,15 +537,17 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
 
 
 def daily_pages(lake: Lake, report: Path) -> dict[str, str]:
-    """Render every daily report of the lake as HTML beside its Markdown (linking back to
-    ``report``); each day's page as a link relative to ``report``'s folder."""
-    folder = lake.root / DAILY_DIR
+    """Render every daily report of the lake as HTML beside its Markdown (each linking back to
+    the lake's own season report); each day's page as a link relative to ``report``'s folder
+    (the lake's season report, or one written elsewhere with ``--out``)."""
+    folder = (lake.root / DAILY_DIR).resolve()
+    home = (lake.root / "reports" / SEASON_FILE).resolve()
     out: dict[str, str] = {}
     for md in sorted(folder.glob("*.md")):
         page_path = md.with_suffix(".html")
-        back = os.path.relpath(report, page_path.parent)
+        back = os.path.relpath(home, page_path.parent)
         write_text(page_path, render_daily_html(md.read_text(encoding="utf-8"), back=back))
-        out[md.stem] = Path(os.path.relpath(page_path, report.parent)).as_posix()
+        out[md.stem] = Path(os.path.relpath(page_path, report.resolve().parent)).as_posix()
     return out
 
 

@@ -442,6 +442,14 @@ def test_every_trade_links_to_the_decision_that_opened_it(season):
         decision = decisions.loc[(t.contestant, t.entry_cycle_at, t.entry_round,
                                   t.entry_decision_index)]
         assert decision["symbol"] == t.symbol and decision["thesis"] == t.thesis
+    # an automatic close is in the daily report of the monitor window it happened in
+    from arena.reporting.layout import fmt
+
+    automatic = marts["trades"][marts["trades"]["closed_by"] == "automatic"]
+    assert len(automatic)
+    for t in automatic.itertuples():
+        assert (f'<a href="daily/{t.exit_window_end:%Y-%m-%d}.html">{fmt(t.closed_at, "time")}'
+                "</a>") in html
     days = sorted((lake.root / "reports" / "daily").glob("*.html"))
     assert days and all('<a href="../season.html">Season report</a>' in d.read_text()
                         for d in days)

@@ -54,6 +54,21 @@ def test_sample_report_renders_cleanly(browser, tmp_path):
     assert width == 1280 and height > 1500  # full page, taller than the viewport
 
 
+def test_a_long_unbroken_token_wraps_instead_of_scrolling(browser, tmp_path):
+    """A model may write a 300-character token (a URL, a hash): its cell wraps, even in a table
+    inside an opened <details>; the page never scrolls sideways at 1280 px."""
+    token = "https://example.invalid/" + "x" * 300
+    rows = [{"who": "momentum", "thesis": token, "ret": 0.01}]
+    columns = [Column("who", "contestant"), Column("thesis", "thesis", wrap=True),
+               Column("ret", "return", "return")]
+    body = table(rows, columns) + f"<details open><summary>more</summary>{table(rows, columns)}" \
+        f'<pre class="json">{token}</pre></details>'
+    report = tmp_path / "long.html"
+    report.write_text(page("long", [("One", body)]), encoding="utf-8")
+    result = load_page(report, tmp_path / "long.png", context=browser)
+    assert result.scroll_width <= 1280 and result.external_requests == []
+
+
 def test_the_harness_reports_script_errors_and_network_requests(browser, tmp_path):
     page = tmp_path / "broken.html"
     page.write_text(

@@ -62,6 +62,7 @@ def test_a_page_is_self_contained():
     html = page("T", [("One", "<p>1</p>"), ("One", "<p>2</p>")], banner="careful",
                 links=[("back", "../season.html")])
     assert html.startswith("<!doctype html>") and '<section id="one-2">' in html
+    assert html.count("<p>2</p>") == 1 and html.count("<p>1</p>") == 1  # each section once
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", html)
     assert '<a href="../season.html">back</a>' in html and "@import" not in html
 
@@ -69,11 +70,14 @@ def test_a_page_is_self_contained():
 def test_a_daily_report_renders_as_html_linking_back():
     md = ("# Daily report 2026-10-03 16:00 UTC\n\nSYNTHETIC market data\n\n## Standings\n\n"
           "| # | contestant | equity |\n|:--|:--|--:|\n| 1 | momentum | 10,100.00 |\n\n"
-          "> **momentum**: <script>alert(1)</script>\n")
+          "> **momentum**: <script>alert(1)</script> ![x](https://evil.example/p.png) "
+          "[see](https://evil.example/) <https://evil.example/auto>\n")
     html = render_daily_html(md, back="../season.html")
     assert "<title>Daily report 2026-10-03 16:00 UTC</title>" in html
     assert '<table class="data">' in html and '<td style="text-align:left">momentum</td>' in html
     assert "<script>" not in html and "&lt;script&gt;" in html  # the answer's text is text
+    # nor does a model's Markdown fetch an image or point anywhere
+    assert "<img" not in html and 'href="https://evil' not in html and "evil.example" in html
     assert '<a href="../season.html">Season report</a>' in html
 
 
@@ -86,3 +90,14 @@ def test_the_conventions_quote_the_warehouse_settings():
     assert "365 periods a year" in conventions(28) and "caution" not in conventions(28)
     short = conventions(6)
     assert 'class="caution"' in short and "6 cycles, so 5 daily returns" in short
+
+
+def test_anchors_of_distinct_names_never_collide():
+    from arena.reporting.layout import anchor_id
+    from arena.reporting.season import contestant_anchor, decision_anchor
+
+    names = ["gpt-4o", "GPT-4o", "gpt_4o", "gpt.4o", "gpt 4o", "gpt/4o"]
+    assert len({contestant_anchor(n) for n in names}) == len(names)
+    assert len({decision_anchor(n, "2026-10-01 16:00Z", "answer", 0) for n in names}) == len(names)
+    assert anchor_id("BRK.B") != anchor_id("BRK-B")
+    assert all(re.fullmatch(r"[A-Za-z0-9._~-]+", contestant_anchor(n)) for n in names)
