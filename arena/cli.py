@@ -523,6 +523,61 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_entrant(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from arena.pipeline.entrants import EntrantError, add_entrant, entrants, revoke_entrant
+
+    command = f"entrant {args.entrant_command}"
+    lake, season = _season_of(args, command)
+    if season is None:
+        return EXIT_UNUSABLE
+    now = pd.Timestamp.now(tz="UTC")
+    try:
+        if args.entrant_command == "add":
+            entrant, key = add_entrant(lake, season, args.name, now)
+            if args.json:
+                _print_json({"name": entrant.name, "key": key})
+            else:
+                print(f"entrant {entrant.name} added to season {season.id}; its key, shown "
+                      f"this once (the lake keeps only its hash):\n{key}")
+            return EXIT_OK
+        if args.entrant_command == "revoke":
+            revoked = revoke_entrant(lake, args.name, now)
+            if args.json:
+                _print_json({k: v for k, v in revoked.__dict__.items() if k != "key_sha256"})
+            else:
+                print(f"entrant {revoked.name}: key revoked (its records stay; with no "
+                      "submission it holds)")
+            return EXIT_OK
+    except EntrantError as exc:
+        print(f"arena {command}: {exc} (nothing changed)", file=sys.stderr)
+        return EXIT_UNUSABLE
+    items = entrants(lake)
+    if args.json:
+        _print_json([{k: v for k, v in e.__dict__.items() if k != "key_sha256"} for e in items])
+    else:
+        for e in items:
+            state = "revoked " + e.revoked_at if e.revoked_at else "active"
+            joined = f"plays from {e.joined_from}" if e.joined_from else "no submission yet"
+            print(f"{e.name}: {state}, added {e.added_at}, {joined}")
+        if not items:
+            print(f"season {season.id} has no outside entrant (arena entrant add NAME)")
+    return EXIT_OK
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from arena.doors.mcp_server import PATH, serve
+
+    lake, season = _season_of(args, "mcp")
+    if season is None:
+        return EXIT_UNUSABLE
+    print(f"arena mcp: season {season.id} at http://{args.host}:{args.port}{PATH} "
+          "(streamable HTTP; each entrant's key as a bearer token; Ctrl-C stops)")
+    serve(lake.root, host=args.host, port=args.port)
+    return EXIT_OK
+
+
 def _cmd_lake_market(args: argparse.Namespace) -> int:
     from arena.data.lake import Lake
 
@@ -894,12 +949,32 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--json", action="store_true", help="machine-readable result")
     chk.set_defaults(func=_cmd_check)
 
-    def season_lake_args(p: argparse.ArgumentParser, func, json_help: str = "machine-readable "
-                         "result") -> None:
+    def season_lake_args(p: argparse.ArgumentParser, func, json_help: str | None = "machine-"
+                         "readable result") -> None:
         p.add_argument("--lake", help="lake root of the season (default: $ARENA_LAKE or "
                        "./data_lake)")
-        p.add_argument("--json", action="store_true", help=json_help)
+        if json_help is not None:
+            p.add_argument("--json", action="store_true", help=json_help)
         p.set_defaults(func=func)
+
+    ent = sub.add_parser("entrant", help="outside entrants of the season (they play through "
+                         "arena mcp): add one and print its key once, list, revoke")
+    ent_sub = ent.add_subparsers(dest="entrant_command", required=True, metavar="ACTION")
+    eadd = ent_sub.add_parser("add", help="register an entrant; prints its key once")
+    eadd.add_argument("name", help="kebab-case, unused in the season")
+    season_lake_args(eadd, _cmd_entrant, json_help="print the name and key as JSON")
+    elist = ent_sub.add_parser("list", help="the season's entrants (never their keys)")
+    season_lake_args(elist, _cmd_entrant, json_help="print the entrants as JSON")
+    erev = ent_sub.add_parser("revoke", help="revoke an entrant's key")
+    erev.add_argument("name")
+    season_lake_args(erev, _cmd_entrant, json_help="print the revoked entrant as JSON")
+
+    mcp = sub.add_parser("mcp", help="serve the season to outside agents over MCP (streamable "
+                         "HTTP, bearer keys from arena entrant add)")
+    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                     "127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    season_lake_args(mcp, _cmd_mcp, json_help=None)
 
     lak = sub.add_parser("lake", help="the lake's own settings: where its market data lives")
     lake_sub = lak.add_subparsers(dest="lake_command", required=True, metavar="ACTION")

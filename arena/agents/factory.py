@@ -7,6 +7,7 @@ from pathlib import Path
 
 from arena.agents.base import Contestant
 from arena.agents.debate import DebateContestant
+from arena.agents.entrant import EntrantContestant
 from arena.agents.house import HouseContestant
 from arena.agents.llm import LLMContestant
 from arena.agents.replay import ReplayContestant
@@ -15,8 +16,10 @@ from arena.agents.reverse import ReverseContestant
 from arena.agents.roster import ContestantSpec, Skipped, load_roster
 
 
-def build_contestant(spec: ContestantSpec, *, env: Mapping[str, str] | None = None) -> Contestant:
-    """The contestant object of a runnable roster entry."""
+def build_contestant(spec: ContestantSpec, *, env: Mapping[str, str] | None = None,
+                     lake_root: Path | None = None) -> Contestant:
+    """The contestant object of a runnable roster entry (an outside entrant plays from the
+    inbox of the season's lake at ``lake_root``)."""
     if spec.kind == "house":
         return HouseContestant(spec.name, spec.strategy or "")
     if spec.kind == "llm":
@@ -29,6 +32,11 @@ def build_contestant(spec: ContestantSpec, *, env: Mapping[str, str] | None = No
         return ReverseContestant(spec)
     if spec.kind == "replay":
         return ReplayContestant(spec.name, spec.ledger_source or "")
+    if spec.kind == "entrant":
+        if lake_root is None:
+            raise ValueError(f"contestant {spec.name!r}: an outside entrant plays only in a "
+                             "season's lake (its inbox)")
+        return EntrantContestant(spec.name, lake_root)
     raise ValueError(f"contestant {spec.name!r}: kind {spec.kind!r} cannot play a live cycle yet")
 
 

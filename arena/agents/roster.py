@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_ROSTER = MODELS / "roster.yaml"
 
-Kind = Literal["llm", "debate", "researcher", "reverse", "house", "replay"]
+Kind = Literal["llm", "debate", "researcher", "reverse", "house", "replay", "entrant"]
 LLM_KINDS = frozenset({"llm", "debate", "researcher"})
 HOUSE_STRATEGIES = frozenset({"momentum", "mean_reversion", "trend_following", "equal_weight",
                               "random"})
@@ -173,7 +173,7 @@ class ContestantSpec(_Frozen):
             if self.api_key_env is None and self.api_base is None:
                 raise ValueError("api_key_env: required unless api_base names a server that "
                                  "needs no key (e.g. a local one on 127.0.0.1)")
-        elif getattr(self, required[self.kind]) is None:
+        elif self.kind in required and getattr(self, required[self.kind]) is None:
             raise ValueError(f"{required[self.kind]}: required for kind {self.kind}")
         if self.kind == "house" and self.strategy not in HOUSE_STRATEGIES:
             raise ValueError(f"strategy: unknown house strategy {self.strategy!r} "

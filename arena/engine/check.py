@@ -132,6 +132,13 @@ def run_check(state_path: Path, answer_path: Path, prices_path: Path, at: pd.Tim
         raw_answer = Path(answer_path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CheckInputError(f"answer file {answer_path}: {exc}") from exc
+    return check_answer(state, raw_answer, prices, universe, rules)
+
+
+def check_answer(state: CycleState, raw_answer: str, prices: Mapping[str, float],
+                 universe: Universe, rules: Rules = ARENA_RULES) -> dict[str, object]:
+    """A dry run of ``raw_answer`` from ``state`` at ``prices``: what the engine would parse,
+    execute and reject, and the repair prompt it would send (nothing is recorded)."""
     parsed = parse_answer(raw_answer)
     result: CycleResult | None = None
     if parsed.ok:
@@ -140,7 +147,7 @@ def run_check(state_path: Path, answer_path: Path, prices_path: Path, at: pd.Tim
     repair = repair_context(state, prices, result=result,
                             parse_error=None if parsed.ok else parsed.reason, rules=rules)
     return {
-        "at": at.isoformat(),
+        "at": state.at.isoformat(),
         "parsed": parsed.ok,
         "parse_error": None if parsed.ok else parsed.reason,
         "ignored_fields": list(parsed.ignored_fields) if parsed.ok else [],

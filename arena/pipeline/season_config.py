@@ -303,7 +303,8 @@ def season_contestants(lake: Lake, env: Mapping[str, str], *, call_timeout: floa
             s.model_copy(update={"params": s.params.model_copy(
                 update={"timeout": min(s.params.timeout, call_timeout)})})
             if s.uses_model else s for s in runnable)
-    return [build_contestant(spec, env=env) for spec in runnable], list(skipped)
+    return [build_contestant(spec, env=env, lake_root=lake.root) for spec in runnable], \
+        list(skipped)
 
 
 def new_season_id(start: dt.date, providers: Mapping[str, str], mode: str) -> str:

@@ -69,6 +69,13 @@ def add_contestants(lake: Lake, season: SeasonConfig, source: str | Path,
     entries = raw.get("contestants") if isinstance(raw, dict) else None
     if not isinstance(entries, list) or not entries:
         raise RosterError([f"{path}: expected a mapping with a non-empty 'contestants' list"])
+    return add_entries(lake, season, entries, now, str(path))
+
+
+def add_entries(lake: Lake, season: SeasonConfig, entries: list[dict[str, object]],
+                now: pd.Timestamp, source: str = "<entries>") -> list[RosterChange]:
+    """:func:`add_contestants` for roster entries given as mappings (``source`` names them)."""
+    path = source
     current = load_roster(roster_path(lake))
     used = set(current.names) | {k.contestant for k in Ledger(lake).records()}
     names = [e.get("name") if isinstance(e, dict) else None for e in entries]

@@ -99,11 +99,24 @@ LEADERBOARD = [
 ]
 
 
+def entry(board: pd.DataFrame) -> pd.Series:
+    """How each contestant entered: ``outside entrant`` (through arena mcp) or ``roster``, and
+    ``from <day>`` when its window started after the season's first cycle."""
+    first = pd.to_datetime(board["first_cycle_at"], utc=True)
+    kind = pd.Series(np.where(board["outside_entrant"].astype(bool), "outside entrant", "roster"),
+                     index=board.index)
+    late = first > first.min()
+    return kind + np.where(late, ", from " + first.dt.strftime("%Y-%m-%d"), "")
+
+
 def _leaderboard(board: pd.DataFrame) -> str:
     columns = [c if c.key != "contestant" else
                Column("contestant", "contestant",
                       href=lambda r: f"#{contestant_anchor(r['contestant'])}")
                for c in LEADERBOARD]
+    board = board.assign(entry=entry(board))
+    if (board["entry"] != "roster").any():  # someone entered from outside or late: say who
+        columns.insert(2, Column("entry", "entry"))
     return table(records(board), columns) + (
         '<p class="note">Luck pct: the contestant\'s place among the arena\'s zero-skill players '
         "(random valid decisions under the same rules); rank score = -log10(1 - luck pct), so 2.0 "
@@ -313,6 +326,7 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
                 links: _Links, colour: str) -> str:
     board = marts["leaderboard"]
     row = records(board[board["contestant"] == name])[0]
+    entered = entry(board)[board["contestant"] == name].iloc[0]
     trades = marts["trades"][marts["trades"]["contestant"] == name]
     closed = trades[trades["status"] == "closed"]
     calls = marts["model_calls"][marts["model_calls"]["contestant"] == name]
@@ -328,7 +342,7 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
     trade_rows = trades.sort_values(["opened_at", "symbol"])
     parts = [
         f'<h3 id="{contestant_anchor(name)}"><span class="swatch" style="color:{colour}">■</span>'
-        f" {esc(name)} <small>#{esc(fmt(row['place'], 'int'))}</small></h3>",
+        f" {esc(name)} <small>#{esc(fmt(row['place'], 'int'))}, {esc(entered)}</small></h3>",
         _stats(stats),
         f"<details><summary>Trades ({len(trades)}: {len(closed)} closed)</summary>"
         + table(_with_why(trade_rows), _trade_columns(links, who=False), empty="no trade")
@@ -472,6 +486,8 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     if board.empty:
         raise ReportError("the leaderboard is empty: no contestant played this season")
     missing = [m for m in ("decisions", "benchmark_equity") if m not in marts]
+    missing += [f"leaderboard.{c}" for c in ("outside_entrant", "first_cycle_at")
+                if c not in board]
     if missing:
         raise ReportError(f"the marts lack {', '.join(missing)}: rebuild them (arena season "
                           "publish, or arena replay)")

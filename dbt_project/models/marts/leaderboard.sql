@@ -99,9 +99,20 @@ placed as (
 ),
 
 costs as (
+    -- an outside entrant's submissions are read from its inbox: a row each, not a model call
     select contestant, sum(cost_usd) as cost_usd, cast(sum(tokens_in) as bigint) as tokens_in,
-           cast(sum(tokens_out) as bigint) as tokens_out, count(*) as calls
+           cast(sum(tokens_out) as bigint) as tokens_out,
+           count(*) filter (where model <> 'entrant/inbox') as calls,
+           bool_or(model = 'entrant/inbox') as outside_entrant
     from {{ ref('stg_ledger__calls') }}
+    group by contestant
+),
+
+windows as (
+    -- where each contestant's window starts: the season's first cycle, or a later one for a
+    -- contestant added mid-season (an outside entrant joins with its first submission)
+    select contestant, min(cycle_at) as first_cycle_at
+    from {{ ref('stg_ledger__outcomes') }}
     group by contestant
 ),
 
@@ -132,12 +143,15 @@ board as (
         coalesce(c.tokens_out, 0) as tokens_out,
         c.cost_usd,
         (e.final_equity - {{ var('start_cash') }}) / nullif(c.cost_usd, 0) as pnl_per_call_dollar,
-        e.unmarked_cycles
+        e.unmarked_cycles,
+        coalesce(c.outside_entrant, false) as outside_entrant,
+        w.first_cycle_at
     from final_returns as e
     inner join returns as r using (contestant)
     left join trips as t using (contestant)
     left join placed as p using (contestant)
     left join costs as c using (contestant)
+    left join windows as w using (contestant)
     cross join benchmarks as b
     cross join luck as l
     cross join market as m

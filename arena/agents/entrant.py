@@ -1,0 +1,105 @@
+"""The outside entrant: an agent built elsewhere that plays through the arena's MCP server.
+
+It submits its answers before the cycle (``submit_decision``, checked at once as a dry run; it
+may submit again until the deadline). The submissions wait in the season's inbox, stamped with
+the server's time; at the cycle, :class:`EntrantContestant` answers with the last one that came
+before the cycle's time, and the engine parses, validates and executes it exactly as it does a
+model's answer. No submission is a hold (an empty ``decisions`` list). The entrant's repair
+round was its dry runs: at the cycle the engine's judgement is final.
+
+Layout (under the lake root)::
+
+    season/inbox/<entrant>/<cycle yyyymmddTHHMM>/<received ns>.json   {"received_at", "answer"}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from arena.agents.base import Reply
+from arena.core.types import Briefing, CallRecord, Message
+from arena.data.lake import write_text
+
+INBOX_DIR = Path("season") / "inbox"
+HOLD = '{"decisions": []}'
+NO_REPAIR = ("an outside entrant repairs before the deadline (its dry runs); at the cycle the "
+             "engine's judgement is final")
+
+
+@dataclass(frozen=True)
+class Submission:
+    entrant: str
+    cycle_at: pd.Timestamp
+    received_at: pd.Timestamp
+    answer: str
+    path: Path
+
+
+class Inbox:
+    """The submissions of the season's outside entrants, one file each, never overwritten."""
+
+    def __init__(self, lake_root: Path) -> None:
+        self.root = Path(lake_root) / INBOX_DIR
+
+    def _folder(self, entrant: str, cycle_at: pd.Timestamp) -> Path:
+        return self.root / entrant / f"{cycle_at:%Y%m%dT%H%M}"
+
+    def put(self, entrant: str, cycle_at: pd.Timestamp, received_at: pd.Timestamp,
+            answer: str) -> Submission:
+        """Keep one submission for the cycle at ``cycle_at`` (received before it)."""
+        if received_at >= cycle_at:
+            raise ValueError(f"a submission received at {received_at.isoformat()} is too late "
+                             f"for the cycle of {cycle_at.isoformat()}")
+        path = self._folder(entrant, cycle_at) / f"{received_at.value:020d}.json"
+        write_text(path, json.dumps({"received_at": received_at.isoformat(), "answer": answer}))
+        return Submission(entrant, cycle_at, received_at, answer, path)
+
+    def submissions(self, entrant: str, cycle_at: pd.Timestamp) -> list[Submission]:
+        """The entrant's submissions for the cycle at ``cycle_at``, oldest first."""
+        out = []
+        for path in sorted(self._folder(entrant, cycle_at).glob("*.json")):
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            received = pd.Timestamp(raw["received_at"])
+            if received < cycle_at:  # the deadline is the cycle's time, whatever a file says
+                out.append(Submission(entrant, cycle_at, received, str(raw["answer"]), path))
+        return out
+
+    def last(self, entrant: str, cycle_at: pd.Timestamp) -> Submission | None:
+        kept = self.submissions(entrant, cycle_at)
+        return kept[-1] if kept else None
+
+    def cycles(self, entrant: str) -> list[pd.Timestamp]:
+        """The cycles the entrant submitted for."""
+        folder = self.root / entrant
+        return sorted(pd.Timestamp(p.name).tz_localize("UTC") for p in folder.iterdir()
+                      if p.is_dir() and any(p.glob("*.json"))) if folder.is_dir() else []
+
+
+class EntrantContestant:
+    """Answers a cycle with the entrant's last submission before it (see the module)."""
+
+    kind = "entrant"
+
+    def __init__(self, name: str, lake_root: Path) -> None:
+        self.name = name
+        self.inbox = Inbox(lake_root)
+
+    def __repr__(self) -> str:
+        return f"EntrantContestant({self.name!r})"
+
+    def answer(self, briefing: Briefing) -> Reply:
+        last = self.inbox.last(self.name, briefing.at)
+        text = HOLD if last is None else last.answer
+        record = CallRecord(self.name, "decision", "entrant/inbox", 0, 0, 0.0, 0.0)
+        extra = {"inbox": "no submission before the deadline: a hold" if last is None else
+                 f"submitted at {last.received_at.isoformat()}"}
+        return Reply(text, (record,), (*briefing.messages, Message("assistant", text)),
+                     extra=extra)
+
+    def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
+        del briefing, follow_up
+        return Reply(None, (), previous.transcript, error=NO_REPAIR)

@@ -1,0 +1,1 @@
+"""Doors for outside software: the MCP server for agents."""

@@ -1,0 +1,158 @@
+"""Outside entrants of a season: their keys, their submissions, their place in the roster.
+
+``arena entrant add NAME`` registers an entrant and prints its key once; the lake keeps only the
+key's SHA-256 (``season/entrants.json``; a key is 256 random bits, so a plain hash is as good as
+a slow one). Every request of the MCP server carries the key as a bearer token
+(:func:`authenticate`); a revoked key authenticates nobody.
+
+An entrant joins the season with its first submission (:func:`join`): from the cycle that
+submission is for, it is a contestant of the season like a roster one (kind ``entrant``, see
+:mod:`arena.agents.entrant`), starting from $10,000; its window starts there, and the marts say
+so (the contestants table's ``first_cycle_at``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+from filelock import FileLock
+
+from arena.agents.roster import ContestantSpec, RosterError, load_roster
+from arena.data.lake import Lake, write_text
+from arena.ledger.store import Ledger
+from arena.pipeline.season_config import (
+    RosterChange,
+    SeasonConfig,
+    SeasonConfigError,
+    roster_changes,
+    roster_path,
+)
+from arena.pipeline.season_roster import add_entries
+
+ENTRANTS_FILE = Path("season") / "entrants.json"
+KEY_PREFIX = "arena_"
+
+
+class EntrantError(ValueError):
+    """An entrant that cannot be added, found or revoked (names the problem)."""
+
+
+@dataclass(frozen=True)
+class Entrant:
+    name: str
+    key_sha256: str
+    added_at: str
+    revoked_at: str | None = None
+    joined_from: str | None = None  # the first cycle it plays (its first submission's)
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _path(lake: Lake) -> Path:
+    return lake.root / ENTRANTS_FILE
+
+
+def _lock(lake: Lake) -> FileLock:
+    path = lake.root / "_locks" / "entrants.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(path, timeout=30)
+
+
+def entrants(lake: Lake) -> list[Entrant]:
+    """Every entrant the season registered, revoked ones included."""
+    try:
+        raw = json.loads(_path(lake).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    return [Entrant(**e) for e in raw["entrants"]]
+
+
+def _save(lake: Lake, items: list[Entrant]) -> None:
+    write_text(_path(lake), json.dumps({"entrants": [asdict(e) for e in items]}, indent=2) + "\n")
+
+
+def add_entrant(lake: Lake, season: SeasonConfig, name: str, now: pd.Timestamp
+                ) -> tuple[Entrant, str]:
+    """Register ``name``; returns the entrant and its key (shown once, stored only hashed).
+    Refused for a name that is not kebab-case or that the season already used."""
+    try:
+        ContestantSpec(name=name, kind="entrant")
+    except ValueError as exc:
+        raise EntrantError(f"entrant name {name!r}: {exc}") from None
+    del season
+    with _lock(lake):
+        items = entrants(lake)
+        used = {e.name for e in items} | {k.contestant for k in Ledger(lake).records()}
+        if roster_path(lake).is_file():
+            used |= set(load_roster(roster_path(lake)).names)
+        used |= {c.contestant for c in roster_changes(lake)}
+        if name in used:
+            raise EntrantError(f"the season already uses the name {name!r}: an entrant needs "
+                               "a name of its own")
+        key = KEY_PREFIX + secrets.token_urlsafe(32)
+        entrant = Entrant(name, _digest(key), now.isoformat())
+        _save(lake, [*items, entrant])
+    return entrant, key
+
+
+def revoke_entrant(lake: Lake, name: str, now: pd.Timestamp) -> Entrant:
+    """Revoke ``name``'s key (its records stay; with no submission it holds)."""
+    with _lock(lake):
+        items = entrants(lake)
+        found = [e for e in items if e.name == name]
+        if not found:
+            raise EntrantError(f"no entrant {name!r} (arena entrant list shows them)")
+        if not found[0].active:
+            raise EntrantError(f"entrant {name!r} was revoked at {found[0].revoked_at}")
+        revoked = replace(found[0], revoked_at=now.isoformat())
+        _save(lake, [revoked if e.name == name else e for e in items])
+    return revoked
+
+
+def authenticate(lake: Lake, key: str | None) -> Entrant | None:
+    """The active entrant whose key is ``key``, else None (compared in constant time)."""
+    if not key:
+        return None
+    digest = _digest(key)
+    for entrant in entrants(lake):
+        if hmac.compare_digest(entrant.key_sha256, digest) and entrant.active:
+            return entrant
+    return None
+
+
+def join(lake: Lake, season: SeasonConfig, name: str, cycle_at: pd.Timestamp,
+         now: pd.Timestamp) -> RosterChange | None:
+    """Make ``name`` a contestant of the season from the cycle at ``cycle_at`` (the one its
+    first submission is for); None when it already is one."""
+    with _lock(lake):
+        items = entrants(lake)
+        entrant = next((e for e in items if e.name == name), None)
+        if entrant is None:
+            raise EntrantError(f"no entrant {name!r}")
+        if entrant.joined_from is not None:
+            return None
+        due = min((t for t in season.times if t > now), default=None)
+        if due != cycle_at:
+            raise EntrantError(f"entrant {name!r} can join from the next cycle "
+                               f"({due.isoformat() if due is not None else 'none left'}), not "
+                               f"{cycle_at.isoformat()}")
+        try:
+            [change] = add_entries(lake, season, [{"name": name, "kind": "entrant"}], now,
+                                   f"entrant {name}")
+        except (RosterError, SeasonConfigError) as exc:
+            raise EntrantError(f"entrant {name!r} cannot join: {exc}") from exc
+        _save(lake, [replace(e, joined_from=change.from_cycle) if e.name == name else e
+                     for e in items])
+    return change

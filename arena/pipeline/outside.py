@@ -1,0 +1,306 @@
+"""What an outside entrant may ask of the season and do in it (the MCP server's tools, minus
+the transport): read the rules, read candles up to the present, submit a decision for the coming
+cycle (dry-run at once), submit positions for the single-asset track, and see its score.
+
+The present is the server's clock, never the caller's: candles are the bars closed by it, a
+submission is stamped with it and goes to the first cycle after it. Every refusal is an
+:class:`OutsideError` whose message says what to do instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from arena.agents.entrant import Inbox
+from arena.core.sessions import INTERVAL_ORDER
+from arena.core.universe import Asset, Universe
+from arena.data.lake import Lake, PartitionKey, write_text
+from arena.engine.check import check_answer
+from arena.engine.rules import REASON_CODES, CycleState
+from arena.ledger.store import Ledger
+from arena.market.asof import closed_bars, cycle_prices, provider_of
+from arena.market.clocks import asset_clock
+from arena.market.prompts import Prompts
+from arena.market.sections import rule_fields
+from arena.pipeline.entrants import Entrant, entrants, join
+from arena.pipeline.live import season_rules
+from arena.pipeline.season_config import SeasonConfig
+from arena.pipeline.season_tables import read_analytics
+from arena.scoring.asset_luck import luck
+from arena.scoring.scorer import default_cost_rate, percentile, rank_score, score
+
+MAX_BARS = 1000  # candles one call returns at most
+MAX_ANSWER_CHARS = 32_000  # a submitted answer (the engine's own limit is higher)
+ELIGIBLE_SHARE = 0.70  # valid submissions over the cycles since joining
+TRACK_DIR = Path("season") / "tracks"
+TRACK_PLAYERS = 1000
+
+
+class OutsideError(ValueError):
+    """A request an entrant cannot make (names what is wrong and what to do)."""
+
+
+@dataclass(frozen=True)
+class Arena:
+    """One season seen from outside: its lake, config and universe."""
+
+    lake: Lake
+    season: SeasonConfig
+
+    @property
+    def universe(self) -> Universe:
+        return self.season.universe()
+
+    def asset(self, symbol: str) -> Asset:
+        universe = self.universe
+        if symbol not in universe:
+            raise OutsideError(f"{symbol!r} is not an asset of season {self.season.id} (its "
+                               f"assets: {', '.join(a.symbol for a in universe)})")
+        return universe[symbol]
+
+    def next_cycle(self, now: pd.Timestamp) -> pd.Timestamp:
+        later = [t for t in self.season.times if t > now]
+        if not later:
+            raise OutsideError(f"season {self.season.id} has no cycle after {now.isoformat()}: "
+                               "it is over")
+        return later[0]
+
+
+def rules(arena: Arena, now: pd.Timestamp) -> dict[str, object]:
+    """The season's assets, fees, cycle time and deadline, the decision contract, the reason
+    codes, and the luck ceiling per asset so far (once the luck tables were published)."""
+    season, rules_ = arena.season, season_rules(arena.season)
+    fields = rule_fields(rules_)
+    prompts = Prompts()
+    try:
+        ceiling = read_analytics(arena.lake, "luck_ceiling")
+        ceilings = [{"symbol": r.symbol, "ceiling": float(r.ceiling), "median": float(r.q50),
+                     "players": int(r.players)} for r in ceiling.itertuples()]
+    except (FileNotFoundError, LookupError, KeyError):
+        ceilings = []
+    upcoming = [t for t in season.times if t > now]
+    return {
+        "season": season.id, "now": now.isoformat(),
+        "assets": [{"symbol": a.symbol, "name": a.name, "asset_class": a.asset_class,
+                    "calendar": a.calendar, "provider": provider_of(season.providers, a)}
+                   for a in arena.universe],
+        "intervals": list(INTERVAL_ORDER),
+        "fee_rate": rules_.fee_rate, "start_cash": rules_.start_cash,
+        "cycle_time_utc": f"{season.cycle_hour:02d}:00",
+        "next_cycle": upcoming[0].isoformat() if upcoming else None,
+        "deadline": "a submission counts for the first cycle after the server receives it; the "
+                    "last one before the cycle's time executes there",
+        "cycles": [t.isoformat() for t in season.times],
+        "rules": prompts.render("rules", **fields).strip(),
+        "contract": prompts.render("contract", **fields).strip(),
+        "reason_codes": list(REASON_CODES),
+        "luck_ceiling": ceilings or "not published yet: the luck tables are built nightly",
+    }
+
+
+def candles(arena: Arena, symbol: str, interval: str, now: pd.Timestamp,
+            limit: int = 200) -> dict[str, object]:
+    """The ``interval`` bars of ``symbol`` closed by ``now`` (the last ``limit``). An asset or
+    interval the lake does not hold is refused; no bar after ``now`` is ever returned."""
+    asset = arena.asset(symbol)
+    if interval not in INTERVAL_ORDER:
+        raise OutsideError(f"unknown interval {interval!r} (intervals: {', '.join(INTERVAL_ORDER)})")
+    if not 1 <= limit <= MAX_BARS:
+        raise OutsideError(f"limit must be between 1 and {MAX_BARS}, not {limit}")
+    provider = provider_of(arena.season.providers, asset)
+    held = [i for i in INTERVAL_ORDER if arena.lake.has(PartitionKey(provider, i, symbol))]
+    if interval not in held:
+        raise OutsideError(f"the lake holds no {interval} bars of {symbol} (it holds "
+                           f"{', '.join(held) or 'none'})")
+    bars = closed_bars(arena.lake, provider, asset, interval, now, limit=limit)
+    return {"symbol": symbol, "interval": interval, "provider": provider,
+            "closed_by": now.isoformat(), "bars": [
+                {"open_time": t.isoformat(), "open": o, "high": h, "low": lo, "close": c,
+                 "volume": v}
+                for t, o, h, lo, c, v in zip(bars["timestamp"], bars["open"], bars["high"],
+                                             bars["low"], bars["close"], bars["volume"],
+                                             strict=True)]}
+
+
+def _latest_prices(arena: Arena, at: pd.Timestamp) -> dict[str, float]:
+    prices = cycle_prices(arena.lake, arena.season.providers, arena.universe, [at])
+    return {str(r.symbol): float(r.price) for r in prices.itertuples()}
+
+
+def submit_decision(arena: Arena, entrant: Entrant, answer: str, now: pd.Timestamp
+                    ) -> dict[str, object]:
+    """Keep ``answer`` for the coming cycle and dry-run it at once against the entrant's
+    portfolio and the latest prices, with the contract and validator every contestant gets.
+    The entrant joins the season with its first submission."""
+    if not isinstance(answer, str) or not answer.strip():
+        raise OutsideError("answer must be the arena answer as text: a JSON object with a "
+                           "'decisions' list (see the rules' contract)")
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise OutsideError(f"answer is {len(answer):,} characters; the limit is "
+                           f"{MAX_ANSWER_CHARS:,}")
+    cycle_at = arena.next_cycle(now)
+    joined = join(arena.lake, arena.season, entrant.name, cycle_at, now)
+    kept = Inbox(arena.lake.root).put(entrant.name, cycle_at, now, answer)
+    portfolio = Ledger(arena.lake).portfolio(entrant.name)
+    prices = _latest_prices(arena, now)
+    state = CycleState(portfolio, cycle_at)
+    report = check_answer(state, answer, prices, arena.universe, season_rules(arena.season))
+    return {"cycle_at": cycle_at.isoformat(), "received_at": now.isoformat(),
+            "joined_from": None if joined is None else joined.from_cycle,
+            "kept": kept.path.name, "dry_run": report,
+            "note": "the last submission before the cycle executes there; resubmit until then "
+                    "to mend any rejection (the engine's judgement at the cycle is final)"}
+
+
+def own_submissions(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str, object]:
+    """The entrant's own submissions for the coming cycle, oldest first (the last counts)."""
+    cycle_at = arena.next_cycle(now)
+    kept = Inbox(arena.lake.root).submissions(entrant.name, cycle_at)
+    return {"entrant": entrant.name, "cycle_at": cycle_at.isoformat(),
+            "submissions": [{"received_at": s.received_at.isoformat(), "answer": s.answer}
+                            for s in kept]}
+
+
+def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, float],
+                     now: pd.Timestamp) -> dict[str, object]:
+    """Positions in [-1, +1] per asset for the single-asset track, held from the first bar
+    that closes after ``now`` until the next submission; out-of-range ones are clipped."""
+    if not positions:
+        raise OutsideError("positions must map at least one symbol to a number in [-1, 1]")
+    clipped, kept = {}, {}
+    for symbol, raw in positions.items():
+        arena.asset(symbol)
+        value = float(raw)
+        if not np.isfinite(value):
+            raise OutsideError(f"position of {symbol} must be a finite number, not {raw!r}")
+        kept[symbol] = float(np.clip(value, -1.0, 1.0))
+        if kept[symbol] != value:
+            clipped[symbol] = {"asked": value, "kept": kept[symbol]}
+    path = arena.lake.root / TRACK_DIR / entrant.name / f"{now.value:020d}.json"
+    write_text(path, json.dumps({"received_at": now.isoformat(), "positions": kept}))
+    return {"received_at": now.isoformat(), "positions": kept, "clipped": clipped,
+            "note": "held from the first bar that closes after received_at"}
+
+
+def _track(lake: Lake, name: str) -> list[tuple[pd.Timestamp, dict[str, float]]]:
+    folder = lake.root / TRACK_DIR / name
+    out = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        out.append((pd.Timestamp(raw["received_at"]), dict(raw["positions"])))
+    return out
+
+
+def track_series(closes: pd.Series, close_times: pd.DatetimeIndex,
+                 submissions: list[tuple[pd.Timestamp, dict[str, float]]], symbol: str
+                 ) -> pd.Series:
+    """The position held over each bar: the last submission received by the bar's close
+    (``close_times``), 0 before the first; the scorer holds ``positions[t]`` from close t."""
+    times = [t for t, p in submissions if symbol in p]
+    values = [p[symbol] for _, p in submissions if symbol in p]
+    held = np.zeros(len(closes))
+    if times:
+        at = np.searchsorted(pd.DatetimeIndex(times).asi8, close_times.asi8, side="right") - 1
+        held = np.where(at >= 0, np.asarray(values)[np.maximum(at, 0)], 0.0)
+    return pd.Series(held, index=closes.index)
+
+
+def entrant_score(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str, object]:
+    """The entrant's return, place and luck so far (the arena track, from its record), its
+    eligibility, and each single-asset track against that asset's zero-skill players."""
+    entrant = next((e for e in entrants(arena.lake) if e.name == entrant.name), entrant)
+    ledger = Ledger(arena.lake)
+    played = [k.cycle_at for k in ledger.records() if k.contestant == entrant.name]
+    out: dict[str, object] = {"entrant": entrant.name, "now": now.isoformat(),
+                              "joined_from": entrant.joined_from}
+    if played:
+        last = max(played)
+        standings = {}
+        for key in ledger.records():
+            if key.cycle_at == last:
+                rows = ledger.record_rows("equity", last, key.contestant)
+                if rows:
+                    standings[key.contestant] = float(rows[-1]["equity"])
+        mine = standings.get(entrant.name)
+        place = 1 + sum(v > mine for v in standings.values()) if mine is not None else None
+        out["arena"] = {"cycles": len(played), "last_cycle": last.isoformat(),
+                        "equity": mine, "return": None if mine is None else mine / 10_000 - 1,
+                        "place": place, "of": len(standings),
+                        **_arena_luck(arena, entrant.name, mine)}
+    due = [t for t in arena.season.times if entrant.joined_from is not None
+           and pd.Timestamp(entrant.joined_from) <= t <= now]
+    inbox = Inbox(arena.lake.root)
+    valid = sum(1 for t in due if inbox.last(entrant.name, t) is not None
+                and _accepted(ledger, entrant.name, t))
+    share = valid / len(due) if due else None
+    out["eligibility"] = {"cycles_since_joining": len(due), "valid_submissions": valid,
+                          "share": share, "eligible": share is not None
+                          and share >= ELIGIBLE_SHARE, "threshold": ELIGIBLE_SHARE}
+    out["single_asset"] = _tracks(arena, entrant.name, now)
+    return out
+
+
+def _accepted(ledger: Ledger, name: str, at: pd.Timestamp) -> bool:
+    """Whether the record at ``at`` parsed and had no rejected decision."""
+    try:
+        rejections = ledger.record_rows("rejections", at, name)
+        [outcome] = ledger.record_rows("outcome", at, name)
+    except (KeyError, ValueError):
+        return False
+    return not rejections and outcome.get("status") in ("traded", "no_trade")
+
+
+def _arena_luck(arena: Arena, name: str, equity: float | None) -> dict[str, object]:
+    """The entrant's place among the season's published zero-skill players (whole season)."""
+    try:
+        players = read_analytics(arena.lake, "arena_luck")
+    except (FileNotFoundError, LookupError, KeyError):
+        return {"luck": "not published yet: the luck tables are built nightly"}
+    returns = players["final_return"].to_numpy(dtype=float)
+    if equity is None or not len(returns):
+        return {"luck": None}
+    pct = percentile(equity / 10_000 - 1, returns)
+    return {"luck_percentile": pct, "rank_score": rank_score(pct, len(returns)),
+            "zero_skill_players": len(returns),
+            "luck_window": "the whole season's zero-skill players (an entrant that joined late "
+                           "is judged against the season from its start)"}
+
+
+def _tracks(arena: Arena, name: str, now: pd.Timestamp) -> list[dict[str, object]]:
+    submissions = _track(arena.lake, name)
+    out = []
+    for symbol in sorted({s for _, p in submissions for s in p}):
+        asset = arena.asset(symbol)
+        first = min(t for t, p in submissions if symbol in p)
+        provider = provider_of(arena.season.providers, asset)
+        try:
+            clock = asset_clock(arena.lake, provider, asset, first.floor("1h"), now)
+        except LookupError as exc:
+            out.append({"symbol": symbol, "error": str(exc)})
+            continue
+        bars = clock.bars
+        step = pd.Timedelta(hours=1) if clock.grid == "1h" else pd.Timedelta(days=1)
+        close_times = pd.DatetimeIndex(bars["timestamp"]) + step
+        bars = bars[close_times <= now]
+        close_times = close_times[close_times <= now]
+        if len(bars) < 2:
+            out.append({"symbol": symbol, "bars": len(bars),
+                        "note": "scored once two bars have closed since the first submission"})
+            continue
+        closes = bars.set_index("timestamp")["close"]
+        rate = default_cost_rate(asset.calendar)
+        result = score(closes, track_series(closes, close_times, submissions, symbol), rate)
+        ruler = luck(closes, players=TRACK_PLAYERS, cost_rate=rate, calendar=asset.calendar)
+        pct, rank = ruler.place(result.total_return)
+        out.append({"symbol": symbol, "grid": clock.grid, "bars": len(closes),
+                    "from": closes.index[0].isoformat(), "return": result.total_return,
+                    "turnover": result.turnover, "fees": result.fees,
+                    "luck_percentile": pct, "rank_score": rank, "ceiling": ruler.ceiling,
+                    "zero_skill_players": TRACK_PLAYERS})
+    return out
