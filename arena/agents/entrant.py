@@ -26,6 +26,7 @@ from arena.data.lake import write_text
 
 INBOX_DIR = Path("season") / "inbox"
 HOLD = '{"decisions": []}'
+KEPT_PER_CYCLE = 20  # submissions kept for one cycle: the oldest beyond go (the last counts)
 NO_REPAIR = ("an outside entrant repairs before the deadline (its dry runs); at the cycle the "
              "engine's judgement is final")
 
@@ -46,7 +47,7 @@ class Inbox:
         self.root = Path(lake_root) / INBOX_DIR
 
     def _folder(self, entrant: str, cycle_at: pd.Timestamp) -> Path:
-        return self.root / entrant / f"{cycle_at:%Y%m%dT%H%M}"
+        return self.root / entrant / f"{cycle_at.tz_convert('UTC'):%Y%m%dT%H%M}"
 
     def put(self, entrant: str, cycle_at: pd.Timestamp, received_at: pd.Timestamp,
             answer: str) -> Submission:
@@ -54,9 +55,28 @@ class Inbox:
         if received_at >= cycle_at:
             raise ValueError(f"a submission received at {received_at.isoformat()} is too late "
                              f"for the cycle of {cycle_at.isoformat()}")
-        path = self._folder(entrant, cycle_at) / f"{received_at.value:020d}.json"
+        folder = self._folder(entrant, cycle_at)
+        path = folder / f"{received_at.value:020d}.json"
         write_text(path, json.dumps({"received_at": received_at.isoformat(), "answer": answer}))
+        for old in sorted(folder.glob("*.json"))[:-KEPT_PER_CYCLE]:
+            old.unlink(missing_ok=True)
         return Submission(entrant, cycle_at, received_at, answer, path)
+
+    def drop_pending(self, entrant: str, after: pd.Timestamp) -> int:
+        """Remove the entrant's submissions for cycles after ``after`` (a revoked key's: none
+        of them executes); returns how many."""
+        folder = self.root / entrant
+        dropped = 0
+        for cycle in sorted(folder.iterdir()) if folder.is_dir() else []:
+            try:
+                at = pd.Timestamp(cycle.name).tz_localize("UTC")
+            except ValueError:
+                continue
+            if at > after:
+                for path in cycle.glob("*.json"):
+                    path.unlink(missing_ok=True)
+                    dropped += 1
+        return dropped
 
     def submissions(self, entrant: str, cycle_at: pd.Timestamp) -> list[Submission]:
         """The entrant's submissions for the cycle at ``cycle_at``, oldest first."""
@@ -71,13 +91,6 @@ class Inbox:
     def last(self, entrant: str, cycle_at: pd.Timestamp) -> Submission | None:
         kept = self.submissions(entrant, cycle_at)
         return kept[-1] if kept else None
-
-    def cycles(self, entrant: str) -> list[pd.Timestamp]:
-        """The cycles the entrant submitted for."""
-        folder = self.root / entrant
-        return sorted(pd.Timestamp(p.name).tz_localize("UTC") for p in folder.iterdir()
-                      if p.is_dir() and any(p.glob("*.json"))) if folder.is_dir() else []
-
 
 class EntrantContestant:
     """Answers a cycle with the entrant's last submission before it (see the module)."""

@@ -11,7 +11,10 @@ Each contestant has a unique kebab-case ``name`` and a ``kind`` (SPEC §6):
 * ``reverse`` mirrors another contestant: ``mirror_of`` (a contestant's name, or ``worst`` for the
   season's worst performer so far);
 * ``house`` is a rule-based agent: ``strategy`` (one of :data:`HOUSE_STRATEGIES`);
-* ``replay`` re-plays recorded answers: ``ledger_source``.
+* ``replay`` re-plays recorded answers: ``ledger_source``;
+* ``entrant`` is an outside entrant (no fields): its answers come through ``arena mcp`` into the
+  season's inbox, and it joins the season's roster copy with its first submission
+  (:mod:`arena.pipeline.entrants`); a shipped roster has none.
 
 Secrets never live in the roster: a value that looks like an API key, or a field named like one
 (``api_key``, ``token``, ...), is refused at load, and the refusal never repeats the value.

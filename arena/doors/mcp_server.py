@@ -9,7 +9,9 @@ for the entrant its key names - no tool takes another entrant's name. The tools 
 
 Descriptions are served in the language of the request's ``Accept-Language`` (English, Polish,
 Chinese; English otherwise). A request body over 64 KiB gets HTTP 413; an entrant calling more
-than :data:`RATE` times a minute is told to wait; bad arguments and refusals come back as tool
+than :data:`RATE` times a minute is told to wait. Bearer keys travel in clear over plain HTTP:
+serve on loopback (the default, where the SDK also guards against DNS rebinding) or behind a
+TLS proxy; bad arguments and refusals come back as tool
 errors naming the problem. None of them touches the other entrants or stops the server.
 """
 
@@ -84,10 +86,11 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "zh": "为下一个周期提交竞技场答案（按规则中的契约，一个包含 `decisions` 列表的 JSON 对象）。它会立即根据你的投资组合和最新价格进行检查：拒绝及原因会马上返回，截止前你可以再次提交。周期前的最后一次提交将在该周期执行；没有提交即为持有不动。",
     },
     "submissions": {
-        "en": "Your own submissions for the coming cycle, oldest first (the last one counts).",
-        "pl": "Twoje własne zgłoszenia na nadchodzący cykl, od najstarszego (liczy się "
-              "ostatnie).",
-        "zh": "你为下一个周期提交的内容，按时间先后排列（以最后一次为准）。",
+        "en": "Your own submissions for the coming cycle, oldest first, and the text of the "
+              "last one (the one that counts).",
+        "pl": "Twoje własne zgłoszenia na nadchodzący cykl, od najstarszego, oraz treść "
+              "ostatniego (to ono się liczy).",
+        "zh": "你为下一个周期提交的内容（按时间先后排列），以及最后一次提交的文本（以它为准）。",
     },
     "submit_position": {
         "en": "Single-asset track: a position in [-1, +1] per asset (-1 short, +1 long, 0 "
@@ -217,7 +220,7 @@ def build_server(lake: Lake, *, now: Callable[[], pd.Timestamp] | None = None,
 
     @tool("submit_decision")
     def submit_decision_tool(answer: str) -> dict[str, Any]:
-        return guarded(submit_decision, arena, caller(), answer, clock())
+        return guarded(submit_decision, arena, caller(), answer, clock(), clock)
 
     @tool("submissions")
     def submissions_tool() -> dict[str, Any]:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 from filelock import FileLock
 
+from arena.agents.entrant import Inbox
 from arena.agents.roster import ContestantSpec, RosterError, load_roster
 from arena.data.lake import Lake, write_text
 from arena.ledger.store import Ledger
@@ -108,7 +109,8 @@ def add_entrant(lake: Lake, season: SeasonConfig, name: str, now: pd.Timestamp
 
 
 def revoke_entrant(lake: Lake, name: str, now: pd.Timestamp) -> Entrant:
-    """Revoke ``name``'s key (its records stay; with no submission it holds)."""
+    """Revoke ``name``'s key and drop its submissions still waiting for a cycle (its records
+    stay; from now on it holds)."""
     with _lock(lake):
         items = entrants(lake)
         found = [e for e in items if e.name == name]
@@ -118,6 +120,7 @@ def revoke_entrant(lake: Lake, name: str, now: pd.Timestamp) -> Entrant:
             raise EntrantError(f"entrant {name!r} was revoked at {found[0].revoked_at}")
         revoked = replace(found[0], revoked_at=now.isoformat())
         _save(lake, [revoked if e.name == name else e for e in items])
+        Inbox(lake.root).drop_pending(name, now)  # a leaked key's submissions never execute
     return revoked
 
 

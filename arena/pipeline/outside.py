@@ -10,7 +10,7 @@ submission is stamped with it and goes to the first cycle after it. Every refusa
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 
 from arena.agents.entrant import Inbox
-from arena.core.sessions import INTERVAL_ORDER
+from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, bar_close_times
 from arena.core.universe import Asset, Universe
 from arena.data.lake import Lake, PartitionKey, write_text
 from arena.engine.check import check_answer
 from arena.engine.rules import REASON_CODES, CycleState
 from arena.ledger.store import Ledger
-from arena.market.asof import closed_bars, cycle_prices, provider_of
+from arena.market.asof import NoPrices, closed_bars, cycle_prices, provider_of
 from arena.market.clocks import asset_clock
 from arena.market.prompts import Prompts
 from arena.market.sections import rule_fields
@@ -133,11 +133,12 @@ def _latest_prices(arena: Arena, at: pd.Timestamp) -> dict[str, float]:
     return {str(r.symbol): float(r.price) for r in prices.itertuples()}
 
 
-def submit_decision(arena: Arena, entrant: Entrant, answer: str, now: pd.Timestamp
-                    ) -> dict[str, object]:
+def submit_decision(arena: Arena, entrant: Entrant, answer: str, now: pd.Timestamp,
+                    clock: Callable[[], pd.Timestamp] | None = None) -> dict[str, object]:
     """Keep ``answer`` for the coming cycle and dry-run it at once against the entrant's
     portfolio and the latest prices, with the contract and validator every contestant gets.
-    The entrant joins the season with its first submission."""
+    The entrant joins the season with its first submission. ``clock``: read again once the
+    submission is kept - one that lands as the cycle begins is taken back and refused."""
     if not isinstance(answer, str) or not answer.strip():
         raise OutsideError("answer must be the arena answer as text: a JSON object with a "
                            "'decisions' list (see the rules' contract)")
@@ -145,12 +146,20 @@ def submit_decision(arena: Arena, entrant: Entrant, answer: str, now: pd.Timesta
         raise OutsideError(f"answer is {len(answer):,} characters; the limit is "
                            f"{MAX_ANSWER_CHARS:,}")
     cycle_at = arena.next_cycle(now)
-    joined = join(arena.lake, arena.season, entrant.name, cycle_at, now)
-    kept = Inbox(arena.lake.root).put(entrant.name, cycle_at, now, answer)
+    try:  # the dry run first: nothing is kept for an answer that cannot even be checked
+        prices = _latest_prices(arena, now)
+    except NoPrices as exc:
+        raise OutsideError(f"no prices to check the answer against yet: {exc}") from None
     portfolio = Ledger(arena.lake).portfolio(entrant.name)
-    prices = _latest_prices(arena, now)
-    state = CycleState(portfolio, cycle_at)
-    report = check_answer(state, answer, prices, arena.universe, season_rules(arena.season))
+    report = check_answer(CycleState(portfolio, cycle_at), answer, prices, arena.universe,
+                          season_rules(arena.season))
+    joined = join(arena.lake, arena.season, entrant.name, cycle_at, now)
+    inbox = Inbox(arena.lake.root)
+    kept = inbox.put(entrant.name, cycle_at, now, answer)
+    if clock is not None and clock() >= cycle_at:  # the cycle began while it was written
+        kept.path.unlink(missing_ok=True)
+        raise OutsideError(f"the cycle of {cycle_at.isoformat()} began while the submission "
+                           "was being kept: submit again for the next one")
     return {"cycle_at": cycle_at.isoformat(), "received_at": now.isoformat(),
             "joined_from": None if joined is None else joined.from_cycle,
             "kept": kept.path.name, "dry_run": report,
@@ -159,12 +168,14 @@ def submit_decision(arena: Arena, entrant: Entrant, answer: str, now: pd.Timesta
 
 
 def own_submissions(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str, object]:
-    """The entrant's own submissions for the coming cycle, oldest first (the last counts)."""
+    """The entrant's own submissions for the coming cycle, oldest first, and the text of the
+    last one (the one that counts)."""
     cycle_at = arena.next_cycle(now)
     kept = Inbox(arena.lake.root).submissions(entrant.name, cycle_at)
     return {"entrant": entrant.name, "cycle_at": cycle_at.isoformat(),
-            "submissions": [{"received_at": s.received_at.isoformat(), "answer": s.answer}
-                            for s in kept]}
+            "submissions": [{"received_at": s.received_at.isoformat(), "chars": len(s.answer)}
+                            for s in kept],
+            "last_answer": kept[-1].answer if kept else None}
 
 
 def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, float],
@@ -185,7 +196,8 @@ def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, flo
     path = arena.lake.root / TRACK_DIR / entrant.name / f"{now.value:020d}.json"
     write_text(path, json.dumps({"received_at": now.isoformat(), "positions": kept}))
     return {"received_at": now.isoformat(), "positions": kept, "clipped": clipped,
-            "note": "held from the first bar that closes after received_at"}
+            "note": "held from the first bar that closes at or after received_at; a symbol "
+                    "left out keeps its position"}
 
 
 def _track(lake: Lake, name: str) -> list[tuple[pd.Timestamp, dict[str, float]]]:
@@ -200,13 +212,17 @@ def _track(lake: Lake, name: str) -> list[tuple[pd.Timestamp, dict[str, float]]]
 def track_series(closes: pd.Series, close_times: pd.DatetimeIndex,
                  submissions: list[tuple[pd.Timestamp, dict[str, float]]], symbol: str
                  ) -> pd.Series:
-    """The position held over each bar: the last submission received by the bar's close
-    (``close_times``), 0 before the first; the scorer holds ``positions[t]`` from close t."""
+    """The position held over each bar: the last submission received at or before the bar's
+    close (``close_times``, session-aware), 0 before the first; the scorer holds
+    ``positions[t]`` from close t, so a position earns only what comes after it arrived. A
+    submission that leaves a symbol out keeps that symbol's position."""
     times = [t for t, p in submissions if symbol in p]
     values = [p[symbol] for _, p in submissions if symbol in p]
     held = np.zeros(len(closes))
     if times:
-        at = np.searchsorted(pd.DatetimeIndex(times).asi8, close_times.asi8, side="right") - 1
+        at = np.searchsorted(pd.DatetimeIndex(times).as_unit(TS_UNIT).asi8,
+                             pd.DatetimeIndex(close_times).as_unit(TS_UNIT).asi8,
+                             side="right") - 1
         held = np.where(at >= 0, np.asarray(values)[np.maximum(at, 0)], 0.0)
     return pd.Series(held, index=closes.index)
 
@@ -215,6 +231,7 @@ def entrant_score(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str
     """The entrant's return, place and luck so far (the arena track, from its record), its
     eligibility, and each single-asset track against that asset's zero-skill players."""
     entrant = next((e for e in entrants(arena.lake) if e.name == entrant.name), entrant)
+    cash = season_rules(arena.season).start_cash
     ledger = Ledger(arena.lake)
     played = [k.cycle_at for k in ledger.records() if k.contestant == entrant.name]
     out: dict[str, object] = {"entrant": entrant.name, "now": now.isoformat(),
@@ -230,11 +247,10 @@ def entrant_score(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str
         mine = standings.get(entrant.name)
         place = 1 + sum(v > mine for v in standings.values()) if mine is not None else None
         out["arena"] = {"cycles": len(played), "last_cycle": last.isoformat(),
-                        "equity": mine, "return": None if mine is None else mine / 10_000 - 1,
+                        "equity": mine, "return": None if mine is None else mine / cash - 1,
                         "place": place, "of": len(standings),
-                        **_arena_luck(arena, entrant.name, mine)}
-    due = [t for t in arena.season.times if entrant.joined_from is not None
-           and pd.Timestamp(entrant.joined_from) <= t <= now]
+                        **_arena_luck(arena, mine, cash)}
+    due = sorted(t for t in played if t <= now)  # the cycles played since it joined
     inbox = Inbox(arena.lake.root)
     valid = sum(1 for t in due if inbox.last(entrant.name, t) is not None
                 and _accepted(ledger, entrant.name, t))
@@ -256,7 +272,7 @@ def _accepted(ledger: Ledger, name: str, at: pd.Timestamp) -> bool:
     return not rejections and outcome.get("status") in ("traded", "no_trade")
 
 
-def _arena_luck(arena: Arena, name: str, equity: float | None) -> dict[str, object]:
+def _arena_luck(arena: Arena, equity: float | None, cash: float) -> dict[str, object]:
     """The entrant's place among the season's published zero-skill players (whole season)."""
     try:
         players = read_analytics(arena.lake, "arena_luck")
@@ -265,7 +281,7 @@ def _arena_luck(arena: Arena, name: str, equity: float | None) -> dict[str, obje
     returns = players["final_return"].to_numpy(dtype=float)
     if equity is None or not len(returns):
         return {"luck": None}
-    pct = percentile(equity / 10_000 - 1, returns)
+    pct = percentile(equity / cash - 1, returns)
     return {"luck_percentile": pct, "rank_score": rank_score(pct, len(returns)),
             "zero_skill_players": len(returns),
             "luck_window": "the whole season's zero-skill players (an entrant that joined late "
@@ -285,8 +301,9 @@ def _tracks(arena: Arena, name: str, now: pd.Timestamp) -> list[dict[str, object
             out.append({"symbol": symbol, "error": str(exc)})
             continue
         bars = clock.bars
-        step = pd.Timedelta(hours=1) if clock.grid == "1h" else pd.Timedelta(days=1)
-        close_times = pd.DatetimeIndex(bars["timestamp"]) + step
+        # a stock's last bar of a session closes with the session, not an interval after it
+        close_times = bar_close_times(asset.calendar, clock.grid,
+                                      pd.DatetimeIndex(bars["timestamp"]))
         bars = bars[close_times <= now]
         close_times = close_times[close_times <= now]
         if len(bars) < 2:

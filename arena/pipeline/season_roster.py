@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
+from filelock import FileLock
 
 from arena.agents.roster import MIRROR_WORST, RosterError, load_roster, parse_roster
 from arena.data.lake import Lake, write_text
@@ -72,9 +73,23 @@ def add_contestants(lake: Lake, season: SeasonConfig, source: str | Path,
     return add_entries(lake, season, entries, now, str(path))
 
 
+def roster_lock(lake: Lake) -> FileLock:
+    """The one lock of the season's roster copy and change log: the operator's commands and
+    the MCP server (an entrant joining) never overwrite each other's change."""
+    path = lake.root / "_locks" / "roster.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(path, timeout=60)
+
+
 def add_entries(lake: Lake, season: SeasonConfig, entries: list[dict[str, object]],
                 now: pd.Timestamp, source: str = "<entries>") -> list[RosterChange]:
     """:func:`add_contestants` for roster entries given as mappings (``source`` names them)."""
+    with roster_lock(lake):
+        return _add_entries(lake, season, entries, now, source)
+
+
+def _add_entries(lake: Lake, season: SeasonConfig, entries: list[dict[str, object]],
+                 now: pd.Timestamp, source: str) -> list[RosterChange]:
     path = source
     current = load_roster(roster_path(lake))
     used = set(current.names) | {k.contestant for k in Ledger(lake).records()}
@@ -108,6 +123,12 @@ def retire_contestants(lake: Lake, season: SeasonConfig, names: Sequence[str],
     """Retire ``names`` from the season's next cycle after ``now``; returns the changes.
     Refused, with nothing written, for a name not in the season then, or a contestant a
     reverse one still in the season mirrors."""
+    with roster_lock(lake):
+        return _retire(lake, season, names, now)
+
+
+def _retire(lake: Lake, season: SeasonConfig, names: Sequence[str],
+            now: pd.Timestamp) -> list[RosterChange]:
     start = _next_cycle(season, now)
     roster = season_roster(lake, start)
     unknown = sorted(set(names) - set(roster.names))

@@ -299,7 +299,7 @@ STAT_COLUMNS = [
     Column("mean_holding_days", "mean days held", "score"),
     Column("automatic_closes", "auto-closed", "int"), Column("open", "open at the end", "int"),
     Column("fees", "fees", "money"), Column("calls", "model calls", "int"),
-    Column("cost_usd", "calls $", "usd"), Column("pnl_per_call_dollar", "P&L per call $", "money"),
+    Column("cost_usd", "calls $", "usd"), Column("pnl_per_call_dollar", "P&L per call $", "pnl"),
 ]
 CALL_COLUMNS = [
     Column("cycles", "cycles", "int"), Column("traded", "traded", "int"),

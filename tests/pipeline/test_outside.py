@@ -186,3 +186,36 @@ def test_an_entrant_lands_in_the_marts_and_reports_like_a_roster_contestant(aren
     assert 'href="#d-outside-one-20251125T1600-answer-0"' in html
     daily = (arena.lake.root / "reports" / "daily" / "2025-11-25.md").read_text()
     assert "outside-one" in daily and "outside thesis" in daily
+
+
+def test_a_stock_position_sent_after_the_close_waits_for_the_next_session():
+    """AAPL's last hourly bar of 24 November opens 20:30 UTC and closes with the session at
+    21:00, not at 21:30: a position sent at 21:10 earns nothing of that night's move."""
+    from arena.core.sessions import bar_close_times
+
+    opens = pd.DatetimeIndex([ts("2025-11-24 19:30"), ts("2025-11-24 20:30"),
+                              ts("2025-11-25 14:30"), ts("2025-11-25 15:30")])
+    closes = pd.Series([1.0, 1.0, 1.1, 1.2], index=opens)
+    shut = bar_close_times("XNYS", "1h", opens)
+    assert shut[1] == ts("2025-11-24 21:00")
+    before = track_series(closes, shut, [(ts("2025-11-24 20:50"), {"AAPL": 1.0})], "AAPL")
+    after = track_series(closes, shut, [(ts("2025-11-24 21:10"), {"AAPL": 1.0})], "AAPL")
+    assert before.tolist() == [0.0, 1.0, 1.0, 1.0]  # held from the 21:00 close
+    assert after.tolist() == [0.0, 0.0, 1.0, 1.0]  # from the next session's first close
+
+
+def test_a_revoked_key_leaves_no_submission_waiting_and_the_inbox_keeps_twenty(arena):
+    from arena.agents.entrant import KEPT_PER_CYCLE, Inbox
+
+    entrant, _ = add_entrant(arena.lake, arena.season, "outside-one", MON - pd.Timedelta(days=1))
+    for minute in range(25):
+        submit_decision(arena, entrant, answer(open_eth(percent=10 + minute)),
+                        MON - pd.Timedelta(hours=3) + pd.Timedelta(minutes=minute))
+    inbox = Inbox(arena.lake.root)
+    kept = inbox.submissions("outside-one", MON)
+    assert len(kept) == KEPT_PER_CYCLE and json.loads(kept[-1].answer)["decisions"][0][
+        "percent_of_equity"] == 34  # the last one sent
+    revoke_entrant(arena.lake, "outside-one", MON - pd.Timedelta(hours=1))
+    assert inbox.last("outside-one", MON) is None
+    _cycle(arena, MON)  # it holds
+    assert Ledger(arena.lake).fills("outside-one") == []
