@@ -578,6 +578,69 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_signal_server(args: argparse.Namespace) -> int:
+    import os
+
+    from arena.agents.roster import RosterError, load_roster
+    from arena.doors.signal_server import (
+        Budget,
+        ModelPanel,
+        ProtocolError,
+        SignalServer,
+        check_bind,
+        run,
+    )
+    from arena.doors.signal_store import SignalStore
+
+    token = args.token or os.environ.get("ARENA_SIGNAL_TOKEN") or None
+    try:
+        check_bind(args.host, token)
+    except ProtocolError as exc:
+        print(f"arena signal-server: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    panel = None
+    if args.contestant:
+        try:
+            roster = load_roster(args.roster)
+        except RosterError as exc:
+            print(f"arena signal-server: {exc}", file=sys.stderr)
+            return EXIT_UNUSABLE
+        spec = next((c for c in roster if c.name == args.contestant), None)
+        if spec is None or not spec.uses_model:
+            print(f"arena signal-server: the roster has no model contestant "
+                  f"{args.contestant!r} (its models: "
+                  f"{', '.join(c.name for c in roster if c.uses_model)})", file=sys.stderr)
+            return EXIT_UNUSABLE
+        if spec.api_key_env and not os.environ.get(spec.api_key_env):
+            print(f"arena signal-server: {spec.api_key_env} is not set: the rule-based analysts "
+                  "answer instead", file=sys.stderr)
+        else:
+            panel = ModelPanel(spec)
+    server = SignalServer(SignalStore(args.store), panel, budget=Budget(args.daily_calls))
+    who = f"{panel.model} (roster entry {args.contestant})" if panel else "rule-based analysts"
+    print(f"arena signal-server: ws://{args.host}:{args.port} ({who}; store {args.store}; "
+          "Ctrl-C stops)", file=sys.stderr)
+    run(server, args.host, args.port, token)
+    return EXIT_OK
+
+
+def _cmd_signal_marts(args: argparse.Namespace) -> int:
+    from arena.doors.signal_store import SignalStore, build_signal_marts
+    from arena.pipeline.warehouse import MartsError
+
+    if not Path(args.store).is_dir():
+        print(f"arena signal-marts: no signal store at {args.store} (arena signal-server "
+              "--store DIR keeps one)", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        out = build_signal_marts(SignalStore(args.store))
+    except MartsError as exc:
+        print(f"arena signal-marts: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"signal_patterns: {out} (and {Path(args.store) / 'dbt' / 'warehouse.duckdb'})")
+    return EXIT_OK
+
+
 def _cmd_lake_market(args: argparse.Namespace) -> int:
     from arena.data.lake import Lake
 
@@ -975,6 +1038,27 @@ def build_parser() -> argparse.ArgumentParser:
                      "127.0.0.1)")
     mcp.add_argument("--port", type=int, default=8765, help="port (default 8765)")
     season_lake_args(mcp, _cmd_mcp, json_help=None)
+
+    sig = sub.add_parser("signal-server", help="serve bull/bear/risk debates to trading "
+                         "terminals over a WebSocket (PRICES, DEBATE, CHAT, CLEAR, STOP)")
+    sig.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1; any "
+                     "other needs --token)")
+    sig.add_argument("--port", type=int, default=8971, help="port (default 8971)")
+    sig.add_argument("--token", help="the token terminals must send (Authorization: Bearer, or "
+                     "?token=); default $ARENA_SIGNAL_TOKEN")
+    sig.add_argument("--store", default="signal_store", help="where debates and outcomes are "
+                     "kept (default ./signal_store)")
+    sig.add_argument("--contestant", help="the roster entry whose model answers (default: the "
+                     "rule-based analysts, no key needed)")
+    sig.add_argument("--roster", help="roster file (default: the shipped one)")
+    sig.add_argument("--daily-calls", type=int, default=2000, help="model calls a UTC day at "
+                     "most (default 2000)")
+    sig.set_defaults(func=_cmd_signal_server)
+    sgm = sub.add_parser("signal-marts", help="build the signal server's mart: which patterns "
+                         "of disagreement were followed by which returns")
+    sgm.add_argument("--store", default="signal_store", help="the server's store (default "
+                     "./signal_store)")
+    sgm.set_defaults(func=_cmd_signal_marts)
 
     lak = sub.add_parser("lake", help="the lake's own settings: where its market data lives")
     lake_sub = lak.add_subparsers(dest="lake_command", required=True, metavar="ACTION")

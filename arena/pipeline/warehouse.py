@@ -93,7 +93,8 @@ def profiles_dir(lake: Lake) -> Path:
     return directory
 
 
-def dbt_args(lake: Lake, command: str = "build", *extra: str) -> list[str]:
+def dbt_args(lake: Lake, command: str = "build", *extra: str,
+             more_vars: dict[str, str] | None = None) -> list[str]:
     """The dbt command line for ``lake``: the lake's absolute root as the var ``lake`` (read by
     the profile and the sources), usage statistics off, and every directory dbt writes to (its
     profiles, target and logs; see :func:`profiles_dir`) in ``<lake>/dbt/``, absolute. No
@@ -102,8 +103,12 @@ def dbt_args(lake: Lake, command: str = "build", *extra: str) -> list[str]:
             "--profiles-dir", str(profiles_dir(lake)),
             "--target-path", str(build_dir(lake) / "target"),
             "--log-path", str(build_dir(lake) / "logs"),
-            "--vars", json.dumps({"lake": str(lake.root.resolve()), "bars": str(bars_dir(lake))}),
+            "--vars", json.dumps({"lake": str(lake.root.resolve()), "bars": str(bars_dir(lake)),
+                                  **(more_vars or {})}),
             "--no-send-anonymous-usage-stats", *extra]
+
+
+SIGNALS_TAG = "signals"
 
 
 def bars_dir(lake: Lake) -> Path:
@@ -155,7 +160,8 @@ def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResul
     snapshot_market(lake)
     t0 = time.perf_counter()
     try:
-        result = invoke(dbt_args(lake, "build", *extra))
+        # the signal server's models read its own store, never a season's lake
+        result = invoke(dbt_args(lake, "build", "--exclude", f"tag:{SIGNALS_TAG}", *extra))
     except Exception as exc:  # prefect-dbt raises on a failed node
         raise MartsError(f"dbt build failed: {exc}") from exc
     outcome = BuildResult(_nodes(result), time.perf_counter() - t0)

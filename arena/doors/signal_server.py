@@ -1,0 +1,421 @@
+"""``arena signal-server``: trading terminals ask for a signal over a WebSocket, one line each.
+
+The protocol (one text message per command, one JSON answer each)::
+
+    PRICES:SYMBOL:c1,c2,...        one analyst's signal on closes (oldest first):
+                                   {"signal": "buy|sell|hold", "comment": "..."}
+    DEBATE:SYMBOL:c1,c2,...        bull, bear and risk analysts in parallel, then the judge:
+                                   {"signal", "comment", "debate": {"bull", "bear", "risk",
+                                    "judge"}}  ("judge" is the judge's raw answer)
+    CHAT:text                      a free question, with this connection's conversation so far:
+                                   {"reply": "..."}
+    CLEAR                          forget the conversation: {"ok": true}
+    STOP                           {"ok": true, "bye": true}, then the server closes
+
+The extended form of PRICES and DEBATE puts a JSON object after the symbol, carrying bar times
+(ISO-8601 or epoch seconds, UTC) and optionally highs, lows and volumes::
+
+    DEBATE:EURUSD:{"time": ["2026-11-02T00:00Z", ...], "close": [...], "high": [...],
+                   "low": [...], "volume": [...]}
+
+Bar times let the server attach outcomes to earlier debates (:mod:`arena.doors.signal_store`).
+Whatever cannot be served is an answer too: ``{"error": "..."}`` naming the problem, and the
+connection stays open. The verdict of a debate is the decision table of
+:mod:`arena.doors.verdict` (the judge's answer is kept; where the table differs, the table wins
+and the comment says so).
+
+Models come from a roster entry (``--contestant NAME``: its model, endpoint and key variable,
+through litellm); without one - or without its key - a rule-based analyst set answers, so the
+server runs with no key at all. Bound beyond loopback the server requires a token (the
+``Authorization: Bearer`` header or ``?token=`` in the URL). Each connection may send
+:data:`RATE` commands a minute, and the server spends at most ``--daily-calls`` model calls a
+UTC day.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pandas as pd
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from arena.agents.llm import complete
+from arena.agents.roster import ContestantSpec, is_loopback
+from arena.core.types import Message
+from arena.doors.brief import BriefError, Series, brief, render
+from arena.doors.signal_store import SignalStore
+from arena.doors.verdict import VerdictError, parse_judge, parse_opinion, parse_risk, rule_analysts
+from arena.doors.verdict import verdict as table_verdict
+from arena.market.prompts import Prompts
+
+HOST, PORT = "127.0.0.1", 8971
+MAX_MESSAGE = 256 * 1024  # bytes of one command; up to 4x that gets an error answer, beyond
+HARD_LIMIT = 4 * MAX_MESSAGE  # the WebSocket closes the connection (1009: message too big)
+WORKERS = 64  # threads for model calls and the store
+MAX_BARS = 5000
+RATE = 30  # commands a connection may send in any minute
+DAILY_CALLS = 2000  # model calls the server spends in a UTC day
+TIMEOUT_S = 120.0  # a request's models answer within this, or the request gets an error
+ANALYSTS = ("bull", "bear", "risk")
+_SYMBOL = re.compile(r"^[A-Za-z0-9._/-]{1,24}$")
+CHAT_TURNS = 20  # messages of a conversation kept
+
+
+class ProtocolError(ValueError):
+    """A command the server cannot serve; the answer names why."""
+
+
+@dataclass(frozen=True)
+class Command:
+    kind: str
+    symbol: str = ""
+    series: Series | None = None
+    times: pd.DatetimeIndex | None = None
+    text: str = ""
+
+
+def parse(message: str | bytes) -> Command:
+    """One terminal line as a :class:`Command` (or :class:`ProtocolError` saying what is wrong)."""
+    if isinstance(message, bytes):
+        try:
+            message = message.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProtocolError("a command is UTF-8 text") from None
+    line = message.strip()
+    head, _, rest = line.partition(":")
+    kind = head.upper()
+    if kind in ("CLEAR", "STOP"):
+        return Command(kind)
+    if kind == "CHAT":
+        if not rest.strip():
+            raise ProtocolError("CHAT needs a question: CHAT:text")
+        return Command(kind, text=rest.strip())
+    if kind not in ("PRICES", "DEBATE"):
+        raise ProtocolError(f"unknown command {head[:20]!r}: PRICES, DEBATE, CHAT, CLEAR or STOP")
+    symbol, sep, payload = rest.partition(":")
+    if not sep or not _SYMBOL.match(symbol.strip()):
+        raise ProtocolError(f"{kind} needs a symbol and a series: {kind}:SYMBOL:c1,c2,...")
+    series, times = _series(payload.strip())
+    return Command(kind, symbol.strip(), series, times)
+
+
+def _series(payload: str) -> tuple[Series, pd.DatetimeIndex | None]:
+    if not payload:
+        raise ProtocolError("the series is empty: send closes, oldest first (c1,c2,...)")
+    if payload.startswith("{"):
+        try:
+            raw = json.loads(payload)
+        except ValueError as exc:
+            raise ProtocolError(f"the series object is not JSON: {exc}") from None
+        if not isinstance(raw, dict) or "close" not in raw:
+            raise ProtocolError('the series object needs "close" (and may carry "time", '
+                                '"high", "low", "volume")')
+        columns = {k: raw.get(k) for k in ("close", "high", "low", "volume")}
+        times = _times(raw["time"]) if raw.get("time") is not None else None
+    else:
+        columns = {"close": payload.split(","), "high": None, "low": None, "volume": None}
+        times = None
+    values = {k: None if v is None else _numbers(k, v) for k, v in columns.items()}
+    if len(values["close"]) > MAX_BARS:
+        raise ProtocolError(f"{len(values['close'])} bars; the limit is {MAX_BARS}")
+    if times is not None and len(times) != len(values["close"]):
+        raise ProtocolError(f"{len(times)} times for {len(values['close'])} closes")
+    try:
+        series = Series.of(values["close"], values["high"], values["low"], values["volume"])
+    except BriefError as exc:
+        raise ProtocolError(str(exc)) from None
+    return series, times
+
+
+def _numbers(name: str, raw: object) -> np.ndarray:
+    if not isinstance(raw, list | tuple):
+        raise ProtocolError(f'"{name}" must be a list of numbers')
+    try:
+        return np.array([float(v) for v in raw], dtype=float)
+    except (TypeError, ValueError):
+        bad = next(v for v in raw if not _is_number(v))
+        raise ProtocolError(f"{name}: {str(bad)[:20]!r} is not a number") from None
+
+
+def _is_number(value: object) -> bool:
+    try:
+        float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _times(raw: object) -> pd.DatetimeIndex:
+    if not isinstance(raw, list):
+        raise ProtocolError('"time" must be a list of ISO-8601 times or epoch seconds')
+    try:
+        stamps = pd.DatetimeIndex([pd.Timestamp(v, unit="s", tz="UTC")
+                                   if isinstance(v, int | float) else pd.Timestamp(v)
+                                   for v in raw])
+    except (TypeError, ValueError) as exc:
+        raise ProtocolError(f"a bar time cannot be read: {exc}") from None
+    stamps = stamps.tz_localize("UTC") if stamps.tz is None else stamps.tz_convert("UTC")
+    if not stamps.is_monotonic_increasing or stamps.has_duplicates:
+        raise ProtocolError("bar times must increase, oldest first")
+    return stamps.as_unit("us")
+
+
+# ----------------------------------------------------------------------------- the analysts
+class Panel:
+    """Who answers: ``ask(role, prompt)`` for one model answer (a rule set needs none)."""
+
+    model = "rules"
+
+    def ask(self, role: str, messages: Sequence[Message], temperature: float) -> str:
+        raise NotImplementedError
+
+
+class ModelPanel(Panel):
+    """The analysts and judge on one roster entry's model, through litellm."""
+
+    def __init__(self, spec: ContestantSpec, env: Mapping[str, str] | None = None) -> None:
+        self.spec, self.env = spec, env
+        self.model = spec.model or ""
+
+    def ask(self, role: str, messages: Sequence[Message], temperature: float) -> str:
+        done = complete(self.spec, messages, role=role, contestant="signal-server",
+                        env=self.env, temperature=temperature)
+        if done.text is None:
+            raise RuntimeError(f"the {role} model gave no answer: {done.error}")
+        return done.text
+
+
+class Budget:
+    """Model calls spent in the current UTC day, at most ``daily``."""
+
+    def __init__(self, daily: int = DAILY_CALLS) -> None:
+        self.daily, self._day, self._spent = daily, "", 0
+        self._lock = threading.Lock()
+
+    def spend(self, calls: int, now: pd.Timestamp) -> None:
+        with self._lock:
+            day = f"{now:%Y-%m-%d}"
+            if day != self._day:
+                self._day, self._spent = day, 0
+            if self._spent + calls > self.daily:
+                raise ProtocolError(f"the server's daily budget of {self.daily} model calls is "
+                                    "spent: try again after 00:00 UTC")
+            self._spent += calls
+
+
+@dataclass
+class Connection:
+    """One terminal's state: its conversation and the times of its recent commands."""
+
+    chat: list[Message] = field(default_factory=list)
+    recent: deque[float] = field(default_factory=deque)
+
+
+class SignalServer:
+    """The protocol's answers (transport-free: :meth:`answer` maps a line to a JSON object)."""
+
+    def __init__(self, store: SignalStore, panel: Panel | None = None, *,
+                 budget: Budget | None = None, rate: int = RATE, timeout_s: float = TIMEOUT_S,
+                 clock: Callable[[], pd.Timestamp] | None = None,
+                 prompts: Prompts | None = None, workers: int = WORKERS) -> None:
+        self.store, self.panel = store, panel
+        self.budget, self.rate, self.timeout_s = budget or Budget(), rate, timeout_s
+        self.clock = clock or (lambda: pd.Timestamp.now(tz="UTC"))
+        self.prompts = prompts or Prompts()
+        # model calls and the store's files wait in threads of their own: eight debates of
+        # three analysts each are 24 calls at once, beyond asyncio's default pool
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="signal")
+
+    def _thread(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        return asyncio.get_running_loop().run_in_executor(self._pool, partial(fn, *args))
+
+    async def answer(self, line: str | bytes, conn: Connection) -> dict[str, Any]:
+        now = time.monotonic()
+        while conn.recent and conn.recent[0] <= now - 60.0:
+            conn.recent.popleft()
+        if len(conn.recent) >= self.rate:
+            return {"error": f"rate limit: {self.rate} commands a minute per connection"}
+        conn.recent.append(now)
+        if len(line) > MAX_MESSAGE:
+            return {"error": f"the command is {len(line):,} bytes; the limit is {MAX_MESSAGE:,}"}
+        try:
+            command = parse(line)
+            if command.kind == "STOP":
+                return {"ok": True, "bye": True}
+            if command.kind == "CLEAR":
+                dropped, conn.chat[:] = len(conn.chat), []
+                return {"ok": True, "forgotten": dropped}
+            return await asyncio.wait_for(self._serve(command, conn), self.timeout_s)
+        except ProtocolError as exc:
+            return {"error": str(exc)}
+        except TimeoutError:
+            return {"error": f"the models did not answer within {self.timeout_s:g} s; nothing "
+                             "was decided", "signal": "hold"}
+
+    async def _serve(self, command: Command, conn: Connection) -> dict[str, Any]:
+        if command.kind == "CHAT":
+            return await self._chat(command, conn)
+        assert command.series is not None
+        received = self.clock()
+        facts = brief(command.series)
+        if command.times is not None:
+            await self._thread(self.store.attach_outcomes, command.symbol, command.times,
+                                    command.series.closes, received)
+        text = render(facts)
+        started = time.perf_counter()
+        try:
+            if command.kind == "DEBATE":
+                out, record = await self._debate(command.symbol, facts, text, received)
+            else:
+                out, record = await self._single(command.symbol, facts, text, received)
+        except (RuntimeError, VerdictError) as exc:
+            out = {"error": str(exc), "signal": "hold"}
+            record = {"error": str(exc)}
+        record.update(received_at=received, command=command.kind, symbol=command.symbol,
+                      bars=len(command.series.closes), last_close=float(command.series.closes[-1]),
+                      last_bar_at=None if command.times is None else command.times[-1],
+                      analysts=self.panel.model if self.panel else "rules",
+                      latency_s=time.perf_counter() - started)
+        await self._thread(self.store.add_debate, record)
+        return out
+
+    def _prompt(self, role: str, **fields: str) -> tuple[Message, ...]:
+        return (Message("user", self.prompts.render(f"signal_{role}", **fields)),)
+
+    async def _debate(self, symbol: str, facts: Mapping[str, Any], text: str,
+                      now: pd.Timestamp) -> tuple[dict[str, Any], dict[str, Any]]:
+        if self.panel is None:
+            answers = rule_analysts(facts, symbol)
+            calls = 0
+        else:
+            self.budget.spend(4, now)
+            asks = [self._thread(self.panel.ask, role, self._prompt(role, symbol=symbol,
+                                                                          brief=text), 0.7)
+                    for role in ANALYSTS]
+            answers = dict(zip(ANALYSTS, await asyncio.gather(*asks), strict=True))
+            answers["judge"] = await self._thread(
+                self.panel.ask, "judge", self._prompt("judge", symbol=symbol, brief=text,
+                                                      **answers), 0.2)
+            calls = 4
+        bull, bear = parse_opinion("bull", answers["bull"]), parse_opinion("bear", answers["bear"])
+        risk = parse_risk(answers["risk"])
+        decided = table_verdict(bull, bear, risk, answers["judge"])
+        out = {"signal": decided.signal, "comment": decided.comment,
+               "debate": {role: answers[role] for role in (*ANALYSTS, "judge")}}
+        record = {"signal": decided.signal, "comment": decided.comment, "rule": decided.rule,
+                  "judge_signal": decided.judge_signal, "overruled": decided.overruled,
+                  "bull_lean": str(bull.lean), "bull_strength": bull.strength,
+                  "bear_lean": str(bear.lean), "bear_strength": bear.strength,
+                  "risk": str(risk.level), "bull": answers["bull"], "bear": answers["bear"],
+                  "risk_text": answers["risk"], "judge": answers["judge"], "model_calls": calls}
+        return out, record
+
+    async def _single(self, symbol: str, facts: Mapping[str, Any], text: str,
+                      now: pd.Timestamp) -> tuple[dict[str, Any], dict[str, Any]]:
+        if self.panel is None:
+            answer = rule_analysts(facts, symbol)["judge"]
+            calls = 0
+        else:
+            self.budget.spend(1, now)
+            answer = await self._thread(
+                self.panel.ask, "analyst", self._prompt("judge", symbol=symbol, brief=text,
+                                                        bull="(not asked)", bear="(not asked)",
+                                                        risk="(not asked)"), 0.2)
+            calls = 1
+        signal, comment = parse_judge(answer)
+        if signal is None:
+            raise VerdictError(f"the analyst gave no SIGNAL line: {answer[:120]!r}")
+        return ({"signal": signal, "comment": comment},
+                {"signal": signal, "comment": comment, "judge": answer, "model_calls": calls})
+
+    async def _chat(self, command: Command, conn: Connection) -> dict[str, Any]:
+        conn.chat.append(Message("user", command.text))
+        if self.panel is None:
+            reply = ("No model is configured (the rule-based analysts answer PRICES and DEBATE "
+                     "only): start the server with --contestant NAME for a conversation.")
+        else:
+            self.budget.spend(1, self.clock())
+            system = Message("system", self.prompts.render("signal_chat", symbol="", brief=""))
+            reply = await self._thread(self.panel.ask, "chat",
+                                            (system, *conn.chat[-CHAT_TURNS:]), 0.5)
+        conn.chat.append(Message("assistant", reply))
+        return {"reply": reply}
+
+
+# ----------------------------------------------------------------------------- the transport
+def _token_of(connection: ServerConnection) -> str | None:
+    request = connection.request
+    if request is None:
+        return None
+    header = request.headers.get("Authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    return (parse_qs(urlsplit(request.path).query).get("token") or [None])[0]
+
+
+def handler(server: SignalServer, token: str | None) -> Callable[..., Any]:
+    async def handle(connection: ServerConnection) -> None:
+        if token is not None:
+            given = _token_of(connection) or ""
+            if not hmac.compare_digest(given.encode(), token.encode()):
+                await connection.send(json.dumps({"error": "a token is required (Authorization: "
+                                                           "Bearer, or ?token=)"}))
+                await connection.close(code=1008, reason="token")
+                return
+        state = Connection()
+        try:
+            async for message in connection:
+                reply = await server.answer(message, state)
+                await connection.send(json.dumps(reply, default=str))
+                if reply.get("bye"):
+                    await connection.close()
+                    return
+        except ConnectionClosed:
+            return  # the terminal went away mid-answer: its debate is stored all the same
+
+    return handle
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Beyond loopback the server needs a token."""
+    if token is None and not is_loopback(f"ws://{host}"):
+        raise ProtocolError(f"listening on {host} needs a token (--token, or "
+                            "$ARENA_SIGNAL_TOKEN): terminals beyond this machine must prove "
+                            "who they are")
+
+
+async def serve_until(server: SignalServer, stopped: asyncio.Future[None], *, host: str = HOST,
+                      port: int = PORT, token: str | None = None,
+                      ready: Callable[[int], None] | None = None) -> None:
+    """Serve until ``stopped`` resolves; ``ready`` gets the bound port."""
+    check_bind(host, token)
+    async with serve(handler(server, token), host, port, max_size=HARD_LIMIT) as ws:
+        if ready is not None:
+            ready(next(iter(ws.sockets)).getsockname()[1])
+        await stopped
+
+
+def run(server: SignalServer, host: str = HOST, port: int = PORT,
+        token: str | None = None) -> None:
+    """Serve until interrupted (``arena signal-server``)."""
+    check_bind(host, token)
+
+    async def main() -> None:
+        await serve_until(server, asyncio.get_running_loop().create_future(), host=host,
+                          port=port, token=token)
+
+    asyncio.run(main())

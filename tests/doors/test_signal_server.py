@@ -1,0 +1,278 @@
+"""The debate signal server: a real WebSocket client per command against a server the test
+starts on 127.0.0.1, the analysts and judge on a loopback model server (or the rule set)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from arena.agents.llm import load_litellm
+from arena.agents.roster import ContestantSpec
+from arena.doors.signal_server import (
+    MAX_MESSAGE,
+    Budget,
+    ModelPanel,
+    ProtocolError,
+    SignalServer,
+    check_bind,
+    parse,
+    serve_until,
+)
+from arena.doors.signal_store import HORIZONS, SignalStore, build_signal_marts
+from tests.agents.openai_stub import Gate, OpenAIStub, StubResponse
+
+RISING = ",".join(f"{100 * 1.01 ** i:.4f}" for i in range(60))
+
+
+class Running:
+    """The server on a free loopback port, its event loop in a thread of its own."""
+
+    def __init__(self, server: SignalServer, token: str | None = None) -> None:
+        self.server, self.token = server, token
+        self.port: int | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stopped = self._loop.create_future()
+        await serve_until(self.server, self._stopped, port=0, token=self.token,
+                          ready=lambda port: (setattr(self, "port", port), self._ready.set()))
+
+    def __enter__(self) -> str:
+        self._thread.start()
+        assert self._ready.wait(20), "the server did not start"
+        return f"ws://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._stopped.set_result, None)
+        self._thread.join(20)
+
+
+def ask(url: str, *lines: str, **options) -> list[dict]:
+    with connect(url, open_timeout=20, **options) as ws:
+        out = []
+        for line in lines:
+            ws.send(line)
+            out.append(json.loads(ws.recv(timeout=60)))
+        return out
+
+
+def role_of(request) -> str:
+    text = " ".join(str(m.get("content")) for m in request.messages)
+    for marker, role in (("You are the bullish analyst", "bull"),
+                         ("You are the bearish analyst", "bear"),
+                         ("You are the risk officer", "risk"), ("You chair a committee", "judge")):
+        if marker in text:
+            return role
+    return "chat"
+
+
+OPINIONS = {"bull": "Strong trend.\nLEAN: BULLISH STRENGTH: 8",
+            "bear": "Little to say.\nLEAN: BULLISH STRENGTH: 3",
+            "risk": "Calm market.\nRISK: LOW",
+            "judge": "Both lean up.\nSIGNAL: BUY\nCOMMENT: the analysts agree on the trend"}
+
+
+def model_panel(stub: OpenAIStub) -> ModelPanel:
+    load_litellm()  # its import costs seconds: never inside a gate's window
+    spec = ContestantSpec(name="stub-debater", kind="llm", model="openai/stub-model",
+                          api_base=stub.url,
+                          params={"temperature": 0.2, "max_tokens": 300, "timeout": 60,
+                                  "num_retries": 0})
+    return ModelPanel(spec, env={})
+
+
+def test_the_commands_answer_with_the_rule_based_analysts(tmp_path):
+    store = SignalStore(tmp_path / "store")
+    with Running(SignalServer(store)) as url:
+        prices, debate, chat, clear, stop = ask(
+            url, f"PRICES:EURUSD:{RISING}", f"DEBATE:EURUSD:{RISING}", "CHAT:why?", "CLEAR",
+            "STOP")
+    assert prices["signal"] in ("buy", "sell", "hold") and prices["comment"]
+    assert set(prices) == {"signal", "comment"}
+    assert debate["signal"] == "buy"  # a steady rise: both analysts lean up, low risk
+    assert set(debate["debate"]) == {"bull", "bear", "risk", "judge"}
+    assert "LEAN: BULLISH" in debate["debate"]["bull"] and "SIGNAL:" in debate["debate"]["judge"]
+    assert "--contestant" in chat["reply"] and clear == {"ok": True, "forgotten": 2}
+    assert stop == {"ok": True, "bye": True}
+    kept = store.debates()
+    assert sorted(kept["command"]) == ["DEBATE", "PRICES"]
+    assert set(kept["analysts"]) == {"rules"} and kept["bars"].tolist() == [60, 60]
+
+
+def test_a_debate_asks_the_three_analysts_together_then_the_judge(tmp_path):
+    """The loopback model server answers the analysts only once all three are in it at once
+    (one after another, its gate breaks and answers 400): parallel, proved without a clock."""
+    gate = Gate(parties=3, timeout=20)
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(
+            OPINIONS[role_of(r)], gate=gate if role_of(r) != "judge" else None)
+        server = SignalServer(SignalStore(tmp_path / "store"), model_panel(stub))
+        with Running(server) as url:
+            [got] = ask(url, f"DEBATE:EURUSD:{RISING}")
+        roles = [role_of(r) for r in stub.chat_requests]
+    assert gate.opened, got
+    assert sorted(roles[:3]) == ["bear", "bull", "risk"] and roles[3] == "judge"
+    assert got["signal"] == "buy" and got["comment"] == "the analysts agree on the trend"
+    assert got["debate"]["judge"] == OPINIONS["judge"]  # the judge's raw answer
+
+
+def test_where_the_judge_breaks_the_rules_the_table_wins_and_says_so(tmp_path):
+    answers = {**OPINIONS, "risk": "Wild swings.\nRISK: HIGH"}
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(answers[role_of(r)])
+        store = SignalStore(tmp_path / "store")
+        with Running(SignalServer(store, model_panel(stub))) as url:
+            [got] = ask(url, f"DEBATE:EURUSD:{RISING}")
+    assert got["signal"] == "hold"
+    assert "the judge said buy; the rules say hold" in got["comment"]
+    row = store.debates().iloc[0]
+    assert row["rule"] == "high-risk" and bool(row["overruled"]) and row["judge_signal"] == "buy"
+
+
+def test_eight_debates_at_once(tmp_path):
+    """Eight terminals, eight symbols: all 24 analysts are in the model server together."""
+    gate = Gate(parties=24, timeout=30)
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(
+            OPINIONS[role_of(r)], gate=gate if role_of(r) != "judge" else None)
+        with Running(SignalServer(SignalStore(tmp_path / "store"), model_panel(stub))) as url, \
+                ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda s: ask(url, f"DEBATE:SYM{s}:{RISING}")[0], range(8)))
+    assert gate.opened and [a["signal"] for a in answers] == ["buy"] * 8
+
+
+def test_a_slow_or_failing_model_gets_an_error_answer_not_a_hung_connection(tmp_path):
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: (StubResponse.error(500, "model down") if role_of(r) == "bear"
+                                  else StubResponse.answer(OPINIONS[role_of(r)]))
+        with Running(SignalServer(SignalStore(tmp_path / "a"), model_panel(stub))) as url:
+            failed, after = ask(url, f"DEBATE:EURUSD:{RISING}", f"PRICES:EURUSD:{RISING}")
+        assert "bear model gave no answer" in failed["error"] and failed["signal"] == "hold"
+        assert after["signal"] == "buy"  # the same connection goes on
+        stub.handler = lambda r: StubResponse.answer(OPINIONS[role_of(r)], delay=5)
+        server = SignalServer(SignalStore(tmp_path / "b"), model_panel(stub), timeout_s=0.5)
+        with Running(server) as url:
+            [slow] = ask(url, f"DEBATE:EURUSD:{RISING}")
+    assert "did not answer within 0.5 s" in slow["error"]
+
+
+def test_bad_input_gets_a_clear_answer_and_the_connection_goes_on(tmp_path):
+    with Running(SignalServer(SignalStore(tmp_path / "store"))) as url:
+        answers = ask(url, "HELLO", "PRICES:EURUSD:", "PRICES:EURUSD:1,2,x", "DEBATE:EURUSD",
+                      "PRICES:EUR USD:1,2", 'DEBATE:EURUSD:{"close": [1, 2], "time": [1]}',
+                      'DEBATE:EURUSD:{"close": 5}', "CHAT:", "P" * (MAX_MESSAGE + 1),
+                      f"PRICES:EURUSD:{RISING}")
+        with connect(url) as ws:  # a terminal that leaves mid-debate harms no one
+            ws.send(f"DEBATE:EURUSD:{RISING}")
+        [after] = ask(url, f"PRICES:EURUSD:{RISING}")
+    errors = [a.get("error", "") for a in answers[:-1]]
+    assert "unknown command 'HELLO'" in errors[0]
+    assert "the series is empty" in errors[1] and "'x' is not a number" in errors[2]
+    assert "needs a symbol and a series" in errors[3] and "needs a symbol" in errors[4]
+    assert "1 times for 2 closes" in errors[5] and '"close" must be a list' in errors[6]
+    assert "CHAT needs a question" in errors[7] and "the limit is 262,144" in errors[8]
+    assert answers[-1]["signal"] in ("buy", "sell", "hold") and after["signal"]
+
+
+def test_rate_limit_budget_and_token(tmp_path):
+    with Running(SignalServer(SignalStore(tmp_path / "a"), rate=3)) as url:
+        answers = ask(url, *[f"PRICES:EURUSD:{RISING}"] * 4)
+    assert "rate limit: 3 commands a minute" in answers[-1]["error"]
+    with OpenAIStub(default=StubResponse.answer(OPINIONS["judge"])) as stub:
+        stub.handler = lambda r: StubResponse.answer(OPINIONS[role_of(r)])
+        server = SignalServer(SignalStore(tmp_path / "b"), model_panel(stub), budget=Budget(5))
+        with Running(server) as url:
+            first, second, single = ask(url, *[f"DEBATE:EURUSD:{RISING}"] * 2,
+                                        f"PRICES:EURUSD:{RISING}")
+    assert first["signal"] == "buy" and "daily budget of 5 model calls" in second["error"]
+    assert single["signal"] == "buy"  # one call left
+    with pytest.raises(ProtocolError, match="needs a token"):
+        check_bind("0.0.0.0", None)
+    with Running(SignalServer(SignalStore(tmp_path / "c")), token="s3cret") as url:
+        with connect(url) as ws:
+            assert "a token is required" in json.loads(ws.recv(timeout=20))["error"]
+            with pytest.raises(ConnectionClosed):
+                ws.recv(timeout=20)
+        [ok] = ask(url, f"PRICES:EURUSD:{RISING}",
+                   additional_headers={"Authorization": "Bearer s3cret"})
+        [ok2] = ask(f"{url}/?token=s3cret", f"PRICES:EURUSD:{RISING}")
+    assert ok["signal"] and ok2["signal"]
+
+
+def test_chat_keeps_the_conversation_until_cleared(tmp_path):
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(f"answer {len(r.messages)}")
+        with Running(SignalServer(SignalStore(tmp_path / "s"), model_panel(stub))) as url:
+            one, two, _, three = ask(url, "CHAT:what is RSI?", "CHAT:and ATR?", "CLEAR",
+                                     "CHAT:hello")
+        sent = [len(r.messages) for r in stub.chat_requests]
+    assert sent == [2, 4, 2]  # system + question; then the first exchange too; then cleared
+    assert one["reply"] == "answer 2" and two["reply"] == "answer 4" and three["reply"]
+
+
+def _extended(closes: np.ndarray, start: str = "2026-11-02") -> str:
+    times = [t.isoformat() for t in pd.date_range(start, periods=len(closes), freq="1D",
+                                                  tz="UTC")]
+    return json.dumps({"time": times, "close": [float(c) for c in closes]})
+
+
+def test_debates_are_kept_and_later_prices_attach_their_outcomes_to_the_mart(tmp_path):
+    """A debate on 30 daily bars; a later request with 55 bars reaches 1, 5 and 20 bars past
+    it: the returns are attached, and the mart counts them by pattern."""
+    closes = 100 * 1.01 ** np.arange(55)
+    store = SignalStore(tmp_path / "store")
+    with Running(SignalServer(store)) as url:
+        [first] = ask(url, f"DEBATE:EURUSD:{_extended(closes[:30])}")
+        [_] = ask(url, f"PRICES:EURUSD:{_extended(closes[:32])}")  # reaches horizon 1 only
+        assert sorted(store.outcomes()["horizon_bars"]) == [1]
+        [_] = ask(url, f"PRICES:EURUSD:{_extended(closes)}")
+    outcomes = store.outcomes()
+    debate_id = store.debates().query("command == 'DEBATE'")["id"].iloc[0]
+    got = outcomes[outcomes["debate_id"] == debate_id].set_index("horizon_bars")["return"]
+    for h in HORIZONS:
+        assert got[h] == pytest.approx(closes[29 + h] / closes[29] - 1)
+    assert first["signal"] == "buy"
+    mart = pd.read_parquet(build_signal_marts(store))
+    row = mart[(mart["horizon_bars"] == 5)].iloc[0]
+    assert (row["agreement"], row["signal"], row["debates"], row["outcomes"]) == \
+        ("agree", "buy", 1, 1)
+    assert row["mean_signal_return"] == pytest.approx(1.01 ** 5 - 1) and row["hit_rate"] == 1.0
+
+
+def test_the_protocol_parser():
+    assert parse("prices:ETH:1,2,3").kind == "PRICES"
+    command = parse('DEBATE:ETH:{"time": [0, 86400], "close": [1, 2], "high": [1.5, 2.5], '
+                    '"low": [0.5, 1.5], "volume": [10, 20]}')
+    assert command.times[1] == pd.Timestamp("1970-01-02", tz="UTC")
+    assert command.series.highs.tolist() == [1.5, 2.5]
+    with pytest.raises(ProtocolError, match="must increase"):
+        parse('PRICES:ETH:{"time": [2, 1], "close": [1, 2]}')
+
+
+def test_the_readme_terminal_gets_a_signal(tmp_path):
+    """The README's terminal example, as a program of its own, against a served store."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Trading terminals"):]
+    [snippet] = re.findall(r"```python\n(.*?)```", section[:section.index("\n## ", 5)], re.S)
+    with Running(SignalServer(SignalStore(tmp_path / "store"))) as url:
+        script = tmp_path / "terminal.py"
+        script.write_text(snippet.replace("ws://127.0.0.1:8971", url))
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"(buy|sell|hold) - .+\n", done.stdout), done.stdout
