@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import re
 import threading
 import time
@@ -57,15 +58,17 @@ from arena.agents.llm import complete
 from arena.agents.roster import ContestantSpec, is_loopback
 from arena.core.types import Message
 from arena.doors.brief import BriefError, Series, brief, render
-from arena.doors.signal_store import SignalStore
+from arena.doors.signal_store import SignalStore, bar_seconds
 from arena.doors.verdict import VerdictError, parse_judge, parse_opinion, parse_risk, rule_analysts
 from arena.doors.verdict import verdict as table_verdict
 from arena.market.prompts import Prompts
 
+log = logging.getLogger(__name__)
 HOST, PORT = "127.0.0.1", 8971
 MAX_MESSAGE = 256 * 1024  # bytes of one command; up to 4x that gets an error answer, beyond
 HARD_LIMIT = 4 * MAX_MESSAGE  # the WebSocket closes the connection (1009: message too big)
 WORKERS = 64  # threads for model calls and the store
+MAX_VALUE = 1e12  # no price, high, low or volume a terminal sends is larger
 MAX_BARS = 5000
 RATE = 30  # commands a connection may send in any minute
 DAILY_CALLS = 2000  # model calls the server spends in a UTC day
@@ -121,7 +124,7 @@ def _series(payload: str) -> tuple[Series, pd.DatetimeIndex | None]:
             raw = json.loads(payload)
         except ValueError as exc:
             raise ProtocolError(f"the series object is not JSON: {exc}") from None
-        if not isinstance(raw, dict) or "close" not in raw:
+        if not isinstance(raw, dict) or raw.get("close") is None:
             raise ProtocolError('the series object needs "close" (and may carry "time", '
                                 '"high", "low", "volume")')
         columns = {k: raw.get(k) for k in ("close", "high", "low", "volume")}
@@ -145,16 +148,22 @@ def _numbers(name: str, raw: object) -> np.ndarray:
     if not isinstance(raw, list | tuple):
         raise ProtocolError(f'"{name}" must be a list of numbers')
     try:
-        return np.array([float(v) for v in raw], dtype=float)
-    except (TypeError, ValueError):
-        bad = next(v for v in raw if not _is_number(v))
+        values = np.array([float(v) for v in raw if not isinstance(v, bool)], dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        bad = next((v for v in raw if not _is_number(v)), "?")
         raise ProtocolError(f"{name}: {str(bad)[:20]!r} is not a number") from None
+    if len(values) != len(raw):
+        raise ProtocolError(f"{name}: true and false are not numbers")
+    limit = MAX_VALUE if name != "volume" else MAX_VALUE ** 1.5
+    if np.any(np.abs(values[np.isfinite(values)]) > limit):
+        raise ProtocolError(f"{name}: a value beyond {limit:g} is out of range")
+    return values
 
 
 def _is_number(value: object) -> bool:
     try:
         float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return False
     return True
 
@@ -176,11 +185,14 @@ def _times(raw: object) -> pd.DatetimeIndex:
 
 # ----------------------------------------------------------------------------- the analysts
 class Panel:
-    """Who answers: ``ask(role, prompt)`` for one model answer (a rule set needs none)."""
+    """Who answers: ``ask(role, messages, temperature)`` for one model answer and the attempts
+    it took (at most ``attempts``); a rule set needs none."""
 
     model = "rules"
+    attempts = 1
 
-    def ask(self, role: str, messages: Sequence[Message], temperature: float) -> str:
+    def ask(self, role: str, messages: Sequence[Message], temperature: float
+            ) -> tuple[str, int]:
         raise NotImplementedError
 
 
@@ -190,13 +202,15 @@ class ModelPanel(Panel):
     def __init__(self, spec: ContestantSpec, env: Mapping[str, str] | None = None) -> None:
         self.spec, self.env = spec, env
         self.model = spec.model or ""
+        self.attempts = 1 + spec.params.num_retries
 
-    def ask(self, role: str, messages: Sequence[Message], temperature: float) -> str:
+    def ask(self, role: str, messages: Sequence[Message], temperature: float
+            ) -> tuple[str, int]:
         done = complete(self.spec, messages, role=role, contestant="signal-server",
                         env=self.env, temperature=temperature)
         if done.text is None:
             raise RuntimeError(f"the {role} model gave no answer: {done.error}")
-        return done.text
+        return done.text, min(self.attempts, 1 + int(done.record.retries or 0))
 
 
 class Budget:
@@ -215,6 +229,10 @@ class Budget:
                 raise ProtocolError(f"the server's daily budget of {self.daily} model calls is "
                                     "spent: try again after 00:00 UTC")
             self._spent += calls
+
+    def refund(self, calls: int) -> None:
+        with self._lock:
+            self._spent = max(0, self._spent - max(0, calls))
 
 
 @dataclass
@@ -240,6 +258,10 @@ class SignalServer:
         # three analysts each are 24 calls at once, beyond asyncio's default pool
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="signal")
 
+    def close(self) -> None:
+        """Stop taking model calls (the ones under way finish in the background)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
     def _thread(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         return asyncio.get_running_loop().run_in_executor(self._pool, partial(fn, *args))
 
@@ -251,7 +273,8 @@ class SignalServer:
             return {"error": f"rate limit: {self.rate} commands a minute per connection"}
         conn.recent.append(now)
         if len(line) > MAX_MESSAGE:
-            return {"error": f"the command is {len(line):,} bytes; the limit is {MAX_MESSAGE:,}"}
+            return {"error": f"the command is {len(line):,} characters; the limit is "
+                             f"{MAX_MESSAGE:,}"}
         try:
             command = parse(line)
             if command.kind == "STOP":
@@ -265,6 +288,12 @@ class SignalServer:
         except TimeoutError:
             return {"error": f"the models did not answer within {self.timeout_s:g} s; nothing "
                              "was decided", "signal": "hold"}
+        except (RuntimeError, VerdictError) as exc:  # a model that failed (a chat's too)
+            return {"error": str(exc), "signal": "hold"}
+        except Exception as exc:  # never a dropped connection: the terminal gets an answer
+            log.exception("signal server: %s", type(exc).__name__)
+            return {"error": f"internal error ({type(exc).__name__}); nothing was decided",
+                    "signal": "hold"}
 
     async def _serve(self, command: Command, conn: Connection) -> dict[str, Any]:
         if command.kind == "CHAT":
@@ -288,10 +317,26 @@ class SignalServer:
         record.update(received_at=received, command=command.kind, symbol=command.symbol,
                       bars=len(command.series.closes), last_close=float(command.series.closes[-1]),
                       last_bar_at=None if command.times is None else command.times[-1],
+                      bar_seconds=None if command.times is None else bar_seconds(command.times),
                       analysts=self.panel.model if self.panel else "rules",
                       latency_s=time.perf_counter() - started)
-        await self._thread(self.store.add_debate, record)
+        try:
+            await self._thread(self.store.add_debate, record)
+        except Exception:  # the answer stands; the store's trouble goes to the operator's log
+            log.exception("signal server: the debate could not be stored")
         return out
+
+    def _ask(self, role: str, messages: Sequence[Message], temperature: float,
+             reserved: bool = False) -> str:
+        """One model answer, paid from the day's budget: every attempt it may take is
+        reserved first (unless the caller ``reserved`` them), the unused ones given back."""
+        assert self.panel is not None
+        attempts = self.panel.attempts
+        if not reserved:
+            self.budget.spend(attempts, self.clock())
+        text, used = self.panel.ask(role, messages, temperature)  # a failure used them all
+        self.budget.refund(attempts - used)
+        return text
 
     def _prompt(self, role: str, **fields: str) -> tuple[Message, ...]:
         return (Message("user", self.prompts.render(f"signal_{role}", **fields)),)
@@ -302,14 +347,18 @@ class SignalServer:
             answers = rule_analysts(facts, symbol)
             calls = 0
         else:
-            self.budget.spend(4, now)
-            asks = [self._thread(self.panel.ask, role, self._prompt(role, symbol=symbol,
-                                                                          brief=text), 0.7)
-                    for role in ANALYSTS]
-            answers = dict(zip(ANALYSTS, await asyncio.gather(*asks), strict=True))
+            attempts = self.panel.attempts
+            self.budget.spend(4 * attempts, now)  # the whole debate, or none of it
+            asks = [self._thread(self._ask, role, self._prompt(role, symbol=symbol, brief=text),
+                                 0.7, True) for role in ANALYSTS]
+            try:
+                answers = dict(zip(ANALYSTS, await asyncio.gather(*asks), strict=True))
+            except BaseException:
+                self.budget.refund(attempts)  # the judge was never asked
+                raise
             answers["judge"] = await self._thread(
-                self.panel.ask, "judge", self._prompt("judge", symbol=symbol, brief=text,
-                                                      **answers), 0.2)
+                self._ask, "judge", self._prompt("judge", symbol=symbol, brief=text,
+                                                 **answers), 0.2, True)
             calls = 4
         bull, bear = parse_opinion("bull", answers["bull"]), parse_opinion("bear", answers["bear"])
         risk = parse_risk(answers["risk"])
@@ -330,9 +379,8 @@ class SignalServer:
             answer = rule_analysts(facts, symbol)["judge"]
             calls = 0
         else:
-            self.budget.spend(1, now)
             answer = await self._thread(
-                self.panel.ask, "analyst", self._prompt("judge", symbol=symbol, brief=text,
+                self._ask, "analyst", self._prompt("judge", symbol=symbol, brief=text,
                                                         bull="(not asked)", bear="(not asked)",
                                                         risk="(not asked)"), 0.2)
             calls = 1
@@ -343,16 +391,15 @@ class SignalServer:
                 {"signal": signal, "comment": comment, "judge": answer, "model_calls": calls})
 
     async def _chat(self, command: Command, conn: Connection) -> dict[str, Any]:
-        conn.chat.append(Message("user", command.text))
+        question = Message("user", command.text)
         if self.panel is None:
             reply = ("No model is configured (the rule-based analysts answer PRICES and DEBATE "
                      "only): start the server with --contestant NAME for a conversation.")
         else:
-            self.budget.spend(1, self.clock())
             system = Message("system", self.prompts.render("signal_chat", symbol="", brief=""))
-            reply = await self._thread(self.panel.ask, "chat",
-                                            (system, *conn.chat[-CHAT_TURNS:]), 0.5)
-        conn.chat.append(Message("assistant", reply))
+            reply = await self._thread(self._ask, "chat",
+                                       (system, *conn.chat[-CHAT_TURNS:], question), 0.5)
+        conn.chat += [question, Message("assistant", reply)]  # kept once answered
         return {"reply": reply}
 
 
@@ -403,10 +450,13 @@ async def serve_until(server: SignalServer, stopped: asyncio.Future[None], *, ho
                       ready: Callable[[int], None] | None = None) -> None:
     """Serve until ``stopped`` resolves; ``ready`` gets the bound port."""
     check_bind(host, token)
-    async with serve(handler(server, token), host, port, max_size=HARD_LIMIT) as ws:
-        if ready is not None:
-            ready(next(iter(ws.sockets)).getsockname()[1])
-        await stopped
+    try:
+        async with serve(handler(server, token), host, port, max_size=HARD_LIMIT) as ws:
+            if ready is not None:
+                ready(next(iter(ws.sockets)).getsockname()[1])
+            await stopped
+    finally:
+        server.close()
 
 
 def run(server: SignalServer, host: str = HOST, port: int = PORT,

@@ -15,6 +15,7 @@ debate's last close to the close ``N`` bars later, for each of :data:`HORIZONS`.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ DEBATE_SCHEMA = pa.schema([
     ("bear_strength", pa.int64()), ("risk", pa.string()), ("bull", pa.string()),
     ("bear", pa.string()), ("risk_text", pa.string()), ("judge", pa.string()),
     ("analysts", pa.string()), ("model_calls", pa.int64()), ("latency_s", pa.float64()),
-    ("error", pa.string()),
+    ("error", pa.string()), ("bar_seconds", pa.float64()),
 ])
 OUTCOME_SCHEMA = pa.schema([
     ("debate_id", pa.string()), ("symbol", pa.string()), ("horizon_bars", pa.int64()),
@@ -57,9 +58,13 @@ class Pending:
     last_bar_at: pd.Timestamp
     last_close: float
     missing: tuple[int, ...]
+    bar_seconds: float | None
 
 
 class SignalStore:
+    """The store, read once per process and then kept in memory beside the files it writes
+    (one server writes a store)."""
+
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         for folder, schema in (("debates", DEBATE_SCHEMA), ("outcomes", OUTCOME_SCHEMA)):
@@ -67,6 +72,8 @@ class SignalStore:
             if not path.is_file():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 _write(schema.empty_table(), path)
+        self._lock = threading.Lock()
+        self._pending: dict[str, dict[str, Pending]] | None = None
 
     def add_debate(self, record: Mapping[str, object]) -> str:
         """Keep one request and its answer; returns its id."""
@@ -75,6 +82,11 @@ class SignalStore:
         table = pa.Table.from_pylist([row], schema=DEBATE_SCHEMA)
         day = pd.Timestamp(row["received_at"]).strftime("%Y-%m-%d")
         _write(table, self.root / "debates" / f"day={day}" / f"{row['id']}.parquet")
+        with self._lock:
+            if self._pending is not None and _open(row):
+                self._pending.setdefault(str(row["symbol"]), {})[str(row["id"])] = Pending(
+                    str(row["id"]), pd.Timestamp(row["last_bar_at"]),
+                    float(row["last_close"]), HORIZONS, row.get("bar_seconds"))
         return str(row["id"])
 
     def debates(self) -> pd.DataFrame:
@@ -83,45 +95,79 @@ class SignalStore:
     def outcomes(self) -> pd.DataFrame:
         return _read(self.root / "outcomes", OUTCOME_SCHEMA)
 
-    def pending(self, symbol: str) -> list[Pending]:
-        """The symbol's debates with a bar time and a horizon still without its outcome."""
+    def _load(self) -> dict[str, dict[str, Pending]]:
         debates = self.debates()
-        debates = debates[(debates["symbol"] == symbol) & debates["last_bar_at"].notna()
-                          & debates["last_close"].notna()]
         done = self.outcomes()
         have = set(zip(done["debate_id"], done["horizon_bars"], strict=True))
-        out = []
-        for r in debates.itertuples():
-            missing = tuple(h for h in HORIZONS if (r.id, h) not in have)
+        out: dict[str, dict[str, Pending]] = {}
+        for row in debates.to_dict("records"):
+            if not _open(row):
+                continue
+            missing = tuple(h for h in HORIZONS if (row["id"], h) not in have)
             if missing:
-                out.append(Pending(r.id, r.last_bar_at, float(r.last_close), missing))
+                out.setdefault(row["symbol"], {})[row["id"]] = Pending(
+                    row["id"], pd.Timestamp(row["last_bar_at"]), float(row["last_close"]),
+                    missing, row.get("bar_seconds"))
         return out
+
+    def pending(self, symbol: str) -> list[Pending]:
+        """The symbol's debates with a bar time and a horizon still without its outcome."""
+        with self._lock:
+            if self._pending is None:
+                self._pending = self._load()
+            return list(self._pending.get(symbol, {}).values())
 
     def attach_outcomes(self, symbol: str, times: pd.DatetimeIndex, closes: np.ndarray,
                         now: pd.Timestamp) -> int:
         """Attach every outcome the series (``times``, ``closes``, oldest first) now reaches for
-        the symbol's earlier debates; returns how many."""
+        the symbol's earlier debates on bars of the same length; returns how many. The series'
+        last bar may still be forming: only the bars before it count."""
         attached = 0
         positions = {t: i for i, t in enumerate(times)}
+        spacing = bar_seconds(times)
         for debate in self.pending(symbol):
             start = positions.get(debate.last_bar_at)
-            if start is None:
+            if start is None or debate.bar_seconds != spacing:
                 continue
+            done = []
             for horizon in debate.missing:
                 end = start + horizon
-                if end >= len(times):
+                if end >= len(times) - 1:
                     continue
                 row = {"debate_id": debate.debate_id, "symbol": symbol, "horizon_bars": horizon,
                        "from_at": debate.last_bar_at, "to_at": times[end],
                        "from_close": debate.last_close, "to_close": float(closes[end]),
                        "return": float(closes[end]) / debate.last_close - 1.0,
                        "attached_at": now}
-                day = now.strftime("%Y-%m-%d")
+                # one file name per (debate, horizon), in the debate's own day: never twice
+                day = debate.last_bar_at.strftime("%Y-%m-%d")
                 _write(pa.Table.from_pylist([row], schema=OUTCOME_SCHEMA),
                        self.root / "outcomes" / f"day={day}" /
                        f"{debate.debate_id}-h{horizon}.parquet")
+                done.append(horizon)
                 attached += 1
+            with self._lock:
+                assert self._pending is not None
+                left = tuple(h for h in debate.missing if h not in done)
+                if left:
+                    self._pending[symbol][debate.debate_id] = Pending(
+                        debate.debate_id, debate.last_bar_at, debate.last_close, left,
+                        debate.bar_seconds)
+                else:
+                    self._pending[symbol].pop(debate.debate_id, None)
         return attached
+
+
+def bar_seconds(times: pd.DatetimeIndex) -> float | None:
+    """The bars' length in seconds (the median step), None for one bar."""
+    if len(times) < 2:
+        return None
+    return float(np.median(np.diff(times.asi8)) / 1e6)  # microseconds
+
+
+def _open(row: Mapping[str, object]) -> bool:
+    return all(row.get(k) is not None and not pd.isna(row.get(k))  # type: ignore[arg-type]
+               for k in ("last_bar_at", "last_close", "bar_seconds"))
 
 
 def _write(table: pa.Table, path: Path) -> None:
@@ -155,6 +201,7 @@ def build_signal_marts(store: SignalStore, invoke: Any = None) -> Path:
     out = store.root / "marts" / "signal_patterns.parquet"
     out.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(build_dir(lake) / "warehouse.duckdb")) as con:  # as dbt opened it
-        con.execute(f"copy (select * from signal_patterns order by all) to '{out}' "
+        quoted = str(out).replace("'", "''")
+        con.execute(f"copy (select * from signal_patterns order by all) to '{quoted}' "
                     "(format parquet)")
     return out

@@ -224,7 +224,8 @@ def generate_docs(lake: Lake, invoke: Invoke | None = None) -> Path:
                          "first (make run)")
     invoke = invoke or _dbt_invoke()
     snapshot_market(lake)
-    result = invoke(dbt_args(lake, "docs generate", "--static", "--quiet"))
+    result = invoke(dbt_args(lake, "docs generate", "--static", "--quiet", "--exclude",
+                             f"tag:{SIGNALS_TAG}"))
     page = build_dir(lake) / "target" / "static_index.html"
     if not getattr(result, "success", False) or not page.is_file():
         raise MartsError(f"dbt docs generate failed: {getattr(result, 'exception', None)}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -167,14 +168,18 @@ def test_a_slow_or_failing_model_gets_an_error_answer_not_a_hung_connection(tmp_
 
 
 def test_bad_input_gets_a_clear_answer_and_the_connection_goes_on(tmp_path):
-    with Running(SignalServer(SignalStore(tmp_path / "store"))) as url:
+    store = SignalStore(tmp_path / "store")
+    with Running(SignalServer(store)) as url:
         answers = ask(url, "HELLO", "PRICES:EURUSD:", "PRICES:EURUSD:1,2,x", "DEBATE:EURUSD",
                       "PRICES:EUR USD:1,2", 'DEBATE:EURUSD:{"close": [1, 2], "time": [1]}',
                       'DEBATE:EURUSD:{"close": 5}', "CHAT:", "P" * (MAX_MESSAGE + 1),
                       f"PRICES:EURUSD:{RISING}")
         with connect(url) as ws:  # a terminal that leaves mid-debate harms no one
-            ws.send(f"DEBATE:EURUSD:{RISING}")
+            ws.send(f"DEBATE:LEFT:{RISING}")
         [after] = ask(url, f"PRICES:EURUSD:{RISING}")
+        odd = ask(url, 'PRICES:EURUSD:{"close": null}', 'PRICES:EURUSD:{"close": [1, "1e400x"]}',
+                  "PRICES:EURUSD:" + ",".join(["1e200"] * 30), 'PRICES:X:{"close": [1e999]}',
+                  'PRICES:X:{"close": [1, true]}', f"PRICES:EURUSD:{RISING}")
     errors = [a.get("error", "") for a in answers[:-1]]
     assert "unknown command 'HELLO'" in errors[0]
     assert "the series is empty" in errors[1] and "'x' is not a number" in errors[2]
@@ -182,6 +187,14 @@ def test_bad_input_gets_a_clear_answer_and_the_connection_goes_on(tmp_path):
     assert "1 times for 2 closes" in errors[5] and '"close" must be a list' in errors[6]
     assert "CHAT needs a question" in errors[7] and "the limit is 262,144" in errors[8]
     assert answers[-1]["signal"] in ("buy", "sell", "hold") and after["signal"]
+    assert '"close"' in odd[0]["error"] and "is not a number" in odd[1]["error"]
+    assert "out of range" in odd[2]["error"] and "error" in odd[3]
+    assert "true and false are not numbers" in odd[4]["error"] and odd[5]["signal"]
+    for _ in range(100):  # the debate of the terminal that left is kept all the same
+        if "LEFT" in set(store.debates()["symbol"]):
+            break
+        time.sleep(0.1)
+    assert "LEFT" in set(store.debates()["symbol"])
 
 
 def test_rate_limit_budget_and_token(tmp_path):
@@ -196,6 +209,13 @@ def test_rate_limit_budget_and_token(tmp_path):
                                         f"PRICES:EURUSD:{RISING}")
     assert first["signal"] == "buy" and "daily budget of 5 model calls" in second["error"]
     assert single["signal"] == "buy"  # one call left
+    budget = Budget(10)  # every attempt a call may take is reserved, the unused given back
+    budget.spend(3, pd.Timestamp("2026-12-01", tz="UTC"))
+    budget.refund(2)
+    budget.spend(9, pd.Timestamp("2026-12-01 10:00", tz="UTC"))
+    with pytest.raises(ProtocolError, match="daily budget"):
+        budget.spend(1, pd.Timestamp("2026-12-01 11:00", tz="UTC"))
+    budget.spend(10, pd.Timestamp("2026-12-02", tz="UTC"))  # a new UTC day
     with pytest.raises(ProtocolError, match="needs a token"):
         check_bind("0.0.0.0", None)
     with Running(SignalServer(SignalStore(tmp_path / "c")), token="s3cret") as url:
@@ -207,6 +227,21 @@ def test_rate_limit_budget_and_token(tmp_path):
                    additional_headers={"Authorization": "Bearer s3cret"})
         [ok2] = ask(f"{url}/?token=s3cret", f"PRICES:EURUSD:{RISING}")
     assert ok["signal"] and ok2["signal"]
+
+
+def test_a_failing_chat_model_or_a_broken_store_is_an_error_answer(tmp_path):
+    with OpenAIStub(default=StubResponse.error(500, "model down")) as stub:
+        store = SignalStore(tmp_path / "s")
+        (store.root / "debates" / "day=2026-12-01").parent.mkdir(parents=True, exist_ok=True)
+        with Running(SignalServer(store, model_panel(stub), clock=lambda: pd.Timestamp(
+                "2026-12-01 12:00", tz="UTC"))) as url:
+            (store.root / "debates" / "day=2026-12-01").write_text("not a folder")
+            chat, prices = ask(url, "CHAT:hello?", f"PRICES:EURUSD:{RISING}")
+            stub.default = StubResponse.answer(OPINIONS["judge"])
+            stub.handler = None
+            [after] = ask(url, f"PRICES:EURUSD:{RISING}")  # the store cannot keep it
+    assert "model gave no answer" in chat["error"] and "model gave no answer" in prices["error"]
+    assert after["signal"] == "buy"  # answered all the same
 
 
 def test_chat_keeps_the_conversation_until_cleared(tmp_path):
@@ -233,8 +268,13 @@ def test_debates_are_kept_and_later_prices_attach_their_outcomes_to_the_mart(tmp
     store = SignalStore(tmp_path / "store")
     with Running(SignalServer(store)) as url:
         [first] = ask(url, f"DEBATE:EURUSD:{_extended(closes[:30])}")
-        [_] = ask(url, f"PRICES:EURUSD:{_extended(closes[:32])}")  # reaches horizon 1 only
+        # 32 bars reach one bar past the debate's last (the 32nd may still be forming)
+        [_] = ask(url, f"PRICES:EURUSD:{_extended(closes[:32])}")
         assert sorted(store.outcomes()["horizon_bars"]) == [1]
+        hourly = json.dumps({"time": [t.isoformat() for t in pd.date_range(
+            "2026-12-01", periods=60, freq="1h", tz="UTC")], "close": [1.0] * 60})
+        [_] = ask(url, f"PRICES:EURUSD:{hourly}")  # another timeframe: no outcome of it
+        assert len(store.outcomes()) == 1
         [_] = ask(url, f"PRICES:EURUSD:{_extended(closes)}")
     outcomes = store.outcomes()
     debate_id = store.debates().query("command == 'DEBATE'")["id"].iloc[0]

@@ -25,9 +25,11 @@ debates as (
 ),
 
 outcomes as (
+    -- one outcome per (debate, horizon), whatever a race between two requests wrote
     select debate_id, horizon_bars, "return"
     from {{ source('signals', 'outcomes') }}
     where debate_id is not null
+    qualify row_number() over (partition by debate_id, horizon_bars order by attached_at) = 1
 ),
 
 joined as (
