@@ -625,15 +625,22 @@ def _cmd_signal_server(args: argparse.Namespace) -> int:
 
 
 def _cmd_signal_marts(args: argparse.Namespace) -> int:
-    from arena.doors.signal_store import SignalStore, build_signal_marts
+    import pandas as pd
+
+    from arena.data.lake import Lake
+    from arena.doors.signal_store import SignalStore, attach_from_lake, build_signal_marts
     from arena.pipeline.warehouse import MartsError
 
     if not Path(args.store).is_dir():
         print(f"arena signal-marts: no signal store at {args.store} (arena signal-server "
               "--store DIR keeps one)", file=sys.stderr)
         return EXIT_UNUSABLE
+    store = SignalStore(args.store)
+    if args.lake:
+        found = attach_from_lake(store, Lake(args.lake), pd.Timestamp.now(tz="UTC"))
+        print(f"outcomes from {args.lake}: {found} attached")
     try:
-        out = build_signal_marts(SignalStore(args.store))
+        out = build_signal_marts(store)
     except MartsError as exc:
         print(f"arena signal-marts: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -1058,6 +1065,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "of disagreement were followed by which returns")
     sgm.add_argument("--store", default="signal_store", help="the server's store (default "
                      "./signal_store)")
+    sgm.add_argument("--lake", help="first attach outcomes from this lake's bars to the debates "
+                     "on its symbols")
     sgm.set_defaults(func=_cmd_signal_marts)
 
     lak = sub.add_parser("lake", help="the lake's own settings: where its market data lives")

@@ -9,8 +9,10 @@ record, never rewritten)::
     <store>/outcomes/day=_schema/_schema.parquet     before the first record)
 
 An outcome is attached when a later request for the same symbol carries bar times that reach
-``N`` bars past the debate's last bar (:meth:`SignalStore.attach_outcomes`): the return from the
-debate's last close to the close ``N`` bars later, for each of :data:`HORIZONS`.
+``N`` bars past the debate's last bar (:meth:`SignalStore.attach_outcomes`), or when a lake
+holds those bars for a symbol of its universe (:func:`attach_from_lake`, ``arena signal-marts
+--lake``): the return from the debate's last close to the close ``N`` bars later, for each of
+:data:`HORIZONS`, on bars of the debate's own length.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from arena.core.sessions import TS_UNIT
+from arena.core.sessions import INTERVALS, TS_UNIT
 from arena.data.lake import Lake
 from arena.pipeline.warehouse import SIGNALS_TAG, MartsError, build_dir, dbt_args
 
@@ -156,6 +158,25 @@ class SignalStore:
                 else:
                     self._pending[symbol].pop(debate.debate_id, None)
         return attached
+
+
+def attach_from_lake(store: SignalStore, lake: Lake, now: pd.Timestamp) -> int:
+    """Attach outcomes from a lake's bars (complete bars only, as the lake stores them) to the
+    debates on its symbols whose bars have the same length; returns how many."""
+    attached = 0
+    symbols = {key.symbol for key in lake.partitions()}
+    for symbol in sorted(symbols):
+        lengths = {p.bar_seconds for p in store.pending(symbol)}
+        for key in lake.partitions():
+            if key.symbol != symbol or INTERVALS[key.interval].total_seconds() not in lengths:
+                continue
+            bars = lake.read_bars(key)
+            # the lake's last bar is complete: a bar after it stands for the one still forming
+            times = pd.DatetimeIndex([*bars["timestamp"], bars["timestamp"].iloc[-1]
+                                      + INTERVALS[key.interval]]).as_unit(TS_UNIT)
+            closes = np.append(bars["close"].to_numpy(dtype=float), np.nan)
+            attached += store.attach_outcomes(symbol, times, closes, now)
+    return attached
 
 
 def bar_seconds(times: pd.DatetimeIndex) -> float | None:

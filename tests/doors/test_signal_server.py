@@ -316,3 +316,27 @@ def test_the_readme_terminal_gets_a_signal(tmp_path):
                               timeout=60)
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(r"(buy|sell|hold) - .+\n", done.stdout), done.stdout
+
+
+def test_a_lake_brings_the_outcomes_of_debates_on_its_symbols(tmp_path):
+    """No later request came, but a lake holds the symbol's daily bars: the outcomes come from
+    there (on bars of the debate's length only)."""
+    from arena.data.lake import Lake, PartitionKey, write_bars_file
+    from arena.doors.signal_store import attach_from_lake
+
+    days = pd.date_range("2026-11-02", periods=40, freq="1D", tz="UTC")
+    closes = 100 * 1.02 ** np.arange(40)
+    lake = Lake(tmp_path / "lake")
+    frame = pd.DataFrame({"timestamp": days.as_unit("us"), "open": closes, "high": closes,
+                          "low": closes, "close": closes, "volume": 1.0})
+    key = PartitionKey("synthetic", "1d", "ETH")
+    lake.path(key).parent.mkdir(parents=True, exist_ok=True)
+    write_bars_file(frame, lake.path(key))
+    store = SignalStore(tmp_path / "store")
+    with Running(SignalServer(store)) as url:
+        ask(url, f"DEBATE:ETH:{_extended(closes[:10])}")
+    assert attach_from_lake(store, lake, pd.Timestamp("2026-12-20", tz="UTC")) == len(HORIZONS)
+    got = store.outcomes().set_index("horizon_bars")["return"]
+    for h in HORIZONS:
+        assert got[h] == pytest.approx(1.02 ** h - 1)
+    assert attach_from_lake(store, lake, pd.Timestamp("2026-12-21", tz="UTC")) == 0  # once
