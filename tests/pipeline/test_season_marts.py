@@ -419,9 +419,14 @@ def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
     for row, cells in zip(board.to_dict("records"), probe["board"], strict=True):
         for column, (text, value) in zip(LEADERBOARD, cells, strict=True):
             expected = row[column.key]
-            assert text == fmt(expected, column.kind), (row["contestant"], column.key)
-            if value is not None:  # a number: the exact value of the mart
-                assert float(value) == float(expected), (row["contestant"], column.key)
+            if value is None:  # text, or a missing number
+                assert text == fmt(expected, column.kind), (row["contestant"], column.key)
+                continue
+            # the page writes its own number, which is the mart's (another test of the module
+            # may have rebuilt the marts since: DuckDB's parallel sums differ in the last bits)
+            assert text == fmt(float(value), column.kind), (row["contestant"], column.key)
+            assert float(value) == pytest.approx(float(expected), rel=1e-9, abs=1e-12), \
+                (row["contestant"], column.key)
 
 
 def test_every_trade_links_to_the_decision_that_opened_it(season):
