@@ -172,8 +172,9 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
          for i, s in enumerate(standings, start=1)])]
     absent = sorted({k.contestant for k in records} - {s.contestant for s in standings})
     if absent:
-        lines += ["", f"No record at this cycle (not playing yet, or its model could not be "
-                      f"reached): {', '.join(absent)}."]
+        lines += ["", "No record at this cycle: " + "; ".join(
+            _why_absent(name, [k.cycle_at for k in records if k.contestant == name], at)
+            for name in absent) + "."]
     prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at])
     wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
     stale = _stale(lake, provider, universe, prices, at)
@@ -229,6 +230,18 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
             if bench in moves:
                 lines.append(f"* {bench}: {moves[bench]:+.2%}")
     return "\n".join(lines) + "\n"
+
+
+def _why_absent(name: str, played: Sequence[pd.Timestamp], at: pd.Timestamp) -> str:
+    """Why ``name`` has no record at ``at``, as far as its records tell: it starts later, it
+    played before (retired, or its model could not be reached), or it skipped this one."""
+    before, after = [t for t in played if t < at], [t for t in played if t > at]
+    if not before:
+        return f"{name} (not playing yet)"
+    if not after:
+        return (f"{name} (last played {max(before):%Y-%m-%d}: retired, or its model could not "
+                "be reached)")
+    return f"{name} (its model could not be reached)"
 
 
 def _reasoning(text: str | None) -> str | None:

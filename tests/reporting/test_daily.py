@@ -64,7 +64,9 @@ def test_daily_report_reads_records_not_tables(ledger, universe, monkeypatch):
     assert "+150.00" in rows[0] and "10,350.00" in rows[0]  # against 10,200 (two cycles back)
     assert "-100.00" in rows[1]  # a first record: against the starting $10,000
     assert rows[2].count("–") == 2  # unknown equity, no change
-    assert "No record at this cycle (not playing yet, or its model could not be reached): late." in text
+    assert "No record at this cycle: late (not playing yet)." in text
+    later = daily_report(book, lake, PROVIDER, universe, FRI + DAY)  # only "late" plays then
+    assert "alpha (last played" in later and "retired, or its model could not be reached" in later
     trades = [ln for ln in lines if ln.startswith("* ") and "@" in ln]
     assert [t.split()[4] for t in trades] == ["ETH", "BTC", "SOL"]  # by notional, ties in key order
     assert any("automatic close of long ETH at 90.00" in ln and "realised -10.00" in ln
