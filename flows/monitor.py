@@ -23,7 +23,13 @@ from arena.core.settings import prepare_process
 from arena.data.lake import Lake
 from arena.flows.tasks import ledger_slot, run_name
 from arena.ledger.store import Ledger
-from arena.pipeline.live import MonitorRefused, OffSeason, monitor_end, run_monitor
+from arena.pipeline.live import (
+    MonitorRefused,
+    OffSeason,
+    closed_at,
+    monitor_end,
+    run_monitor,
+)
 from arena.pipeline.season_config import load_season, season_contestants
 from arena.pipeline.season_ingest import held_symbols, ingest_watched
 
@@ -39,6 +45,10 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
     now_ts = utc(now) if now else pd.Timestamp.now(tz="UTC")
     tick = utc(at) if at else now_ts
     season = load_season(lake)
+    closed = closed_at(lake)
+    if closed is not None:  # nothing to watch, and nothing to ingest for it
+        logger.info("no monitor tick: season %s was closed at %s", season.id, closed)
+        return {"season": season.id, "end": None, "automatic_closes": 0}
     contestants, _ = season_contestants(lake, os.environ, at=tick)
     ledger = Ledger(lake)
     end = monitor_end(season, ledger, tick)

@@ -149,6 +149,8 @@ def test_a_three_day_live_season_runs_through_the_flows(prefect_server, local_st
     # failed run, so no alert every 15 minutes), and nothing is recorded
     records = len(ledger.records()), len(ledger.monitor_records())
     after = _iso(CYCLES[-1] + pd.Timedelta(days=1, minutes=10))
-    assert monitor_flow(lake_root=str(lake.root), now=after, ingest=False)["end"] is None
+    manifests = len(lake.manifests())
+    assert monitor_flow(lake_root=str(lake.root), now=after)["end"] is None
+    assert len(lake.manifests()) == manifests  # a closed season's tick ingests nothing either
     assert cycle_flow(lake_root=str(lake.root), now=after, publish=False) == []
     assert (len(ledger.records()), len(ledger.monitor_records())) == records
