@@ -292,7 +292,7 @@ def test_luck_tables_land_in_the_marts(season):
 ANALYST = """
 import sys, duckdb
 con = duckdb.connect(sys.argv[1], read_only=True)
-query = "select count(*), sum(total_return) from leaderboard"
+query = "select count(*), round(sum(total_return), 9) from leaderboard"
 print(con.execute(query).fetchone(), flush=True)
 sys.stdin.readline()  # the pipeline rebuilds and publishes meanwhile
 print(con.execute(query).fetchone(), flush=True)
@@ -319,8 +319,10 @@ def test_the_warehouse_copy_stays_readable_while_the_marts_are_rebuilt(season):
     with _warehouse(lake) as con:
         schemas = {r[0] for r in con.execute(
             "select distinct table_schema from information_schema.tables").fetchall()}
-        assert str(con.execute("select count(*), sum(total_return) from leaderboard").fetchone()) \
-            == before.strip()
+        # the rebuilt copy holds the same numbers (to the last bits DuckDB's parallel sums may
+        # differ in)
+        again = "select count(*), round(sum(total_return), 9) from leaderboard"
+        assert str(con.execute(again).fetchone()) == before.strip()
     assert {"main", "staging", "intermediate"} <= schemas
     assert (lake.root / "marts" / "leaderboard.parquet").is_file()
 
