@@ -476,16 +476,3 @@ def _check_reachable(market: ObjectMarket) -> None:
         raise MarketError(f"cannot reach the market at {market.uri}: {exc} (credentials and "
                           "endpoint come from the environment, e.g. AWS_ACCESS_KEY_ID, "
                           "AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL)") from exc
-
-
-def copy_market(market: Market, top: str, dest: Path) -> int:
-    """Write the current file of every key under ``top`` into ``dest`` (same relative paths),
-    one publication's; returns how many."""
-    if isinstance(market, ObjectMarket):
-        return market.download(top, dest)
-    keys = market.keys(top)
-    for key in keys:
-        target = dest / key
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(market.path(key), target)  # type: ignore[attr-defined]
-    return len(keys)

@@ -146,7 +146,7 @@ def join(lake: Lake, season: SeasonConfig, name: str, cycle_at: pd.Timestamp,
             raise EntrantError(f"no entrant {name!r}")
         if entrant.joined_from is not None:
             return None
-        due = min((t for t in season.times if t > now), default=None)
+        due = season.next_after(now)
         if due != cycle_at:
             raise EntrantError(f"entrant {name!r} can join from the next cycle "
                                f"({due.isoformat() if due is not None else 'none left'}), not "

@@ -65,11 +65,11 @@ class Arena:
         return universe[symbol]
 
     def next_cycle(self, now: pd.Timestamp) -> pd.Timestamp:
-        later = [t for t in self.season.times if t > now]
-        if not later:
+        later = self.season.next_after(now)
+        if later is None:
             raise OutsideError(f"season {self.season.id} has no cycle after {now.isoformat()}: "
                                "it is over")
-        return later[0]
+        return later
 
 
 def rules(arena: Arena, now: pd.Timestamp) -> dict[str, object]:
@@ -84,7 +84,7 @@ def rules(arena: Arena, now: pd.Timestamp) -> dict[str, object]:
                      "players": int(r.players)} for r in ceiling.itertuples()]
     except (FileNotFoundError, LookupError, KeyError):
         ceilings = []
-    upcoming = [t for t in season.times if t > now]
+    upcoming = season.next_after(now)
     return {
         "season": season.id, "now": now.isoformat(),
         "assets": [{"symbol": a.symbol, "name": a.name, "asset_class": a.asset_class,
@@ -93,7 +93,7 @@ def rules(arena: Arena, now: pd.Timestamp) -> dict[str, object]:
         "intervals": list(INTERVAL_ORDER),
         "fee_rate": rules_.fee_rate, "start_cash": rules_.start_cash,
         "cycle_time_utc": f"{season.cycle_hour:02d}:00",
-        "next_cycle": upcoming[0].isoformat() if upcoming else None,
+        "next_cycle": upcoming.isoformat() if upcoming is not None else None,
         "deadline": "a submission counts for the first cycle after the server receives it; the "
                     "last one before the cycle's time executes there",
         "cycles": [t.isoformat() for t in season.times],
@@ -233,13 +233,14 @@ def entrant_score(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str
     entrant = next((e for e in entrants(arena.lake) if e.name == entrant.name), entrant)
     cash = season_rules(arena.season).start_cash
     ledger = Ledger(arena.lake)
-    played = [k.cycle_at for k in ledger.records() if k.contestant == entrant.name]
+    records = ledger.records()  # the keys only: one directory listing
+    played = [k.cycle_at for k in records if k.contestant == entrant.name]
     out: dict[str, object] = {"entrant": entrant.name, "now": now.isoformat(),
                               "joined_from": entrant.joined_from}
     if played:
         last = max(played)
         standings = {}
-        for key in ledger.records():
+        for key in records:
             if key.cycle_at == last:
                 rows = ledger.record_rows("equity", last, key.contestant)
                 if rows:

@@ -113,6 +113,10 @@ class SeasonConfig:
         past = [t for t in self.times if t <= now]
         return past[-1] if past else None
 
+    def next_after(self, now: pd.Timestamp) -> pd.Timestamp | None:
+        """The first cycle time of the season after ``now`` (None once none is left)."""
+        return next((t for t in self.times if t > now), None)
+
     def on_schedule(self, at: pd.Timestamp) -> bool:
         return at in set(self.times)
 

@@ -45,11 +45,11 @@ from arena.pipeline.season_config import (
 
 
 def _next_cycle(season: SeasonConfig, now: pd.Timestamp) -> pd.Timestamp:
-    later = [t for t in season.times if t > now]
-    if not later:
+    later = season.next_after(now)
+    if later is None:
         raise SeasonConfigError(f"season {season.id!r} has no cycle after {now.isoformat()}: "
                                 "a roster change would never take effect")
-    return later[0]
+    return later
 
 
 def _log(lake: Lake, changes: list[RosterChange]) -> None:

@@ -37,7 +37,7 @@ from typing import Any
 
 from arena.core import resources
 from arena.data.lake import Lake, swap_dir
-from arena.data.market_store import copy_market
+from arena.data.market_store import ObjectMarket
 from arena.ledger.store import Ledger
 from arena.pipeline.runner import INLINE, Runner
 
@@ -124,12 +124,13 @@ def snapshot_market(lake: Lake) -> int:
     """A market on object storage: copy the current version of every bar partition into
     ``<lake>/dbt/market/`` (swapped in whole, so dbt reads one publication) before dbt runs;
     returns how many files (0, and nothing copied, for a market on this machine)."""
-    if lake.market.local_dir() is not None:
+    market = lake.market
+    if not isinstance(market, ObjectMarket):
         return 0
     final = build_dir(lake) / "market"
     staging = final.with_name(f".market.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        copied = copy_market(lake.market, "bars", staging)
+        copied = market.download("bars", staging)
         (staging / "bars").mkdir(parents=True, exist_ok=True)
         swap_dir(staging, final)
     finally:

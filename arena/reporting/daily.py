@@ -215,7 +215,7 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
             text = ledger.responses(s.contestant, at).get(ANSWER)
         except KeyError:
             continue
-        reasoning = _reasoning(text)
+        reasoning = answer_reasoning(text)
         if reasoning:
             quotes.append(f"> **{s.contestant}**: {_quote(reasoning)}")
     lines += ["", "## From the reasoning", "", *(quotes or ["No reasoning recorded."])]
@@ -244,7 +244,7 @@ def _why_absent(name: str, played: Sequence[pd.Timestamp], at: pd.Timestamp) -> 
     return f"{name} (its model could not be reached)"
 
 
-def _reasoning(text: str | None) -> str | None:
+def answer_reasoning(text: str | None) -> str | None:
     """The ``reasoning`` field of a raw answer, when it parses."""
     if not text:
         return None

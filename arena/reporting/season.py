@@ -21,8 +21,7 @@ import pandas as pd
 from arena.data.lake import Lake, write_text
 from arena.data.persistence import last_boot
 from arena.data.providers import SYNTHETIC_MARKET, market_note
-from arena.engine.contract import parse_answer
-from arena.reporting.daily import DAILY_DIR, render_daily_html
+from arena.reporting.daily import DAILY_DIR, answer_reasoning, render_daily_html
 from arena.reporting.layout import Column, anchor_id, cell, esc, fmt, page, records, table
 from arena.reporting.plots import (
     drawdown_chart,
@@ -250,13 +249,6 @@ DECISION_COLUMNS = [Column("round", "round"), Column("action", "action"),
                     Column("thesis", "thesis", wrap=True)]
 
 
-def _reasoning(answer: object) -> str | None:
-    if not isinstance(answer, str) or not answer:
-        return None
-    parsed = parse_answer(answer)
-    return parsed.answer.reasoning if parsed.ok else None
-
-
 def _decisions(mine: pd.DataFrame, links: _Links) -> str:
     """The contestant's decisions, cycle by cycle: each row an anchor (a trade links to it),
     the decision's JSON and the answer's reasoning under it."""
@@ -269,7 +261,7 @@ def _decisions(mine: pd.DataFrame, links: _Links) -> str:
         day = links.day(at)
         stamp = fmt(at, "time")
         head = f'<a href="{esc(day)}">{esc(stamp)}</a>' if day else esc(stamp)
-        reasoning = _reasoning(group["answer_text"].dropna().iloc[0]) \
+        reasoning = answer_reasoning(group["answer_text"].dropna().iloc[0]) \
             if group["answer_text"].notna().any() else None
         rows.append(f'<tr class="cycle"><th colspan="{len(DECISION_COLUMNS) + 1}" scope="rowgroup">'
                     f"{head} UTC, {esc(round_)}" + (f"<blockquote>{esc(reasoning)}</blockquote>"
