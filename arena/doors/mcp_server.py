@@ -17,9 +17,7 @@ errors naming the problem. None of them touches the other entrants or stops the 
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from starlette.applications import Starlette
 
 from arena.data.lake import Lake
+from arena.doors.limits import SlidingWindow
 from arena.pipeline.entrants import Entrant, EntrantError, authenticate, entrants
 from arena.pipeline.outside import (
     Arena,
@@ -141,26 +140,18 @@ class _Keys:
                                                         scopes=[])
 
 
-class RateLimit:
-    """At most ``calls`` per entrant in any ``window`` seconds (a sliding window)."""
+class RateLimit(SlidingWindow):
+    """At most ``calls`` per entrant in any ``window`` seconds."""
 
     def __init__(self, calls: int = RATE, window: float = 60.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.calls, self.window, self.clock = calls, window, clock
-        self._seen: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
+        super().__init__(calls, window, clock)
 
     def check(self, name: str) -> None:
-        now = self.clock()
-        with self._lock:
-            seen = self._seen.setdefault(name, deque())
-            while seen and seen[0] <= now - self.window:
-                seen.popleft()
-            if len(seen) >= self.calls:
-                wait = seen[0] + self.window - now
-                raise ToolError(f"rate limit: {self.calls} calls a {self.window:.0f} s per "
-                                f"entrant; try again in {wait:.0f} s")
-            seen.append(now)
+        wait = self.admit(name)
+        if wait is not None:
+            raise ToolError(f"rate limit: {self.calls} calls a {self.window:.0f} s per "
+                            f"entrant; try again in {wait:.0f} s")
 
 
 async def _localised(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:

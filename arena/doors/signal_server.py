@@ -41,7 +41,6 @@ import logging
 import re
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -58,6 +57,7 @@ from arena.agents.llm import complete
 from arena.agents.roster import ContestantSpec, is_loopback
 from arena.core.types import Message
 from arena.doors.brief import BriefError, Series, brief, render
+from arena.doors.limits import SlidingWindow
 from arena.doors.signal_store import SignalStore, bar_seconds
 from arena.doors.verdict import VerdictError, parse_judge, parse_opinion, parse_risk, rule_analysts
 from arena.doors.verdict import verdict as table_verdict
@@ -240,7 +240,7 @@ class Connection:
     """One terminal's state: its conversation and the times of its recent commands."""
 
     chat: list[Message] = field(default_factory=list)
-    recent: deque[float] = field(default_factory=deque)
+    recent: SlidingWindow | None = None  # its commands of the last minute
 
 
 class SignalServer:
@@ -266,12 +266,9 @@ class SignalServer:
         return asyncio.get_running_loop().run_in_executor(self._pool, partial(fn, *args))
 
     async def answer(self, line: str | bytes, conn: Connection) -> dict[str, Any]:
-        now = time.monotonic()
-        while conn.recent and conn.recent[0] <= now - 60.0:
-            conn.recent.popleft()
-        if len(conn.recent) >= self.rate:
+        conn.recent = conn.recent or SlidingWindow(self.rate)
+        if conn.recent.admit() is not None:
             return {"error": f"rate limit: {self.rate} commands a minute per connection"}
-        conn.recent.append(now)
         if len(line) > MAX_MESSAGE:
             return {"error": f"the command is {len(line):,} characters; the limit is "
                              f"{MAX_MESSAGE:,}"}
