@@ -240,13 +240,8 @@ class Lake:
     def partitions(self, provider: str | None = None, interval: str | None = None) -> list[PartitionKey]:
         """Every published bar partition, optionally of one provider and/or interval."""
         keys = []
-        for relative in self.market.keys("bars"):
-            folders = relative.split("/")[1:-1]
-            if len(folders) != 3:
-                continue
-            parts = dict(p.split("=", 1) for p in folders if "=" in p)
-            if set(parts) != {"provider", "interval", "symbol"}:
-                continue
+        for relative in self.market.keys("bars"):  # bars/provider=p/interval=i/symbol=s/...
+            parts = dict(p.split("=", 1) for p in relative.split("/")[1:-1])
             key = PartitionKey(parts["provider"], parts["interval"], parts["symbol"])
             if (provider is None or key.provider == provider) and (interval is None or key.interval == interval):
                 keys.append(key)
