@@ -5,7 +5,11 @@ code around them is reorganised: every contestant's outcomes, decisions, rejecti
 responses and equity per cycle, and the monitor's automatic closes. Call records (latencies) and
 file layouts are left out: they differ run to run. ``tests/fixtures/golden/season.json`` holds the
 values recorded before the stage packages were introduced; ``tests/pipeline/test_golden_season.py``
-replays the same season and compares.
+replays the same season and compares (:func:`assert_same_values`): text, integers and flags
+exactly, floats to :data:`REL_TOL` relative (:data:`ABS_TOL` absolute near zero). The synthetic
+prices come from NumPy's vectorised ``exp``, whose last bits differ between CPU families (with
+AVX-512 and without), and so every price, quantity and fee computed from them; a value the arena
+writes as text (a mirrored invalidation level) is rounded once where it is computed.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from tests.agents.openai_stub import RecordedRequest, StubResponse
 
 CYCLE_TABLES = ("outcome", "decisions", "rejections", "fills", "levels", "responses", "equity")
 DROP = {"prompt_sha256", "raw_json", "extra"}  # digests and copies of values compared elsewhere
+REL_TOL = ABS_TOL = 1e-9  # far below a cent, a basis point or a share: only the last bits move
 GOLDEN_SEASON = {"start": "2025-11-24", "days": 6,
                  "symbols": ["BTC", "ETH", "SOL", "SPY", "AAPL", "MSFT", "NVDA", "ADA"]}
 
@@ -52,6 +57,35 @@ def season_values(ledger) -> dict[str, Any]:
     out: dict[str, Any] = {name: _rows(ledger.table(name)) for name in CYCLE_TABLES}
     out["monitor_fills"] = _rows(ledger.table("fills", monitor=True))
     return json.loads(json.dumps(out, sort_keys=True))
+
+
+def value_differences(replayed: Any, recorded: Any, path: str = "") -> list[str]:
+    """Where ``replayed`` differs from ``recorded`` (see the module docstring), as
+    ``path: replayed != recorded`` lines; empty when they are the same values."""
+    if isinstance(recorded, dict) and isinstance(replayed, dict):
+        if replayed.keys() != recorded.keys():
+            return [f"{path}: keys {sorted(replayed)} != {sorted(recorded)}"]
+        return [d for k in recorded for d in value_differences(replayed[k], recorded[k],
+                                                                 f"{path}.{k}")]
+    if isinstance(recorded, list) and isinstance(replayed, list):
+        if len(replayed) != len(recorded):
+            return [f"{path}: {len(replayed)} items != {len(recorded)}"]
+        return [d for i, (a, b) in enumerate(zip(replayed, recorded, strict=True))
+                for d in value_differences(a, b, f"{path}[{i}]")]
+    floats = isinstance(recorded, float) or isinstance(replayed, float)
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool)
+                  for v in (recorded, replayed))
+    if floats and numbers:
+        same = math.isclose(replayed, recorded, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    else:
+        same = type(replayed) is type(recorded) and replayed == recorded
+    return [] if same else [f"{path}: {replayed!r} != {recorded!r}"]
+
+
+def assert_same_values(replayed: Any, recorded: Any) -> None:
+    """Fail naming every difference beyond the stated tolerance (see the module docstring)."""
+    differences = value_differences(replayed, recorded)
+    assert not differences, f"{len(differences)} value(s) differ:\n" + "\n".join(differences[:20])
 
 
 OPEN = ('{"reasoning": "scripted", "decisions": [{"action": "open_short", "symbol": "ETH", '

@@ -4,7 +4,10 @@
 ``open_short``; an invalidation level is reflected around the cycle price
 (``level' = 2 x price - level``), so a stop 5% below a long becomes a stop 5% above the short;
 closes, holds and adds keep their action (they refer to the mirrored contestant's own
-positions, which the reverse holds mirrored). Sizes, confidence and texts are kept. An answer
+positions, which the reverse holds mirrored). The mirrored level is rounded once, here, to
+:data:`LEVEL_DECIMALS` decimals as the house strategies write theirs: the cycle price it is
+computed from may differ in its last bits between CPU families (NumPy's vectorised ``exp``), and
+a level written in the answer's text must not. Sizes, confidence and texts are kept. An answer
 that does not parse is passed through unchanged, and so is a malformed decision inside one: the
 engine judges them like any other.
 """
@@ -20,6 +23,7 @@ from arena.core.types import Briefing, CallRecord, Message
 from arena.engine.contract import Decision, parse_answer
 
 _FLIP = {"open_long": "open_short", "open_short": "open_long"}
+LEVEL_DECIMALS = 8  # as the house strategies round their levels
 
 
 def mirror_answer(raw: str, prices: Mapping[str, float]) -> str:
@@ -37,8 +41,10 @@ def mirror_answer(raw: str, prices: Mapping[str, float]) -> str:
         decision["action"] = _FLIP.get(d.action, d.action)
         price = prices.get(d.symbol)
         if d.invalidation_price is not None and price is not None:
-            mirrored = 2.0 * price - d.invalidation_price
-            decision["invalidation_price"] = mirrored if mirrored > 0 else price * 1e-6
+            mirrored = round(2.0 * price - d.invalidation_price, LEVEL_DECIMALS)
+            # a level the mirror would put at or below zero: just above zero instead
+            decision["invalidation_price"] = mirrored if mirrored > 0 else max(
+                round(price * 1e-6, LEVEL_DECIMALS), 10.0 ** -LEVEL_DECIMALS)
         decisions.append(decision)
     answer["decisions"] = decisions
     answer["reasoning"] = ("Mirror image of another contestant's answer. "

@@ -16,7 +16,13 @@ from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger.store import Ledger
 from arena.pipeline.season import replay_season
 from tests.agents.openai_stub import OpenAIStub
-from tests.golden import GOLDEN_SEASON, scripted_model, season_values
+from tests.golden import (
+    GOLDEN_SEASON,
+    assert_same_values,
+    scripted_model,
+    season_values,
+    value_differences,
+)
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "golden"
 
@@ -47,7 +53,8 @@ def _kept(rows: list[dict]) -> list[dict]:
 
 @pytest.mark.slow
 def test_the_golden_season_replays_with_identical_values(tmp_path):
-    """Every table, value by value, except the rows of the house ``random`` contestant.
+    """Every table, value by value (floats to 1e-9: :func:`tests.golden.assert_same_values`),
+    except the rows of the house ``random`` contestant.
 
     The random contestant now plays the arena's zero-skill player
     (:func:`arena.scoring.arena_luck.zero_skill_answer`, default profile, arena rules) instead of
@@ -63,5 +70,20 @@ def test_the_golden_season_replays_with_identical_values(tmp_path):
     replayed = replay_golden_season(tmp_path)
     assert replayed.keys() == recorded.keys()
     for table, rows in recorded.items():
-        assert _kept(replayed[table]) == _kept(rows), table
+        assert_same_values(_kept(replayed[table]), _kept(rows))
     assert any(r.get("contestant") == "random" for r in replayed["equity"])
+
+
+def test_the_comparison_tells_last_bits_from_real_differences():
+    """The tolerance admits what a CPU family changes (the last bits of a float) and nothing
+    a reader would see: a cent, a changed word, an int for a float, a missing row."""
+    row = {"price": 405.88635657384674, "quantity": 5.385596942452325, "n": 3, "text": "a"}
+    assert value_differences({**row, "price": 405.88635657384685}, row) == []
+    assert value_differences({**row, "quantity": 5.385596942452324}, row) == []
+    assert value_differences({**row, "price": 405.89}, row)  # a cent
+    assert value_differences({**row, "price": 405.88635657384674 * (1 + 1e-8)}, row)
+    assert value_differences({**row, "text": "b"}, row)
+    assert value_differences({**row, "n": 4}, row)
+    assert value_differences({**row, "n": True}, {**row, "n": 1})
+    assert value_differences([row], [row, row])
+    assert value_differences({"price": None}, {"price": 1.0})
