@@ -26,7 +26,7 @@ from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger.store import Ledger
 from arena.market.prompts import prompt_tokens
 from arena.pipeline.cycle import run_cycle
-from arena.pipeline.runner import Inline
+from arena.core.runner import Inline
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the loopback server of the tests
 from tests.agents.openai_stub import OpenAIStub, StubResponse

@@ -19,11 +19,12 @@ state and the reason (the state's message). Installing again replaces both autom
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass
 from uuid import UUID
 
-ALERT_WEBHOOK_ENV = "ARENA_ALERT_WEBHOOK"
+from arena.core.environment import settings
+from arena.core.errors import BadArgument
+
 PUBLISH_MARGIN_S = 900.0
 ALERT_STATES = ("Failed", "Crashed", "TimedOut", "Late")
 
@@ -36,9 +37,9 @@ class Alerts:
 
 def alert_webhook(explicit: str | None = None) -> str | None:
     """The webhook URL: the explicit one, else ``$ARENA_ALERT_WEBHOOK``, else None (no alerts)."""
-    url = explicit or os.environ.get(ALERT_WEBHOOK_ENV) or None
+    url = explicit or settings().alert_webhook
     if url is not None and not url.startswith(("http://", "https://")):
-        raise ValueError(f"the alert webhook must be an http(s) URL, not {url!r}")
+        raise BadArgument(f"--alert-webhook must be an http(s) URL, not {url!r}")
     return url
 
 

@@ -11,6 +11,7 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from prefect.variables import Variable
 
+from arena.core.errors import Failed
 from arena.data.lake import Lake
 from arena.data.persistence import VOLATILE, Boot, boot_history, record_boot
 from arena.flows.tasks import run_name, slug
@@ -20,7 +21,7 @@ def boots_variable(season_id: str) -> str:
     return f"arena-boots-{slug(season_id)}"
 
 
-class StorageVolatile(RuntimeError):
+class StorageVolatile(Failed, RuntimeError):
     """The lake lost boots the server counted: the run fails (and alerts); ``boot`` says more."""
 
     def __init__(self, boot: Boot) -> None:

@@ -1,49 +1,48 @@
-"""Prefect flow: the season published at full size - the luck and reference-rules tables with
-20,000 zero-skill players per asset, the dbt marts and the season report - from the cycles
-recorded so far (:func:`arena.pipeline.live.publish_season`). The cycle flow publishes after
-every cycle with fewer players (2,000, a minute's work); this flow is the nightly deployment that
-brings the luck tables to their full size, then copies the lake to its mirror when one is set.
-A season with fewer than two cycles has nothing to publish yet: the run says so and completes."""
+"""Prefect flow: the season published - the publish job (:func:`arena.app.publish.publish`),
+the same as ``arena season publish``: the luck and reference-rules tables (20,000 zero-skill
+players per asset), the dbt marts and the season report from the cycles recorded so far, then the
+lake copied to its mirror when one is set (holding the season's ledger slot, so no cycle or
+monitor window writes meanwhile). The cycle flow publishes after every cycle with fewer players;
+this is the nightly deployment. A season with no cycle yet has nothing to publish: the run says
+so and completes."""
 
 from __future__ import annotations
 
 from prefect import flow, get_run_logger
 
+from arena.app.handle import SeasonHandle
+from arena.app.publish import publish
 from arena.core.settings import prepare_process
-from arena.data.lake import Lake
-from arena.data.persistence import upload_lake
+from arena.flows.artifacts import report_link
 from arena.flows.tasks import PrefectRunner, ledger_slot, run_name
-from arena.pipeline.live import PublishError, publish_season
-from arena.pipeline.season_config import load_season
+from arena.pipeline.live import PublishError
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 
 @flow(name="publish", flow_run_name=run_name("publish"))
 def publish_flow(lake_root: str | None = None, players: int = DEFAULT_PLAYERS,
                  mirror: str | None = None) -> dict:
-    """Rebuild the season's luck tables (``players`` per asset), marts and report; then copy
-    the lake to ``mirror`` (a path or fsspec URI), unless its last restore failed or a start
-    found it volatile (:func:`arena.data.persistence.upload_lake` refuses; the run fails)."""
+    """Rebuild the season's luck tables (``players`` per asset), marts and report; then copy the
+    lake to ``mirror`` (a path or fsspec URI), unless its last restore failed or a start found it
+    volatile (:func:`arena.data.persistence.upload_lake` refuses; the run fails)."""
     prepare_process()
     logger = get_run_logger()
-    lake = Lake(lake_root)
-    season = load_season(lake)
-    out: dict = {"season": season.id, "published": False}
+    handle = SeasonHandle.open(lake_root)
     try:
-        done = publish_season(lake, season, players=players,
-                              runner=PrefectRunner(dask=season.dask),
-                              progress=logger.info)
-        logger.info("season %s published with %s players per asset: %s", season.id,
-                    f"{players:,}", done.report)
-        out.update(published=True, report=str(done.report), marts=str(done.marts.marts))
+        done = publish(handle, players=players, mirror=mirror,
+                       runner=PrefectRunner(dask=handle.config.dask),
+                       hold=lambda: ledger_slot(handle.id), progress=logger.info)
     except PublishError as exc:
-        logger.info("season %s: nothing to publish yet: %s", season.id, exc)
-        out["reason"] = str(exc)
-    if mirror:  # no cycle or monitor window writes meanwhile; MirrorError fails the run: an alert
-        with ledger_slot(season.id):
-            out["mirrored"] = upload_lake(lake, mirror)
-        logger.info("lake copied to the mirror %s: %s", mirror, ", ".join(out["mirrored"]))
-    return out
+        logger.info("season %s: nothing to publish yet: %s", handle.id, exc)
+        return {"season": handle.id, "published": False, "reason": str(exc)}
+    report_link(done.report, handle.config)
+    logger.info("season %s published with %s players per asset: %s", handle.id,
+                f"{players:,}", done.report)
+    if mirror:
+        logger.info("lake copied to the mirror %s: %s", mirror, ", ".join(done.mirrored))
+    out = {"season": handle.id, "published": True, "report": str(done.report),
+           "marts": str(done.outputs.marts.marts)}
+    return {**out, "mirrored": done.mirrored} if mirror else out
 
 
 if __name__ == "__main__":

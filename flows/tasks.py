@@ -1,4 +1,4 @@
-"""The Prefect side of :class:`arena.pipeline.runner.Runner`: every pipeline step a task.
+"""The Prefect side of :class:`arena.core.runner.Runner`: every step a task.
 
 :class:`PrefectRunner` runs a step as a Prefect task named by the step's run name template
 (``play-momentum``, ``day-2026-10-01``), so the flows hold no logic of their own: they hand this
@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import os
-import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import cache
@@ -29,25 +28,23 @@ from prefect.exceptions import ObjectNotFound
 from prefect.task_runners import TaskRunner
 
 from arena.agents.base import Contestant
-from arena.agents.roster import is_loopback
+from arena.agents.roster import ContestantSpec, is_loopback
+from arena.core.environment import settings
+from arena.core.runner import Retry, retry_of
 from arena.data.lake import Lake
-from arena.pipeline.season_config import LOCAL_DASK
+from arena.pipeline.season_config import LOCAL_DASK, season_slug
 from arena.pipeline.warehouse import DBT_PROJECT, Invoke, profiles_dir
 
 T = TypeVar("T")
-PROVIDER_CONCURRENCY_ENV = "ARENA_PROVIDER_CONCURRENCY"
-DASK_ENV = "ARENA_DASK"
 
 
-def slug(text: str) -> str:
-    """``text`` as a kebab-case name for Prefect objects (deployments, blocks, limits), e.g. the
-    season id ``2026-12-01-ccxt+yfinance`` as ``2026-12-01-ccxt-yfinance``."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+slug = season_slug  # kebab-case names of Prefect objects (deployments, blocks, limits)
 
 
 def run_name(job: str) -> Callable[[], str]:
-    """A flow run name of ``job`` and the run's scheduled time, e.g. ``cycle-2026-10-01-1610``
-    (UTC): readable in the UI's run list, and the same for a scheduled and a manual run."""
+    """A flow run name of ``job`` and the run's scheduled time, e.g. ``ingest-2026-10-01-1601``
+    (UTC): readable in the UI's run list, and the same for a scheduled and a manual run. (A
+    cycle run is named after the cycle it plays: :func:`arena.flows.cycle.cycle_run_name`.)"""
 
     def name() -> str:
         from prefect.runtime import flow_run
@@ -57,11 +54,28 @@ def run_name(job: str) -> Callable[[], str]:
     return name
 
 
+def _retry_condition(policy: Retry) -> Callable[[Any, Any, Any], bool]:
+    """Prefect's retry condition for a step's :class:`~arena.core.runner.Retry`."""
+
+    def retry_if(task: Any, task_run: Any, state: Any) -> bool:
+        try:
+            state.result()
+        except Exception as exc:
+            return policy.when(exc)
+        return False
+
+    return retry_if
+
+
 @cache
 def as_task(fn: Callable[..., Any]) -> Task:
-    """The Prefect task of a pipeline step (one per step function)."""
+    """The Prefect task of a step (one per step function), retried as the step says."""
+    policy = retry_of(fn)
+    retries: dict[str, Any] = {} if policy is None else {
+        "retries": len(policy.delays), "retry_delay_seconds": list(policy.delays),
+        "retry_condition_fn": _retry_condition(policy)}
     return task(fn, name=fn.__name__.replace("_", "-"), cache_policy=NO_CACHE,
-                task_run_name=getattr(fn, "run_name", None))
+                task_run_name=getattr(fn, "run_name", None), **retries)
 
 
 class PrefectRunner:
@@ -71,7 +85,7 @@ class PrefectRunner:
     the season's ``dask`` setting, or ``$ARENA_DASK`` for a season already running."""
 
     def __init__(self, dask: str | None = None) -> None:
-        self.dask = dask or os.environ.get(DASK_ENV) or None
+        self.dask = dask or settings().dask
 
     @property
     def distributes(self) -> bool:
@@ -82,16 +96,24 @@ class PrefectRunner:
         return as_task(fn)(*args, **kwargs)
 
     def map(self, fn: Callable[..., T], items: Sequence[Any], /, *args: Any,
-            **kwargs: Any) -> list[T]:
+            capture: tuple[type[Exception], ...] = (), **kwargs: Any) -> list[T]:
         if self.dask is None:
             futures = [as_task(fn).submit(item, *args, **kwargs) for item in items]
-            return [f.result() for f in futures]
+            return [_result(f, capture) for f in futures]
         signature = inspect.signature(fn)
         with dask_task_runner(self.dask, len(items)) as runner:
             futures = [runner.submit(as_task(fn),
                                      parameters=signature.bind(item, *args, **kwargs).arguments)
                        for item in items]
-            return [f.result() for f in futures]
+            return [_result(f, capture) for f in futures]
+
+
+def _result(future: Any, capture: tuple[type[Exception], ...]) -> Any:
+    """A task's result; an exception of ``capture`` it ended with, as its result."""
+    try:
+        return future.result()
+    except capture as exc:
+        return exc
 
 
 def dask_task_runner(address: str, items: int) -> TaskRunner:
@@ -108,9 +130,10 @@ def dask_task_runner(address: str, items: int) -> TaskRunner:
     return DaskTaskRunner(address=address)
 
 
-def provider_limit(contestant: Contestant) -> str | None:
-    """The concurrency limit a contestant's model calls count against (None: no model)."""
-    spec = getattr(contestant, "spec", None)
+def provider_limit(contestant: Contestant | ContestantSpec) -> str | None:
+    """The concurrency limit a contestant's (or roster entry's) model calls count against
+    (None: no model)."""
+    spec = getattr(contestant, "spec", contestant)
     model = getattr(spec, "model", None)
     if not model:
         return None
@@ -118,10 +141,10 @@ def provider_limit(contestant: Contestant) -> str | None:
     return f"model-provider-{provider}"
 
 
-def ensure_limits(contestants: Sequence[Contestant]) -> None:
+def ensure_limits(contestants: Sequence[Contestant | ContestantSpec]) -> None:
     """Create (or resize) the providers' global concurrency limits before the tasks need them:
     ``$ARENA_PROVIDER_CONCURRENCY`` slots each (default 4)."""
-    slots = int(os.environ.get(PROVIDER_CONCURRENCY_ENV, "4"))
+    slots = settings().provider_concurrency
     names = {name for c in contestants if (name := provider_limit(c))}
     with get_client(sync_client=True) as client:
         for name in sorted(names):

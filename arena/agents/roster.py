@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from arena.core.errors import UnusableInput
 from arena.core.resources import MODELS
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ _SECRET_FIELDS = frozenset({"api_key", "apikey", "key", "token", "access_token",
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
-class RosterError(ValueError):
+class RosterError(UnusableInput, ValueError):
     """A roster that cannot be used; ``problems`` lists every finding, one line each."""
 
     def __init__(self, problems: list[str] | tuple[str, ...]) -> None:

@@ -22,6 +22,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from arena.core.errors import UnusableInput
+
 CRYPTO = "24/7"
 NYSE = "XNYS"
 FX = "FX"  # spot currencies: Sunday 17:00 to Friday 17:00 New York time, intraday bars only
@@ -41,7 +43,7 @@ TS_UNIT = "us"  # resolution of every timestamp column the product writes
 _CAL_START, _CAL_END = "1990-01-02", "2035-12-31"
 
 
-class CalendarError(ValueError):
+class CalendarError(UnusableInput, ValueError):
     """Unknown calendar or interval, or a time outside what the calendar covers."""
 
 

@@ -1,5 +1,6 @@
 """Process-wide settings, applied once at the process edge (the ``arena`` command, a flow's
-entry, a test session), never inside a call.
+entry, a test session), never inside a call. (The arena's own ``ARENA_*`` variables are one
+table: :mod:`arena.core.environment`.)
 
 Most libraries take their settings as arguments and get them that way. litellm is the exception:
 it reads ``LITELLM_LOCAL_MODEL_COST_MAP`` and ``LITELLM_OFFLINE_MODE`` from the environment when it
@@ -20,6 +21,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+
+from arena.core.errors import SettingsError
+
+__all__ = ["Interrupted", "SettingsError", "prepare_process", "process_prepared", "stop_signals"]
 
 IMPORT_TIME_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 

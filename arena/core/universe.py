@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from arena.core.environment import settings
+from arena.core.errors import UnusableInput
 from arena.core.resources import DBT_PROJECT
 
-UNIVERSE_ENV = "ARENA_UNIVERSE"
 DEFAULT_UNIVERSE = DBT_PROJECT / "seeds" / "universe.csv"
 
 ASSET_CLASSES = frozenset({"crypto", "stock", "etf"})
@@ -25,7 +26,7 @@ _COLUMNS = ("symbol", "name", "asset_class", "sector", "tradable", "benchmark", 
             "yfinance_symbol", "binance_symbol", "binance_perp_symbol")
 
 
-class UniverseError(ValueError):
+class UniverseError(UnusableInput, ValueError):
     """The universe file is malformed, or a symbol is not in it."""
 
 
@@ -161,5 +162,5 @@ def _load_cached(path: str) -> Universe:
 
 def load_universe(path: str | os.PathLike[str] | None = None) -> Universe:
     """Load the universe file (default: the dbt seed; ``$ARENA_UNIVERSE`` overrides)."""
-    chosen = path or os.environ.get(UNIVERSE_ENV) or DEFAULT_UNIVERSE
+    chosen = path or settings().universe or DEFAULT_UNIVERSE
     return _load_cached(str(Path(chosen).resolve()))

@@ -6,8 +6,10 @@ Adapters translate every vendor failure into one of these, so flows can decide w
 
 from __future__ import annotations
 
+from arena.core.errors import Failed, UnusableInput
 
-class ProviderError(Exception):
+
+class ProviderError(Failed):
     """A provider could not deliver usable bars. Base of every provider failure."""
 
     transient: bool = False
@@ -60,6 +62,6 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, ProviderError) and exc.transient
 
 
-class MarketError(Exception):
+class MarketError(UnusableInput):
     """A market-data location the lake cannot use (:mod:`arena.data.market_store`), or a
     market store whose files cannot be read."""

@@ -21,6 +21,7 @@ never lose each other's bars.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -30,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from arena.core.errors import Failed, UnusableInput
+from arena.core.runner import INLINE, Retry, Runner, step
 from arena.core.sessions import (
     INTERVAL_ORDER,
     NY,
@@ -42,7 +45,7 @@ from arena.core.sessions import (
 )
 from arena.core.universe import Asset, Universe
 from arena.data.bars import drop_unclosed, resample
-from arena.data.errors import NoDataError, ProviderError, UnsupportedError
+from arena.data.errors import NoDataError, ProviderError, UnsupportedError, is_transient
 from arena.data.lake import (
     Key,
     Lake,
@@ -53,6 +56,7 @@ from arena.data.lake import (
     merge_bars,
     os_error_text,
 )
+from arena.data.manifest import IngestSummary
 from arena.data.providers import is_synthetic
 from arena.data.providers.base import BAR_COLUMNS, Provider
 from arena.data.validation.checks import Window, validate_bars
@@ -62,7 +66,7 @@ from arena.data.validation.html import PAGE
 EARNINGS_HORIZON = pd.Timedelta(days=180)  # how far ahead earnings calendars are kept
 
 
-class IngestError(RuntimeError):
+class IngestError(Failed, RuntimeError):
     """An ingest run failed for at least one asset (fetch, validation or publication); the
     manifest says which assets published and why the others did not."""
 
@@ -75,6 +79,16 @@ class IngestError(RuntimeError):
         """The assets this run published despite the failure of others."""
         assets = self.manifest.get("assets") or {}
         return [s for s, a in assets.items() if a.get("status") == PUBLISHED]
+
+    @property
+    def summary(self) -> IngestSummary | None:
+        """The manifest, typed (None: the run stopped before it had one)."""
+        return IngestSummary.of(self.manifest) if self.manifest.get("asked") else None
+
+
+class IngestRequestError(UnusableInput, ValueError):
+    """An ingest that cannot be asked for: a window that is empty or in the future, a provider
+    that serves none of the assets or not the interval; nothing was fetched."""
 
 
 class LakeWriteError(IngestError, OSError):
@@ -533,16 +547,16 @@ def plan_ingest(provider: Provider, universe: Universe, *, start: object, end: o
     end_ts = min(asked_end, started)
     if end_ts <= start_ts:
         why = "starts in the future" if start_ts >= started else "is empty"
-        raise ValueError(f"window {start_ts} .. {asked_end} {why} (now {started})")
+        raise IngestRequestError(f"window {start_ts} .. {asked_end} {why} (now {started})")
     served = tuple(a for a in universe if provider.supports(a))
     if not served:
-        raise ValueError(f"{provider.name} serves none of the requested assets")
+        raise IngestRequestError(f"{provider.name} serves none of the requested assets")
     base, watch = _run_interval(provider, interval)
     reach = (getattr(provider, "reach", None) or {}).get(base) if watch else None
     if reach is not None and start_ts < started - reach:
         start_ts = (started - reach).ceil("1D")  # a day inside the vendor's reach
         if end_ts <= start_ts:
-            raise ValueError(f"window {utc(start)} .. {asked_end}: {provider.name} keeps {base} "
+            raise IngestRequestError(f"window {utc(start)} .. {asked_end}: {provider.name} keeps {base} "
                              f"bars for {reach.days} days only (now {started})")
     assets = tuple(a for a in served if _bars_close_in(a.calendar, base, start_ts, end_ts))
     closed = tuple(a.symbol for a in served if a not in assets)
@@ -557,10 +571,10 @@ def _run_interval(provider: Provider, interval: str | None) -> tuple[str, bool]:
     if interval is None or interval == base:
         return base, False
     if interval not in provider.intervals:
-        raise ValueError(f"{provider.name} does not serve {interval} bars (it serves "
+        raise IngestRequestError(f"{provider.name} does not serve {interval} bars (it serves "
                          f"{', '.join(i for i in INTERVAL_ORDER if i in provider.intervals)})")
     if INTERVAL_ORDER.index(interval) > INTERVAL_ORDER.index(base):
-        raise ValueError(f"{interval} bars are derived from {provider.name}'s {base} bars: ingest "
+        raise IngestRequestError(f"{interval} bars are derived from {provider.name}'s {base} bars: ingest "
                          f"{base} (or a finer interval it serves, fetched on its own)")
     return interval, True
 
@@ -579,6 +593,11 @@ class IngestResult:
     manifest: dict[str, object]
     manifest_path: Path
 
+    @property
+    def summary(self) -> IngestSummary:
+        """The manifest, typed."""
+        return IngestSummary.of(self.manifest)
+
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -590,30 +609,64 @@ def _quiet(stage: str, done: int, total: int) -> None:
 def run_ingest(provider: Provider, universe: Universe, *, start: object, end: object,
                lake: Lake | None = None, now: object | None = None,
                progress: ProgressFn | None = None, full: bool = False,
-               interval: str | None = None) -> IngestResult:
+               interval: str | None = None, runner: Runner = INLINE) -> IngestResult:
     """Fetch, validate and publish one provider's bars for ``universe`` over ``[start, end)``
     (``interval``: a watch run of a finer interval than the provider's base, see
-    :func:`plan_ingest`).
+    :func:`plan_ingest`). Each asset's fetch is a step of ``runner`` (:func:`fetch`: the
+    command line's threads, a flow's tasks), retried only on transient vendor errors.
 
     Raises :class:`IngestError` (after writing the manifest) when any asset did not publish; the
-    others are published (all-or-nothing per asset). The Prefect flow runs the same steps with one
-    task per fetch.
+    others are published (all-or-nothing per asset).
     """
     lake = lake or Lake()
     plan = plan_ingest(provider, universe, start=start, end=end, now=now, full=full,
                        interval=interval)
     notify = progress or _quiet
     t0 = time.perf_counter()
-    fetches, errors = [], {}
-    for i, asset in enumerate(plan.assets, start=1):
-        try:
-            fetches.append(fetch_asset(provider, asset, plan.base, plan.start, plan.end,
-                                       lake=lake, full=plan.full, reference=not plan.watch))
-        except ProviderError as exc:
-            errors[asset.symbol] = f"{type(exc).__name__}: {exc}"
-        notify("fetch", i, len(plan.assets))
+    counter = _Counter(notify, "fetch", len(plan.assets))
+    results = runner.map(fetch, list(plan.assets), provider, plan, lake, counter,
+                         capture=(ProviderError,))
+    fetches = [r for r in results if isinstance(r, AssetFetch)]
+    errors = {a.symbol: f"{type(r).__name__}: {r}" for a, r in zip(plan.assets, results,
+                                                                    strict=True)
+              if isinstance(r, ProviderError)}
     timings = {"fetch": time.perf_counter() - t0}
     return finish_ingest(lake, plan, universe, fetches, errors, timings, notify)
+
+
+class _Counter:
+    """Counts finished fetches for the progress callback (fetches finish in any order, from
+    several threads)."""
+
+    def __init__(self, notify: ProgressFn, stage: str, total: int) -> None:
+        self.notify, self.stage, self.total = notify, stage, total
+        self.done = 0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        with self._lock:
+            self.done += 1
+            self.notify(self.stage, self.done, self.total)
+
+    def __reduce__(self) -> tuple[object, ...]:  # sent elsewhere (a task's parameters): silent
+        return (_Counter, (_quiet, self.stage, self.total))
+
+
+# a vendor's rate limit or outage heals; a bad symbol or an HTML page will not
+FETCH_RETRY = Retry(delays=(2.0, 10.0, 30.0), when=is_transient)
+
+
+@step("fetch-{asset.symbol}", retry=FETCH_RETRY)
+def fetch(asset: Asset, provider: Provider, plan: IngestPlan, lake: Lake,
+          done: Callable[[], None] | None = None) -> AssetFetch:
+    """One asset's fetch of a run (:func:`fetch_asset` over the plan's window); ``done`` hears
+    when it finished."""
+    try:
+        return fetch_asset(provider, asset, plan.base, plan.start, plan.end, lake=lake,
+                           full=plan.full, reference=not plan.watch)
+    finally:
+        if done is not None:
+            done()
 
 
 def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Sequence[AssetFetch],

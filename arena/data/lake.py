@@ -45,14 +45,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
+from arena.core.environment import settings
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bars import bar_frame_from_columns, utc_micros
 from arena.data.errors import MarketError
 from arena.data.market_store import LocalMarket, Market, open_market, set_market
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
-LAKE_ENV = "ARENA_LAKE"
-DEFAULT_LAKE = Path("data_lake")
 WRITER_LOCK_TIMEOUT = 600.0  # seconds a publication waits for another one
 
 _BAR_SCHEMA = pa.schema([
@@ -122,7 +121,7 @@ def os_error_text(exc: OSError) -> str:
 
 
 def default_root() -> Path:
-    return Path(os.environ.get(LAKE_ENV) or DEFAULT_LAKE)
+    return settings().lake
 
 
 def write_bars_file(frame: pd.DataFrame, path: Path) -> None:

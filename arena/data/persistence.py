@@ -30,6 +30,7 @@ import os
 import shutil
 from dataclasses import asdict, dataclass
 
+from arena.core.errors import Failed
 from arena.data.lake import Lake, write_text
 
 OPS_DIR = "ops"
@@ -122,7 +123,7 @@ def lake_checked(lake: Lake) -> bool:
 
 
 # ------------------------------------------------------------------------------------- mirror
-class MirrorError(RuntimeError):
+class MirrorError(Failed, RuntimeError):
     """The mirror could not be read or written, or an upload was refused."""
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from arena.core.errors import UnusableInput
 from arena.data.errors import BlockedError, NoDataError
 from arena.data.providers.base import (
     BAR_COLUMNS,
@@ -24,7 +25,7 @@ from arena.data.providers.base import (
 _PARQUET_MAGIC = b"PAR1"
 
 
-class UnusableInputError(ValueError):
+class UnusableInputError(UnusableInput, ValueError):
     """The file is not price data: unreadable, an HTML page, missing columns, non-numeric prices."""
 
 

@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from arena.core.errors import UnusableInput
 from arena.core.indicators import ema, rsi_values, seeded_ewm, sma
 
 MA_PERIODS = (5, 10, 20, 50, 100, 200)
@@ -89,7 +90,7 @@ KEYS: tuple[str, ...] = tuple(NEEDS)
 Value = float | int | bool | None
 
 
-class BriefError(ValueError):
+class BriefError(UnusableInput, ValueError):
     """The sent series cannot be briefed; the message names the problem."""
 
 

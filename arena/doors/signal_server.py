@@ -55,6 +55,7 @@ from websockets.exceptions import ConnectionClosed
 
 from arena.agents.llm import complete
 from arena.agents.roster import ContestantSpec, is_loopback
+from arena.core.errors import UnusableInput
 from arena.core.types import Message
 from arena.doors.brief import BriefError, Series, brief, render
 from arena.doors.limits import SlidingWindow
@@ -78,7 +79,7 @@ _SYMBOL = re.compile(r"^[A-Za-z0-9._/-]{1,24}$")
 CHAT_TURNS = 20  # messages of a conversation kept
 
 
-class ProtocolError(ValueError):
+class ProtocolError(UnusableInput, ValueError):
     """A command the server cannot serve; the answer names why."""
 
 

@@ -53,6 +53,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from arena.core.errors import UnusableInput
+
 BUY, SELL, HOLD = "buy", "sell", "hold"
 SIGNALS = (BUY, SELL, HOLD)
 MIN_STRENGTH, MAX_STRENGTH = 1, 10
@@ -129,7 +131,7 @@ class Verdict:
     comment: str
 
 
-class VerdictError(ValueError):
+class VerdictError(UnusableInput, ValueError):
     """An analyst's answer without its parseable final line (the message names the role)."""
 
 

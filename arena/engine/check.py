@@ -25,6 +25,7 @@ from types import MappingProxyType
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from arena.core.errors import UnusableInput
 from arena.core.sessions import utc
 from arena.core.universe import Universe, load_universe
 from arena.engine.broker import CycleResult, execute_answer
@@ -34,7 +35,7 @@ from arena.engine.repair import repair_context
 from arena.engine.rules import ARENA_RULES, CycleState, Rules
 
 
-class CheckInputError(ValueError):
+class CheckInputError(UnusableInput, ValueError):
     """A state, prices or answer file that cannot be used (names the file and the problem)."""
 
 

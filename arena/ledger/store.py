@@ -98,6 +98,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
+from arena.core.errors import Failed
 from arena.core.text import from_json_literal
 from arena.core.types import Message
 from arena.data.lake import Lake, default_root, is_disk_error, os_error_text
@@ -128,7 +129,7 @@ from arena.ledger.records import (
 log = logging.getLogger(__name__)
 
 
-class LedgerError(RuntimeError):
+class LedgerError(Failed, RuntimeError):
     """A record that cannot be written (inconsistent, overlapping, ...)."""
 
 

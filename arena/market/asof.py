@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from arena.core.errors import Failed
 from arena.core.sessions import (
     INTERVAL_ORDER,
     NY,
@@ -351,7 +352,7 @@ def _date_of(value: object) -> dt.date:
     return ts.date()
 
 
-class NoPrices(RuntimeError):
+class NoPrices(Failed, RuntimeError):
     """The lake holds no price at any of the asked cycles."""
 
 

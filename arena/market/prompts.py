@@ -26,10 +26,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from arena.core.environment import settings
+from arena.core.errors import UnusableInput
 from arena.core.resources import MODELS
 
 PROMPTS_DIR = MODELS / "prompts"
-PROMPTS_ENV = "ARENA_PROMPTS"
 ENCODING = "cl100k_base"
 _ENCODINGS = ("cl100k_base", "o200k_base")  # built from one .tiktoken file each
 # OpenAI chat framing: a few tokens per message for the role markers, 3 to prime the reply
@@ -39,7 +40,7 @@ _FIELD = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _COMMENT = re.compile(r"\{#.*?#\}[ \t]*\n?", re.S)
 
 
-class PromptError(ValueError):
+class PromptError(UnusableInput, ValueError):
     """A template that is missing, malformed, or rendered without a field it needs."""
 
 
@@ -47,7 +48,7 @@ class Prompts:
     """The templates of one directory (default ``models/prompts``; ``$ARENA_PROMPTS`` overrides)."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
-        self.directory = Path(directory or os.environ.get(PROMPTS_ENV) or PROMPTS_DIR)
+        self.directory = Path(directory or settings().prompts or PROMPTS_DIR)
 
     def __repr__(self) -> str:
         return f"Prompts({str(self.directory)!r})"

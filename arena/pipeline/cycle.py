@@ -2,7 +2,7 @@
 exactly once.
 
 The steps, written once for the command line and the Prefect flow (which runs each as a task
-through its :class:`~arena.pipeline.runner.Runner`):
+through its :class:`~arena.core.runner.Runner`):
 
 1. :func:`cycle_market` - the market of the cycle, built once; every contestant sees the same
    market and its own portfolio, folded from the ledger; the assets whose price is stale (their
@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from arena.agents.base import Contestant, plays_after_others
+from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
 from arena.data.lake import Lake
 from arena.engine.outcomes import FAILED
@@ -39,7 +40,6 @@ from arena.ledger.records import ANSWER, CycleRecord, RecordStatus, equity_snaps
 from arena.ledger.store import Ledger, LedgerBusy, LedgerError
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
 from arena.market.types import MarketData
-from arena.pipeline.runner import INLINE, Runner, step
 from arena.pipeline.turn import ContestantCycle, ContestantFailed, Round, run_contestant_cycle
 
 log = logging.getLogger(__name__)

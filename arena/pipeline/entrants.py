@@ -25,6 +25,7 @@ from filelock import FileLock
 
 from arena.agents.entrant import Inbox
 from arena.agents.roster import ContestantSpec, RosterError, load_roster
+from arena.core.errors import UnusableInput
 from arena.data.lake import Lake, write_text
 from arena.ledger.store import Ledger
 from arena.pipeline.season_config import (
@@ -40,7 +41,7 @@ ENTRANTS_FILE = Path("season") / "entrants.json"
 KEY_PREFIX = "arena_"
 
 
-class EntrantError(ValueError):
+class EntrantError(UnusableInput, ValueError):
     """An entrant that cannot be added, found or revoked (names the problem)."""
 
 

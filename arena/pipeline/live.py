@@ -25,26 +25,31 @@ from dataclasses import asdict, dataclass, field
 import pandas as pd
 
 from arena.agents.base import Contestant
+from arena.core.errors import UnusableInput
+from arena.core.runner import INLINE, Runner
 from arena.core.sessions import bar_close_times, expected_bars, regular_session
 from arena.core.universe import Universe
 from arena.data.lake import Lake, PartitionKey, write_text
 from arena.data.persistence import Boot, last_boot
-from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.engine.rules import ARENA_RULES, Rules
 from arena.ledger.attempts import Attempts
-from arena.ledger.records import CycleRecord, equity_snapshot
-from arena.ledger.store import Ledger, LedgerError
+from arena.ledger.store import Ledger
 from arena.market.asof import (
-    NoPrices,
-    cycle_prices,
     is_stale,
     last_price,
     price_interval,
     provider_of,
 )
-from arena.pipeline.cycle import Outcome, Slot, no_slot, run_cycle, secret_names
-from arena.pipeline.runner import INLINE, Runner
-from arena.pipeline.season import SeasonOutputs, finish_season, monitor_day
+from arena.pipeline.cycle import Outcome, Slot, no_slot, secret_names
+from arena.pipeline.day import (
+    DayReport,
+    Retries,
+    cycle_prices_at,
+    monitor_day,
+    play_day,
+    record_forfeit,
+)
+from arena.pipeline.season import SeasonOutputs, finish_season
 from arena.pipeline.season_config import (
     SEASON_DIR,
     SeasonConfig,
@@ -59,8 +64,10 @@ log = logging.getLogger(__name__)
 STALE_SHARE_REFUSED = 0.5  # a cycle refuses when more than this share of its assets is stale
 
 
-class CycleRefused(RuntimeError):
+class CycleRefused(UnusableInput, RuntimeError):
     """The cycle was not run (nothing recorded); the message says why and what to do."""
+
+    consequence = "nothing recorded"
 
 
 class OffSeason(Exception):
@@ -194,11 +201,28 @@ def _since(f: Freshness) -> str:
 
 @dataclass
 class CycleRun:
+    """A cycle played: the plan it was checked against, and its day."""
+
     plan: CyclePlan
-    outcomes: list[Outcome] = field(default_factory=list)
-    automatic_closes: int = 0
-    forfeits: list[tuple[pd.Timestamp, str]] = field(default_factory=list)  # recorded before
-    attempts: int = 0  # rounds the failed contestants were played in (1: no retry)
+    day: DayReport
+
+    @property
+    def outcomes(self) -> list[Outcome]:
+        return self.day.outcomes
+
+    @property
+    def automatic_closes(self) -> int:
+        return self.day.automatic_closes
+
+    @property
+    def forfeits(self) -> list[tuple[pd.Timestamp, str]]:
+        """The earlier cycles' contestants recorded as forfeited before this cycle."""
+        return self.day.forfeits
+
+    @property
+    def attempts(self) -> int:
+        """Rounds the failed contestants were played in (1: no retry)."""
+        return self.day.rounds
 
 
 def season_rules(season: SeasonConfig) -> Rules:
@@ -206,105 +230,49 @@ def season_rules(season: SeasonConfig) -> Rules:
         ARENA_RULES, fee_rate=season.fee_rate)
 
 
-RETRY_WAIT = 2.0  # seconds before the first retry of the failed contestants; doubled each time
-
-
 def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Contestant],
                       at: pd.Timestamp, *, now: pd.Timestamp, universe: Universe | None = None,
                       force_time: bool = False, backfill: bool = False, retry: bool = False,
                       runner: Runner = INLINE, slot: Slot = no_slot,
+                      ledger: Ledger | None = None, attempts: Attempts | None = None,
+                      deadline_s: float | None = None,
                       clock: Callable[[], float] = time.monotonic,
                       sleep: Callable[[float], None] = time.sleep) -> CycleRun:
-    """Check the cycle (:func:`check_cycle`); record as forfeited, with the reason from the
-    attempts log, every contestant still without a record in an earlier cycle; record the monitor
-    window ending at the cycle; play it. A contestant that failed (its model unreachable) is
-    played again - with waits of 2, 4, 8... seconds - until the season's cycle deadline (one
-    whose record the ledger refused, e.g. for a secret in it, is not); each
-    failed attempt goes to the attempts log (:class:`arena.ledger.attempts.Attempts`), never to
-    the ledger. ``retry``: the cycle was played before (``arena season retry``): only the
-    contestants without a record play."""
+    """Check the cycle (:func:`check_cycle`), then play its day
+    (:func:`arena.pipeline.day.play_day`): every contestant still without a record in an
+    earlier cycle where it failed is recorded as forfeited, with the reason from the attempts
+    log; the monitor window ending at the cycle is recorded; the cycle is played. A contestant
+    that failed (its model unreachable) is played again - with waits of 2, 4, 8... seconds -
+    until the season's cycle deadline (one whose record the ledger refused, e.g. for a secret
+    in it, is not); each failed attempt goes to the attempts log
+    (:class:`arena.ledger.attempts.Attempts`), never to the ledger. ``retry``: the cycle was
+    played before (``arena season retry``): only the contestants without a record play.
+    ``deadline_s``: the seconds left to retry in (default: the season's cycle deadline)."""
     universe = universe or season.universe()
     secrets = secret_names(contestants)
-    ledger = Ledger(lake, secret_names=secrets)
-    attempts = Attempts(lake, secret_names=secrets)
-    deadline = clock() + season.cycle_deadline_s
+    ledger = ledger or Ledger(lake, secret_names=secrets)
+    attempts = attempts or Attempts(lake, secret_names=secrets)
     plan = check_cycle(lake, season, ledger, universe, at, now=now, force_time=force_time,
                        backfill=backfill, retry=retry)
-    run = CycleRun(plan)
-    if not retry:
-        run.forfeits = record_forfeits(lake, season, ledger, attempts, contestants, universe, at)
-    run.automatic_closes = monitor_day(lake, ledger, season.market, universe, contestants, at)
-    rules = season_rules(season)
-    playing, done = list(contestants), {}
-    wait = RETRY_WAIT
-    while playing:
-        run.attempts += 1
-        # the whole roster each round: the recorded ones only answer "already recorded" (no
-        # call), and a follower retried still sees the others' answers
-        names = {c.name for c in playing}
-        for outcome in run_cycle(lake, season.market, universe, contestants, at, ledger=ledger,
-                                 runner=runner, rules=rules, slot=slot):
-            if outcome.contestant not in names:
-                continue
-            done[outcome.contestant] = outcome
-            if outcome.status == FAILED:
-                attempts.add(at, outcome.contestant, outcome.error or "failed")
-        # a refused record (not a lock held by another run) would be refused again
-        playing = [c for c in playing if done[c.name].status == FAILED and done[c.name].transient]
-        if not playing or clock() + wait + season.call_timeout_s >= deadline:
-            break  # another round could not finish before the deadline
-        log.warning("cycle %s: retrying %s in %.0f s (deadline in %.0f s)", at,
-                    ", ".join(c.name for c in playing), wait, deadline - clock())
-        sleep(wait)
-        wait *= 2
-    run.outcomes = [done[c.name] for c in contestants]
-    write_daily_report(lake, daily_report(ledger, lake, season.market, universe, at), at)
-    return run
-
-
-def record_forfeits(lake: Lake, season: SeasonConfig, ledger: Ledger, attempts: Attempts,
-                    contestants: Sequence[Contestant], universe: Universe, at: pd.Timestamp
-                    ) -> list[tuple[pd.Timestamp, str]]:
-    """Before the cycle at ``at``: every earlier cycle's contestant that failed there (the
-    attempts log) and still has no record is recorded as forfeited, with the last reason."""
-    out = []
     # a contestant retired since it failed is still forfeited where it played
-    names = {c.name for c in contestants} | set(season_roster(lake).names)
-    for cycle in (t for t in attempts.cycles() if t < at):
-        failed = {n: tries for n, tries in attempts.of(cycle).items()
-                  if n in names and not ledger.has(cycle, n)}
-        if not failed:
-            continue
-        try:
-            at_cycle = cycle_prices(lake, season.market, universe, [cycle])
-            prices = dict(zip(at_cycle["symbol"], at_cycle["price"], strict=True))
-        except NoPrices:  # the book is then valued at cash (no position has a price)
-            prices = {}
-        for name, tries in sorted(failed.items()):
-            reason = (f"forfeited: no answer by the next cycle after {len(tries)} failed "
-                      f"attempt(s); last: {tries[-1].error}")
-
-            def build(name: str = name, reason: str = reason, cycle: pd.Timestamp = cycle,
-                      prices: dict[str, float] = prices) -> CycleRecord:
-                return CycleRecord(contestant=name, cycle_at=cycle,
-                                   status=CycleOutcome.FORFEITED.value, errors=(reason,),
-                                   equity=equity_snapshot(ledger.portfolio(name), prices))
-
-            try:
-                ledger.record_cycle(cycle, name, build)
-            except LedgerError as exc:  # a later record of this contestant already exists
-                log.error("cannot record %s as forfeited at %s: %s", name, cycle, exc)
-                continue
-            out.append((cycle, name))
-    return out
+    names = () if retry else tuple(sorted({c.name for c in contestants}
+                                          | set(season_roster(lake).names)))
+    day = play_day(lake, season.market, universe, contestants, at, ledger=ledger,
+                   rules=season_rules(season), runner=runner, slot=slot, attempts=attempts,
+                   forfeit_names=names,
+                   retries=Retries(season.cycle_deadline_s if deadline_s is None else deadline_s,
+                                   season.call_timeout_s, clock, sleep))
+    return CycleRun(plan, day)
 
 
 # ----------------------------------------------------------------------------- live monitor
 MONITOR_STEP = pd.Timedelta(minutes=15)
 
 
-class MonitorRefused(RuntimeError):
+class MonitorRefused(UnusableInput, RuntimeError):
     """The monitor was not run (nothing recorded); the message says why."""
+
+    consequence = "nothing recorded"
 
 
 class MonitorOffSeason(MonitorRefused, OffSeason):
@@ -341,8 +309,8 @@ def monitor_end(season: SeasonConfig, ledger: Ledger, tick: pd.Timestamp) -> pd.
 
 
 def run_monitor(lake: Lake, season: SeasonConfig, contestants: Sequence[Contestant],
-                tick: pd.Timestamp, *, now: pd.Timestamp, universe: Universe | None = None
-                ) -> MonitorRun:
+                tick: pd.Timestamp, *, now: pd.Timestamp, universe: Universe | None = None,
+                ledger: Ledger | None = None) -> MonitorRun:
     """One live monitor tick: every contestant's open positions checked against the bars since
     its last monitor window (or its last cycle), up to :func:`monitor_end` - with the same pure
     monitor as a replay, each window recorded exactly once. Refused (nothing recorded) for a
@@ -355,7 +323,7 @@ def run_monitor(lake: Lake, season: SeasonConfig, contestants: Sequence[Contesta
         raise MonitorRefused(f"the tick {tick.isoformat()} is in the future (now "
                              f"{now.isoformat()})")
     universe = universe or season.universe()
-    ledger = Ledger(lake, secret_names=secret_names(contestants))
+    ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
     end = monitor_end(season, ledger, tick)
     if end is None:
         raise MonitorRefused(f"season {season.id!r} has no cycle played yet: no position to "
@@ -368,6 +336,11 @@ def run_monitor(lake: Lake, season: SeasonConfig, contestants: Sequence[Contesta
     # a contestant without a record at the latest cycle is still being played, retried or
     # forfeited there: that cycle's own monitor step watches it (its record must come first)
     playing = [c for c in contestants if ledger.has(latest, c.name)]
+    watched = max((k.end for c in playing for k in ledger.monitor_records(c.name)), default=None)
+    if watched is not None and end < watched:
+        raise MonitorRefused(f"the tick {tick.isoformat()} is already watched: the monitor's "
+                             f"windows reach {watched.isoformat()} (a window is recorded once; "
+                             "a later tick watches on)")
     held = sorted({s for c in playing for s in ledger.portfolio(c.name).positions})
     behind = _bars_behind(lake, season, universe, held, end)
     if behind:
@@ -403,8 +376,9 @@ CLOSED = "closed.json"
 LIVE_PLAYERS = 2_000  # zero-skill players per asset after each cycle (the nightly build: more)
 
 
-class PublishError(RuntimeError):
-    """The season's tables, marts and report cannot be built yet (fewer than two cycles)."""
+class PublishError(UnusableInput, RuntimeError):
+    """The season's tables, marts and report cannot be built (no cycle yet, or a final
+    publication before the last cycle)."""
 
 
 def closed_at(lake: Lake) -> str | None:
@@ -418,15 +392,16 @@ def closed_at(lake: Lake) -> str | None:
 def publish_season(lake: Lake, season: SeasonConfig, *, players: int = LIVE_PLAYERS,
                    final: bool = False, now: pd.Timestamp | None = None,
                    invoke: Invoke | None = None, runner: Runner = INLINE,
+                   ledger: Ledger | None = None,
                    progress: Callable[[str], None] | None = None) -> SeasonOutputs:
     """The season so far as analysts read it: its luck and rules tables (``players`` per asset),
     the dbt marts and the season report, from the cycles recorded until now - the same steps
     as the end of a replay. ``final``: after the season's last cycle, the season closes
     (no further cycle is accepted; :func:`closed_at`)."""
-    recorded = sorted({k.cycle_at for k in Ledger(lake).records()})
-    if len(recorded) < 2:
-        raise PublishError(f"season {season.id!r} has {len(recorded)} recorded cycle(s): its "
-                           "tables, marts and report need two")
+    recorded = sorted({k.cycle_at for k in (ledger or Ledger(lake)).records()})
+    if not recorded:
+        raise PublishError(f"season {season.id!r} has no recorded cycle yet: its tables, marts "
+                           "and report follow its first cycle")
     if final and recorded[-1] < season.last:
         raise PublishError(f"season {season.id!r} cannot close before its last cycle "
                            f"({season.last.isoformat()}; the last recorded is "
@@ -443,43 +418,121 @@ def publish_season(lake: Lake, season: SeasonConfig, *, players: int = LIVE_PLAY
 
 
 # ------------------------------------------------------------------------------------- status
+DONE, PARTIAL, FAILED_RETRY, DUE, MISSED, MISSED_BACKFILL, UPCOMING = (
+    "done", "partial", "failed (retry allowed)", "due", "missed", "missed (backfill allowed)",
+    "upcoming")
+CYCLE_STATES = (DONE, PARTIAL, FAILED_RETRY, DUE, MISSED, MISSED_BACKFILL, UPCOMING)
+
+
+@dataclass(frozen=True)
+class CycleState:
+    """One cycle of the season as the status sees it: its state (one of :data:`CYCLE_STATES`),
+    who is recorded, who is missing, who failed there and each one's last error."""
+
+    at: pd.Timestamp
+    state: str
+    recorded: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    last_error: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        return {"at": self.at.isoformat(), "state": self.state, "recorded": list(self.recorded),
+                "missing": list(self.missing), "failed": list(self.failed),
+                "last_error": dict(self.last_error)}
+
+
+@dataclass(frozen=True)
+class ContestantState:
+    """One contestant of the season: its cycles, its last one and how it ended, its equity and
+    positions now, and the roster changes made to it."""
+
+    contestant: str
+    cycles: int
+    last_cycle: pd.Timestamp | None
+    last_status: str | None
+    equity: float | None
+    positions: tuple[str, ...]
+    roster: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"contestant": self.contestant, "cycles": self.cycles,
+                "last_cycle": None if self.last_cycle is None else self.last_cycle.isoformat(),
+                "last_status": self.last_status, "equity": self.equity,
+                "positions": list(self.positions), "roster": list(self.roster)}
+
+
 @dataclass
 class SeasonStatus:
     season: SeasonConfig
     now: pd.Timestamp
-    cycles: list[dict[str, object]]
+    cycles: list[CycleState]
     assets: list[Freshness]
-    contestants: list[dict[str, object]]
+    contestants: list[ContestantState]
     closed: str | None = None
     storage: Boot | None = None  # the last start's persistence verdict (arena serve)
 
     def count(self, state: str) -> int:
-        return sum(1 for c in self.cycles if c["state"] == state)
+        return sum(1 for c in self.cycles if c.state == state)
 
     def to_json(self) -> dict[str, object]:
         return {"season": self.season.to_json(), "now": self.now.isoformat(),
                 "closed_at": self.closed,
-                "cycles": self.cycles,
+                "cycles": [c.to_json() for c in self.cycles],
                 "assets": [{"symbol": f.symbol, "provider": f.provider, "interval": f.interval,
                             "last_price_at": None if f.printed_at is None
                             else f.printed_at.isoformat(), "state": f.state}
                            for f in self.assets],
-                "contestants": self.contestants,
+                "contestants": [c.to_json() for c in self.contestants],
                 "storage": None if self.storage is None else asdict(self.storage)}
 
 
-def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: pd.Timestamp
+def missed_cycles(season: SeasonConfig, ledger: Ledger, attempts: Attempts, now: pd.Timestamp
+                  ) -> list[pd.Timestamp]:
+    """The cycles before the one due at ``now`` that nobody played (no record, no failed
+    attempt) and that can still be played: each is later than every recorded cycle. Playing
+    the due cycle first would lose them for good (cycles are recorded in order)."""
+    due = season.due(now)
+    if due is None:
+        return []
+    recorded = {k.cycle_at for k in ledger.records()}
+    tried = set(attempts.cycles())
+    last = max(recorded, default=None)
+    return [t for t in season.times if t < due and (last is None or t > last)
+            and t not in recorded and t not in tried]
+
+
+def forfeit_missed(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Universe,
+                   missed: Sequence[pd.Timestamp], reason: str) -> list[tuple[pd.Timestamp, str]]:
+    """Record every contestant of the season's roster at each missed cycle as forfeited there,
+    with ``reason`` (the operator skipped the cycle), in order: first the monitor window up to
+    the cycle, then the forfeits (each book valued at the cycle's prices), then its daily
+    report. Returns the (cycle, contestant) pairs recorded."""
+    out = []
+    for at in sorted(missed):
+        names = list(season_roster(lake, at).names)
+        monitor_day(lake, ledger, season.market, universe, names, at)
+        prices = cycle_prices_at(lake, season.market, universe, at)
+        out += [(at, n) for n in names if record_forfeit(ledger, at, n, reason, prices)]
+        write_daily_report(lake, daily_report(ledger, lake, season.market, universe, at), at)
+    return out
+
+
+def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: pd.Timestamp,
+                  *, ledger: Ledger | None = None, attempts: Attempts | None = None
                   ) -> SeasonStatus:
     """Every cycle of the season (done, partial, missed, due, upcoming), each asset's data
     freshness at ``now`` and each contestant's state."""
-    ledger = Ledger(lake)
+    ledger = ledger or Ledger(lake)
+    attempts = attempts or Attempts(lake)
     by_cycle: dict[pd.Timestamp, set[str]] = {}
     for key in ledger.records():
         by_cycle.setdefault(key.cycle_at, set()).add(key.contestant)
     names = list(dict.fromkeys([*roster, *sorted({c for s in by_cycle.values() for c in s})]))
     due = season.due(now)
     last_done = max(by_cycle, default=None)
-    tried = {t: Attempts(lake).of(t) for t in Attempts(lake).cycles()}
+    tried = {t: attempts.of(t) for t in attempts.cycles()}
+    playable = set(missed_cycles(season, ledger, attempts, now))
     cycles = []
     changes = roster_changes(lake)
     for t in season.times:
@@ -487,20 +540,20 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
         expected = [n for n in roster if active(changes, n, t)]  # added or retired meanwhile
         failed = sorted(n for n in tried.get(t, {}) if n not in got)
         if failed and (last_done is None or t >= last_done):
-            state = "failed (retry allowed)"
+            state = FAILED_RETRY
         elif got and got >= set(expected):
-            state = "done"
+            state = DONE
         elif got:
-            state = "partial"
+            state = PARTIAL
         elif t > now:
-            state = "upcoming"
+            state = UPCOMING
         elif t == due:
-            state = "due"
+            state = DUE
         else:
-            state = "missed" if last_done is None or t < last_done else "missed (backfill allowed)"
-        cycles.append({"at": t.isoformat(), "state": state, "recorded": sorted(got),
-                       "missing": [n for n in expected if n not in got], "failed": failed,
-                       "last_error": {n: tried[t][n][-1].error for n in failed}})
+            state = MISSED_BACKFILL if t in playable else MISSED
+        cycles.append(CycleState(t, state, tuple(sorted(got)),
+                                 tuple(n for n in expected if n not in got), tuple(failed),
+                                 {n: tried[t][n][-1].error for n in failed}))
     universe = season.universe()
     contestants = []
     for name in names:
@@ -510,12 +563,9 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
             else None
         equity = ledger.equity_before(name, now + pd.Timedelta(days=1))
         positions = ledger.portfolio(name).positions
-        contestants.append({"contestant": name, "cycles": len(keys),
-                            "last_cycle": None if last is None else last.isoformat(),
-                            "last_status": status,
-                            "equity": None if equity is None else equity.get("equity"),
-                            "positions": sorted(positions),
-                            "roster": [f"{c.change} from {c.from_cycle}" for c in changes
-                                       if c.contestant == name]})
+        contestants.append(ContestantState(
+            name, len(keys), last, None if status is None else str(status),
+            None if equity is None else equity.get("equity"), tuple(sorted(positions)),
+            tuple(f"{c.change} from {c.from_cycle}" for c in changes if c.contestant == name)))
     return SeasonStatus(season, now, cycles, freshness(lake, season, universe, now), contestants,
                         closed_at(lake), last_boot(lake))

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from arena.agents.entrant import Inbox
+from arena.core.errors import UnusableInput
 from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, bar_close_times
 from arena.core.universe import Asset, Universe
 from arena.data.lake import Lake, PartitionKey, write_text
@@ -42,7 +43,7 @@ TRACK_DIR = Path("season") / "tracks"
 TRACK_PLAYERS = 1000
 
 
-class OutsideError(ValueError):
+class OutsideError(UnusableInput, ValueError):
     """A request an entrant cannot make (names what is wrong and what to do)."""
 
 

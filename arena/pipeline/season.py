@@ -2,27 +2,24 @@
 marts and the report - the same steps for the command line and the Prefect flow.
 
 The season's market comes first (:func:`ingest_season`): one validated ingest run from
-:data:`HISTORY_DAYS` before the first cycle up to the last, all-or-nothing per asset. A replay
-plays history, so its market is known in advance; what each day may see is decided by the reads,
-which are as-of the day's time (a briefing is the same whether or not the lake holds later bars,
-tested), and ingesting day by day publishes the same bars (tested too). ``ingest="daily"``
-ingests before each day instead, as a live season's cadence does (see :func:`ingest_day`): a
-vendor failure then strikes one day rather than the whole season.
+:data:`~arena.pipeline.day.HISTORY_DAYS` before the first cycle up to the last, all-or-nothing
+per asset. A replay plays history, so its market is known in advance; what each day may see is
+decided by the reads, which are as-of the day's time (a briefing is the same whether or not the
+lake holds later bars, tested), and ingesting day by day publishes the same bars (tested too).
+``ingest="daily"`` ingests before each day instead, as a live season's cadence does: a vendor
+failure then strikes one day rather than the whole season.
 
-A season day (:func:`play_day`), in order: the day's ingest when daily; the invalidation monitor
-over the 15-minute bars since the previous cycle (automatic closes recorded before the cycle, as
-the ledger's ordering requires); the decision cycle (:func:`arena.pipeline.cycle.run_cycle`); the
-daily report (``<lake>/reports/daily/<date>.md``). Assets that did not publish keep their last
-bars, which the cycle marks stale; when no asset publishes, the replay fails. Every step is
-idempotent - the ingest merges, the ledger records each (window, contestant) and (cycle,
-contestant) once - so a replay interrupted half-way resumes where it stopped when run again,
-duplicating nothing.
+Each day is :func:`arena.pipeline.day.play_day`, the same day a live season plays: the monitor
+window since the previous cycle, the decision cycle, the daily report. Assets that did not
+publish keep their last bars, which the cycle marks stale; when no asset publishes, the replay
+fails. Every step is idempotent, so a replay interrupted half-way resumes where it stopped when
+run again, duplicating nothing.
 
 The end of a season (:func:`finish_season`): the luck and reference-rules tables, ``dbt build``
 (its runner injectable: prefect-dbt's in the flow, one task per dbt node), the marts published
 for analysts, the season report. A lake holds one season: its ledger is the season's books.
 
-Each step runs through a :class:`~arena.pipeline.runner.Runner`: in this process for the command
+Each step runs through a :class:`~arena.core.runner.Runner`: in this process for the command
 line, as a Prefect task in the flow. Times are UTC timestamps (the edge converts its input once).
 """
 
@@ -36,39 +33,30 @@ from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from arena.agents.base import Contestant
-from arena.core.sessions import CYCLE_HOUR
+from arena.core.errors import UnusableInput
+from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
-from arena.data.ingest import IngestError, LakeWriteError, run_ingest
-from arena.data.lake import Lake, PartitionKey
+from arena.data.lake import Lake
 from arena.data.providers.base import Provider
-from arena.engine.monitor import check_invalidations
-from arena.ledger.records import MonitorRecord
 from arena.ledger.store import Ledger
-from arena.market.asof import Providers, provider_of
-from arena.pipeline.cycle import Outcome, run_cycle, secret_names
-from arena.pipeline.runner import INLINE, Runner, step
+from arena.market.asof import Providers
+from arena.pipeline.cycle import secret_names
+from arena.pipeline.day import (
+    DayIngest,
+    DayReport,
+    history_start,
+    ingest_timings,
+    ingest_window,
+    play_day,
+)
 from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_analytics
 from arena.pipeline.warehouse import BuildResult, Invoke, build_marts
-from arena.reporting.daily import daily_report, write_daily_report
 from arena.reporting.season import write_season_report
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 log = logging.getLogger(__name__)
-HISTORY_DAYS = 220  # before the first cycle: enough for 26 weekly candles and the screen
-
-
-@dataclass
-class DayReport:
-    at: pd.Timestamp
-    outcomes: list[Outcome]
-    automatic_closes: int
-    seconds: float
-    daily_report: str = ""
-    timings: dict[str, float] = field(default_factory=dict)  # ingest, validation, monitor, ...
-    not_published: dict[str, str] = field(default_factory=dict)  # the day's ingest: symbol -> why
 
 
 @dataclass
@@ -84,150 +72,30 @@ class SeasonReport:
             sum(d.automatic_closes for d in self.days)
 
 
-def cycle_times(start: pd.Timestamp, days: int) -> list[pd.Timestamp]:
-    """The season's cycle times: ``days`` consecutive days at 16:00 UTC from ``start``."""
-    first = start.normalize() + pd.Timedelta(hours=CYCLE_HOUR)
-    return [first + pd.Timedelta(days=i) for i in range(days)]
-
-
-def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Universe,
-                contestants: Sequence[Contestant], end: pd.Timestamp) -> int:
-    """Record every contestant's automatic closes up to ``end`` from the 15-minute bars of
-    ``provider`` (one, or one per asset class); returns how many.
-
-    Each contestant's window starts where its watch stopped: at its last cycle record before
-    ``end`` or the end of its last monitor window, whichever is later (a replay's day: the
-    previous cycle; a live cycle: the live monitor's last tick, or the contestant's own last
-    cycle when a cycle was missed). So windows never overlap or leave a gap, and running the
-    monitor tick by tick records the same closes as one window. A contestant that never played
-    holds nothing and is left alone, as is one monitored up to ``end`` already (a re-run
-    records nothing twice)."""
-    closes = 0
-    for contestant in contestants:
-        marks = [k.cycle_at for k in ledger.records(contestant.name) if k.cycle_at < end]
-        marks += [k.end for k in ledger.monitor_records(contestant.name) if k.end <= end]
-        if not marks or max(marks) >= end:
-            continue
-        since = max(marks)
-
-        def build(name: str = contestant.name, since: pd.Timestamp = since) -> MonitorRecord:
-            portfolio = ledger.portfolio(name)
-            bars = {s: lake.read_bars(PartitionKey(provider if isinstance(provider, str)
-                                                   else provider_of(provider, universe[s]),
-                                                   "15m", s), since, end)
-                    for s in portfolio.positions}
-            result = check_invalidations(portfolio, bars, universe, since, end)
-            return MonitorRecord(name, since, end, result.fills, result.checked, result.unobserved)
-
-        ledger.record_monitor(since, end, contestant.name, build)
-        # windows never overlap: this window's closes are the rows of its own fills file
-        closes += pq.read_metadata(ledger.monitor_dir(since, end, contestant.name)
-                                   / "fills.parquet").num_rows
-    return closes
-
-
-def history_start(first_cycle: pd.Timestamp) -> pd.Timestamp:
-    """Where a season's market starts: :data:`HISTORY_DAYS` before its first cycle's day."""
-    return first_cycle.normalize() - pd.Timedelta(days=HISTORY_DAYS)
-
-
-def _ingest(provider: Provider, universe: Universe, start: pd.Timestamp, end: pd.Timestamp,
-            lake: Lake, what: str, *, some: bool = True) -> dict[str, object]:
-    """One ingest run; ``some``: at least one asset must publish (else :class:`IngestError`)."""
-    try:
-        return run_ingest(provider, universe, start=start, end=end, lake=lake, now=end).manifest
-    except LakeWriteError:  # a full or read-only disk: the replay stops, whatever published
-        raise
-    except IngestError as exc:
-        if some and not exc.published:
-            raise IngestError(f"{what}: {exc}", exc.manifest) from exc
-        log.warning("%s: playing on without %s (their last bars stay, the cycle marks them "
-                    "stale): %s", what, ", ".join(exc.manifest.get("not_published") or {}), exc)
-        return exc.manifest
-
-
-def _ingest_timings(manifest: dict[str, object], started: float) -> dict[str, float]:
-    """An ingest's seconds since ``started``, its validation (from its manifest) apart."""
-    validation = float(manifest["timings_seconds"].get("validate", 0.0))  # type: ignore[union-attr]
-    return {"ingest": time.perf_counter() - started - validation, "validation": validation}
-
-
 @step("ingest-season")
 def ingest_season(provider: Provider, universe: Universe, times: Sequence[pd.Timestamp],
-                  lake: Lake) -> dict[str, object]:
+                  lake: Lake, runner: Runner = INLINE) -> dict[str, object]:
     """The season's market in one ingest run, from :func:`history_start` up to the last cycle
     ``times[-1]``; returns its manifest. Assets that did not publish are its ``not_published``
     (symbol -> reason): they keep their last bars, if any, and are stale at every cycle. When no
     asset published, :class:`IngestError` is raised: there is no market to play."""
-    return _ingest(provider, universe, history_start(times[0]), times[-1], lake,
-                   f"season {times[0].date()} to {times[-1].date()}")
-
-
-def ingest_day(provider: Provider, universe: Universe, at: pd.Timestamp,
-               previous: pd.Timestamp | None, lake: Lake, *, some: bool = True
-               ) -> dict[str, object]:
-    """The day's ingest up to ``at`` (from ``previous``, or :func:`history_start` on the first
-    day); returns its manifest.
-
-    Ingest publishes all-or-nothing per asset. When some assets failed and others published, the
-    day goes on: the failure is logged, the manifest (``not_published``: symbol -> reason) is
-    returned for the day's report, and the failed assets keep their last good bars, which the
-    cycle's market finds stale (:func:`arena.market.asof.is_stale`). When no asset published,
-    :class:`IngestError` is raised (there is no market to play) - unless ``some`` is False: the
-    day's ingest is then only of the assets the season's ingest could not publish, and the
-    others are there.
-    """
-    return _ingest(provider, universe, previous or history_start(at), at, lake,
-                   f"season day {at.date()}", some=some)
-
-
-@step("day-{at:%Y-%m-%d}")
-def play_day(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
-             at: pd.Timestamp, previous: pd.Timestamp | None, *, lake: Lake,
-             ledger: Ledger, ingest: bool | Sequence[str] = True) -> DayReport:
-    """One season day ending at the cycle ``at``: when ``ingest``, the bars up to ``at``
-    (:func:`ingest_day`: the assets that did not publish are in the report's ``not_published``;
-    a list of symbols: those assets only, the others being in the lake already); the monitor
-    window since ``previous`` (none on the first day), the cycle, then its daily report."""
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    manifest: dict = {}
-    if ingest is True:
-        manifest = ingest_day(provider, universe, at, previous, lake)
-    elif ingest:
-        manifest = ingest_day(provider, universe.select(list(ingest)), at, previous, lake,
-                              some=False)
-    if manifest:
-        timings.update(_ingest_timings(manifest, t0))
-    t = time.perf_counter()
-    closes = 0
-    if previous is not None:
-        closes = monitor_day(lake, ledger, provider.name, universe, contestants, at)
-    timings["monitor"] = time.perf_counter() - t
-    t = time.perf_counter()
-    outcomes = run_cycle(lake, provider.name, universe, contestants, at, ledger=ledger)
-    timings["cycle"] = time.perf_counter() - t
-    t = time.perf_counter()
-    text = daily_report(ledger, lake, provider.name, universe, at)
-    write_daily_report(lake, text, at)
-    timings["daily_report"] = time.perf_counter() - t
-    return DayReport(at, outcomes, closes, time.perf_counter() - t0, text, timings,
-                     dict(manifest.get("not_published") or {}))
+    return ingest_window(provider, universe, history_start(times[0]), times[-1], lake,
+                         f"season {times[0].date()} to {times[-1].date()}", runner=runner)
 
 
 def replay_season(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
-                  start: pd.Timestamp, days: int, *, lake: Lake, ledger: Ledger | None = None,
+                  times: Sequence[pd.Timestamp], *, lake: Lake, ledger: Ledger | None = None,
                   runner: Runner = INLINE, ingest: Literal["season", "daily"] = "season",
                   progress: Callable[[DayReport, int, int], None] | None = None,
                   say: Callable[[str], None] | None = None) -> SeasonReport:
-    """Replay ``days`` cycles from ``start``: the season's market (:func:`ingest_season`, or a
-    day's ingest before each day when ``ingest="daily"``), then one :func:`play_day` after
-    another (see the module docstring); ``progress`` hears of every day played, ``say`` of the
-    season's ingest."""
+    """Replay the cycles ``times`` (the season's schedule, :attr:`SeasonConfig.times`): the
+    season's market (:func:`ingest_season`, or a day's ingest before each day when
+    ``ingest="daily"``), then one :func:`~arena.pipeline.day.play_day` after another (see the
+    module docstring); ``progress`` hears of every day played, ``say`` of the season's ingest."""
     if ingest not in ("season", "daily"):
         raise ValueError(f"ingest must be 'season' or 'daily', not {ingest!r}")
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
-    times = cycle_times(start, days)
+    times = sorted(times)
     check_season_ledger(ledger, times)
     report = SeasonReport(times[0])
     if ingest == "season":
@@ -236,7 +104,7 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
             say(f"ingest: {len(universe)} assets from {history_start(times[0]).date()} to "
                 f"{times[-1]:%Y-%m-%d %H:%M}, validated in one run")
         report.ingest = runner.run(ingest_season, provider, universe, times, lake)
-        report.timings = _ingest_timings(report.ingest, t0)
+        report.timings = ingest_timings(report.ingest, t0)
         if say:
             missing = report.ingest.get("not_published") or {}
             said = (f"; not published in one run, so ingested day by day: {', '.join(missing)}"
@@ -244,12 +112,12 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
             say(f"ingest: done in {time.perf_counter() - t0:.1f} s{said}")
     # the assets the season's ingest could not publish are ingested day by day, as a daily
     # ingest would: a bad bar on day k then costs them day k on, not the whole season
-    daily: bool | list[str] = True if ingest == "daily" else sorted(
-        report.ingest.get("not_published") or {})
+    daily = None if ingest == "daily" else tuple(sorted(report.ingest.get("not_published") or {}))
     previous = None
     for i, at in enumerate(times, start=1):
-        day = runner.run(play_day, provider, universe, contestants, at, previous, lake=lake,
-                         ledger=ledger, ingest=daily)
+        day_ingest = DayIngest(provider, previous, daily) if daily is None or daily else None
+        day = runner.run(play_day, lake, provider.name, universe, contestants, at,
+                         ledger=ledger, runner=runner, ingest=day_ingest)
         report.days.append(day)
         if progress:
             progress(day, i, len(times))
@@ -257,7 +125,7 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
     return report
 
 
-class SeasonError(RuntimeError):
+class SeasonError(UnusableInput, RuntimeError):
     """A season that cannot be replayed or finished as asked (a lake holding another season)."""
 
 

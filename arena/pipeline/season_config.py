@@ -14,15 +14,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from arena.agents.roster import DEFAULT_ROSTER, Roster, Skipped, load_roster
+from arena.core.errors import UnusableInput
 from arena.core.sessions import CYCLE_HOUR
 from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake, write_text
@@ -40,13 +43,18 @@ if TYPE_CHECKING:
     from arena.agents.base import Contestant
 
 
-class SeasonConfigError(ValueError):
+class SeasonConfigError(UnusableInput, ValueError):
     """No season in the lake, another season in it, or a season config that cannot be used."""
 
 
-@dataclass(frozen=True)
-class SeasonConfig:
-    """One season. ``providers``: asset class -> provider (a source of ``arena ingest``)."""
+class SeasonConfig(BaseModel):
+    """One season. ``providers``: asset class -> provider (a source of ``arena ingest``).
+
+    Validated once, where it is read (``season.json``) or made (``arena season init``): a field
+    of the wrong type, an unknown asset class or source, a call timeout beyond the cycle
+    deadline are refused together, each named (:class:`SeasonConfigError`)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     id: str
     start: dt.date
@@ -63,7 +71,19 @@ class SeasonConfig:
     created: str = ""
     format: int = FORMAT
 
-    def __post_init__(self) -> None:
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            for error in exc.errors():  # the checks of _check, made together: as they are
+                if isinstance((error.get("ctx") or {}).get("error"), SeasonConfigError):
+                    raise error["ctx"]["error"] from None
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                 for e in exc.errors())
+            raise SeasonConfigError(f"season {data.get('id')!r}: {problems}") from None
+
+    @model_validator(mode="after")
+    def _check(self) -> SeasonConfig:
         problems = []
         if self.days < 1:
             problems.append(f"days must be at least 1, not {self.days}")
@@ -88,6 +108,7 @@ class SeasonConfig:
                             f"{LOCAL_DASK!r}, not {self.dask!r}")
         if problems:
             raise SeasonConfigError(f"season {self.id!r}: " + "; ".join(problems))
+        return self
 
     # ---------------------------------------------------------------------------- the schedule
     def cycle_time(self, day: dt.date | pd.Timestamp) -> pd.Timestamp:
@@ -96,7 +117,8 @@ class SeasonConfig:
 
     @property
     def times(self) -> list[pd.Timestamp]:
-        """Every cycle time of the season, in order."""
+        """Every cycle time of the season, in order: the season's one schedule (a replay plays
+        it, a live season's deployments and status follow it)."""
         first = self.cycle_time(self.start)
         return [first + pd.Timedelta(days=i) for i in range(self.days)]
 
@@ -134,33 +156,28 @@ class SeasonConfig:
     def synthetic(self) -> bool:
         return set(self.providers.values()) == {SYNTHETIC}
 
+    @property
+    def slug(self) -> str:
+        """The season's id as a kebab-case name (:func:`season_slug`)."""
+        return season_slug(self.id)
+
     def to_json(self) -> dict[str, object]:
-        out = asdict(self)
-        out["start"] = self.start.isoformat()
-        out["symbols"] = list(self.symbols)
-        return out
+        return self.model_dump(mode="json")
 
     @classmethod
     def from_json(cls, raw: Mapping[str, object], source: str = "season.json") -> SeasonConfig:
+        if not isinstance(raw, Mapping):
+            raise SeasonConfigError(f"{source}: not a season config (a JSON object)")
         try:
-            return cls(id=str(raw["id"]), start=dt.date.fromisoformat(str(raw["start"])),
-                       days=int(raw["days"]),  # type: ignore[arg-type]
-                       symbols=tuple(raw["symbols"]),  # type: ignore[arg-type]
-                       providers=dict(raw["providers"]),  # type: ignore[arg-type]
-                       mode=str(raw.get("mode", LIVE)),
-                       cycle_hour=int(raw.get("cycle_hour", CYCLE_HOUR)),  # type: ignore[arg-type]
-                       fee_rate=float(raw.get("fee_rate", ARENA_RULES.fee_rate)),  # type: ignore[arg-type]
-                       seed=None if raw.get("seed") is None else int(raw["seed"]),  # type: ignore[arg-type]
-                       call_timeout_s=float(raw.get("call_timeout_s", 60.0)),  # type: ignore[arg-type]
-                       cycle_deadline_s=float(raw.get("cycle_deadline_s", 600.0)),  # type: ignore[arg-type]
-                       dask=None if raw.get("dask") is None else str(raw["dask"]),
-                       created=str(raw.get("created", "")),
-                       format=int(raw.get("format", FORMAT)))  # type: ignore[arg-type]
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, SeasonConfigError):
-                raise
-            raise SeasonConfigError(f"{source}: not a season config ({type(exc).__name__}: "
-                                    f"{exc})") from None
+            return cls(**raw)
+        except SeasonConfigError as exc:
+            raise SeasonConfigError(f"{source}: not a season config: {exc}") from None
+
+
+def season_slug(season_id: str) -> str:
+    """A season id as a kebab-case name for the objects named after it (deployments, alerts,
+    limits, artifacts), e.g. ``2026-12-01-ccxt+yfinance`` as ``2026-12-01-ccxt-yfinance``."""
+    return re.sub(r"[^a-z0-9]+", "-", season_id.lower()).strip("-")
 
 
 def default_providers(crypto: str = SYNTHETIC, stocks: str = SYNTHETIC) -> dict[str, str]:
@@ -220,7 +237,7 @@ def init_season(lake: Lake, season: SeasonConfig, *, roster: str | Path | None =
         raise SeasonConfigError(f"the lake {lake.root} already holds cycles without a season; "
                                 "start the season in a new lake (--lake)")
     stamp = (now or pd.Timestamp.now(tz="UTC")).isoformat()
-    season = SeasonConfig(**{**season.__dict__, "created": stamp})
+    season = season.model_copy(update={"created": stamp})
     folder = lake.root / SEASON_DIR
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{ROSTER}.tmp"

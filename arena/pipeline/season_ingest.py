@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from arena.core.errors import BadArgument
 from arena.core.universe import Universe, UniverseError
 from arena.data.ingest import IngestError, run_ingest
 from arena.data.lake import Lake
@@ -52,21 +53,21 @@ def season_ingest(season: SeasonConfig, universe: Universe, source: str | None,
     sources = sorted(set(season.providers.values()))
     provider = instead_of or source
     if instead_of is not None and source != "files":
-        raise ValueError(f"only a files drop folder stands in for a vendor (--source files), "
+        raise BadArgument(f"only a files drop folder stands in for a vendor (--source files), "
                          f"not {source}")
     if provider is None:
         if len(sources) > 1:
-            raise ValueError(f"season {season.id!r} takes bars from {' and '.join(sources)}: "
+            raise BadArgument(f"season {season.id!r} takes bars from {' and '.join(sources)}: "
                              "name one with --source")
         provider = source = sources[0]
     if provider not in sources:
         hint = (" (while a vendor blocks, a files drop folder stands in for it: --source files "
                 "--instead-of VENDOR)" if source == "files" else "")
-        raise ValueError(f"season {season.id!r} takes no bars from {provider} (its providers: "
+        raise BadArgument(f"season {season.id!r} takes no bars from {provider} (its providers: "
                          f"{', '.join(f'{c} from {p}' for c, p in season.providers.items())})"
                          + hint)
     if seed is not None and season.seed is not None and seed != season.seed:
-        raise ValueError(f"season {season.id!r} uses the synthetic seed {season.seed}, not {seed}")
+        raise BadArgument(f"season {season.id!r} uses the synthetic seed {season.seed}, not {seed}")
     mine = [a.symbol for a in universe
             if a.symbol in season.symbols and season.providers.get(a.asset_class) == provider]
     outside = [a.symbol for a in universe if a.symbol not in mine] if explicit else []

@@ -39,13 +39,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from arena.core.errors import Failed
+from arena.core.runner import step
 from arena.core.universe import Asset, Universe
 from arena.data.lake import Lake, PartitionKey, swap_dir
 from arena.data.providers import market_label
 from arena.engine.portfolio import START_CASH
 from arena.market.asof import NoPrices, Providers, cycle_prices, provider_label, provider_of
 from arena.market.clocks import asset_clock
-from arena.pipeline.runner import step
 from arena.scoring.arena_luck import arena_zero_skill
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 from arena.scoring.rules_table import rules_table
@@ -60,7 +61,7 @@ CORRELATION_DAYS = 90  # daily returns up to the season's end that the correlati
 BAND = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
-class AnalyticsError(RuntimeError):
+class AnalyticsError(Failed, RuntimeError):
     """The season's numbers cannot be built (no cycles...); nothing was replaced."""
 
 
@@ -197,8 +198,6 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
             continue
         ceilings.append(result[0])
         rules.append(result[1])
-    if not ceilings:
-        raise AnalyticsError("no asset has bars in the season: no luck tables")
     seconds["asset_luck"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -213,9 +212,30 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
         "arena_rejections": rejected, "start_cash": START_CASH,
         "assets_without_luck_tables": ",".join(missing)}])
     tables = {"season": season, "cycle_prices": prices, "arena_luck": luck_returns,
-              "arena_luck_band": band, "luck_ceiling": pd.DataFrame(ceilings),
-              "reference_rules": pd.concat(rules, ignore_index=True), "correlations": corr}
+              "arena_luck_band": band, "luck_ceiling": _typed(pd.DataFrame(ceilings), LUCK_CEILING_SCHEMA),
+              "reference_rules": _typed(pd.concat(rules, ignore_index=True) if rules else
+                                        pd.DataFrame(), REFERENCE_RULES_SCHEMA), "correlations": corr}
     return Analytics(tables, seconds)
+
+
+# the per-asset tables' columns, written even when no asset has one yet (a season's first cycle:
+# a zero-skill distribution needs two bars on or after it), so dbt reads typed empty tables
+LUCK_CEILING_SCHEMA = pa.schema(
+    [(c, pa.string()) for c in ("symbol", "asset_class", "grid")]
+    + [(c, pa.int64()) for c in ("bars", "decision_steps")]
+    + [(c, pa.string()) for c in ("step", "draw")]
+    + [(c, pa.int64()) for c in ("players", "seed")]
+    + [(c, pa.float64()) for c in ("cost_rate", *(f"q{round(q * 100):02d}" for q in BAND),
+                                   "mean", "ceiling")])
+REFERENCE_RULES_SCHEMA = pa.schema(
+    [(c, pa.string()) for c in ("symbol", "rule", "kind")]
+    + [(c, pa.float64()) for c in ("return", "turnover", "fees", "percentile", "rank_score",
+                                   "rank")])
+
+
+def _typed(frame: pd.DataFrame, schema: pa.Schema) -> pd.DataFrame:
+    """``frame`` as it is; an empty one as the typed columns of ``schema``."""
+    return frame if len(frame) else schema.empty_table().to_pandas()
 
 
 def analytics_dir(lake: Lake) -> Path:

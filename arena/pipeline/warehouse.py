@@ -36,10 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from arena.core import resources
+from arena.core.errors import Failed
+from arena.core.runner import INLINE, Runner
 from arena.data.lake import Lake, swap_dir
 from arena.data.market_store import ObjectMarket
 from arena.ledger.store import Ledger
-from arena.pipeline.runner import INLINE, Runner
 
 DBT_PROJECT = resources.DBT_PROJECT
 MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "reference_rules",
@@ -48,7 +49,7 @@ MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "
 Invoke = Callable[[list[str]], Any]  # dbtRunner().invoke or PrefectDbtRunner().invoke
 
 
-class MartsError(RuntimeError):
+class MartsError(Failed, RuntimeError):
     """dbt failed (a model error or a failing test): nothing was published."""
 
 

@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -33,7 +34,7 @@ from arena.ledger.records import ANSWER, MONITOR_SCHEMAS, SCHEMAS, RecordKey
 from arena.ledger.store import Ledger
 from arena.market.asof import Providers, cycle_prices, price_intervals, provider_of, stale_prices
 from arena.market.types import stale_marker
-from arena.reporting.layout import page
+from arena.reporting.layout import render
 
 DAILY_DIR = Path("reports") / "daily"  # under the lake root
 
@@ -262,7 +263,9 @@ def render_daily_html(text: str, *, back: str = "../season.html") -> str:
     parser = MarkdownIt("commonmark", {"html": False}).enable("table")
     markup = parser.disable(["image", "link", "autolink"]).render(body)
     markup = markup.replace("<table>", '<table class="data">')
-    return page(title, [], body=markup, links=[("Season report", back)])
+    # markdown-it escaped every text it rendered (and was given no raw HTML to pass through):
+    # its output is the page's one piece of HTML made outside a template
+    return render("daily.html.j2", title=title, back=back, markdown_html=Markup(markup))
 
 
 def write_daily_report(lake: Lake, text: str, at: pd.Timestamp) -> Path:

@@ -5,24 +5,30 @@ no request outside the file) read from the published marts (``<lake>/marts/*.par
 Every trade links to the decision that opened it (the decision's JSON and the answer's reasoning,
 in its contestant's section) and to the daily report of the day it opened and closed; the daily
 reports are rendered as HTML beside their Markdown and link back here.
+
+This module reads the marts into the values the page shows (rows, columns, counts, charts);
+``templates/season.html.j2`` lays them out and words them, on the page every report extends.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
+from arena.core.errors import Failed
 from arena.data.lake import Lake, write_text
 from arena.data.persistence import last_boot
 from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.reporting.daily import DAILY_DIR, answer_reasoning, render_daily_html
-from arena.reporting.layout import Column, anchor_id, cell, esc, fmt, page, records, table
+from arena.reporting.layout import Column, anchor_id, macro, records, render
+from arena.reporting.leaderboard import LEADERBOARD, sorted_board
 from arena.reporting.plots import (
     drawdown_chart,
     equity_chart,
@@ -43,7 +49,7 @@ BENCHMARK_LABELS = {"BTC": "BTC (buy and hold)", "SPY": "SPY (buy and hold)",
                     "universe": "universe (equal weight)"}
 
 
-class ReportError(RuntimeError):
+class ReportError(Failed, RuntimeError):
     """The report's inputs are missing (marts not built yet...)."""
 
 
@@ -86,204 +92,17 @@ class _Links:
         return f"#{anchor}" if anchor in self.known else None
 
 
-# ----------------------------------------------------------------------------- sections
-LEADERBOARD = [
-    Column("place", "#", "int"), Column("contestant", "contestant"),
-    Column("total_return", "return", "return"), Column("zero_skill_percentile", "luck pct", "share"),
-    Column("rank_score", "rank score", "score"), Column("sharpe", "Sharpe", "score"),
-    Column("max_drawdown", "max DD", "drawdown"), Column("round_trips", "closed trips", "int"),
-    Column("win_rate", "win rate", "share"), Column("trades", "fills", "int"),
-    Column("excess_vs_btc", "vs BTC", "return"), Column("excess_vs_spy", "vs SPY", "return"),
-    Column("excess_vs_universe", "vs universe", "return"), Column("cost_usd", "calls $", "usd"),
-]
-
-
-def entry(board: pd.DataFrame) -> pd.Series:
-    """How each contestant entered: ``outside entrant`` (through arena mcp) or ``roster``, and
-    ``from <day>`` when its window started after the season's first cycle."""
-    first = pd.to_datetime(board["first_cycle_at"], utc=True)
-    kind = pd.Series(np.where(board["outside_entrant"].astype(bool), "outside entrant", "roster"),
-                     index=board.index)
-    late = first > first.min()
-    return kind + np.where(late, ", from " + first.dt.strftime("%Y-%m-%d"), "")
-
-
-def _leaderboard(board: pd.DataFrame) -> str:
-    columns = [c if c.key != "contestant" else
-               Column("contestant", "contestant",
-                      href=lambda r: f"#{contestant_anchor(r['contestant'])}")
-               for c in LEADERBOARD]
-    board = board.assign(entry=entry(board))
-    if (board["entry"] != "roster").any():  # someone entered from outside or late: say who
-        columns.insert(2, Column("entry", "entry"))
-    return table(records(board), columns) + (
-        '<p class="note">Luck pct: the contestant\'s place among the arena\'s zero-skill players '
-        "(random valid decisions under the same rules); rank score = -log10(1 - luck pct), so 2.0 "
-        "means luck does this once in a hundred seasons. Closed trips: round trips opened and "
-        "closed; win rate counts those only (none closed: –, see the open positions). Fills: "
-        "every execution (opens, adds, closes, automatic ones). Excess returns are over buy and "
-        "hold of BTC, SPY and the equal-weighted universe from the first to the last cycle.</p>")
-
-
-def _curves(frame: pd.DataFrame, value: str) -> dict[str, list[tuple[pd.Timestamp, float]]]:
-    return {str(name): [(t, float(v)) for t, v in zip(g["cycle_at"], g[value], strict=True)
-                        if not pd.isna(v)]
-            for name, g in frame.sort_values("cycle_at").groupby("contestant", sort=True)}
-
-
-def _equity(marts: Mapping[str, pd.DataFrame]) -> str:
-    band = marts["zero_skill_band"].sort_values("cycle_at")
-    bench = marts["benchmark_equity"].sort_values("cycle_at")
-    benchmarks = {BENCHMARK_LABELS.get(str(name), str(name)):
-                  [(t, float(v)) for t, v in zip(g["cycle_at"], g["equity"], strict=True)]
-                  for name, g in bench.groupby("benchmark", sort=True)}
-    players = int(band["players"].iloc[0]) if len(band) else 0
-    chart = equity_chart(_curves(marts["equity_daily"], "equity"), benchmarks=benchmarks,
-                         band=[(r.cycle_at, r.q05, r.q50, r.q95) for r in band.itertuples()],
-                         players=players, start_cash=START_CASH)
-    return chart + (
-        f'<p class="note">Equity after each cycle. The shaded band is where {players:,} '
-        "zero-skill players who play the arena's own rules (random valid decisions, the same "
-        "validator, fees and invalidation monitor) ended each day, 5th to 95th percentile, with "
-        "their median dashed; the grey lines are $10,000 held in BTC, in SPY and in the "
-        "equal-weighted universe from the first cycle.</p>")
-
-
-def _drawdowns(marts: Mapping[str, pd.DataFrame]) -> str:
-    return drawdown_chart(_curves(marts["equity_daily"], "drawdown")) + (
-        '<p class="note">The fall of each contestant\'s equity from its highest value so far '
-        "(the start counts as a peak).</p>")
-
-
-def _activity(board: pd.DataFrame) -> str:
-    rows = board.dropna(subset=["rank_score"])
-    activity = scatter_chart([(str(r.contestant), float(r.trades), float(r.rank_score))
-                              for r in rows.itertuples()],
-                             title="Activity is not alpha: fills against rank score",
-                             x_label="fills over the season", y_label="rank score")
-    costed = board.dropna(subset=["cost_usd", "total_return"])
-    cost = scatter_chart([(str(r.contestant), float(r.cost_usd), float(r.total_return))
-                          for r in costed.itertuples()],
-                         title="Model cost against return", x_label="cost of model calls, USD",
-                         y_label="return", y_percent=True)
-    return activity + cost + (
-        '<p class="note">More trading buys nothing by itself: a contestant high on the left chart '
-        "and far right traded a lot and was rewarded; far right and low, it paid fees for "
-        "noise. House agents cost nothing to call.</p>")
-
-
-def _trade_columns(links: _Links, *, who: bool = True) -> list[Column]:
-    columns = [
-        Column("symbol", "asset"), Column("side", "side"),
-        Column("opened_at", "opened (UTC)", "time", href=lambda r: links.day(r["opened_at"])),
-        Column("closed_at", "closed (UTC)", "time", href=lambda r: links.day(
-            r["exit_window_end"] if r.get("closed_by") == "automatic" else r["exit_cycle_at"])),
-        Column("closed_by", "closed by"), Column("entry_price", "entry", "price"),
-        Column("exit_price", "exit", "price"), Column("net_pnl", "net P&L", "pnl"),
-        Column("thesis", "thesis", wrap=True),
-        Column("why", "reasoning", href=lambda r: links.decision(
-            r["contestant"], r["entry_cycle_at"], r["entry_round"], r["entry_decision_index"])),
-    ]
-    return ([Column("contestant", "contestant",
-                    href=lambda r: f"#{contestant_anchor(r['contestant'])}")] if who else []) \
-        + columns
-
-
-def _with_why(frame: pd.DataFrame) -> list[dict[str, object]]:
-    rows = records(frame)
-    for row in rows:
-        row["why"] = "decision" if row.get("entry_cycle_at") is not None else None
-    return rows
-
-
-def _key_trades(trades: pd.DataFrame, links: _Links) -> str:
-    closed = trades[trades["status"] == "closed"]
-    key = closed.reindex(closed["net_pnl"].abs().sort_values(ascending=False).index) \
-        .head(TOP_TRADES)
-    return table(_with_why(key), _trade_columns(links), empty="no closed trade") + (
-        f'<p class="note">The {len(key)} closed round trips with the largest net P&L either way, '
-        f"of {len(closed)} closed and {int((trades['status'] == 'open').sum())} still open. "
-        "A time links to that day's daily report; \"decision\" to the decision that opened the "
-        "trade, its JSON and the answer's reasoning.</p>")
-
-
+# ----------------------------------------------------------------------------- columns
+CONTESTANT = Column("contestant", "contestant",
+                    href=lambda r: f"#{contestant_anchor(r['contestant'])}")
 OPEN_COLUMNS = [
     Column("symbol", "asset"), Column("side", "side"), Column("quantity", "quantity", "num"),
     Column("entry_price", "entry", "price"), Column("mark_price", "last mark", "price"),
     Column("unrealised_pnl", "unrealised P&L", "pnl"), Column("thesis", "thesis", wrap=True),
 ]
-
-
-def open_positions(marts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """Each contestant's positions after its last cycle, with the trade (entry decision) each
-    belongs to."""
-    positions, trades = marts["positions"], marts["trades"]
-    if positions.empty:
-        return positions.assign(entry_cycle_at=None, entry_round=None, entry_decision_index=None)
-    last = marts["equity_daily"].groupby("contestant")["cycle_at"].max().rename("last_cycle")
-    held = positions.join(last, on="contestant")
-    held = held[held["cycle_at"] == held["last_cycle"]].drop(columns="last_cycle")
-    entries = trades[["contestant", "symbol", "trip", "entry_cycle_at", "entry_round",
-                      "entry_decision_index"]]
-    return held.merge(entries, on=["contestant", "symbol", "trip"], how="left") \
-        .sort_values(["contestant", "symbol"])
-
-
-def _open_positions(held: pd.DataFrame, links: _Links) -> str:
-    columns = [Column("contestant", "contestant",
-                      href=lambda r: f"#{contestant_anchor(r['contestant'])}"),
-               Column("opened_at", "opened (UTC)", "time", href=lambda r: links.day(r["opened_at"])),
-               *OPEN_COLUMNS,
-               Column("why", "reasoning", href=lambda r: links.decision(
-                   r["contestant"], r["entry_cycle_at"], r["entry_round"],
-                   r["entry_decision_index"]))]
-    total = float(held["unrealised_pnl"].sum()) if len(held) else 0.0
-    return table(_with_why(held), columns, empty="no open position at the end") + (
-        f'<p class="note">{len(held)} positions open after each contestant\'s last cycle, '
-        f"marked at that cycle's price: {fmt(total, 'pnl')} USD unrealised in all. Their P&L is "
-        "in the returns above but in no closed trip.</p>")
-
-
 DECISION_COLUMNS = [Column("round", "round"), Column("action", "action"),
                     Column("symbol", "asset"), Column("accepted", "accepted"),
                     Column("thesis", "thesis", wrap=True)]
-
-
-def _decisions(mine: pd.DataFrame, links: _Links) -> str:
-    """The contestant's decisions, cycle by cycle: each row an anchor (a trade links to it),
-    the decision's JSON and the answer's reasoning under it."""
-    if mine.empty:
-        return "<p>No decision recorded.</p>"
-    rows = []
-    order = mine.assign(_round=mine["round"].map({"answer": 0, "repair": 1}).fillna(2))
-    for (at, _, round_), group in order.sort_values(["cycle_at", "_round", "decision_index"]) \
-            .groupby(["cycle_at", "_round", "round"], sort=True):
-        day = links.day(at)
-        stamp = fmt(at, "time")
-        head = f'<a href="{esc(day)}">{esc(stamp)}</a>' if day else esc(stamp)
-        reasoning = answer_reasoning(group["answer_text"].dropna().iloc[0]) \
-            if group["answer_text"].notna().any() else None
-        rows.append(f'<tr class="cycle"><th colspan="{len(DECISION_COLUMNS) + 1}" scope="rowgroup">'
-                    f"{head} UTC, {esc(round_)}" + (f"<blockquote>{esc(reasoning)}</blockquote>"
-                                                    if reasoning else "") + "</th></tr>")
-        cycle = group.drop(columns="_round")
-        for r in records(cycle):
-            anchor = decision_anchor(r["contestant"], r["cycle_at"], r["round"],
-                                     r["decision_index"])
-            decision = r.get("decision")
-            try:
-                pretty = json.dumps(json.loads(str(decision)), indent=2, ensure_ascii=False)
-            except ValueError:
-                pretty = str(decision)
-            r["accepted"] = {True: "yes", False: "rejected"}.get(r.get("accepted"), "–")
-            cells = "".join(cell(r.get(c.key), c.kind, wrap=c.wrap) for c in DECISION_COLUMNS)
-            rows.append(f'<tr id="{anchor}">{cells}<td><details><summary>JSON</summary>'
-                        f'<pre class="json">{esc(pretty)}</pre></details></td></tr>')
-    head = "".join(f"<th scope=\"col\">{esc(c.header)}</th>" for c in DECISION_COLUMNS)
-    return (f'<table class="data decisions"><thead><tr>{head}<th scope="col">decision</th></tr>'
-            f"</thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>")
-
-
 STAT_COLUMNS = [
     Column("final_equity", "final equity", "money"), Column("total_return", "return", "return"),
     Column("round_trips", "closed trips", "int"), Column("won", "won", "int"),
@@ -305,17 +124,169 @@ CALL_COLUMNS = [
 REJECTION_COLUMNS = [Column("cycle_at", "cycle (UTC)", "time"), Column("round", "round"),
                      Column("code", "reason code"), Column("rejections", "rejections", "int"),
                      Column("symbols", "assets"), Column("example_message", "example", wrap=True)]
+REJECTION_CODE_COLUMNS = [Column("contestant", "contestant"), Column("code", "reason code"),
+                          Column("rejections", "rejections", "int")]
+LUCK_COLUMNS = [
+    Column("symbol", "asset"), Column("asset_class", "class"), Column("grid", "grid"),
+    Column("bars", "bars", "int"), Column("players", "players", "int"),
+    Column("q05", "5%", "return"), Column("q50", "median", "return"),
+    Column("ceiling", "ceiling (95%)", "return"), Column("buy_and_hold", "buy & hold", "return"),
+    Column("best_rule", "best rule"), Column("best_return", "its return", "return"),
+    Column("rules_over_ceiling", "rules over ceiling", "int"),
+]
+RULE_COLUMNS = [
+    Column("rule", "rule"), Column("kind", "kind"), Column("total_return", "return", "return"),
+    Column("turnover", "turnover", "score"), Column("fees", "fees", "drawdown"),
+    Column("percentile", "luck pct", "share"), Column("rank_score", "rank score", "score"),
+]
+MODEL_CALL_COLUMNS = [
+    Column("contestant", "contestant"), Column("cycles", "cycles", "int"),
+    Column("traded", "traded", "int"), Column("no_trade", "no trade", "int"),
+    Column("forfeited", "forfeited", "int"), Column("calls", "calls", "int"),
+    Column("tokens_in", "tokens in", "int"), Column("tokens_out", "tokens out", "int"),
+    Column("cost_usd", "cost", "usd"), Column("mean_latency_s", "mean latency s", "score"),
+    Column("retries", "retries", "int"), Column("rejections", "rejections", "int"),
+    Column("repair_rounds", "repairs", "int"),
+]
 
 
-def _stats(stats: Mapping[str, object]) -> str:
-    """A contestant's numbers as a grid of labelled values (wraps, never scrolls)."""
-    return '<dl class="stats">' + "".join(
-        f"<div><dt>{esc(c.header)}</dt>{cell(stats.get(c.key), c.kind, tag='dd')}</div>"
-        for c in STAT_COLUMNS) + "</dl>"
+def _trade_columns(links: _Links, *, who: bool = True) -> list[Column]:
+    columns = [
+        Column("symbol", "asset"), Column("side", "side"),
+        Column("opened_at", "opened (UTC)", "time", href=lambda r: links.day(r["opened_at"])),
+        Column("closed_at", "closed (UTC)", "time", href=lambda r: links.day(
+            r["exit_window_end"] if r.get("closed_by") == "automatic" else r["exit_cycle_at"])),
+        Column("closed_by", "closed by"), Column("entry_price", "entry", "price"),
+        Column("exit_price", "exit", "price"), Column("net_pnl", "net P&L", "pnl"),
+        Column("thesis", "thesis", wrap=True),
+        _why(links),
+    ]
+    return ([CONTESTANT] if who else []) + columns
+
+
+def _why(links: _Links) -> Column:
+    """The "decision" link of a trade or a position: to the decision that opened it."""
+    return Column("why", "reasoning", href=lambda r: links.decision(
+        r["contestant"], r["entry_cycle_at"], r["entry_round"], r["entry_decision_index"]))
+
+
+def _open_columns(links: _Links) -> list[Column]:
+    return [CONTESTANT,
+            Column("opened_at", "opened (UTC)", "time", href=lambda r: links.day(r["opened_at"])),
+            *OPEN_COLUMNS, _why(links)]
+
+
+def _leaderboard_columns(board: pd.DataFrame) -> list[Column]:
+    """The report's leaderboard: :data:`LEADERBOARD`, the contestant linking to its section,
+    and an ``entry`` column after it when someone entered from outside or late (``board``
+    with :func:`entry`'s column)."""
+    columns = [CONTESTANT if c.key == "contestant" else c for c in LEADERBOARD]
+    if (board["entry"] != "roster").any():
+        columns.insert(2, Column("entry", "entry"))
+    return columns
+
+
+# ----------------------------------------------------------------------------- values
+def entry(board: pd.DataFrame) -> pd.Series:
+    """How each contestant entered: ``outside entrant`` (through arena mcp) or ``roster``, and
+    ``from <day>`` when its window started after the season's first cycle."""
+    first = pd.to_datetime(board["first_cycle_at"], utc=True)
+    kind = pd.Series(np.where(board["outside_entrant"].astype(bool), "outside entrant", "roster"),
+                     index=board.index)
+    late = first > first.min()
+    return kind + np.where(late, ", from " + first.dt.strftime("%Y-%m-%d"), "")
+
+
+def open_positions(marts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each contestant's positions after its last cycle, with the trade (entry decision) each
+    belongs to."""
+    positions, trades = marts["positions"], marts["trades"]
+    if positions.empty:
+        return positions.assign(entry_cycle_at=None, entry_round=None, entry_decision_index=None)
+    last = marts["equity_daily"].groupby("contestant")["cycle_at"].max().rename("last_cycle")
+    held = positions.join(last, on="contestant")
+    held = held[held["cycle_at"] == held["last_cycle"]].drop(columns="last_cycle")
+    entries = trades[["contestant", "symbol", "trip", "entry_cycle_at", "entry_round",
+                      "entry_decision_index"]]
+    return held.merge(entries, on=["contestant", "symbol", "trip"], how="left") \
+        .sort_values(["contestant", "symbol"])
+
+
+def _with_why(frame: pd.DataFrame) -> list[dict[str, object]]:
+    rows = records(frame)
+    for row in rows:
+        row["why"] = "decision" if row.get("entry_cycle_at") is not None else None
+    return rows
+
+
+def _key_trades(trades: pd.DataFrame) -> pd.DataFrame:
+    """The closed round trips with the largest net P&L either way."""
+    closed = trades[trades["status"] == "closed"]
+    return closed.reindex(closed["net_pnl"].abs().sort_values(ascending=False).index) \
+        .head(TOP_TRADES)
+
+
+@dataclass(frozen=True)
+class _Decision:
+    anchor: str
+    row: dict[str, object]  # the mart's row, ``accepted`` as words
+    json: str  # the decision, pretty-printed when it parses
+
+
+@dataclass(frozen=True)
+class _Cycle:
+    """One cycle's round of a contestant's decisions, under its time and reasoning."""
+
+    at: object
+    href: str | None  # that day's daily report
+    round: str
+    reasoning: str | None
+    decisions: list[_Decision]
+
+
+def _cycles(mine: pd.DataFrame, links: _Links) -> list[_Cycle]:
+    """A contestant's decisions, cycle by cycle (an answer before its repair)."""
+    out = []
+    order = mine.assign(_round=mine["round"].map({"answer": 0, "repair": 1}).fillna(2))
+    for (at, _, round_), group in order.sort_values(["cycle_at", "_round", "decision_index"]) \
+            .groupby(["cycle_at", "_round", "round"], sort=True):
+        reasoning = answer_reasoning(group["answer_text"].dropna().iloc[0]) \
+            if group["answer_text"].notna().any() else None
+        decisions = []
+        for r in records(group.drop(columns="_round")):
+            decision = r.get("decision")
+            try:
+                pretty = json.dumps(json.loads(str(decision)), indent=2, ensure_ascii=False)
+            except ValueError:
+                pretty = str(decision)
+            r["accepted"] = {True: "yes", False: "rejected"}.get(r.get("accepted"), "–")
+            decisions.append(_Decision(decision_anchor(r["contestant"], r["cycle_at"], r["round"],
+                                                       r["decision_index"]), r, pretty))
+        out.append(_Cycle(at, links.day(at), str(round_), reasoning, decisions))
+    return out
+
+
+@dataclass(frozen=True)
+class _Contestant:
+    """What a contestant's section shows."""
+
+    name: str
+    anchor: str
+    colour: str
+    place: object
+    entered: str
+    stats: dict[str, object]
+    trades: list[dict[str, object]]
+    closed: int
+    cycles: list[_Cycle]
+    decisions: int
+    rejections: list[dict[str, object]]
+    rejected: int
+    calls: list[dict[str, object]]
 
 
 def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame,
-                links: _Links, colour: str) -> str:
+                links: _Links, colour: str) -> _Contestant:
     board = marts["leaderboard"]
     row = records(board[board["contestant"] == name])[0]
     entered = entry(board)[board["contestant"] == name].iloc[0]
@@ -331,38 +302,14 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
     rejections = rejections.assign(symbols=rejections["symbols"].map(
         lambda v: v if v is None or isinstance(v, str) else ", ".join(map(str, v))))
     decisions = marts["decisions"][marts["decisions"]["contestant"] == name]
-    trade_rows = trades.sort_values(["opened_at", "symbol"])
-    parts = [
-        f'<h3 id="{contestant_anchor(name)}"><span class="swatch" style="color:{colour}">■</span>'
-        f" {esc(name)} <small>#{esc(fmt(row['place'], 'int'))}, {esc(entered)}</small></h3>",
-        _stats(stats),
-        f"<details><summary>Trades ({len(trades)}: {len(closed)} closed)</summary>"
-        + table(_with_why(trade_rows), _trade_columns(links, who=False), empty="no trade")
-        + "</details>",
-        f"<details><summary>Decisions, cycle by cycle ({len(decisions)})</summary>"
-        + _decisions(decisions, links) + "</details>",
-        f"<details><summary>Rejections ({int(rejections['rejections'].sum()) if len(rejections) else 0})"
-        "</summary>" + table(records(rejections.sort_values("cycle_at")), REJECTION_COLUMNS,
-                             empty="no decision was rejected") + "</details>",
-        "<details><summary>Calls and cost</summary>"
-        + table(records(calls), CALL_COLUMNS, empty="no model call") + "</details>",
-    ]
-    return "\n".join(parts)
-
-
-LUCK_COLUMNS = [
-    Column("symbol", "asset"), Column("asset_class", "class"), Column("grid", "grid"),
-    Column("bars", "bars", "int"), Column("players", "players", "int"),
-    Column("q05", "5%", "return"), Column("q50", "median", "return"),
-    Column("ceiling", "ceiling (95%)", "return"), Column("buy_and_hold", "buy & hold", "return"),
-    Column("best_rule", "best rule"), Column("best_return", "its return", "return"),
-    Column("rules_over_ceiling", "rules over ceiling", "int"),
-]
-RULE_COLUMNS = [
-    Column("rule", "rule"), Column("kind", "kind"), Column("total_return", "return", "return"),
-    Column("turnover", "turnover", "score"), Column("fees", "fees", "drawdown"),
-    Column("percentile", "luck pct", "share"), Column("rank_score", "rank score", "score"),
-]
+    return _Contestant(
+        name=name, anchor=contestant_anchor(name), colour=colour, place=row["place"],
+        entered=str(entered), stats=stats,
+        trades=_with_why(trades.sort_values(["opened_at", "symbol"])), closed=len(closed),
+        cycles=_cycles(decisions, links), decisions=len(decisions),
+        rejections=records(rejections.sort_values("cycle_at")),
+        rejected=int(rejections["rejections"].sum()) if len(rejections) else 0,
+        calls=records(calls))
 
 
 def _luck_rows(luck: pd.DataFrame, rules: pd.DataFrame) -> list[dict[str, object]]:
@@ -378,85 +325,84 @@ def _luck_rows(luck: pd.DataFrame, rules: pd.DataFrame) -> list[dict[str, object
     return rows
 
 
-def _rules(rules: pd.DataFrame) -> str:
-    if rules.empty:
-        return "<p>No reference rules: the luck tables were not built.</p>"
-    wide = rules.pivot_table(index="symbol", columns="rule", values="rank_score", aggfunc="first")
-    chart = heatmap_chart(list(wide.index), list(wide.columns),
-                          [[None if pd.isna(v) else float(v) for v in row]
-                           for row in wide.to_numpy()],
-                          title="Reference rules: rank score per asset and rule",
-                          value_format="{:.1f}", centre=MEDIAN_RANK_SCORE,
-                          colorbar_label="rank score")
+def _rule_tables(rules: pd.DataFrame) -> list[tuple[str, list[dict[str, object]]]]:
+    """Per asset, its reference rules (rules before the players' quantiles, best first)."""
     groups = rules.sort_values(["symbol", "kind", "total_return"],
                                ascending=[True, False, False]).groupby("symbol")
-    details = "".join(f'<h3 id="rules-{anchor_id(str(symbol))}">{esc(symbol)}</h3>'
-                      f"{table(records(group), RULE_COLUMNS)}" for symbol, group in groups)
-    return chart + (
-        '<p class="note">Each textbook rule played on each asset\'s actual path with the '
-        "arena's costs, scored like a contestant against that asset's zero-skill players: a "
-        "rank score of 2 or more is a result luck reaches once in a hundred tries.</p>"
-        f"<details><summary>The table of every asset ({groups.ngroups})</summary>{details}"
-        "</details>")
+    return [(str(symbol), records(group)) for symbol, group in groups]
 
 
-def _correlations(corr: pd.DataFrame) -> str:
-    if corr.empty:
-        return "<p>No correlations: the lake holds no daily bars for the season.</p>"
+def _correlation_matrix(corr: pd.DataFrame) -> pd.DataFrame:
     wide = corr.pivot(index="symbol_a", columns="symbol_b", values="correlation")
     labels = list(wide.index)
-    wide = wide.reindex(index=labels, columns=labels)
-    off = wide.to_numpy(dtype=float)[~np.eye(len(labels), dtype=bool)]
-    mean = float(np.nanmean(off)) if off.size else float("nan")
-    chart = heatmap_chart(labels, labels, [[None if pd.isna(v) else float(v) for v in row]
-                                           for row in wide.to_numpy()],
-                          title="Correlation of daily returns", value_format="{:.2f}",
-                          centre=0.0, colorbar_label="correlation", limit=1.0)
-    return chart + (f'<p class="note">Mean pairwise correlation {fmt(mean, "score")}: daily '
-                    "close-to-close returns over the 90 days up to the season's end; a season's "
-                    "assets should be weakly correlated.</p>")
+    return wide.reindex(index=labels, columns=labels)
 
 
-MODEL_CALL_COLUMNS = [
-    Column("contestant", "contestant"), Column("cycles", "cycles", "int"),
-    Column("traded", "traded", "int"), Column("no_trade", "no trade", "int"),
-    Column("forfeited", "forfeited", "int"), Column("calls", "calls", "int"),
-    Column("tokens_in", "tokens in", "int"), Column("tokens_out", "tokens out", "int"),
-    Column("cost_usd", "cost", "usd"), Column("mean_latency_s", "mean latency s", "score"),
-    Column("retries", "retries", "int"), Column("rejections", "rejections", "int"),
-    Column("repair_rounds", "repairs", "int"),
-]
+def _mean_correlation(wide: pd.DataFrame) -> float:
+    off = wide.to_numpy(dtype=float)[~np.eye(len(wide), dtype=bool)]
+    return float(np.nanmean(off)) if off.size else float("nan")
 
 
-def conventions(cycles: int) -> str:
-    """How the numbers are computed, and the arena's limits, in plain words."""
-    items = [
-        ("Return", "Equity after the last cycle over the $10,000 start, minus one. Equity marks "
-         "every open position at the cycle's price."),
-        ("Sharpe", f"The mean daily return over its standard deviation, annualised with "
-         f"{PERIODS_PER_YEAR} periods a year (the arena values every calendar day) and a "
-         f"risk-free rate of {RISK_FREE_RATE:.0%}."),
-        ("Max drawdown", "The deepest fall of equity from its highest value so far; the start "
-         "counts as a peak, so a contestant that only lost has a drawdown equal to its loss."),
-        ("Trades", "\"Fills\" counts every execution (opens, adds, closes, automatic closes); "
-         "\"closed trips\" counts positions opened and closed again, the only ones a win rate "
-         "can judge."),
-        ("Luck percentile and rank score", "Where the contestant's return falls among "
-         "thousands of zero-skill players who play the same rules at random; the rank score is "
-         "-log10(1 - percentile): 1 is what one lucky player in ten reaches, 2 one in a hundred."),
-        ("Limits", "Simulated capital; every order fills at the one price of its cycle, with "
-         "fees and no slippage; the invalidation monitor looks every 15 minutes, so a close can "
-         "land past its level; one decision window a day; each contestant's benchmark is its own "
-         "statement; nothing here is investment advice."),
-    ]
-    caution = ""
-    if cycles < SHORT_SEASON:
-        caution = (f'<p class="caution">This season has {cycles} cycles, so {max(cycles - 1, 0)} '
-                   "daily returns: an annualised Sharpe ratio or a win rate over so few "
-                   "observations means little. Read the luck percentile, which is judged on the "
-                   "same days.</p>")
-    return caution + '<dl class="conventions">' + "".join(
-        f"<dt>{esc(term)}</dt><dd>{esc(text)}</dd>" for term, text in items) + "</dl>"
+def _cells(wide: pd.DataFrame) -> list[list[float | None]]:
+    return [[None if pd.isna(v) else float(v) for v in row] for row in wide.to_numpy()]
+
+
+def _curves(frame: pd.DataFrame, value: str) -> dict[str, list[tuple[pd.Timestamp, float]]]:
+    return {str(name): [(t, float(v)) for t, v in zip(g["cycle_at"], g[value], strict=True)
+                        if not pd.isna(v)]
+            for name, g in frame.sort_values("cycle_at").groupby("contestant", sort=True)}
+
+
+def _charts(marts: Mapping[str, pd.DataFrame], board: pd.DataFrame,
+            players: int) -> dict[str, Markup]:
+    """Every chart of the report by name (``rules`` and ``correlations`` only when there is
+    data for them). They are plots.py's SVG, whose text is escaped there: markup the page
+    inserts as it is, so it is marked safe here, once."""
+    band = marts["zero_skill_band"].sort_values("cycle_at")
+    bench = marts["benchmark_equity"].sort_values("cycle_at")
+    benchmarks = {BENCHMARK_LABELS.get(str(name), str(name)):
+                  [(t, float(v)) for t, v in zip(g["cycle_at"], g["equity"], strict=True)]
+                  for name, g in bench.groupby("benchmark", sort=True)}
+    rows = board.dropna(subset=["rank_score"])
+    costed = board.dropna(subset=["cost_usd", "total_return"])
+    svg = {
+        "equity": equity_chart(_curves(marts["equity_daily"], "equity"), benchmarks=benchmarks,
+                               band=[(r.cycle_at, r.q05, r.q50, r.q95) for r in band.itertuples()],
+                               players=players, start_cash=START_CASH),
+        "drawdowns": drawdown_chart(_curves(marts["equity_daily"], "drawdown")),
+        "activity": scatter_chart([(str(r.contestant), float(r.trades), float(r.rank_score))
+                                   for r in rows.itertuples()],
+                                  title="Activity is not alpha: fills against rank score",
+                                  x_label="fills over the season", y_label="rank score"),
+        "cost": scatter_chart([(str(r.contestant), float(r.cost_usd), float(r.total_return))
+                               for r in costed.itertuples()],
+                              title="Model cost against return",
+                              x_label="cost of model calls, USD", y_label="return",
+                              y_percent=True),
+    }
+    rules = marts["reference_rules"]
+    if not rules.empty:
+        wide = rules.pivot_table(index="symbol", columns="rule", values="rank_score",
+                                 aggfunc="first")
+        svg["rules"] = heatmap_chart(list(wide.index), list(wide.columns), _cells(wide),
+                                     title="Reference rules: rank score per asset and rule",
+                                     value_format="{:.1f}", centre=MEDIAN_RANK_SCORE,
+                                     colorbar_label="rank score")
+    if not marts["asset_correlations"].empty:
+        wide = _correlation_matrix(marts["asset_correlations"])
+        labels = list(wide.index)
+        svg["correlations"] = heatmap_chart(labels, labels, _cells(wide),
+                                            title="Correlation of daily returns",
+                                            value_format="{:.2f}", centre=0.0,
+                                            colorbar_label="correlation", limit=1.0)
+    return {name: Markup(chart) for name, chart in svg.items()}
+
+
+def conventions(cycles: int) -> Markup:
+    """How the numbers are computed, and the arena's limits, in plain words (HTML)."""
+    return macro("conventions.html.j2", "conventions")(
+        cycles, periods_per_year=PERIODS_PER_YEAR, risk_free_rate=RISK_FREE_RATE,
+        short_season=SHORT_SEASON)
 
 
 def _market(board: pd.DataFrame) -> str:
@@ -474,7 +420,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     """The season report's HTML from the marts; a SYNTHETIC season opens with a banner.
     ``storage``: the last persistence verdict of a served season (a closing section);
     ``daily``: each day's ("YYYY-MM-DD") daily report, as a link from this page."""
-    board = marts["leaderboard"].sort_values(["place", "contestant"])
+    board = sorted_board(marts["leaderboard"])
     if board.empty:
         raise ReportError("the leaderboard is empty: no contestant played this season")
     missing = [m for m in ("decisions", "benchmark_equity") if m not in marts]
@@ -487,61 +433,46 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     daily = dict(daily or {})
     links = _Links(daily, marts["decisions"])
     equity = marts["equity_daily"]
-    start, end = equity["cycle_at"].min(), equity["cycle_at"].max()
-    cycles = int(equity["cycle_at"].nunique())
     trades = marts["trades"]
     held = open_positions(marts)
-    leader = board.iloc[0]
-    summary = (
-        f"<p><strong>{esc(leader['contestant'])}</strong> leads after {cycles} cycles "
-        f"({fmt(start, 'date')} to {fmt(end, 'date')}) with {fmt(leader['total_return'], 'return')}"
-        f", at the {fmt(leader['zero_skill_percentile'], 'share')} percentile of the zero-skill "
-        f"players (rank score {fmt(leader['rank_score'], 'score')}). {len(board)} contestants, "
-        f"{int(board['trades'].sum())} fills, {int((trades['status'] == 'closed').sum())} closed "
-        f"round trips, {len(held)} positions open at the end.</p>")
-    if cycles < SHORT_SEASON:
-        summary += (f'<p class="caution">A short season ({cycles} cycles): see '
-                    '<a href="#conventions-and-limits">conventions and limits</a> before reading '
-                    "the Sharpe ratios and win rates.</p>")
+    band = marts["zero_skill_band"]
+    players = int(band["players"].iloc[0]) if len(band) else 0
     colours = series_colours(list(board["contestant"]))
-    people = "\n".join(_contestant(str(name), marts, held, links, colours[str(name)])
-                       for name in board["contestant"])
     rejections = marts["rejections"]
     by_code = (rejections.groupby(["contestant", "code"], as_index=False)["rejections"].sum()
                if len(rejections) else rejections)
-    days = "".join(f'<li><a href="{esc(href)}">{esc(day)}</a></li>'
-                   for day, href in sorted(daily.items()))
-    luck = marts["luck_ceiling"]
-    sections = [
-        ("Summary", summary),
-        ("Leaderboard", _leaderboard(board)),
-        ("Equity against the benchmarks", _equity(marts)),
-        ("Drawdowns", _drawdowns(marts)),
-        ("Activity and cost", _activity(board)),
-        ("Key trades", _key_trades(trades, links)),
-        ("Open positions at the end", _open_positions(held, links)),
-        ("Contestants", people),
-        ("Luck ceiling per asset", table(_luck_rows(luck, marts["reference_rules"]), LUCK_COLUMNS)
-         + '<p class="note">Per asset: zero-skill players with random positions on the season\'s '
-           "actual path, same scorer and costs. Compare within an asset only.</p>"),
-        ("Reference rules", _rules(marts["reference_rules"])),
-        ("Asset correlations", _correlations(marts["asset_correlations"])),
-        ("Model calls", table(records(marts["model_calls"].sort_values("contestant")),
-                              MODEL_CALL_COLUMNS)),
-        ("Rejections", table(records(by_code), [Column("contestant", "contestant"),
-                                                Column("code", "reason code"),
-                                                Column("rejections", "rejections", "int")])
-         if len(by_code) else "<p>No decision was rejected this season.</p>"),
-        ("Daily reports", f'<ol class="days">{days}</ol>' if days else
-         "<p>No daily report was written.</p>"),
-        ("Conventions and limits", conventions(cycles)),
-    ]
-    if storage is not None:
-        sections.append(("Storage", f"<p>{html.escape(storage)}</p>"))
-    return page(title, sections,
-                subtitle=f"{fmt(start, 'date')} to {fmt(end, 'date')}, {cycles} cycles, market: "
-                         f"{market}",
-                banner=market_note(market) if market == SYNTHETIC_MARKET else "")
+    rules = marts["reference_rules"]
+    corr = marts["asset_correlations"]
+    board = board.assign(entry=entry(board))
+    return render(
+        "season.html.j2",
+        title=title, market=market,
+        banner=market_note(market) if market == SYNTHETIC_MARKET else "",
+        start=equity["cycle_at"].min(), end=equity["cycle_at"].max(),
+        cycles=int(equity["cycle_at"].nunique()), short_season=SHORT_SEASON,
+        leader=records(board.head(1))[0],
+        fills=int(board["trades"].sum()),
+        closed=int((trades["status"] == "closed").sum()),
+        still_open=int((trades["status"] == "open").sum()),
+        board=records(board), board_columns=_leaderboard_columns(board),
+        charts=_charts(marts, board, players), players=players,
+        key_trades=_with_why(_key_trades(trades)), trade_columns=_trade_columns(links),
+        held=_with_why(held), held_columns=_open_columns(links),
+        unrealised=float(held["unrealised_pnl"].sum()) if len(held) else 0.0,
+        contestants=[_contestant(str(name), marts, held, links, colours[str(name)])
+                for name in board["contestant"]],
+        own_trade_columns=_trade_columns(links, who=False), decision_columns=DECISION_COLUMNS,
+        stat_columns=STAT_COLUMNS, rejection_columns=REJECTION_COLUMNS,
+        call_columns=CALL_COLUMNS,
+        luck=_luck_rows(marts["luck_ceiling"], rules), luck_columns=LUCK_COLUMNS,
+        rule_tables=_rule_tables(rules) if not rules.empty else [], rule_columns=RULE_COLUMNS,
+        mean_correlation=None if corr.empty else _mean_correlation(_correlation_matrix(corr)),
+        model_calls=records(marts["model_calls"].sort_values("contestant")),
+        model_call_columns=MODEL_CALL_COLUMNS,
+        rejection_codes=records(by_code) if len(by_code) else [],
+        rejection_code_columns=REJECTION_CODE_COLUMNS,
+        days=sorted(daily.items()), storage=storage,
+        periods_per_year=PERIODS_PER_YEAR, risk_free_rate=RISK_FREE_RATE)
 
 
 def daily_pages(lake: Lake, report: Path) -> dict[str, str]:

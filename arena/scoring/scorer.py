@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from arena.core.errors import UnusableInput
+
 COST_RATES = {"crypto": 0.0006, "stock": 0.0002, "etf": 0.0002}  # per unit of |Δw|
 
 
@@ -46,7 +48,7 @@ class ScoreResult:
                 "valid_share": self.valid_share, "bars": len(self.equity)}
 
 
-class ScorerInputError(ValueError):
+class ScorerInputError(UnusableInput, ValueError):
     """Prices or positions that cannot be scored (named)."""
 
 

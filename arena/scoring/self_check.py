@@ -12,11 +12,12 @@ import math
 
 import numpy as np
 
+from arena.core.errors import Failed
 from arena.scoring.asset_luck import score_player, zero_skill_returns
 from arena.scoring.scorer import percentile, rank_score, score_arrays
 
 
-class ScorerSelfCheckError(RuntimeError):
+class ScorerSelfCheckError(Failed, RuntimeError):
     """The scorer failed one of its closed-form cases: no score may be trusted."""
 
 

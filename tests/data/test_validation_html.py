@@ -110,22 +110,35 @@ def test_a_page_that_cannot_be_written_never_fails_the_result(root, monkeypatch,
 
 
 def test_the_flow_report_links_the_validation_page(root, monkeypatch):
-    from arena.flows import ingest as flow
+    from arena.app.ingest import IngestOutcome
+    from arena.data.manifest import IngestSummary
+    from arena.flows import artifacts
 
     report().write(root / NEW)
     links = []
-    monkeypatch.setattr(flow, "create_table_artifact", lambda *a, **k: None)
-    monkeypatch.setattr(flow, "create_markdown_artifact", lambda *a, **k: None)
-    monkeypatch.setattr(flow, "create_link_artifact", lambda link, **k: links.append((link, k)))
+    monkeypatch.setattr(artifacts, "create_table_artifact", lambda *a, **k: None)
+    monkeypatch.setattr(artifacts, "create_markdown_artifact", lambda *a, **k: None)
+    monkeypatch.setattr(artifacts, "create_link_artifact",
+                        lambda link, **k: links.append((link, k)))
     manifest = {"run_id": NEW, "provider": "synthetic", "synthetic": True, "status": "published",
+                "asked": {"start": "2025-10-06", "end": "2025-10-20", "end_used": "2025-10-20",
+                          "base_interval": "15m"},
                 "got": {}, "assets": {}, "published": [], "not_published": {},
                 "validation": {"summary": "passed", "failed": [], "results": str(root / NEW)}}
-    flow._report(manifest)
-    assert links == [((root / NEW / PAGE).resolve().as_uri(),
-                      {"link_text": f"validation {NEW}", "key": "validation-report",
-                       "description": "the run's candle validation: every check, offline"})]
-    flow._report({**manifest, "validation": None})  # the fetch failed: nothing validated
-    assert len(links) == 1
+
+    def outcome(manifest: dict, season: str | None) -> IngestOutcome:
+        return IngestOutcome(manifest, IngestSummary.of(manifest), season)
+
+    artifacts.ingest_artifacts(outcome(manifest, None))
+    [(link, options)] = links
+    assert link == (root / NEW / PAGE).resolve().as_uri()
+    assert options["key"] == "validation-report" and options["link_text"] == f"validation {NEW}"
+    assert "the run's candle validation, every check, offline" in options["description"]
+    artifacts.ingest_artifacts(outcome(manifest, "2026-12-01-ccxt+yfinance"))  # a season's
+    assert links[1][1]["key"] == "2026-12-01-ccxt-yfinance-validation-report"
+    assert "season 2026-12-01-ccxt+yfinance" in links[1][1]["description"]
+    artifacts.ingest_artifacts(outcome({**manifest, "validation": None}, None))  # not validated
+    assert len(links) == 2
 
 
 # --- the real path: an ingest writes the pages; a real browser reads them offline -------------

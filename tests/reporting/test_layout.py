@@ -1,16 +1,30 @@
-"""The reports' one way of writing numbers, and their tables and pages."""
+"""The reports' one way of writing numbers (in Python and as the templates' filters), their
+tables and pages, and the one Jinja2 environment that renders them."""
 
 from __future__ import annotations
 
 import re
+from importlib.resources import files
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from jinja2 import PackageLoader, UndefinedError
+from markupsafe import Markup
 
 from arena.reporting.daily import render_daily_html
-from arena.reporting.layout import Column, cell, fmt, page, sign_class, table
+from arena.reporting.layout import (
+    KINDS,
+    Column,
+    cell,
+    environment,
+    fmt,
+    page,
+    render,
+    sign_class,
+    table,
+)
 from arena.reporting.season import PERIODS_PER_YEAR, RISK_FREE_RATE, conventions
 
 
@@ -38,6 +52,57 @@ def test_numbers_are_written_one_way(value, kind, text):
     assert fmt(value, kind) == text
 
 
+FILTERED = [  # (kind, value, text, colour): one of each kind, written by the templates' filters
+    ("int", 1234.4, "1,234", ""),
+    ("num", 0.000123456789, "0.000123457", ""),
+    ("price", 1234.567, "1,234.57", ""),
+    ("money", -1234.5, "-1,234.50", ""),           # a balance: signed only when negative, neutral
+    ("pnl", -12.345, "-12.35", "neg"),
+    ("usd", 0.001234, "$0.0012", ""),
+    ("return", 0.0523, "+5.23%", "pos"),
+    ("share", 0.797, "79.7%", ""),
+    ("drawdown", 0.0345, "3.45%", ""),
+    ("score", -0.004, "0.00", ""),                 # rounds to zero: no sign
+    ("time", pd.Timestamp("2026-10-03 18:00", tz="Europe/Berlin"), "2026-10-03 16:00", ""),
+    ("date", pd.Timestamp("2026-10-03 23:30", tz="UTC"), "2026-10-03", ""),
+    ("text", "<b>ETH</b>", "&lt;b&gt;ETH&lt;/b&gt;", ""),  # and escaped
+]
+
+
+@pytest.mark.parametrize(("kind", "value", "text", "colour"), FILTERED)
+def test_every_kind_is_a_filter_of_the_templates(kind, value, text, colour):
+    template = environment().from_string("{{ v | fmt(k) }}|{{ v | sign_class(k) }}")
+    assert template.render(v=value, k=kind) == f"{text}|{colour}"
+    assert template.render(v=None, k=kind) == "–|"
+
+
+def test_the_filters_are_the_one_definition_of_the_formats():
+    assert {kind for kind, *_ in FILTERED} == set(KINDS)
+    assert environment().filters["fmt"] is fmt and environment().filters["sign_class"] is sign_class
+
+
+def test_the_environment_escapes_refuses_undefined_names_and_reads_the_package():
+    env = environment()
+    assert env is environment()  # created once
+    assert env.autoescape("page.html.j2") and env.autoescape("macros.html.j2")
+    assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+    assert env.from_string("{{ x }}").render(x=Markup("<b>")) == "<b>"  # marked safe: as is
+    with pytest.raises(UndefinedError, match="title"):
+        render("page.html.j2", sections=[])
+    assert isinstance(env.loader, PackageLoader)
+    # what the environment lists is what the package ships (pyproject's package data globs)
+    shipped = sorted(p.name for p in files("arena.reporting").joinpath("templates").iterdir())
+    assert env.list_templates() == shipped
+    assert all(n.endswith((".html.j2", ".css")) for n in shipped) and "report.css" in shipped
+
+
+def test_the_page_inlines_the_stylesheet():
+    css = files("arena.reporting").joinpath("templates", "report.css").read_text("utf-8")
+    html = page("T", [("One", "<p>1</p>")])
+    assert css.strip() in html and html.count("<style>") == 1
+    assert "<nav" not in html  # one section: no contents
+
+
 def test_losses_are_red_gains_green_and_drawdowns_and_fees_neutral():
     assert sign_class(-0.05, "return") == "neg" and sign_class(0.05, "return") == "pos"
     assert sign_class(-3.0, "pnl") == "neg"
@@ -56,6 +121,12 @@ def test_a_table_escapes_links_and_anchors_its_rows():
     assert '<tr id="r1"><td><a href="#a&amp;b">&lt;b&gt;x&lt;/b&gt;</a></td>' in html
     assert 'data-value="0.1">+10.00%</td>' in html
     assert "no rows" in table([], [Column("who", "who")])
+    assert isinstance(html, Markup)  # a table is HTML: a page takes it as is, never escaped again
+    assert '<td class="empty" colspan="2">nothing &lt;here&gt;</td>' in table(
+        [], [Column("who", "who"), Column("ret", "return", "return")], empty="nothing <here>")
+    assert '<caption>cap &amp; co</caption>' in table(rows, [Column("who", "who")],
+                                                       caption="cap & co")
+    assert '<th scope="col" class="num">return</th>' in html  # a number's header aligns with it
 
 
 def test_a_page_is_self_contained():

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from arena.core.environment import settings
+from arena.core.errors import BadArgument
 from arena.data.providers.base import Provider
 
 SYNTHETIC = "synthetic"  # the embedded default: seeded, invented prices
 SOURCES = (SYNTHETIC, "yfinance", "ccxt", "files")
-DROP_ENV = "ARENA_DROP_DIR"
 
 # How every output names a season's market (reports, Prefect artifacts, the leaderboard mart's
 # ``market`` column): SYNTHETIC_MARKET for the embedded default, else the real provider's name.
@@ -70,14 +70,14 @@ def make_provider(source: str, *, seed: int | None = None, drop: str | Path | No
 
         return CcxtProvider()
     if source == "files":
-        folder = drop or os.environ.get(DROP_ENV)
+        folder = drop or settings().drop_dir
         if not folder:
-            raise ValueError(f"the files source needs a drop folder: --drop DIR or ${DROP_ENV}")
+            raise BadArgument("the files source needs a drop folder: --drop DIR or $ARENA_DROP_DIR")
         from arena.data.providers.files import FilesProvider
 
         return FilesProvider(folder, drop_interval, instead_of=None if instead_of is None else
                              make_provider(instead_of, seed=seed))
-    raise ValueError(f"unknown source {source!r}; expected one of {', '.join(SOURCES)}")
+    raise BadArgument(f"unknown source {source!r}; expected one of {', '.join(SOURCES)}")
 
 
 __all__ = ["SOURCES", "SYNTHETIC", "SYNTHETIC_MARKET", "SYNTHETIC_NOTE", "Provider",

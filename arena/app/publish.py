@@ -1,0 +1,108 @@
+"""The publish job, and the report job.
+
+:func:`publish` rebuilds a season's luck and rules tables, dbt marts and season report from the
+cycles recorded so far (:func:`arena.pipeline.live.publish_season`): the cycle job calls it after
+a cycle every contestant played (:func:`publish_after_cycle`: 2,000 zero-skill players per asset;
+after the season's last cycle 20,000, and the season closes), the nightly deployment at full size
+and then copies the lake to its mirror. A live season has its marts and report from its first
+cycle on.
+
+:func:`report` writes the season report from the published marts; a lake whose marts were never
+built is told which command builds them (a live season's, a replay's, or none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from arena.app.handle import Clock, SeasonHandle, wall_clock
+from arena.core.errors import UnusableInput
+from arena.core.runner import INLINE, Runner
+from arena.data.lake import Lake
+from arena.data.persistence import upload_lake
+from arena.pipeline.live import LIVE_PLAYERS, PublishError, publish_season
+from arena.pipeline.season import SeasonOutputs
+from arena.pipeline.season_config import REPLAY, find_season
+from arena.pipeline.warehouse import Invoke
+from arena.reporting.season import SEASON_FILE, write_season_report
+from arena.scoring.asset_luck import DEFAULT_PLAYERS
+
+MARTS_DIR = "marts"
+
+
+@dataclass
+class Publication:
+    """A publication of the season so far (or why there is none yet: ``not_yet``)."""
+
+    season: str
+    players: int
+    closed: bool = False
+    outputs: SeasonOutputs | None = None
+    not_yet: str | None = None
+    mirrored: list[str] = field(default_factory=list)  # what was copied to the mirror
+
+    @property
+    def report(self) -> Path | None:
+        return None if self.outputs is None else self.outputs.report
+
+
+def publish(handle: SeasonHandle, *, players: int | None = None, final: bool = False,
+            mirror: str | None = None, clock: Clock = wall_clock, runner: Runner = INLINE,
+            invoke: Invoke | None = None, hold: Callable[[], AbstractContextManager[object]]
+            = nullcontext, progress: Callable[[str], None] | None = None) -> Publication:
+    """Publish the season so far (``players`` zero-skill players per asset: 2,000, or 20,000
+    for the ``final`` publication, which closes the season); then copy the lake to ``mirror``
+    while ``hold`` keeps the season's writers out. A season with no cycle yet has nothing to
+    publish: :class:`~arena.pipeline.live.PublishError` (an unusable input) says so."""
+    count = players or (DEFAULT_PLAYERS if final else LIVE_PLAYERS)
+    outputs = publish_season(handle.lake, handle.config, players=count, final=final,
+                             now=clock(), invoke=invoke, runner=runner, ledger=handle.ledger,
+                             progress=progress)
+    out = Publication(handle.id, count, final, outputs)
+    if mirror:
+        with hold():
+            out.mirrored = upload_lake(handle.lake, mirror)
+    return out
+
+
+def publish_after_cycle(handle: SeasonHandle, at: pd.Timestamp, *, players: int | None,
+                        clock: Clock, runner: Runner, invoke: Invoke | None,
+                        progress: Callable[[str], None] | None) -> Publication:
+    """The publication after the cycle at ``at``: at full size, closing the season, after its
+    last cycle; ``not_yet`` says why there is none (never an error: the cycle is played)."""
+    final = at == handle.config.last
+    try:
+        return publish(handle, players=players, final=final, clock=clock, runner=runner,
+                       invoke=invoke, progress=progress)
+    except PublishError as exc:
+        return Publication(handle.id, players or LIVE_PLAYERS, not_yet=str(exc))
+
+
+class NoMarts(UnusableInput):
+    """The lake's marts were never built: the message gives the command that builds them."""
+
+
+def report(lake: Lake, out: Path | None = None) -> Path:
+    """Write the season report of ``lake`` from its published marts (to ``out``, default
+    ``<lake>/reports/season.html``); its path."""
+    if not (lake.root / MARTS_DIR).is_dir():
+        season = find_season(lake)
+        if season is None:
+            how = (f"the lake {lake.root} holds no season: replay one (arena replay --lake "
+                   f"{lake.root} ...) or start one (arena season init --lake {lake.root} ...)")
+        elif season.mode == REPLAY:
+            how = (f"replay the season again to build them (arena replay --lake {lake.root} "
+                   "..., or arena demo for the demo's lake)")
+        else:
+            how = (f"season {season.id!r} publishes them after each cycle; build them now with "
+                   f"arena season publish --lake {lake.root}")
+        raise NoMarts(f"{lake.root / MARTS_DIR} does not exist: {how}")
+    return write_season_report(lake, out)
+
+
+__all__ = ["SEASON_FILE", "NoMarts", "Publication", "publish", "publish_after_cycle", "report"]

@@ -1,0 +1,84 @@
+"""The replay job: a season played on the synthetic market with a simulated clock, then its
+tables, marts and report - what ``arena replay``, ``arena demo`` and the season flow run.
+
+The replay is a season of its own lake, written there like a live one (``season.json`` in
+``replay`` mode and a copy of the roster: :func:`arena.pipeline.season_config.init_season`), so
+its schedule is the season's (:attr:`~arena.pipeline.season_config.SeasonConfig.times`) and a
+replay run again on the same lake resumes: every recorded cycle is kept, nothing is traded twice.
+Then the season's market (one validated ingest run, or one before each day), one season day after
+another (:func:`arena.pipeline.season.replay_season`), and the end of the season
+(:func:`arena.pipeline.season.finish_season`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pandas as pd
+
+from arena.agents.factory import contestants_from_roster
+from arena.agents.roster import Skipped
+from arena.app.handle import SeasonHandle
+from arena.core.errors import BadArgument
+from arena.core.runner import INLINE, Runner
+from arena.core.universe import load_universe
+from arena.data.lake import Lake
+from arena.data.providers import make_provider
+from arena.pipeline.day import DayReport
+from arena.pipeline.season import SeasonOutputs, SeasonReport, finish_season, replay_season
+from arena.pipeline.season_config import REPLAY, default_providers, init_season, make_season
+from arena.pipeline.season_tables import ARENA_PLAYERS
+from arena.pipeline.warehouse import Invoke
+from arena.reporting.leaderboard import sorted_board
+from arena.scoring.asset_luck import DEFAULT_PLAYERS
+
+
+@dataclass
+class ReplayResult:
+    """A replayed season: its handle, the days played, what its end built, the leaderboard
+    (sorted by place) and the roster entries skipped (no key)."""
+
+    season: SeasonHandle
+    played: SeasonReport
+    outputs: SeasonOutputs
+    board: pd.DataFrame
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def replay(lake: Lake, *, start: dt.date, days: int, env: Mapping[str, str],
+           roster: str | None = None, symbols: Sequence[str] | None = None,
+           seed: int | None = None, players: int = DEFAULT_PLAYERS,
+           arena_players: int = ARENA_PLAYERS, ingest: Literal["season", "daily"] = "season",
+           runner: Runner = INLINE, invoke: Invoke | None = None,
+           on_start: Callable[[SeasonHandle, int], None] | None = None,
+           progress: Callable[[DayReport, int, int], None] | None = None,
+           say: Callable[[str], None] | None = None) -> ReplayResult:
+    """Replay ``days`` daily cycles from ``start`` into ``lake`` (see the module docstring);
+    ``on_start`` hears of the season and its contestant count before the first day,
+    ``progress`` of every day played, ``say`` of the ingest and the end of the season."""
+    if days < 1:
+        raise BadArgument(f"--days must be at least 1, not {days}")
+    if ingest not in ("season", "daily"):
+        raise BadArgument(f"--ingest must be 'season' or 'daily', not {ingest!r}")
+    contestants, skipped = contestants_from_roster(roster, env)
+    universe = load_universe().select(list(symbols) if symbols else None)
+    provider = make_provider("synthetic", seed=seed)
+    config = init_season(lake, make_season(start, days, universe.symbols, mode=REPLAY,
+                                           providers=default_providers(), seed=seed),
+                         roster=roster)
+    handle = SeasonHandle(lake, config, env)
+    if on_start:
+        on_start(handle, len(contestants))
+    played = replay_season(provider, handle.universe, contestants, config.times, lake=lake,
+                           runner=runner, ingest=ingest, progress=progress, say=say)
+    if say:
+        say(f"season played: {len(played.days)} cycles, {played.trades} trades; building the "
+            "luck tables, marts and report")
+    outputs = finish_season(lake, config.market, handle.universe, config.times, players=players,
+                            arena_players=arena_players, invoke=invoke, quiet=True,
+                            runner=runner, progress=say)
+    board = sorted_board(pd.read_parquet(outputs.marts.marts / "leaderboard.parquet"))
+    return ReplayResult(handle, played, outputs, board, skipped)

@@ -1,0 +1,18 @@
+"""The status job: what ``arena season status`` shows of a season at a time.
+
+Every cycle of the season (done, partial, failed and retryable, due, missed - and whether a
+backfill can still play it - or upcoming), each asset's data freshness by its own calendar, each
+contestant's state and roster changes, and the lake's last persistence verdict
+(:func:`arena.pipeline.live.season_status`).
+"""
+
+from __future__ import annotations
+
+from arena.app.handle import Clock, SeasonHandle, wall_clock
+from arena.pipeline.live import SeasonStatus, season_status
+
+
+def status(handle: SeasonHandle, *, clock: Clock = wall_clock) -> SeasonStatus:
+    """The season at the clock's time (see the module docstring)."""
+    return season_status(handle.lake, handle.config, handle.roster().names, clock(),
+                         ledger=handle.ledger, attempts=handle.attempts)

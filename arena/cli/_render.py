@@ -1,0 +1,102 @@
+"""How the ``arena`` command writes: JSON, tables for the terminal, a progress bar, one line on
+stderr. Only rich is imported here; everything a command renders comes to it as a job's result.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+def _json_default(value: object) -> object:
+    return str(value)
+
+
+def print_json(payload: object) -> None:
+    print(json.dumps(payload, indent=2, default=_json_default))
+
+
+def say(command: str, message: str) -> None:
+    """One line on stderr, prefixed by the command's name (``arena ingest: ...``)."""
+    print(f"{command}: {message}", file=sys.stderr)
+
+
+def market_text(config) -> str:
+    """Whose prices a season trades on, as every output says it (SYNTHETIC, or the vendors)."""
+    from arena.data.providers import provider_note
+
+    names = sorted(set(config.providers.values()))
+    if len(names) == 1:
+        return provider_note(names[0])
+    return "market data: " + ", ".join(f"{c} from {p}" for c, p in config.providers.items())
+
+
+def console():
+    """A rich Console on stdout: on a terminal its width and colours; otherwise 120 columns and
+    no colour or style codes, so piped and captured output is stable. Cell text is never read
+    as rich markup or emoji codes (a contestant name or an error may hold brackets or colons)."""
+    from rich.console import Console
+
+    tty = sys.stdout.isatty()
+    return Console(file=sys.stdout, width=None if tty else 120,
+                   color_system="auto" if tty else None, markup=False, emoji=False,
+                   highlight=False)
+
+
+def text_table(*columns: str | tuple[str, str]):
+    """A borderless rich Table for the terminal: a header line, then one line per row, each row
+    starting at the left margin with its first cell. A column is a name, or ``(name, "right")``
+    for right-justified numbers, or ``(name, "wrap")`` for long text that may wrap; no other
+    column ever wraps."""
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in columns:
+        name, how = (column, "") if isinstance(column, str) else column
+        table.add_column(name, justify="right" if how == "right" else "left",
+                         no_wrap=how != "wrap", overflow="fold")
+    return table
+
+
+def print_leaderboard(board: Any) -> None:
+    """The leaderboard's terminal columns (:data:`arena.reporting.leaderboard.TERMINAL`), as
+    the report writes them."""
+    from arena.reporting.layout import kind_class
+    from arena.reporting.leaderboard import terminal_rows
+
+    columns, rows = terminal_rows(board)
+    shown = text_table(*((c.header, "right") if kind_class(c.kind) == "num" else c.header
+                         for c in columns))
+    for row in rows:
+        shown.add_row(*row)
+    print()
+    console().print(shown)
+
+
+@contextmanager
+def progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on stderr for long work (None when not a terminal): the callback
+    takes a stage, what is done and the total."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import Progress
+
+    tasks: dict[str, Any] = {}
+    with Progress(transient=True, console=_stderr()) as bar:
+
+        def notify(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield notify
+
+
+def _stderr():
+    from rich.console import Console
+
+    return Console(file=sys.stderr)

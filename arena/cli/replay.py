@@ -1,0 +1,150 @@
+"""``arena replay``, ``arena demo`` and ``arena report``: the replay job
+(:func:`arena.app.replay.replay`) and the report job (:func:`arena.app.publish.report`)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Literal
+
+from arena.cli._render import print_json, print_leaderboard
+
+Ingest = Literal["season", "daily"]
+
+
+def replay(*, start: str, days: int = 28, roster: str | None = None, symbols: str | None = None,
+           seed: int | None = None, players: int = 20_000, ingest: Ingest = "season",
+           lake: str | None = None, json: bool = False) -> int:
+    """Replay a season on the synthetic market (resumable), then build the luck tables, the
+    marts and the report.
+
+    Parameters
+    ----------
+    start
+        first cycle day, ISO date
+    days
+        season length in days
+    roster
+        roster YAML (default: models/roster.yaml)
+    symbols
+        comma-separated house symbols (default: the whole universe)
+    seed
+        seed of the synthetic market
+    players
+        zero-skill players per asset for the luck tables
+    ingest
+        season: the season's market in one validated run before the first day; daily: a run
+        before each day, a live season's cadence (slower, the same books)
+    lake
+        lake root of the season (default: $ARENA_LAKE or ./data_lake)
+    json
+        machine-readable result
+    """
+    from arena.data.lake import default_root
+
+    return run_replay("arena replay", start=start, days=days, roster=roster, symbols=symbols,
+                      seed=seed, players=players, ingest=ingest,
+                      lake=lake or str(default_root()), json=json)
+
+
+def demo(*, start: str | None = None, days: int = 28, roster: str | None = None,
+         symbols: str | None = None, seed: int | None = None, players: int = 20_000,
+         ingest: Ingest = "season", lake: str | None = None, json: bool = False) -> int:
+    """Replay the demo season offline (28 days from 2026-10-01 on the synthetic market), build
+    the marts and the report.
+
+    Parameters
+    ----------
+    start
+        first cycle day, ISO date (default 2026-10-01)
+    days
+        season length in days
+    roster
+        roster YAML (default: models/roster.yaml)
+    symbols
+        comma-separated house symbols (default: the whole universe)
+    seed
+        seed of the synthetic market
+    players
+        zero-skill players per asset for the luck tables
+    ingest
+        season: the season's market in one validated run before the first day; daily: a run
+        before each day
+    lake
+        lake root of the season (default: $ARENA_LAKE/demo or ./data_lake/demo)
+    json
+        machine-readable result
+    """
+    from arena import DEMO_START
+    from arena.data.lake import default_root
+
+    return run_replay("arena demo", start=start or DEMO_START, days=days, roster=roster,
+                      symbols=symbols, seed=seed, players=players, ingest=ingest,
+                      lake=lake or str(default_root() / "demo"), json=json)
+
+
+def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols: str | None,
+               seed: int | None, players: int, ingest: Ingest, lake: str, json: bool) -> int:
+    import os
+
+    from arena.app.params import at_least, parse_day, symbol_list
+    from arena.app.replay import replay as job
+    from arena.data.lake import Lake
+
+    began = time.perf_counter()
+    say = (lambda _m: None) if json else (lambda m: print(f"  {m}", flush=True))
+
+    def started(handle, contestants: int) -> None:
+        if not json:
+            print(f"replaying {days} days from {handle.config.first:%Y-%m-%d} on the SYNTHETIC "
+                  f"market ({contestants} contestants) into {handle.lake.root}", flush=True)
+
+    def progress(day, done: int, total: int) -> None:
+        trades = sum(o.fills for o in day.outcomes) + day.automatic_closes
+        say(f"day {done:>2}/{total}  {day.at:%Y-%m-%d %H:%M}  trades {trades:>3}  "
+            f"({day.seconds:.1f} s, {time.perf_counter() - began:.0f} s elapsed)")
+
+    done = job(Lake(lake), start=parse_day(start, "--start"), days=days, env=os.environ,
+               roster=roster, symbols=symbol_list(symbols), seed=seed,
+               players=at_least(players, 1, "--players"), ingest=ingest, on_start=started,
+               progress=progress, say=say)
+    for s in done.skipped:
+        print(f"  {s.spec.name}: {s.reason}", file=sys.stderr)
+    marts = done.outputs.marts
+    if json:
+        print_json({"start": done.played.start.isoformat(), "lake": str(done.season.lake.root),
+                    "report": str(done.outputs.report), "warehouse": str(marts.warehouse),
+                    "marts": str(marts.marts), "seconds": done.outputs.seconds,
+                    "leaderboard": done.board.to_dict(orient="records"),
+                    "days": [{"at": d.at.isoformat(), "automatic_closes": d.automatic_closes,
+                              "outcomes": [o.as_dict() for o in d.outcomes]}
+                             for d in done.played.days]})
+        return 0
+    print_leaderboard(done.board)
+    seconds = done.outputs.seconds
+    print(f"\nluck: {seconds['luck']:.1f} s, dbt: {marts.count('model')} models and "
+          f"{marts.count('test') + marts.count('unit_test')} tests in {seconds['dbt']:.1f} s; "
+          f"{time.perf_counter() - began:.0f} s in all")
+    print(f"warehouse: {marts.warehouse}  (marts as Parquet: {marts.marts})")
+    print(f"daily reports: {done.season.lake.root / 'reports' / 'daily'}")
+    print(f"season report: {done.outputs.report}")
+    return 0
+
+
+def report(*, lake: str | None = None, out: str | None = None) -> int:
+    """Write the season report from the published marts.
+
+    Parameters
+    ----------
+    lake
+        lake root (default: $ARENA_LAKE or ./data_lake)
+    out
+        HTML file to write (default: <lake>/reports/season.html)
+    """
+    from pathlib import Path
+
+    from arena.app.publish import report as job
+    from arena.data.lake import Lake
+
+    print(job(Lake(lake), Path(out) if out else None))
+    return 0

@@ -1,0 +1,266 @@
+"""``arena season ...``: init, status, backfill, retry, add, retire, publish."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import cyclopts
+
+from arena.cli._render import console, market_text, print_json, text_table
+
+season_app = cyclopts.App(name="season", help="a season: init, status, backfill or retry a "
+                          "cycle, add or retire contestants, publish", version_flags=[])
+Source = Literal["synthetic", "yfinance", "ccxt", "files"]
+
+
+@season_app.command
+def init(*, start: str, days: int = 28, id: str | None = None, crypto: Source = "synthetic",
+         stocks: Source = "synthetic", symbols: str | None = None, roster: str | None = None,
+         seed: int | None = None, call_timeout: float = 60.0, cycle_deadline: float = 600.0,
+         dask: str | None = None, lake: str | None = None, json: bool = False) -> int:
+    """Write a new season's config (and a copy of its roster) into a lake.
+
+    Parameters
+    ----------
+    start
+        first cycle day, ISO date
+    days
+        season length in days
+    id
+        season id (default: <start>-<providers>)
+    crypto
+        provider of the crypto assets (ccxt for real prices)
+    stocks
+        provider of the stocks and ETFs (yfinance for real prices)
+    symbols
+        comma-separated house symbols (default: the whole universe)
+    roster
+        roster YAML, copied into the season (default: the shipped one)
+    seed
+        seed of the synthetic market
+    call_timeout
+        seconds a model call may take at most
+    cycle_deadline
+        seconds a cycle retries its failed contestants
+    dask
+        run the flows' contestant fan-out and luck simulations on a Dask cluster: its scheduler
+        (tcp://host:8786) or 'local' (default: threads)
+    lake
+        lake root of the season (default: $ARENA_LAKE or ./data_lake)
+    json
+        print the season config as JSON
+    """
+    from arena.app.params import parse_day, symbol_list
+    from arena.core.universe import load_universe
+    from arena.data.lake import Lake
+    from arena.pipeline.season_config import LIVE, default_providers, init_season, make_season
+
+    where = Lake(lake)
+    universe = load_universe().select(symbol_list(symbols))
+    config = init_season(where, make_season(
+        parse_day(start, "--start"), days, universe.symbols, mode=LIVE,
+        providers=default_providers(crypto, stocks), season_id=id, seed=seed,
+        call_timeout_s=call_timeout, cycle_deadline_s=cycle_deadline, dask=dask), roster=roster)
+    if json:
+        print_json(config.to_json())
+        return 0
+    print(f"season {config.id} in {where.root}: {config.days} daily cycles at "
+          f"{config.cycle_hour:02d}:00 UTC from {config.first:%Y-%m-%d} to {config.last:%Y-%m-%d}, "
+          f"{len(config.symbols)} assets ({market_text(config)})")
+    return 0
+
+
+@season_app.command
+def status(*, lake: str | None = None, json: bool = False) -> int:
+    """Cycles done, missed and due; data freshness; each contestant's state; storage.
+
+    Parameters
+    ----------
+    lake
+        lake root of the season (default: $ARENA_LAKE or ./data_lake)
+    json
+        machine-readable result
+    """
+    from arena.app.handle import SeasonHandle
+    from arena.app.status import status as job
+    from arena.pipeline.live import CYCLE_STATES, UPCOMING
+
+    handle = SeasonHandle.open(lake)
+    got = job(handle)
+    if json:
+        print_json(got.to_json())
+        return 0
+    out = console()
+    config = handle.config
+    out.print(f"season {config.id} ({config.mode}, {market_text(config)}): "
+              f"{config.first:%Y-%m-%d} to {config.last:%Y-%m-%d}, lake {handle.lake.root}")
+    counts = ", ".join(f"{n} {s}" for s in CYCLE_STATES if (n := got.count(s)))
+    out.print(f"cycles: {counts}")
+    out.print(got.storage.describe() if got.storage is not None else
+              "storage unknown: never served (arena serve proves the lake keeps its data)")
+    cycles = text_table("cycle", "state", ("missing", "wrap"))
+    for c in got.cycles:
+        if c.state != UPCOMING:
+            why = "; ".join(f"{n} failed: {e}" for n, e in c.last_error.items())
+            cycles.add_row(c.at.isoformat(), c.state,
+                           ", ".join(c.missing) + (f" ({why})" if why else ""))
+    out.print(cycles)
+    people = text_table("contestant", ("cycles", "right"), "last cycle", "last status",
+                        ("equity", "right"), ("positions", "wrap"))
+    for c in got.contestants:
+        equity = "-" if c.equity is None else f"${c.equity:,.2f}"
+        changed = f" ({'; '.join(c.roster)})" if c.roster else ""  # added or retired
+        people.add_row(f"{c.contestant}{changed}", str(c.cycles),
+                       "-" if c.last_cycle is None else c.last_cycle.isoformat(),
+                       c.last_status or "-", equity, ", ".join(c.positions) or "-")
+    out.print()
+    out.print(people)
+    data = text_table("asset", "provider", "interval", "last price at", "state")
+    for f in got.assets:
+        data.add_row(f.symbol, f.provider, f.interval or "-",
+                     "-" if f.printed_at is None else f"{f.printed_at:%Y-%m-%d %H:%M}", f.state)
+    out.print()
+    out.print(data)
+    return 0
+
+
+@season_app.command
+def backfill(date: str, /, *, no_publish: bool = False, lake: str | None = None,
+             json: bool = False) -> int:
+    """Play a missed cycle (only while no later cycle exists).
+
+    Parameters
+    ----------
+    date
+        the missed cycle's day, ISO date
+    no_publish
+        do not rebuild the season's tables, marts and report after the cycle
+    lake
+        lake root of the season (default: $ARENA_LAKE or ./data_lake)
+    json
+        machine-readable result
+    """
+    from arena.app.cycle import Kind
+    from arena.cli.cycle import run_cycle
+
+    return run_cycle(Kind.BACKFILL, lake, at=date, json=json, no_publish=no_publish)
+
+
+@season_app.command
+def retry(date: str, /, *, no_publish: bool = False, lake: str | None = None,
+          json: bool = False) -> int:
+    """Play a cycle again for the contestants without a record (their model failed), before
+    the next cycle.
+
+    Parameters
+    ----------
+    date
+        the cycle's day, ISO date
+    no_publish
+        do not rebuild the season's tables, marts and report after the cycle
+    lake
+        lake root of the season (default: $ARENA_LAKE or ./data_lake)
+    json
+        machine-readable result
+    """
+    from arena.app.cycle import Kind
+    from arena.cli.cycle import run_cycle
+
+    return run_cycle(Kind.RETRY, lake, at=date, json=json, no_publish=no_publish)
+
+
+@season_app.command
+def add(roster_file: str, /, *, lake: str | None = None, json: bool = False) -> int:
+    """Add contestants from the next cycle on (each starts with $10,000; a name the season used
+    cannot come back).
+
+    Parameters
+    ----------
+    roster_file
+        roster YAML holding the new contestants
+    lake
+        lake root of the season (default: $ARENA_LAKE or ./data_lake)
+    json
+        machine-readable result
+    """
+    from arena.app.handle import SeasonHandle
+    from arena.pipeline.season_roster import add_contestants
+
+    handle = SeasonHandle.open(lake)
+    return _changes(add_contestants(handle.lake, handle.config, roster_file,
+                                    _now()), json)
+
+
+@season_app.command
+def retire(*names: str, lake: str | None = None, json: bool = False) -> int:
+    """Retire contestants from the next cycle on (their books stay as they are).
+
+    Parameters
+    ----------
+    names
+        the contestants' names
+    lake
+        lake root of the season (default: $ARENA_LAKE or ./data_lake)
+    json
+        machine-readable result
+    """
+    from arena.app.handle import SeasonHandle
+    from arena.core.errors import BadArgument
+    from arena.pipeline.season_roster import retire_contestants
+
+    if not names:
+        raise BadArgument("name the contestants to retire")
+    handle = SeasonHandle.open(lake)
+    return _changes(retire_contestants(handle.lake, handle.config, list(names), _now()), json)
+
+
+def _now():
+    from arena.app.handle import wall_clock
+
+    return wall_clock()
+
+
+def _changes(changes, json: bool) -> int:
+    if json:
+        print_json([c.__dict__ for c in changes])
+    else:
+        for c in changes:
+            print(f"{c.contestant}: {c.change} from the cycle of {c.from_cycle}")
+    return 0
+
+
+@season_app.command
+def publish(*, players: int | None = None, final: bool = False, mirror: str | None = None,
+            lake: str | None = None, json: bool = False) -> int:
+    """Rebuild the luck tables, marts and report from the cycles so far (--final after the
+    last cycle closes the season).
+
+    Parameters
+    ----------
+    players
+        zero-skill players per asset (default 2,000; 20,000 for the final)
+    final
+        after the season's last cycle: publish and close the season
+    mirror
+        then copy the lake to this mirror (a path or fsspec URI)
+    lake
+        lake root of the season (default: $ARENA_LAKE or ./data_lake)
+    json
+        machine-readable result
+    """
+    from arena.app.handle import SeasonHandle
+    from arena.app.params import at_least
+    from arena.app.publish import publish as job
+
+    handle = SeasonHandle.open(lake)
+    progress = None if json else (lambda m: print(f"  {m}", flush=True))
+    done = job(handle, players=None if players is None else at_least(players, 1, "--players"),
+               final=final, mirror=mirror, progress=progress)
+    if json:
+        print_json({"season": done.season, "report": str(done.report),
+                    "marts": str(done.outputs.marts.marts), "closed": done.closed,
+                    "seconds": done.outputs.seconds, "mirrored": done.mirrored})
+        return 0
+    print(f"season {done.season}: marts {done.outputs.marts.marts}, report {done.report}"
+          + ("; the season is closed" if done.closed else ""))
+    return 0

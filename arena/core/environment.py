@@ -1,0 +1,87 @@
+"""The arena's environment variables, one table: every ``ARENA_*`` variable with its default.
+
+:class:`Settings` is read by pydantic-settings and validated at once (:func:`settings`): a value
+that cannot be used is a :class:`~arena.core.errors.SettingsError` naming the variable and what
+it takes (exit 2), never a bare ``ValueError`` deep in a run. The code reads these variables only
+through this table, and an explicit argument (``--lake``, ``--drop``) always wins over them.
+
+=============================  =====================================================
+variable                       what it sets
+=============================  =====================================================
+``ARENA_LAKE``                 the lake's root when ``--lake`` is not given
+``ARENA_UNIVERSE``             a universe CSV instead of the shipped one
+``ARENA_PROMPTS``              a folder of prompt templates instead of the shipped one
+``ARENA_DROP_DIR``             the files source's drop folder when ``--drop`` is not given
+``ARENA_PROVIDER_CONCURRENCY`` model calls of one provider at once in a cycle flow
+``ARENA_DASK``                 the Dask scheduler a running season's flows fan out to
+``ARENA_ALERT_WEBHOOK``        where ``arena serve``'s alerts post
+``ARENA_SIGNAL_TOKEN``         the token terminals send to ``arena signal-server``
+=============================  =====================================================
+
+The contestants' keys are not in this table: the roster names the variable of each
+(``api_key_env``), read only when the contestant calls its model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from arena.core.errors import SettingsError
+
+DEFAULT_LAKE = Path("data_lake")
+
+
+class Settings(BaseSettings):
+    """Every ``ARENA_*`` environment variable, its default and what it takes."""
+
+    model_config = SettingsConfigDict(env_prefix="ARENA_", extra="ignore", frozen=True)
+
+    lake: Path = Field(DEFAULT_LAKE, description="the lake's root when --lake is not given")
+    universe: Path | None = Field(None, description="a universe CSV instead of the shipped one")
+    prompts: Path | None = Field(None, description="a folder of prompt templates instead of "
+                                 "the shipped ones")
+    drop_dir: Path | None = Field(None, description="the files source's drop folder when "
+                                  "--drop is not given")
+    provider_concurrency: int = Field(4, ge=1, description="model calls of one provider at "
+                                      "once in a cycle flow (a Prefect global limit per provider)")
+    dask: str | None = Field(None, description="the Dask scheduler a running season's flows fan "
+                             "out to (tcp://host:8786, or local)")
+    alert_webhook: str | None = Field(None, description="where arena serve's alerts post when "
+                                      "--alert-webhook is not given")
+    signal_token: str | None = Field(None, description="the token trading terminals send to "
+                                     "arena signal-server when --token is not given")
+
+    @field_validator("alert_webhook")
+    @classmethod
+    def _http(cls, url: str | None) -> str | None:
+        if url and not url.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return url or None
+
+    @field_validator("universe", "prompts", "drop_dir", "dask", "alert_webhook", "signal_token",
+                     mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("lake", mode="before")
+    @classmethod
+    def _empty_is_default(cls, value: object) -> object:
+        return DEFAULT_LAKE if value == "" else value
+
+
+def settings() -> Settings:
+    """The settings of the environment as it is now (read each time: a test or an operator may
+    change a variable between two runs of one process)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"ARENA_{str(e['loc'][0]).upper()}={e.get('input')!r}: {e['msg']}"
+            for e in exc.errors())
+        raise SettingsError(f"an environment variable cannot be used: {problems}") from None
+
+

@@ -1,0 +1,110 @@
+"""How the steps of a job are run: in this process, or as the tasks of a Prefect flow.
+
+The steps of an ingest, a cycle and a season are written once (:mod:`arena.data.ingest`,
+:mod:`arena.pipeline.cycle`, :mod:`arena.pipeline.season`), as plain functions that call their
+sub-steps through a :class:`Runner`. The command line runs them with :class:`Inline` (a thread
+pool for the fan-out); the Prefect flows pass a runner that submits each step as a task
+(``arena.flows.tasks.PrefectRunner``), so the order of the steps is decided in one place and the
+UI shows one task per step run.
+
+A step may carry a run name template (:func:`step`), e.g. ``"play-{contestant.name}"``, formatted
+with the step's arguments, and a :class:`Retry` policy (a vendor's rate limit): every runner
+honours both, so a step retries the same way on the command line and in a flow.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Run a step again after ``delays`` seconds (one attempt more per delay) when it raised an
+    error ``when`` says may heal (a rate limit, an outage); any other error fails at once."""
+
+    delays: tuple[float, ...]
+    when: Callable[[BaseException], bool]
+
+
+def step(run_name: str, *, retry: Retry | None = None) -> Callable[[F], F]:
+    """Mark a function as a step named ``run_name`` (a template over its parameters), retried
+    by ``retry``."""
+
+    def mark(fn: F) -> F:
+        fn.run_name = run_name  # type: ignore[attr-defined]
+        fn.retry = retry  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def retry_of(fn: Callable[..., Any]) -> Retry | None:
+    """The step's retry policy (None: a failure fails at once)."""
+    return getattr(fn, "retry", None)
+
+
+class Runner(Protocol):
+    def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run one step and return its result."""
+        ...
+
+    def map(self, fn: Callable[..., T], items: Sequence[Any], /, *args: Any,
+            capture: tuple[type[Exception], ...] = (), **kwargs: Any) -> list[T]:
+        """Run ``fn(item, *args, **kwargs)`` for every item, concurrently; results in order. An
+        item whose step raised one of ``capture`` (after its retries) gets the exception as its
+        result; any other error propagates once the items started have finished."""
+        ...
+
+
+class Inline:
+    """Steps run in this process; a fan-out uses a bounded thread pool. When the fan-out is
+    interrupted (Ctrl-C, SIGTERM) the steps already running finish - each records whole or
+    not at all - and the ones not started are cancelled. ``sleep`` waits between a step's
+    retries (a test passes one that does not wait)."""
+
+    def __init__(self, workers: int = 4, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.workers = max(1, workers)
+        self.sleep = sleep
+
+    def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        policy = retry_of(fn)
+        delays = policy.delays if policy is not None else ()
+        for attempt, delay in enumerate((*delays, None), start=1):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                if delay is None or policy is None or not policy.when(exc):
+                    raise
+                log.warning("%s: attempt %d failed (%s); again in %.0f s", fn.__name__,
+                            attempt, exc, delay)
+                self.sleep(delay)
+        raise AssertionError("unreachable")  # the last attempt returned or raised
+
+    def map(self, fn: Callable[..., T], items: Sequence[Any], /, *args: Any,
+            capture: tuple[type[Exception], ...] = (), **kwargs: Any) -> list[T]:
+        def one(item: Any) -> Any:
+            try:
+                return self.run(fn, item, *args, **kwargs)
+            except capture as exc:
+                return exc
+
+        pool = ThreadPoolExecutor(max_workers=self.workers)
+        try:
+            results = list(pool.map(one, items))
+        except BaseException:  # an interrupt or an error: the items not started never start
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return results
+
+
+INLINE = Inline()
