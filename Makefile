@@ -52,15 +52,18 @@ docs: $(VENV)/.installed
 	$(BIN)/python -c "from arena.data.lake import Lake; from arena.pipeline.warehouse import generate_docs; print(generate_docs(Lake('$(DOCS_LAKE)')))"
 
 # A local Prefect server and its UI (http://127.0.0.1:4200), then the season's deployments
-# served against it from another terminal: make serve LAKE=data_lake/s1
-PREFECT_UI_API := http://127.0.0.1:4200/api
+# served against it from another terminal: make serve LAKE=data_lake/s1. Another port: PORT=4300
+# on both (the UI's own API URL follows it, so the UI reaches its server).
+PORT ?= 4200
+PREFECT_API := http://127.0.0.1:$(PORT)/api
 LAKE ?= data_lake
 
 ui: $(VENV)/.installed
-	PREFECT_SERVER_ANALYTICS_ENABLED=false $(BIN)/prefect server start --host 127.0.0.1 --port 4200
+	PREFECT_SERVER_ANALYTICS_ENABLED=false PREFECT_UI_API_URL=$(PREFECT_API) \
+		$(BIN)/prefect server start --host 127.0.0.1 --port $(PORT)
 
 serve: $(VENV)/.installed
-	PREFECT_API_URL=$(PREFECT_UI_API) $(BIN)/arena serve --lake $(LAKE)
+	PREFECT_API_URL=$(PREFECT_API) $(BIN)/arena serve --lake $(LAKE)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -18,6 +18,7 @@ import pandas as pd
 
 from arena.agents.llm import LLMContestant, load_litellm
 from arena.agents.roster import ContestantSpec, Params
+from arena.core.runner import Inline
 from arena.core.settings import prepare_process
 from arena.core.universe import load_universe
 from arena.data.ingest import run_ingest
@@ -26,7 +27,6 @@ from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger.store import Ledger
 from arena.market.prompts import prompt_tokens
 from arena.pipeline.cycle import run_cycle
-from arena.core.runner import Inline
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the loopback server of the tests
 from tests.agents.openai_stub import OpenAIStub, StubResponse

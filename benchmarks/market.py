@@ -25,13 +25,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the per-symbol r
 
 from arena import DEMO_START
 from arena.agents.factory import contestants_from_roster
+from arena.core.sessions import daily_cycles
 from arena.core.settings import prepare_process
 from arena.core.universe import load_universe
 from arena.data.ingest import run_ingest
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.market.briefing import build_market
-from arena.pipeline.season import HISTORY_DAYS, cycle_times, replay_season
+from arena.pipeline.day import HISTORY_DAYS
+from arena.pipeline.season import replay_season
 from tests.market.reference import build_market_per_symbol
 
 HELD = ("ETH", "AAPL", "KO")
@@ -82,7 +84,7 @@ def main() -> None:
         prepare_process()  # the process edge: litellm offline for a roster with models
         contestants, _ = contestants_from_roster(None, os.environ)
         t0 = time.perf_counter()
-        played = replay_season(SyntheticProvider(), universe, contestants, start, args.days,
+        played = replay_season(SyntheticProvider(), universe, contestants, daily_cycles(start, args.days),
                                lake=Lake(Path(tmp) / "season"))
         took = [d.timings["daily_report"] for d in played.days]
         first, last = took[4], took[-1]
@@ -90,7 +92,7 @@ def main() -> None:
               f"(replay {time.perf_counter() - t0:.1f} s); daily report on day 5 {first:.3f} s, "
               f"on day {args.days} {last:.3f} s ({last / first:.2f}x); "
               f"mean of days 1-5 {sum(took[:5]) / 5:.3f} s, of the last 5 {sum(took[-5:]) / 5:.3f} s")
-        assert [t.date() for t in cycle_times(start, args.days)] == [d.at.date() for d in played.days]
+        assert [t.date() for t in daily_cycles(start, args.days)] == [d.at.date() for d in played.days]
 
 
 if __name__ == "__main__":

@@ -23,11 +23,13 @@ import pandas as pd
 
 from arena import DEMO_START
 from arena.agents.factory import contestants_from_roster
+from arena.core.sessions import daily_cycles
 from arena.core.settings import prepare_process
 from arena.core.universe import load_universe
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
-from arena.pipeline.season import DayReport, replay_season
+from arena.pipeline.day import DayReport
+from arena.pipeline.season import replay_season
 
 STEPS = ("ingest", "validation", "monitor", "cycle", "daily_report")
 
@@ -64,7 +66,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        played = replay_season(SyntheticProvider(), universe, contestants, start, args.days,
+        played = replay_season(SyntheticProvider(), universe, contestants, daily_cycles(start, args.days),
                                lake=Lake(Path(tmp) / "season"), ingest=args.ingest,
                                progress=progress)
         total = time.perf_counter() - t0

@@ -21,11 +21,12 @@ import pandas as pd
 
 from arena import DEMO_START
 from arena.agents.factory import contestants_from_roster
+from arena.core.sessions import daily_cycles
 from arena.core.settings import prepare_process
 from arena.core.universe import load_universe
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
-from arena.pipeline.season import cycle_times, finish_season, replay_season
+from arena.pipeline.season import finish_season, replay_season
 
 
 def _board(marts: Path) -> pd.DataFrame:
@@ -57,11 +58,11 @@ def main() -> None:
     prepare_process()  # the process edge: litellm offline for a roster with models
     contestants, _ = contestants_from_roster(None, os.environ)
     start = pd.Timestamp(DEMO_START, tz="UTC")  # the edge: a UTC timestamp from here on
-    times = cycle_times(start, args.days)
+    times = daily_cycles(start, args.days)
     with tempfile.TemporaryDirectory() as tmp:
         lake = Lake(Path(tmp) / "season")
         t0 = time.perf_counter()
-        played = replay_season(SyntheticProvider(), universe, contestants, start, args.days,
+        played = replay_season(SyntheticProvider(), universe, contestants, daily_cycles(start, args.days),
                                lake=lake)
         replay = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -71,7 +72,7 @@ def main() -> None:
         board = _board(done.marts.marts)
         daily_lake = Lake(Path(tmp) / "daily")
         t0 = time.perf_counter()
-        replay_season(SyntheticProvider(), universe, contestants, start, args.days,
+        replay_season(SyntheticProvider(), universe, contestants, daily_cycles(start, args.days),
                       lake=daily_lake, ingest="daily")
         daily = time.perf_counter() - t0
         daily_board = _board(finish_season(daily_lake, "synthetic", universe, times,

@@ -68,20 +68,26 @@ def ingest_artifacts(out: IngestOutcome) -> None:
                                          "the run's candle validation, every check, offline")
 
 
-def cycle_artifacts(result: CycleResult, season: SeasonConfig) -> None:
-    """Each contestant's outcome of the cycle (and of the missed cycles played first)."""
+def cycle_rows(result: CycleResult) -> list[dict]:
+    """Each contestant's line of the cycle (and of the missed cycles played or skipped before
+    it), the roster entries skipped for want of their key included (not played, not recorded)."""
     rows = []
     for played in (*result.backfilled, result):
         rows += [{"cycle_at": played.at.isoformat(), **o.as_dict()} for o in played.outcomes]
     rows += [{"cycle_at": result.at.isoformat(), "contestant": s.spec.name,
               "recorded": "not recorded", "status": CycleOutcome.SKIPPED.value,
-              "error": s.reason} for s in result.skipped]  # not played, so not recorded
+              "error": s.reason} for s in result.skipped]
     rows += [{"cycle_at": at.isoformat(), "contestant": name, "recorded": "recorded",
               "status": CycleOutcome.FORFEITED.value, "error": "missed, skipped by the operator"}
              for at, name in result.missed_forfeits]
+    return rows
+
+
+def cycle_artifacts(result: CycleResult, season: SeasonConfig) -> None:
+    """Each contestant's outcome of the cycle (:func:`cycle_rows`), as a table."""
     what = {"cycle": "decision cycle", "backfill": "backfilled cycle",
             "retry": "retried cycle"}[result.kind.value]
-    create_table_artifact(rows, key=artifact_key(season.id, "cycle-outcomes"),
+    create_table_artifact(cycle_rows(result), key=artifact_key(season.id, "cycle-outcomes"),
                           description=f"{what} {result.at.isoformat()} of season {season.id}: "
                                       f"each contestant's outcome ({market_notes(season)})")
 
@@ -109,5 +115,5 @@ def report_link(path: Path | None, season: SeasonConfig) -> None:
                                          f"({market_notes(season)})")
 
 
-__all__ = ["artifact_key", "cycle_artifacts", "daily_artifact", "ingest_artifacts",
+__all__ = ["artifact_key", "cycle_artifacts", "cycle_rows", "daily_artifact", "ingest_artifacts",
            "leaderboard_artifact", "report_link"]

@@ -21,7 +21,7 @@ from arena.app.cycle import CycleResult, Kind, Missed, cycle, cycle_time
 from arena.app.handle import SeasonHandle
 from arena.app.params import clock_of, optional_time
 from arena.core.settings import prepare_process
-from arena.flows.artifacts import cycle_artifacts, report_link
+from arena.flows.artifacts import cycle_artifacts, cycle_rows, report_link
 from arena.flows.tasks import PrefectRunner, ensure_limits, ledger_slot, provider_slot, run_name
 from arena.pipeline.live import OffSeason
 
@@ -76,7 +76,7 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     cycle_artifacts(result, handle.config)
     _log(result, handle, logger)
     result.raise_for_failures()
-    return [o.as_dict() for o in result.outcomes]
+    return [row for row in cycle_rows(result) if row["cycle_at"] == result.at.isoformat()]
 
 
 def _log(result: CycleResult, handle: SeasonHandle, logger) -> None:

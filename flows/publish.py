@@ -15,7 +15,6 @@ from arena.app.publish import publish
 from arena.core.settings import prepare_process
 from arena.flows.artifacts import report_link
 from arena.flows.tasks import PrefectRunner, ledger_slot, run_name
-from arena.pipeline.live import PublishError
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 
@@ -28,21 +27,22 @@ def publish_flow(lake_root: str | None = None, players: int = DEFAULT_PLAYERS,
     prepare_process()
     logger = get_run_logger()
     handle = SeasonHandle.open(lake_root)
-    try:
-        done = publish(handle, players=players, mirror=mirror,
-                       runner=PrefectRunner(dask=handle.config.dask),
-                       hold=lambda: ledger_slot(handle.id), progress=logger.info)
-    except PublishError as exc:
-        logger.info("season %s: nothing to publish yet: %s", handle.id, exc)
-        return {"season": handle.id, "published": False, "reason": str(exc)}
-    report_link(done.report, handle.config)
-    logger.info("season %s published with %s players per asset: %s", handle.id,
-                f"{players:,}", done.report)
+    done = publish(handle, players=players, mirror=mirror,
+                   runner=PrefectRunner(dask=handle.config.dask),
+                   hold=lambda: ledger_slot(handle.id), progress=logger.info)
+    out: dict = {"season": handle.id, "published": done.outputs is not None}
+    if done.outputs is None:
+        logger.info("season %s: nothing to publish yet: %s", handle.id, done.not_yet)
+        out["reason"] = done.not_yet
+    else:
+        report_link(done.report, handle.config)
+        logger.info("season %s published with %s players per asset: %s", handle.id,
+                    f"{players:,}", done.report)
+        out.update(report=str(done.report), marts=str(done.outputs.marts.marts))
     if mirror:
         logger.info("lake copied to the mirror %s: %s", mirror, ", ".join(done.mirrored))
-    out = {"season": handle.id, "published": True, "report": str(done.report),
-           "marts": str(done.outputs.marts.marts)}
-    return {**out, "mirrored": done.mirrored} if mirror else out
+        out["mirrored"] = done.mirrored
+    return out
 
 
 if __name__ == "__main__":

@@ -137,7 +137,7 @@ def _whole_records(lake: Path) -> dict[str, list[str]]:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_cycle_interrupted_while_the_model_thinks_records_nothing_in_part(cycle_lake, signum):
     lake, stub = cycle_lake
-    proc = _arena("cycle", "--at", CYCLE, "--lake", str(lake))
+    proc = _arena("cycle", "--at", CYCLE, "--no-publish", "--lake", str(lake))
     _poll(lambda: stub.in_flight > 0 or proc.poll() is not None, 90, "the model call is pending")
     assert proc.poll() is None, proc.communicate()
     code, err = _stop(proc, signum)
@@ -149,7 +149,7 @@ def test_a_cycle_interrupted_while_the_model_thinks_records_nothing_in_part(cycl
                                        / "contestant=_schema").glob("*.parquet"))
     assert all(tables == complete for tables in records.values())  # whole, or absent
     assert not list((lake / "ledger" / "_staging").glob("*"))
-    again = subprocess.run([sys.executable, "-m", "arena.cli", "cycle", "--at", CYCLE, "--lake",
+    again = subprocess.run([sys.executable, "-m", "arena.cli", "cycle", "--at", CYCLE, "--no-publish", "--lake",
                             str(lake)], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert "Traceback" not in again.stderr
@@ -245,7 +245,7 @@ def test_an_interrupted_or_full_ledger_write_records_nothing(tmp_path_factory, t
     roster = "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
     lake = season_lake(tmp_path_factory, universe, tmp_path / "lake", roster).root
     real = Ledger._write_table
-    cycle = ["cycle", "--at", CYCLE, "--lake", str(lake)]
+    cycle = ["cycle", "--at", CYCLE, "--no-publish", "--lake", str(lake)]
 
     def stopped_after_one(error: BaseException):
         def write(self, path: Path, table) -> None:
@@ -272,5 +272,5 @@ def test_an_interrupted_or_full_ledger_write_records_nothing(tmp_path_factory, t
     assert Ledger(lake).records() == []
     assert not list((lake / "ledger" / "_staging").glob("*"))
     monkeypatch.undo()
-    assert main(["cycle", "--at", CYCLE, "--lake", str(lake)]) == 0  # room again: it records
+    assert main(["cycle", "--at", CYCLE, "--no-publish", "--lake", str(lake)]) == 0  # room again
     assert [k.contestant for k in Ledger(lake).records()] == ["momentum"]

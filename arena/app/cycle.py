@@ -40,6 +40,7 @@ from arena.pipeline.cycle import Outcome, Slot, no_slot
 from arena.pipeline.live import (
     CycleRefused,
     CycleRun,
+    check_cycle,
     current_cycle,
     forfeit_missed,
     missed_cycles,
@@ -133,8 +134,9 @@ class CycleResult:
                   if o.status == FAILED]
         if failed:
             raise CycleFailed(f"cycle {self.at.isoformat()}: {len(failed)} contestant(s) failed: "
-                              + "; ".join(f"{o.contestant} at {at:%Y-%m-%d}: {o.error}"
-                                          for at, o in failed))
+                              + "; ".join(f"{o.contestant}: {o.error}" if at == self.at else
+                                          f"{o.contestant} (missed cycle {at:%Y-%m-%d}): "
+                                          f"{o.error}" for at, o in failed))
 
 
 def cycle_time(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestamp | None = None,
@@ -162,6 +164,12 @@ def cycle(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestamp | N
     now = clock()
     target = cycle_time(handle, kind=kind, at=at, now=now)
     with hold():  # the ledger's writers: a monitor tick never records beside the cycle
+        # the cycle asked for is checked first: a time that is wrong is refused as such, before
+        # the missed cycles before it are named (play_season_cycle checks it again, once they
+        # are played or skipped)
+        check_cycle(handle.lake, handle.config, handle.ledger, handle.universe, target, now=now,
+                    force_time=force_time, backfill=kind is Kind.BACKFILL,
+                    retry=kind is Kind.RETRY)
         backfilled, forfeits = _missed_first(handle, kind, target, missed, now=now,
                                              runner=runner, slot=slot, monotonic=monotonic,
                                              sleep=sleep)

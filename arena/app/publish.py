@@ -57,13 +57,17 @@ def publish(handle: SeasonHandle, *, players: int | None = None, final: bool = F
             = nullcontext, progress: Callable[[str], None] | None = None) -> Publication:
     """Publish the season so far (``players`` zero-skill players per asset: 2,000, or 20,000
     for the ``final`` publication, which closes the season); then copy the lake to ``mirror``
-    while ``hold`` keeps the season's writers out. A season with no cycle yet has nothing to
-    publish: :class:`~arena.pipeline.live.PublishError` (an unusable input) says so."""
+    while ``hold`` keeps the season's writers out. A season that cannot be published yet (no
+    cycle; a final publication before the last cycle) says why in ``not_yet``, and its lake is
+    still copied to the mirror."""
     count = players or (DEFAULT_PLAYERS if final else LIVE_PLAYERS)
-    outputs = publish_season(handle.lake, handle.config, players=count, final=final,
-                             now=clock(), invoke=invoke, runner=runner, ledger=handle.ledger,
-                             progress=progress)
-    out = Publication(handle.id, count, final, outputs)
+    out = Publication(handle.id, count, final)
+    try:
+        out.outputs = publish_season(handle.lake, handle.config, players=count, final=final,
+                                     now=clock(), invoke=invoke, runner=runner,
+                                     ledger=handle.ledger, progress=progress)
+    except PublishError as exc:
+        out.closed, out.not_yet = False, str(exc)
     if mirror:
         with hold():
             out.mirrored = upload_lake(handle.lake, mirror)
@@ -74,13 +78,9 @@ def publish_after_cycle(handle: SeasonHandle, at: pd.Timestamp, *, players: int 
                         clock: Clock, runner: Runner, invoke: Invoke | None,
                         progress: Callable[[str], None] | None) -> Publication:
     """The publication after the cycle at ``at``: at full size, closing the season, after its
-    last cycle; ``not_yet`` says why there is none (never an error: the cycle is played)."""
-    final = at == handle.config.last
-    try:
-        return publish(handle, players=players, final=final, clock=clock, runner=runner,
-                       invoke=invoke, progress=progress)
-    except PublishError as exc:
-        return Publication(handle.id, players or LIVE_PLAYERS, not_yet=str(exc))
+    last cycle (``not_yet`` says why there is none: the cycle is played all the same)."""
+    return publish(handle, players=players, final=at == handle.config.last, clock=clock,
+                   runner=runner, invoke=invoke, progress=progress)
 
 
 class NoMarts(UnusableInput):
@@ -101,7 +101,7 @@ def report(lake: Lake, out: Path | None = None) -> Path:
         else:
             how = (f"season {season.id!r} publishes them after each cycle; build them now with "
                    f"arena season publish --lake {lake.root}")
-        raise NoMarts(f"{lake.root / MARTS_DIR} does not exist: {how}")
+        raise NoMarts(f"{lake.root / MARTS_DIR} does not exist: build the marts first; {how}")
     return write_season_report(lake, out)
 
 

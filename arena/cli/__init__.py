@@ -26,7 +26,8 @@ EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 
 app = cyclopts.App(
     name="arena", help="An LLM trading arena with a luck ceiling.", version_flags=[],
-    help_flags=["--help", "-h"], default_parameter=cyclopts.Parameter(negative=()))
+    help_flags=["--help", "-h"], default_parameter=cyclopts.Parameter(negative=()),
+    suppress_keyboard_interrupt=False)  # main() turns SIGINT and SIGTERM into 130 and 143
 
 # Each string is resolved only when its command runs (cyclopts' lazy loading).
 COMMANDS = (

@@ -77,6 +77,19 @@ def print_leaderboard(board: Any) -> None:
 
 
 @contextmanager
+def refused(consequence: str) -> Iterator[None]:
+    """Inside, a refusal (an :class:`~arena.core.errors.UnusableInput`) says what it left as it
+    was (``nothing recorded``, ``nothing changed``), unless it says so itself."""
+    from arena.core.errors import UnusableInput
+
+    try:
+        yield
+    except UnusableInput as exc:
+        exc.consequence = exc.consequence or consequence
+        raise
+
+
+@contextmanager
 def progress(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
     """A rich progress bar on stderr for long work (None when not a terminal): the callback
     takes a stage, what is done and the total."""

@@ -4,7 +4,12 @@ print: the cycle job (:func:`arena.app.cycle.cycle`) and the monitor job
 
 from __future__ import annotations
 
-from arena.cli._render import console, market_text, print_json, say, text_table
+from arena.cli._render import console, market_text, print_json, refused, say, text_table
+
+
+def nothing_recorded():
+    """A refusal of a cycle or a monitor tick recorded nothing: its message says so."""
+    return refused("nothing recorded")
 
 
 def cycle(*, at: str | None = None, force_time: bool = False, skip_missed: bool = False,
@@ -47,10 +52,11 @@ def run_cycle(kind, lake: str | None, *, at: str | None, json: bool, no_publish:
 
     when = (optional_time(at, "--at") if kind is Kind.CYCLE else
             None if at is None else parse_time(parse_day(at, "DATE").isoformat(), "DATE"))
-    handle = SeasonHandle.open(lake)
     progress = None if json else (lambda m: print(f"  {m}", flush=True))
-    result = cycle(handle, kind=kind, at=when, missed=missed or Missed.REFUSE,
-                   force_time=force_time, publish=not no_publish, progress=progress)
+    with nothing_recorded():
+        handle = SeasonHandle.open(lake)
+        result = cycle(handle, kind=kind, at=when, missed=missed or Missed.REFUSE,
+                       force_time=force_time, publish=not no_publish, progress=progress)
     if json:
         print_json(as_json(result))
     else:
@@ -130,8 +136,8 @@ def monitor(*, at: str | None = None, no_ingest: bool = False, lake: str | None 
     from arena.app.params import optional_time
 
     when = optional_time(at, "--at")
-    handle = SeasonHandle.open(lake)
-    tick = tick_job(handle, at=when, ingest=not no_ingest)
+    with nothing_recorded():
+        tick = tick_job(SeasonHandle.open(lake), at=when, ingest=not no_ingest)
     for source, why in tick.ingest_problems.items():
         say("arena monitor", f"the held symbols' 15-minute bars from {source}: {why}")
     if json:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import cyclopts
 
-from arena.cli._render import print_json, say
+from arena.cli._render import print_json, refused, say
 
 entrant_app = cyclopts.App(name="entrant", help="outside entrants of the season (they play "
                            "through arena mcp): add one and print its key once, list, revoke",
@@ -34,8 +34,9 @@ def add(name: str, /, *, lake: str | None = None, json: bool = False) -> int:
     from arena.app.handle import SeasonHandle, wall_clock
     from arena.pipeline.entrants import add_entrant
 
-    handle = SeasonHandle.open(lake)
-    entrant, key = add_entrant(handle.lake, handle.config, name, wall_clock())
+    with refused("nothing changed"):
+        handle = SeasonHandle.open(lake)
+        entrant, key = add_entrant(handle.lake, handle.config, name, wall_clock())
     if json:
         print_json({"name": entrant.name, "key": key})
     else:
@@ -88,8 +89,8 @@ def revoke(name: str, /, *, lake: str | None = None, json: bool = False) -> int:
     from arena.app.handle import SeasonHandle, wall_clock
     from arena.pipeline.entrants import revoke_entrant
 
-    handle = SeasonHandle.open(lake)
-    revoked = revoke_entrant(handle.lake, name, wall_clock())
+    with refused("nothing changed"):
+        revoked = revoke_entrant(SeasonHandle.open(lake).lake, name, wall_clock())
     if json:
         print_json(_public(revoked))
     else:

@@ -6,7 +6,7 @@ from typing import Literal
 
 import cyclopts
 
-from arena.cli._render import console, market_text, print_json, text_table
+from arena.cli._render import console, market_text, print_json, refused, text_table
 
 season_app = cyclopts.App(name="season", help="a season: init, status, backfill or retry a "
                           "cycle, add or retire contestants, publish", version_flags=[])
@@ -186,9 +186,9 @@ def add(roster_file: str, /, *, lake: str | None = None, json: bool = False) -> 
     from arena.app.handle import SeasonHandle
     from arena.pipeline.season_roster import add_contestants
 
-    handle = SeasonHandle.open(lake)
-    return _changes(add_contestants(handle.lake, handle.config, roster_file,
-                                    _now()), json)
+    with refused("nothing changed"):
+        handle = SeasonHandle.open(lake)
+        return _changes(add_contestants(handle.lake, handle.config, roster_file, _now()), json)
 
 
 @season_app.command
@@ -208,10 +208,12 @@ def retire(*names: str, lake: str | None = None, json: bool = False) -> int:
     from arena.core.errors import BadArgument
     from arena.pipeline.season_roster import retire_contestants
 
-    if not names:
-        raise BadArgument("name the contestants to retire")
-    handle = SeasonHandle.open(lake)
-    return _changes(retire_contestants(handle.lake, handle.config, list(names), _now()), json)
+    with refused("nothing changed"):
+        if not names:
+            raise BadArgument("name the contestants to retire")
+        handle = SeasonHandle.open(lake)
+        return _changes(retire_contestants(handle.lake, handle.config, list(names), _now()),
+                        json)
 
 
 def _now():
@@ -251,11 +253,14 @@ def publish(*, players: int | None = None, final: bool = False, mirror: str | No
     from arena.app.handle import SeasonHandle
     from arena.app.params import at_least
     from arena.app.publish import publish as job
+    from arena.pipeline.live import PublishError
 
     handle = SeasonHandle.open(lake)
     progress = None if json else (lambda m: print(f"  {m}", flush=True))
     done = job(handle, players=None if players is None else at_least(players, 1, "--players"),
                final=final, mirror=mirror, progress=progress)
+    if done.not_yet is not None:  # refused (the lake was still copied to the mirror)
+        raise PublishError(done.not_yet)
     if json:
         print_json({"season": done.season, "report": str(done.report),
                     "marts": str(done.outputs.marts.marts), "closed": done.closed,

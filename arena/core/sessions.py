@@ -75,6 +75,13 @@ def cycle_at(now: pd.Timestamp) -> pd.Timestamp:
     return today if today <= now else today - pd.Timedelta(days=1)
 
 
+def daily_cycles(start: object, days: int, hour: int = CYCLE_HOUR) -> list[pd.Timestamp]:
+    """A season's schedule: ``days`` consecutive days at ``hour`` UTC from ``start``'s day (the
+    one definition; :attr:`arena.pipeline.season_config.SeasonConfig.times` is it)."""
+    first = utc(start).normalize() + pd.Timedelta(hours=hour)
+    return [first + pd.Timedelta(days=i) for i in range(days)]
+
+
 def utc(ts: object) -> pd.Timestamp:
     """A UTC timestamp from a string, datetime or Timestamp (naive values are taken as UTC)."""
     t = pd.Timestamp(ts)  # type: ignore[arg-type]

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from arena.agents.roster import DEFAULT_ROSTER, Roster, Skipped, load_roster
 from arena.core.errors import UnusableInput
-from arena.core.sessions import CYCLE_HOUR
+from arena.core.sessions import CYCLE_HOUR, daily_cycles
 from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake, write_text
 from arena.data.providers import SOURCES, SYNTHETIC
@@ -119,8 +119,7 @@ class SeasonConfig(BaseModel):
     def times(self) -> list[pd.Timestamp]:
         """Every cycle time of the season, in order: the season's one schedule (a replay plays
         it, a live season's deployments and status follow it)."""
-        first = self.cycle_time(self.start)
-        return [first + pd.Timedelta(days=i) for i in range(self.days)]
+        return daily_cycles(self.start, self.days, self.cycle_hour)
 
     @property
     def first(self) -> pd.Timestamp:

@@ -135,6 +135,10 @@ def correlations(lake: Lake, provider: Providers, universe: Universe, end: pd.Ti
         if len(bars):
             closes[asset.symbol] = bars.set_index(
                 pd.DatetimeIndex(bars["timestamp"]).tz_convert("UTC").normalize())["close"]
+    if not closes:  # no tradable asset with daily bars (a season of benchmarks only)
+        return pd.DataFrame({"symbol_a": pd.Series(dtype=str), "symbol_b": pd.Series(dtype=str),
+                             "correlation": pd.Series(dtype=float),
+                             "observations": pd.Series(dtype="int64")})
     frame = pd.DataFrame(closes)
     # returns between consecutive trading days of each asset (a stock's Monday vs Friday)
     returns = frame.apply(lambda s: s.dropna().pct_change()).reindex(frame.index)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+from arena.data.lake import Lake
+from arena.flows.artifacts import artifact_key
 from arena.ledger.store import Ledger
+from arena.pipeline.season_config import load_season
 from tests.agents.openai_stub import Gate, OpenAIStub, StubResponse, unreachable_url
 from tests.flows.artifacts import run_artifacts
 from tests.market_lakes import season_lake
@@ -31,7 +34,7 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
             " timeout: 5, num_retries: 1}}\n"
             "  - {name: hosted, kind: llm, model: openai/gpt-4o-mini, api_key_env: NOT_SET_KEY}\n"
         ).root
-        rows = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
+        rows = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root), publish=False)
         assert all(r.headers["authorization"] == f"Bearer {SENTINEL}" for r in stub.chat_requests)
     by_name = {r["contestant"]: r for r in rows}
     assert by_name["stub-llm"]["status"] == "traded" and by_name["stub-llm"]["fills"] == 1
@@ -44,13 +47,14 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
     for path in ledger.dir.rglob("*"):
         if path.is_file():
             assert SENTINEL.encode() not in path.read_bytes(), path
+    key = artifact_key(load_season(Lake(lake_root)).id, "cycle-outcomes")
     with get_client(sync_client=True) as client:
-        assert "cycle-outcomes" in {a.key for a in client.read_artifacts()}
-    [outcomes, *_] = run_artifacts(key="cycle-outcomes")  # this run's: the newest
+        assert key in {a.key for a in client.read_artifacts()}
+    [outcomes, *_] = run_artifacts(key=key)  # this run's: the newest
     assert "2025-11-26T16:00:00+00:00" in outcomes.description
     assert "SYNTHETIC market data: not real prices" in outcomes.description
     # re-running the flow for the same cycle executes nothing twice
-    again = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
+    again = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root), publish=False)
     assert {r["recorded"] for r in again if r["contestant"] != "hosted"} == {"already recorded"}
     assert len(ledger.fills("stub-llm")) == 1
 
@@ -68,7 +72,7 @@ def test_a_provider_limit_of_one_serialises_its_contestants(prefect_server, loca
     with OpenAIStub(default=StubResponse.answer(ANSWER, delay=1.0)) as stub:
         lake_root = season_lake(tmp_path_factory, universe, tmp_path / "lake",
                                 _two_llms(stub.url)).root
-        rows = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
+        rows = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root), publish=False)
     assert [r["status"] for r in rows] == ["traded", "traded"]
     assert len(stub.chat_requests) == 2 and stub.max_in_flight == 1  # one at a time
     with get_client(sync_client=True) as client:
@@ -84,7 +88,7 @@ def test_a_provider_limit_of_two_lets_both_in_together(prefect_server, local_sto
     with OpenAIStub(default=StubResponse.answer(ANSWER, gate=gate)) as stub:
         lake_root = season_lake(tmp_path_factory, universe, tmp_path / "lake",
                                 _two_llms(stub.url)).root
-        rows = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
+        rows = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root), publish=False)
     assert gate.opened and stub.max_in_flight == 2, (gate, rows)
     assert len(stub.chat_requests) == 2
     assert [r["status"] for r in rows] == ["traded", "traded"]
@@ -106,7 +110,8 @@ def test_a_contestant_that_cannot_be_reached_fails_the_flow_run(prefect_server, 
     nothing is recorded for it, and the flow run ends Failed."""
     import pytest
 
-    from arena.flows.cycle import CycleFailed, cycle_flow
+    from arena.app.cycle import CycleFailed
+    from arena.flows.cycle import cycle_flow
 
     closed = unreachable_url()
     lake_root = season_lake(tmp_path_factory, universe, tmp_path / "lake",
@@ -116,8 +121,9 @@ def test_a_contestant_that_cannot_be_reached_fails_the_flow_run(prefect_server, 
                             f"api_base: '{closed}', params: {{timeout: 5, num_retries: 0}}}}\n",
                             cycle_deadline_s=3.0).root  # one round: no retry can finish in time
     with pytest.raises(CycleFailed, match="gone: connection"):
-        cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root))
-    [outcomes, *_] = run_artifacts(key="cycle-outcomes")
+        cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root), publish=False)
+    [outcomes, *_] = run_artifacts(key=artifact_key(load_season(Lake(lake_root)).id,
+                                                    "cycle-outcomes"))
     rows = {r["contestant"]: r for r in json.loads(outcomes.data)}
     assert (rows["gone"]["status"], rows["gone"]["recorded"]) == ("failed", "not recorded")
     assert rows["momentum"]["recorded"] == "recorded"

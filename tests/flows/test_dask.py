@@ -4,7 +4,6 @@ same books and tables as the thread runner of the flow's own process."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import pickle
@@ -63,7 +62,7 @@ def test_a_season_on_a_local_dask_cluster_keeps_the_same_books_as_threads(
             lake = season_lake(tmp_path_factory, universe, tmp_path / where, roster,
                                start="2025-11-24", days=2)
             if where == "dask":  # the season config names the cluster
-                season = dataclasses.replace(load_season(lake), dask="local")
+                season = load_season(lake).model_copy(update={"dask": "local"})
                 config_path(lake).write_text(json.dumps(season.to_json(), indent=2))
             cycle_flow(lake_root=str(lake.root), now="2025-11-24T16:10:00Z", publish=False)
             tables(str(lake.root), load_season(lake).dask)

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
+from arena.app.serve import season_jobs
 from arena.cli import main
 from arena.data.lake import Lake
-from arena.flows.deployments import season_jobs
 from arena.flows.tasks import slug
 from arena.ledger.store import Ledger
 from arena.pipeline.live import play_season_cycle
@@ -76,12 +76,16 @@ def _wait(predicate, timeout: float, what: str):
 def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_server, tmp_path,
                                                                    tmp_path_factory, universe):
     """``arena serve`` in a process of its own against the test server: every deployment is
-    registered with its schedule, tags and limit, and the season's alerts; a run of the monitor
-    deployment is picked up, executed and named by job and time; SIGTERM stops the server
-    cleanly."""
+    registered with its schedule, tags and limit, and the season's alerts; a second ``arena
+    serve`` on the lake is refused while the first runs; a run of the monitor deployment is
+    picked up, executed and named by job and time; SIGTERM stops the server cleanly and pauses
+    the schedules (no Late alert for a season stopped on purpose), and registering the
+    deployments again, as the next start does, resumes them."""
     from prefect.client.orchestration import get_client
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL
+
+    from arena.flows.deployments import to_deployments
 
     lake = season_lake(tmp_path_factory, universe, tmp_path / "lake", HOUSE, start="2025-11-24",
                        days=3)
@@ -89,13 +93,13 @@ def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_serve
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(),
            "PREFECT_RUNNER_POLL_FREQUENCY": "1",
            "PREFECT_LOCAL_STORAGE_PATH": str(tmp_path / "prefect-storage")}
-    served = subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", "--lake",
-                               str(lake.root), "--alert-webhook", "http://127.0.0.1:9/hook"],
-                              env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+    command = [sys.executable, "-m", "arena.cli", "serve", "--lake", str(lake.root),
+               "--alert-webhook", "http://127.0.0.1:9/hook"]
+    served = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
+    names = {j.name: j for j in season_jobs(lake, season)}
     try:
         with get_client(sync_client=True) as client:
-            names = {j.name: j for j in season_jobs(lake, season)}
 
             def registered():
                 found = {d.name: d for d in client.read_deployments()}
@@ -112,6 +116,11 @@ def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_serve
                 assert deployment.entrypoint == job.flow.replace(":", ".")
             assert {a.name for a in client.read_automations()} >= {
                 f"arena-{slug(season.id)}-run-failed", f"arena-{slug(season.id)}-cycle-overdue"}
+            second = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
+                                    text=True, timeout=120)
+            assert second.returncode == 2, second.stderr
+            assert "another arena serve runs on" in second.stderr
+            assert f"'pid': {served.pid}" in second.stderr and "Traceback" not in second.stderr
             run = run_deployment(f"monitor/{slug(season.id)}-monitor", timeout=0)
 
             def finished():
@@ -127,14 +136,38 @@ def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_serve
         out, _ = served.communicate(timeout=60)
     assert served.returncode in (0, 143), out
     assert "Traceback" not in out, out
-    with get_client(sync_client=True) as client:  # the schedules stay active (runs turn Late)
+    with get_client(sync_client=True) as client:
         left = [d for d in client.read_deployments() if d.name in names]
-        assert all(not d.paused for d in left) and len(left) == len(names)
-        for d in left:  # the next tests share this server
+        assert len(left) == len(names) and all(d.paused for d in left), [
+            (d.name, d.paused) for d in left]
+        for deployment in to_deployments(list(names.values())):  # what the next start does
+            deployment.apply()
+        again = [d for d in client.read_deployments() if d.name in names]
+        assert not any(d.paused for d in again)
+        for d in again:  # the next tests share this server
             client.delete_deployment(d.id)
         for a in client.read_automations():
             if a.name.startswith(f"arena-{slug(season.id)}-"):
                 client.delete_automation(a.id)
+    assert not (lake.root / "ops" / "serve.json").exists()  # the lock's holder left with it
+
+
+def test_a_replayed_or_closed_season_is_never_served(tmp_path, capsys):
+    """Nothing is registered for a season that has no schedule left: a replay, or a season
+    closed after its last cycle (its deployments would turn Late and alert forever)."""
+    replay = tmp_path / "replay"
+    assert main(["replay", "--start", "2026-10-01", "--days", "1", "--symbols", "BTC,SPY",
+                 "--players", "100", "--lake", str(replay), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["serve", "--lake", str(replay)]) == 2
+    err = capsys.readouterr().err
+    assert "is a replay: it has no schedule to serve" in err and "nothing registered" in err
+    live = Lake(tmp_path / "live")
+    init_season(live, make_season("2026-12-01", 2, ["BTC", "SPY"]))
+    (live.root / "season" / "closed.json").write_text(json.dumps(
+        {"season": load_season(live).id, "closed_at": "2026-12-03T00:30:00+00:00"}))
+    assert main(["serve", "--lake", str(live.root)]) == 2
+    assert "was closed at 2026-12-03T00:30:00+00:00" in capsys.readouterr().err
 
 
 def test_a_monitor_window_waits_while_the_cycle_holds_the_ledger_slot(

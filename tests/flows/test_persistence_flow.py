@@ -50,7 +50,7 @@ def test_the_nightly_publish_copies_the_lake_to_its_mirror_unless_a_restore_fail
     lake, mirror = Lake(tmp_path / "lake"), tmp_path / "mirror"
     init_season(lake, make_season("2026-12-01", 5, universe.select(["BTC", "SPY"]).symbols))
     out = publish_flow(lake_root=str(lake.root), mirror=str(mirror))
-    assert not out["published"] and "need two" in out["reason"]
+    assert not out["published"] and "no recorded cycle yet" in out["reason"]
     assert out["mirrored"] == ["season"]
     assert (mirror / "season" / "season.json").read_bytes() == \
         (lake.root / "season" / "season.json").read_bytes()

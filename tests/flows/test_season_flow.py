@@ -8,6 +8,9 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from arena.data.lake import Lake
+from arena.flows.artifacts import artifact_key
+from arena.pipeline.season_config import load_season
 from tests.flows.artifacts import run_artifacts
 
 SYMBOLS = ["BTC", "SPY", "ETH", "SOL", "AAPL", "MSFT"]
@@ -60,17 +63,20 @@ def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
               "unit_test drawdown_runs_from_the_start_cash_peak"}
     names = _task_names(state.state_details.flow_run_id, wanted)
     assert wanted <= set(names), sorted(set(names))
+    season = load_season(Lake(lake)).id  # every artifact key carries the season's slug
+    daily_key, board_key = (artifact_key(season, k) for k in ("daily-report", "season-leaderboard"))
+    assert daily_key == "2026-10-01-synthetic-replay-daily-report"
     with get_client(sync_client=True) as client:
         keys = {a.key for a in client.read_artifacts()}
-    assert {"daily-report", "season-leaderboard"} <= keys
+    assert {daily_key, board_key} <= keys
     # the run's artifacts say the prices are synthetic: each daily report, the leaderboard
     mine = run_artifacts(state.state_details.flow_run_id)
-    daily = [a for a in mine if a.key == "daily-report"]
+    daily = [a for a in mine if a.key == daily_key]
     assert len(daily) == 2
     for a in daily:
         assert "> **SYNTHETIC market data: not real prices**" in a.data
         assert "SYNTHETIC" in a.description
-    [board] = [a for a in mine if a.key == "season-leaderboard"]
+    [board] = [a for a in mine if a.key == board_key]
     assert {r["market"] for r in json.loads(board.data)} == {"SYNTHETIC"}
     assert "SYNTHETIC market data: not real prices" in board.description
 

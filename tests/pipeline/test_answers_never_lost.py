@@ -168,7 +168,7 @@ def test_arena_cycle_records_half_an_emoji_and_exits_0(tmp_path_factory, tmp_pat
                            "contestants:\n  - {name: stub-llm, kind: llm, model: openai/stub-model, "
                            f"api_base: '{stub.url}', params: {{timeout: 10, num_retries: 0}}}}\n",
                            start=f"{MON:%Y-%m-%d}").root
-        args = ["cycle", "--at", MON.isoformat(), "--lake", str(lake)]
+        args = ["cycle", "--at", MON.isoformat(), "--no-publish", "--lake", str(lake)]
         assert main(args) == 0
         out = capsys.readouterr().out
         assert "stub-llm" in out and "traded" in out and "Traceback" not in out

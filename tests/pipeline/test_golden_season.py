@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from arena.agents.factory import build_contestant
 from arena.agents.roster import load_roster
+from arena.core.sessions import daily_cycles
 from arena.core.universe import load_universe
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
@@ -38,8 +38,7 @@ def replay_golden_season(folder: Path) -> dict:
         universe = load_universe().select(GOLDEN_SEASON["symbols"])
         lake = Lake(folder / "lake")
         replay_season(SyntheticProvider(), universe, [build_contestant(s) for s in runnable],
-                      pd.Timestamp(GOLDEN_SEASON["start"], tz="UTC"), GOLDEN_SEASON["days"],
-                      lake=lake)
+                      daily_cycles(GOLDEN_SEASON["start"], GOLDEN_SEASON["days"]), lake=lake)
         return season_values(Ledger(lake))
 
 

@@ -109,8 +109,8 @@ def test_an_outage_then_the_retry_command_plays_only_the_failed_contestant(lake,
     """Down: the cycle exits 1, the house contestant is recorded, the model's attempts are
     logged. Up: ``arena season retry`` asks the model once and never replays the other."""
     stub.default = DOWN
-    monkeypatch.setattr("arena.pipeline.live.RETRY_WAIT", 1e6)  # no retry within the cycle
-    assert main(["season", "backfill", "2025-11-24", "--lake", str(lake.root)]) == 1
+    monkeypatch.setattr("arena.pipeline.day.RETRY_WAIT", 1e6)  # no retry within the cycle
+    assert main(["season", "backfill", "2025-11-24", "--no-publish", "--lake", str(lake.root)]) == 1
     out = capsys.readouterr().out
     assert "failed" in out and "not recorded" in out
     assert main(["season", "status", "--lake", str(lake.root), "--json"]) == 0
@@ -125,7 +125,7 @@ def test_an_outage_then_the_retry_command_plays_only_the_failed_contestant(lake,
     assert tick.contestants == ["momentum"]
     asked = len(stub.chat_requests)
     stub.default = StubResponse.answer(HOLD)
-    assert main(["season", "retry", "2025-11-24", "--lake", str(lake.root), "--json"]) == 0
+    assert main(["season", "retry", "2025-11-24", "--no-publish", "--lake", str(lake.root), "--json"]) == 0
     rows = {r["contestant"]: r for r in json.loads(capsys.readouterr().out)["outcomes"]}
     assert rows["stub-llm"]["recorded"] == "recorded"
     assert rows["momentum"]["recorded"] == "already recorded"

@@ -76,12 +76,15 @@ def test_a_time_off_the_schedule_is_refused_unless_forced(season, capsys):
 
 
 def test_a_forced_time_inside_the_season_runs(season, capsys):
-    """Off the schedule, but not before the current cycle: --force-time is no backfill."""
+    """Off the schedule, but not before the current cycle: --force-time is no backfill (the
+    missed Monday and Tuesday are skipped: recorded as forfeited, by name)."""
     _refused(capsys, "cycle", "--at", "2025-11-25T20:00:00Z", "--force-time", "--lake",
              str(season.root))
-    assert main(["cycle", "--at", "2025-11-26T20:00:00Z", "--force-time", "--lake",
-                 str(season.root)]) == 0
-    assert {k.cycle_at for k in Ledger(season).records()} == {ts("2025-11-26 20:00")}
+    assert main(["cycle", "--at", "2025-11-26T20:00:00Z", "--force-time", "--skip-missed",
+                 "--no-publish", "--lake", str(season.root)]) == 0
+    assert {k.cycle_at for k in Ledger(season).records()} == {MON, TUE, ts("2025-11-26 20:00")}
+    [outcome] = Ledger(season).record_rows("outcome", TUE, "momentum")
+    assert outcome["status"] == "forfeited"
 
 
 def test_a_cycle_in_the_future_is_refused(season):
@@ -97,7 +100,8 @@ def test_a_past_cycle_needs_a_backfill(season, capsys):
     assert "is not the current cycle of season" in err
     assert "arena season backfill 2025-11-25" in err
     _nothing_recorded(season)
-    assert main(["season", "backfill", "2025-11-25", "--lake", str(season.root)]) == 0
+    assert main(["season", "backfill", "2025-11-25", "--no-publish", "--lake",
+                 str(season.root)]) == 0
     assert {k.cycle_at for k in Ledger(season).records()} == {TUE}
 
 
@@ -108,11 +112,12 @@ def test_the_current_cycle_is_no_backfill(season, capsys):
 
 
 def test_a_back_dated_cycle_after_a_later_one_is_refused(season, capsys):
-    assert main(["cycle", "--lake", str(season.root)]) == 0  # the current one: Wednesday
-    assert {k.cycle_at for k in Ledger(season).records()} == {WED}
+    # the current one, Wednesday, the missed Monday and Tuesday skipped (forfeited)
+    assert main(["cycle", "--skip-missed", "--no-publish", "--lake", str(season.root)]) == 0
+    assert {k.cycle_at for k in Ledger(season).records()} == {MON, TUE, WED}
     err = _refused(capsys, "season", "backfill", "2025-11-25", "--lake", str(season.root))
     assert "already has a later cycle (2025-11-26T16:00:00+00:00)" in err
-    assert {k.cycle_at for k in Ledger(season).records()} == {WED}
+    assert {k.cycle_at for k in Ledger(season).records()} == {MON, TUE, WED}
 
 
 def test_a_cycle_on_a_stale_market_is_refused(tmp_path_factory, tmp_path, universe, capsys):
@@ -193,7 +198,8 @@ def test_season_init_writes_the_config_and_the_roster(tmp_path, capsys):
 
 
 def test_season_status_shows_cycles_data_and_contestants(season, capsys):
-    assert main(["season", "backfill", "2025-11-24", "--lake", str(season.root)]) == 0
+    assert main(["season", "backfill", "2025-11-24", "--no-publish", "--lake",
+                 str(season.root)]) == 0
     capsys.readouterr()
     assert main(["season", "status", "--lake", str(season.root), "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
@@ -246,14 +252,14 @@ def test_a_live_season_publishes_its_marts_and_closes_after_its_last_cycle(seaso
     """Three cycles (two backfilled), then the final publication: the marts agree with the
     ledger's fold, the report and the daily reports exist, and the season takes no cycle."""
     root = str(season.root)
-    assert main(["season", "backfill", "2025-11-24", "--lake", root]) == 0
     assert main(["season", "publish", "--lake", root]) == 2
-    assert "1 recorded cycle(s): its tables, marts and report need two" in capsys.readouterr().err
-    assert main(["season", "backfill", "2025-11-25", "--lake", root]) == 0
+    assert "has no recorded cycle yet" in capsys.readouterr().err
+    assert main(["season", "backfill", "2025-11-24", "--no-publish", "--lake", root]) == 0
+    assert main(["season", "backfill", "2025-11-25", "--no-publish", "--lake", root]) == 0
     capsys.readouterr()
     assert main(["season", "publish", "--final", "--lake", root]) == 2
     assert "cannot close before its last cycle" in capsys.readouterr().err
-    assert main(["cycle", "--lake", root]) == 0
+    assert main(["cycle", "--no-publish", "--lake", root]) == 0
     capsys.readouterr()
     assert main(["season", "publish", "--final", "--players", "500", "--lake", root,
                  "--json"]) == 0

@@ -10,6 +10,7 @@ import pytest
 from arena.agents.factory import build_contestant
 from arena.agents.roster import load_roster
 from arena.cli import main
+from arena.core.sessions import daily_cycles
 from arena.data.lake import Lake
 from arena.data.market_store import set_market
 from arena.data.providers.synthetic import SyntheticProvider
@@ -36,7 +37,7 @@ def _fills(ledger: Ledger, contestants) -> dict[str, list]:
 def test_a_season_replays_and_resumes_without_duplicates(tmp_path, universe, contestants):
     sub = universe.select(SYMBOLS)
     straight = Lake(tmp_path / "straight")
-    report = replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=straight)
+    report = replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, DAYS), lake=straight)
     assert [d.at for d in report.days] == [ts("2025-11-24 16:00"), ts("2025-11-25 16:00"),
                                            ts("2025-11-26 16:00"), ts("2025-11-27 16:00")]
     ledger = Ledger(straight)
@@ -46,8 +47,8 @@ def test_a_season_replays_and_resumes_without_duplicates(tmp_path, universe, con
 
     # interrupted after two days, then run again for the whole season
     resumed = Lake(tmp_path / "resumed")
-    replay_season(SyntheticProvider(), sub, contestants, START, 2, lake=resumed)
-    replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=resumed)
+    replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, 2), lake=resumed)
+    replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, DAYS), lake=resumed)
     assert _fills(Ledger(resumed), contestants) == _fills(ledger, contestants)
     assert len(Ledger(resumed).records()) == DAYS * len(contestants)
 
@@ -70,9 +71,9 @@ def test_the_season_ingest_plays_the_same_books_as_daily_ingests(tmp_path, unive
     sub = universe.select(SYMBOLS)
     once, daily = Lake(tmp_path / "once"), Lake(tmp_path / "daily")
     said: list[str] = []
-    played = replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=once,
+    played = replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, DAYS), lake=once,
                            say=said.append)
-    replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=daily, ingest="daily")
+    replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, DAYS), lake=daily, ingest="daily")
     assert sorted(played.ingest["published"]) == sorted(SYMBOLS)
     assert not played.ingest["not_published"]
     assert said[0].startswith(f"ingest: {len(SYMBOLS)} assets from ") and "done in" in said[1]
@@ -95,7 +96,7 @@ def test_a_season_on_an_object_store_market_keeps_the_same_books(tmp_path, unive
     local, remote = Lake(tmp_path / "local"), tmp_path / "remote"
     set_market(remote, f"s3://{s3_bucket}/market")
     for lake in (local, Lake(remote)):
-        replay_season(SyntheticProvider(), sub, contestants, START, 2, lake=lake)
+        replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, 2), lake=lake)
     assert not (remote / "bars").exists() and (remote / "ledger").is_dir()
     a, b = _books(local), _books(Lake(remote))
     assert a.keys() == b.keys() and sum(k.startswith("bars/") for k in a) == 5 * 4
@@ -108,7 +109,7 @@ def test_a_season_on_an_object_store_market_keeps_the_same_books(tmp_path, unive
 
 def test_replay_refuses_an_unknown_ingest(tmp_path, universe, contestants):
     with pytest.raises(ValueError, match="ingest must be 'season' or 'daily'"):
-        replay_season(SyntheticProvider(), universe.select(SYMBOLS), contestants, START, 1,
+        replay_season(SyntheticProvider(), universe.select(SYMBOLS), contestants, daily_cycles(START, 1),
                       lake=Lake(tmp_path / "lake"), ingest="hourly")
 
 

@@ -27,11 +27,12 @@ from arena.agents.base import Reply
 from arena.agents.factory import build_contestant
 from arena.agents.roster import load_roster
 from arena.core.resources import DBT_PROJECT
+from arena.core.sessions import daily_cycles
 from arena.core.types import Briefing, CallRecord, Message
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger.store import Ledger
-from arena.pipeline.season import SeasonError, cycle_times, finish_season, replay_season
+from arena.pipeline.season import SeasonError, finish_season, replay_season
 from arena.pipeline.season_tables import read_analytics
 from arena.pipeline.warehouse import MartsError, build_marts
 from arena.reporting.season import read_marts
@@ -89,8 +90,8 @@ def season(tmp_path_factory, universe):
         contestants = [build_contestant(s) for s in [*runnable, *llm]] + [TightStops()]
         lake = Lake(root)
         sub = universe.select(SYMBOLS)
-        replay_season(SyntheticProvider(), sub, contestants, START, DAYS, lake=lake)
-    times = cycle_times(START, DAYS)
+        replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, DAYS), lake=lake)
+    times = daily_cycles(START, DAYS)
     outputs = finish_season(lake, "synthetic", sub, times, players=PLAYERS,
                             arena_players=ARENA_PLAYERS)
     return lake, Ledger(lake), times, outputs, [c.name for c in contestants]
@@ -349,7 +350,7 @@ def test_a_lake_of_another_season_is_refused(season, universe):
     lake, *_ = season
     with pytest.raises(SeasonError, match="another season"):
         replay_season(SyntheticProvider(), universe.select(SYMBOLS), [TightStops()],
-                      pd.Timestamp("2026-11-01", tz="UTC"), 2, lake=lake)
+                      daily_cycles("2026-11-01", 2), lake=lake)
 
 
 def test_daily_reports_say_who_leads_and_why(season):

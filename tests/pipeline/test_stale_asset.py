@@ -14,6 +14,7 @@ import pytest
 
 from arena.agents.base import Reply
 from arena.agents.house import STRATEGIES, trading_table
+from arena.core.sessions import daily_cycles
 from arena.core.types import Briefing, Message
 from arena.core.universe import Asset
 from arena.data.errors import ProviderError
@@ -22,7 +23,8 @@ from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger.store import Ledger
 from arena.market.briefing import build_market
-from arena.pipeline.season import ingest_day, replay_season
+from arena.pipeline.day import DayIngest, play_day
+from arena.pipeline.season import replay_season
 from tests.conftest import ts
 
 SYMBOLS = ["BTC", "SPY", "ETH", "SOL", "ADA", "AAPL", "MSFT"]
@@ -91,8 +93,8 @@ def season(request, tmp_path_factory, universe):
                                                                  "symbol": "SOL"}]})
     opener = ByCycle("opener", {TUE: open_sol})
     sub = universe.select(SYMBOLS)
-    report = replay_season(VendorDown({"SOL"}, after=MON), sub, [holder, opener], MON, 2,
-                           lake=lake, ingest=request.param)
+    report = replay_season(VendorDown({"SOL"}, after=MON), sub, [holder, opener],
+                           daily_cycles(MON, 2), lake=lake, ingest=request.param)
     return lake, sub, report, holder, opener
 
 
@@ -162,8 +164,9 @@ def test_a_held_stale_position_is_valued_at_its_last_price_and_flagged(season):
 def test_a_day_on_which_no_asset_published_fails(tmp_path, universe):
     sub = universe.select(["BTC", "SPY", "ETH"])
     with pytest.raises(IngestError, match="season day 2025-11-24") as caught:
-        ingest_day(VendorDown({"BTC", "SPY", "ETH"}, after=MON - pd.Timedelta(days=400)), sub,
-                   MON, None, Lake(tmp_path / "lake"))
+        down = VendorDown({"BTC", "SPY", "ETH"}, after=MON - pd.Timedelta(days=400))
+        lake = Lake(tmp_path / "lake")
+        play_day(lake, down.name, sub, [], MON, ledger=Ledger(lake), ingest=DayIngest(down, None))
     assert caught.value.published == []
     assert set(caught.value.manifest["not_published"]) == {"BTC", "SPY", "ETH"}
 
@@ -179,7 +182,7 @@ def test_the_season_plays_without_an_asset_its_ingest_could_not_publish(tmp_path
     opener = ByCycle("opener", {TUE: lambda b: [blind]})
     lake = Lake(tmp_path / "lake")
     down = VendorDown({"SOL"}, after=MON - pd.Timedelta(days=400))
-    report = replay_season(down, sub, [opener], MON, 2, lake=lake)
+    report = replay_season(down, sub, [opener], daily_cycles(MON, 2), lake=lake)
     assert list(report.ingest["not_published"]) == ["SOL"]
     assert "HTTP 503" in report.ingest["not_published"]["SOL"]
     assert sorted(report.ingest["published"]) == sorted(set(SYMBOLS) - {"SOL"})
@@ -193,7 +196,7 @@ def test_the_season_plays_without_an_asset_its_ingest_could_not_publish(tmp_path
     assert rejected[["symbol", "code"]].values.tolist() == [["SOL", "no_price"]]
     with pytest.raises(IngestError, match="season 2025-11-24 to 2025-11-25"):
         replay_season(VendorDown(set(SYMBOLS), after=MON - pd.Timedelta(days=400)), sub,
-                      [opener], MON, 2, lake=Lake(tmp_path / "none"))
+                      [opener], daily_cycles(MON, 2), lake=Lake(tmp_path / "none"))
 
 
 def test_house_rules_leave_a_stale_asset_alone():

@@ -1,0 +1,85 @@
+"""What an operator types wrong gets one line naming the argument and exit 2 - never a parser's
+traceback, never an internal message."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.cli import main
+from tests.market_lakes import season_lake
+
+HOUSE = "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
+
+
+@pytest.fixture
+def season(tmp_path_factory, tmp_path, universe):
+    return season_lake(tmp_path_factory, universe, tmp_path / "lake", HOUSE)
+
+
+@pytest.mark.parametrize("args,named", [
+    (["cycle", "--at", "yesterday"], "--at 'yesterday' is not a date or time"),
+    (["cycle", "--at", "2026-13-45T16:00Z"], "--at '2026-13-45T16:00Z' is not a date or time"),
+    (["season", "backfill", "notadate"], "DATE 'notadate' is not a day"),
+    (["season", "retry", "26/11/2025"], "DATE '26/11/2025' is not a day"),
+    (["monitor", "--at", "soon"], "--at 'soon' is not a date or time"),
+    (["season", "init", "--start", "next monday"], "--start 'next monday' is not a day"),
+    (["ingest", "--start", "yesterday-ish"], "--start 'yesterday-ish' is not a date or time"),
+    (["replay", "--start", "2026-10-01", "--days", "0"], "--days must be at least 1"),
+    (["cycle", "--bogus"], "Unknown option: --bogus"),
+    (["season", "publish", "--players", "many"], "--players"),
+])
+def test_a_wrong_argument_is_one_line_and_exit_2(season, capsys, args, named):
+    assert main([*args, "--lake", str(season.root)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"arena {args[0]}"), err
+
+
+def test_a_tick_inside_a_watched_window_is_refused_by_name(season, capsys):
+    lake = str(season.root)
+    assert main(["cycle", "--no-publish", "--lake", lake]) == 0
+    assert main(["monitor", "--at", "2025-11-26T22:00:00Z", "--no-ingest", "--lake", lake]) == 0
+    capsys.readouterr()
+    assert main(["monitor", "--at", "2025-11-26T20:00:00Z", "--no-ingest", "--lake", lake]) == 2
+    err = capsys.readouterr().err
+    assert "the tick 2025-11-26T20:00:00+00:00 is already watched" in err
+    assert "windows reach 2025-11-26T22:00:00+00:00" in err and "nothing recorded" in err
+    assert "overlaps" not in err and "Traceback" not in err
+    # the same tick again records nothing twice and is no error
+    assert main(["monitor", "--at", "2025-11-26T22:00:00Z", "--no-ingest", "--lake", lake]) == 0
+
+
+def test_a_bad_environment_variable_is_named(season, capsys, monkeypatch):
+    monkeypatch.setenv("ARENA_ALERT_WEBHOOK", "ftp://example.invalid/hook")
+    assert main(["serve", "--list", "--lake", str(season.root)]) == 2
+    err = capsys.readouterr().err
+    assert "ARENA_ALERT_WEBHOOK='ftp://example.invalid/hook'" in err and "http(s)" in err
+    monkeypatch.delenv("ARENA_ALERT_WEBHOOK")
+    monkeypatch.setenv("ARENA_PROVIDER_CONCURRENCY", "many")
+    from arena.core.environment import settings
+    from arena.core.errors import SettingsError
+
+    with pytest.raises(SettingsError, match="ARENA_PROVIDER_CONCURRENCY='many'"):
+        settings()
+    monkeypatch.setenv("ARENA_PROVIDER_CONCURRENCY", "0")
+    with pytest.raises(SettingsError, match="greater than or equal to 1"):
+        settings()
+
+
+def test_every_arena_variable_is_in_the_one_table():
+    """No module reads an ``ARENA_*`` variable behind the table's back."""
+    import re
+    from pathlib import Path
+
+    import arena
+    from arena.core.environment import Settings
+
+    root = Path(arena.__file__).parent
+    names = {f"ARENA_{n.upper()}" for n in Settings.model_fields}
+    for path in [*root.rglob("*.py"), *root.joinpath("flows").rglob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        for read in re.findall(r"environ(?:\.get)?\(?\[?[\"'](ARENA_[A-Z_]+)", text):
+            pytest.fail(f"{path} reads {read} from os.environ, not through the table")
+        for mentioned in re.findall(r"\$(ARENA_[A-Z_]+)", text):
+            assert mentioned in names, f"{path} mentions ${mentioned}, which the table lacks"
