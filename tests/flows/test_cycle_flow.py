@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
+
 from arena.data.lake import Lake
 from arena.flows.artifacts import artifact_key
 from arena.ledger.store import Ledger
@@ -128,3 +130,80 @@ def test_a_contestant_that_cannot_be_reached_fails_the_flow_run(prefect_server, 
     assert (rows["gone"]["status"], rows["gone"]["recorded"]) == ("failed", "not recorded")
     assert rows["momentum"]["recorded"] == "recorded"
     assert [k.contestant for k in Ledger(lake_root).records()] == ["momentum"]
+
+
+def test_a_run_is_named_after_the_cycle_it_plays_and_says_who_played(
+        prefect_server, local_storage, tmp_path, tmp_path_factory, universe):
+    """A manual run on the morning after plays the previous day's cycle: it is named after that
+    cycle, not after the minute it ran; run again, it says every contestant was recorded
+    already instead of claiming they played."""
+    import logging
+
+    from prefect.client.orchestration import get_client
+
+    from arena.flows.cycle import cycle_flow
+
+    lake_root = season_lake(tmp_path_factory, universe, tmp_path / "lake",
+                            "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
+                            "  - {name: random, kind: house, strategy: random}\n").root
+    morning = "2025-11-27T13:45:00Z"  # the season's only cycle was 2025-11-26 16:00
+    runs = logging.getLogger("prefect.flow_runs")  # the suite's level is WARNING: say INFO
+    level = runs.level
+    runs.setLevel(logging.INFO)
+    try:
+        first = cycle_flow(lake_root=str(lake_root), now=morning, publish=False,
+                           return_state=True)
+        again = cycle_flow(lake_root=str(lake_root), now=morning, publish=False,
+                           return_state=True)
+    finally:
+        runs.setLevel(level)
+    with get_client(sync_client=True) as client:
+        names = [client.read_flow_run(s.state_details.flow_run_id).name for s in (first, again)]
+    assert names == ["cycle-2025-11-26-1600"] * 2
+    said = [_run_log(s.state_details.flow_run_id, "contestants played") for s in (first, again)]
+    assert said[0].endswith("2 contestants played, 0 already recorded, 0 skipped, 0 failed, "
+                            "0 automatic closes")
+    assert "0 contestants played, 2 already recorded" in said[1]
+
+
+def _run_log(flow_run_id, needle: str, timeout: float = 30.0) -> str:
+    """The line of a flow run's log (as the server keeps it) that holds ``needle``."""
+    import time
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+
+    deadline = time.monotonic() + timeout
+    with get_client(sync_client=True) as client:
+        while True:
+            logs = client.read_logs(log_filter=LogFilter(
+                flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+            found = [log.message for log in logs if needle in log.message]
+            if found or time.monotonic() > deadline:
+                assert found, f"no log line of run {flow_run_id} holds {needle!r}"
+                return found[-1]
+            time.sleep(0.5)
+
+
+def test_a_scheduled_run_plays_the_missed_cycles_first(prefect_server, local_storage, tmp_path,
+                                                       tmp_path_factory, universe):
+    """The server was down on Monday and Tuesday: Wednesday's scheduled run backfills both, in
+    order, then plays Wednesday; the artifact shows every cycle it played."""
+    from arena.flows.cycle import cycle_flow
+
+    lake_root = season_lake(tmp_path_factory, universe, tmp_path / "lake",
+                            "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n",
+                            start="2025-11-24", days=3).root
+    rows = cycle_flow(lake_root=str(lake_root), now="2025-11-26T16:10:00Z", publish=False)
+    assert [r["cycle_at"][:10] for r in rows] == ["2025-11-26"]
+    ledger = Ledger(lake_root)
+    assert [k.cycle_at.isoformat()[:10] for k in ledger.records("momentum")] == [
+        "2025-11-24", "2025-11-25", "2025-11-26"]
+    assert {r["status"] for t in ("2025-11-24", "2025-11-25")
+            for r in ledger.record_rows("outcome", pd.Timestamp(f"{t} 16:00", tz="UTC"),
+                                        "momentum")} <= {"traded", "no_trade"}
+    [outcomes, *_] = run_artifacts(key=artifact_key(load_season(Lake(lake_root)).id,
+                                                    "cycle-outcomes"))
+    assert [r["cycle_at"][:10] for r in json.loads(outcomes.data)] == [
+        "2025-11-24", "2025-11-25", "2025-11-26"]
+    assert "decision cycle 2025-11-26T16:00:00+00:00" in outcomes.description

@@ -31,6 +31,22 @@ def test_ingest_flow_publishes_and_reports(prefect_server, local_storage, tmp_pa
     assert "SYNTHETIC market data: not real prices" in mine["ingest-assets"].description
     assert {r["symbol"] for r in json.loads(mine["ingest-assets"].data)} == {"ETH", "AAPL"}
     assert "SYNTHETIC" in mine["ingest-report"].data
+    assert all(a.description for a in mine.values())  # every artifact says what it is
+
+
+def test_a_seasons_ingest_artifacts_carry_its_name(prefect_server, local_storage, tmp_path):
+    from arena.flows.ingest import ingest_flow
+    from arena.pipeline.season_config import init_season, make_season
+
+    lake = Lake(tmp_path / "lake")
+    season = init_season(lake, make_season("2025-10-20", 3, ["ETH", "SPY", "BTC"]))
+    state = ingest_flow(start="2025-10-06", end="2025-10-08", lake_root=str(lake.root),
+                        now="2025-10-08T00:05:00Z", return_state=True)
+    assert state.is_completed(), state
+    mine = {a.key: a for a in run_artifacts(state.state_details.flow_run_id)}
+    assert set(mine) == {f"2025-10-20-synthetic-{k}"
+                         for k in ("ingest-assets", "ingest-report", "validation-report")}
+    assert all(f"season {season.id}" in a.description for a in mine.values())
 
 
 def test_ingest_flow_fails_loudly_and_publishes_nothing(prefect_server, local_storage, tmp_path):

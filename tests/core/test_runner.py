@@ -1,0 +1,75 @@
+"""The runner of the command line honours a step's retry policy as a flow's task does
+(tests/flows/test_ingest_flow.py), and a fan-out captures the errors it is told to."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from arena.core.runner import Inline, Retry, step
+
+
+class Transient(Exception):
+    pass
+
+
+class Permanent(Exception):
+    pass
+
+
+def _flaky(failures: list[Exception]):
+    calls = []
+
+    @step("flaky-{item}", retry=Retry(delays=(2.0, 10.0, 30.0),
+                                       when=lambda e: isinstance(e, Transient)))
+    def flaky(item: int) -> int:
+        calls.append(item)
+        if failures:
+            raise failures.pop(0)
+        return item * 10
+
+    return flaky, calls
+
+
+def test_a_transient_error_is_retried_after_the_policys_waits():
+    waits: list[float] = []
+    flaky, calls = _flaky([Transient("429"), Transient("503")])
+    assert Inline(sleep=waits.append).run(flaky, 4) == 40
+    assert calls == [4, 4, 4] and waits == [2.0, 10.0]
+
+
+def test_a_permanent_error_fails_at_once_and_a_transient_one_after_the_last_attempt():
+    waits: list[float] = []
+    flaky, calls = _flaky([Permanent("bad symbol")])
+    with pytest.raises(Permanent):
+        Inline(sleep=waits.append).run(flaky, 1)
+    assert calls == [1] and waits == []
+    flaky, calls = _flaky([Transient("429")] * 4)
+    with pytest.raises(Transient):
+        Inline(sleep=waits.append).run(flaky, 1)
+    assert len(calls) == 4 and waits == [2.0, 10.0, 30.0]
+
+
+def test_a_fan_out_captures_the_errors_it_is_told_to_and_keeps_the_order():
+    @step("each-{item}")
+    def each(item: int) -> int:
+        if item == 2:
+            raise Permanent(f"item {item}")
+        return item
+
+    got = Inline(workers=3).map(each, [1, 2, 3], capture=(Permanent,))
+    assert got[0] == 1 and got[2] == 3 and isinstance(got[1], Permanent)
+    with pytest.raises(Permanent):
+        Inline(workers=3).map(each, [1, 2, 3])
+
+
+def test_a_fan_out_runs_its_items_at_once():
+    barrier = threading.Barrier(4, timeout=20)
+
+    @step("wait-{item}")
+    def wait(item: int) -> int:
+        barrier.wait()  # breaks (BrokenBarrierError) unless all four are in at once
+        return item
+
+    assert Inline(workers=4).map(wait, [1, 2, 3, 4]) == [1, 2, 3, 4]
