@@ -1,6 +1,20 @@
-"""The commands and queries the READMEs show still work."""
+"""The READMEs as a user reads them after ``make run``: every command in their code blocks runs
+as written (or is named here with the reason it cannot run in a test), every SQL query runs on
+the demo's lake, and the sample output is what ``arena demo`` prints.
 
+The commands run in order, in a working directory laid out as the checkout is after ``make
+run``: the demo's lake at ``data_lake/demo`` (the full 28-day demo, run once for the module) and
+the shipped ``tests/fixtures`` the examples read. Inline code in the prose (templates such as
+``arena season backfill YYYY-MM-DD --lake L``) is not a command.
+"""
+
+from __future__ import annotations
+
+import os
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -9,72 +23,150 @@ import pytest
 from arena.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
+READMES = (ROOT / "README.md", ROOT / "data_lake" / "README.md")
+
+# Commands of the READMEs that cannot run in an offline test, with the reason. The rest run.
+NOT_RUN = {
+    "make run": "the set-up this test stands in for",
+    "make test": "the suite this test is part of",
+    "arena ingest --source ccxt --lake data_lake/s1": "needs Binance (tests/data/test_binance.py "
+                                                      "plays its recorded responses)",
+    "arena ingest --source yfinance --lake data_lake/s1": "needs Yahoo (tests/data/test_yahoo.py)",
+    "arena cycle --lake data_lake/s1": "needs the vendors' bars of the two ingests above",
+    "arena mcp --lake data_lake/s1": "a server until Ctrl-C (tests/doors/test_mcp_server.py)",
+    "make ui": "a server until Ctrl-C (tests/test_makefile.py starts it on another port)",
+    "make serve LAKE=data_lake/s1": "a server until Ctrl-C (tests/test_makefile.py)",
+}
+EXIT_CODES = {  # commands whose documented outcome is not exit 0
+    # the sample answer has a decision the engine rejects
+    "arena check --state tests/fixtures/check/state.json --answer tests/fixtures/check/"
+    "answer.json --prices tests/fixtures/check/prices.json --at 2025-11-29T16:00:00Z": 1,
+}
 
 
-def _sql_blocks(path: Path) -> list[str]:
-    return re.findall(r"```sql\n(.*?)```", path.read_text(), flags=re.S)
+def _blocks(path: Path, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
+
+
+def readme_commands(path: Path) -> list[str]:
+    """The commands of a README's code blocks, in order: lines that start with ``arena`` or
+    ``make`` - in a block that shows a session, only those after the ``$`` prompt (the rest is
+    their output) - continued over ``\\``, split at ``&&``, comments dropped; a synopsis
+    (``[--opt]``, ``A | B``) is no command."""
+    out: list[str] = []
+    for block in re.findall(r"```[a-z]*\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S):
+        lines = re.sub(r"\\\n\s*", " ", block).splitlines()
+        if any(line.startswith("$ ") for line in lines):
+            lines = [line[2:] for line in lines if line.startswith("$ ")]
+        for line in lines:
+            line = " ".join(line.split("  #")[0].split(" # ")[0].split())
+            if not re.match(r"(arena|make) ", line) or re.search(r"\[|\s\|\s|\.\.\.", line):
+                continue
+            out += [part.strip() for part in line.split("&&")]
+    return out
 
 
 @pytest.fixture(scope="module")
-def small_lake(tmp_path_factory):
-    lake = tmp_path_factory.mktemp("lake")
-    assert main(["ingest", "--symbols", "ETH,AAPL,SPY", "--start", "2025-10-01", "--end",
-                 "2025-10-20", "--lake", str(lake)]) == 0
-    return lake
+def after_make_run(tmp_path_factory) -> tuple[Path, str]:
+    """A working directory as ``make run`` leaves the checkout, and what ``arena demo`` printed."""
+    cwd = tmp_path_factory.mktemp("after_make_run")
+    (cwd / "tests").mkdir()
+    (cwd / "tests" / "fixtures").symlink_to(ROOT / "tests" / "fixtures")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    demo = subprocess.run([sys.executable, "-m", "arena.cli", "demo"], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    return cwd, demo.stdout
 
 
-@pytest.fixture(scope="module")
-def season_lake(tmp_path_factory):
-    lake = tmp_path_factory.mktemp("season") / "lake"
-    assert main(["replay", "--start", "2026-10-01", "--days", "3", "--symbols", "BTC,SPY,ETH,AAPL",
-                 "--players", "500", "--lake", str(lake), "--json"]) == 0
-    return lake
+def _masked(line: str) -> str:
+    """A line of output with its timings written as ``N`` (they differ run to run)."""
+    return re.sub(r"\d+(\.\d+)? s\b", "N s", line.rstrip())
 
 
-def test_readme_analyst_queries_run_on_the_warehouse_and_the_marts(season_lake, capsys):
-    capsys.readouterr()
-    blocks = [b for b in _sql_blocks(ROOT / "README.md") if b.startswith("-- warehouse")]
-    assert len(blocks) == 3
-    with duckdb.connect(str(season_lake / "warehouse.duckdb"), read_only=True) as con:
-        for sql in blocks:
+def test_the_readme_shows_what_the_demo_prints(after_make_run):
+    """The sample after "you see:" is the demo's output, line by line (``...`` stands for lines
+    left out, timings aside)."""
+    _, printed = after_make_run
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    sample = text.split("About a minute\nafter installation you see:", 1)[1].split("```\n", 2)[1]
+    shown = [_masked(line) for line in sample.splitlines()]
+    actual = [_masked(line) for line in printed.splitlines()]
+    at = 0
+    for line in shown:
+        if line.strip() == "...":
+            continue
+        found = next((i for i in range(at, len(actual)) if actual[i] == line), None)
+        assert found is not None, f"the README shows {line!r}; the demo printed:\n{printed}"
+        at = found + 1
+    board = [line for line in shown if re.match(r"\d+ ", line)]
+    assert len(board) == 5 and board == [line for line in actual if re.match(r"\d+ ", line)]
+
+
+def test_every_readme_command_runs_as_written(after_make_run, monkeypatch, capsys):
+    cwd, _ = after_make_run
+    monkeypatch.chdir(cwd)
+    for name in [n for n in os.environ if n.startswith("ARENA_")]:
+        monkeypatch.delenv(name)
+    commands = [c for path in READMES for c in readme_commands(path)]
+    assert set(NOT_RUN) <= set(commands), set(NOT_RUN) - set(commands)  # no stale entry
+    ran = 0
+    for command in commands:
+        if command in NOT_RUN:
+            continue
+        assert command.startswith("arena "), f"{command!r}: say why it cannot run (NOT_RUN)"
+        code = main(shlex.split(command)[1:])
+        err = capsys.readouterr().err
+        assert code == EXIT_CODES.get(command, 0), f"{command}: exit {code}\n{err}"
+        assert "Traceback" not in err, command
+        ran += 1
+    assert ran >= 8
+
+
+def test_every_readme_query_runs_on_the_demos_lake(after_make_run, monkeypatch):
+    cwd, _ = after_make_run
+    monkeypatch.chdir(cwd)
+    queries = [(path, sql) for path in READMES for sql in _blocks(path, "sql")]
+    assert len(queries) >= 5
+    # the README opens the warehouse once (its first "-- warehouse" query says how); the
+    # queries that start "-- warehouse" run there, the others on the Parquet in place
+    warehouse = re.search(r"-- warehouse: duckdb -readonly (\S+)",
+                          (ROOT / "README.md").read_text(encoding="utf-8")).group(1)
+    for path, sql in queries:
+        database = warehouse if sql.startswith("-- warehouse") else None
+        with duckdb.connect(database or ":memory:", read_only=bool(database)) as con:
             rows = con.execute(sql).fetchall()
-            assert rows or "closed_by = 'automatic'" in sql, sql  # 3 days may have no such close
-    text = (ROOT / "README.md").read_text()
+        assert rows, f"{path.name}: no rows from\n{sql}"
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     parquet = re.search(r"`(select \* from 'data_lake/demo/marts/leaderboard.parquet')`", text)
     with duckdb.connect() as con:
-        rows = con.execute(parquet.group(1).replace("data_lake/demo/", f"{season_lake.as_posix()}/"))
-        assert len(rows.fetchall()) == 5
-
-
-@pytest.mark.parametrize("readme", ["README.md", "data_lake/README.md"])
-def test_readme_queries_run_on_a_lake(readme, small_lake):
-    blocks = [b for b in _sql_blocks(ROOT / readme) if not b.startswith("-- warehouse")]
-    assert blocks, f"{readme} shows no query"
-    with duckdb.connect() as con:
-        for sql in blocks:
-            rows = con.execute(sql.replace("data_lake/", f"{small_lake.as_posix()}/")).fetchall()
-            assert {r[0] for r in rows} >= {"AAPL", "SPY"}
-
-
-def test_readme_validate_example_passes():
-    text = (ROOT / "README.md").read_text()
-    line = next(ln for ln in text.splitlines() if ln.startswith("arena validate tests/fixtures"))
-    args = line.split("#")[0].split()[1:]
-    assert main(args) == 0
+        assert len(con.execute(parquet.group(1)).fetchall()) == 5
 
 
 def test_readme_reason_codes_are_the_engines():
     from arena.engine.rules import REASON_CODES
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     listed = re.findall(r"`([a-z_]+)`", text.split("every rejection carries one of these codes:")[1]
                         .split("\n\n")[0])
     assert listed == list(REASON_CODES)
 
 
-def test_readme_luck_example_runs(capsys):
-    text = (ROOT / "README.md").read_text()
+def test_readme_luck_example_prints_what_the_readme_shows(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     line = next(ln for ln in text.splitlines() if ln.startswith("$ arena luck "))
     assert main(line.split()[2:]) == 0
     shown = text.split(line, 1)[1].split("```", 1)[0].strip().splitlines()
     assert capsys.readouterr().out.strip().splitlines() == shown
+
+
+def test_the_command_synopsis_names_every_command():
+    """The README's list of commands (``arena <command> ...``) holds every command the CLI has."""
+    from arena.cli import COMMANDS
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    synopsis = text.split("## The `arena` command", 1)[1].split("```", 2)[1]
+    named = set(re.findall(r"^arena (\S+)", synopsis, flags=re.M)) | set(
+        re.findall(r"\| (\w+)", synopsis))
+    assert {name for _, name, _ in COMMANDS} <= named | {"score", "luck", "rules"}, named
