@@ -4,6 +4,7 @@ print: the cycle job (:func:`arena.app.cycle.cycle`) and the monitor job
 
 from __future__ import annotations
 
+from arena.cli._options import Json, NoPublish, SeasonLake
 from arena.cli._render import console, market_text, print_json, refused, say, text_table
 
 
@@ -13,7 +14,7 @@ def nothing_recorded():
 
 
 def cycle(*, at: str | None = None, force_time: bool = False, skip_missed: bool = False,
-          no_publish: bool = False, lake: str | None = None, json: bool = False) -> int:
+          no_publish: NoPublish = False, lake: SeasonLake = None, json: Json = False) -> int:
     """Run the season's current decision cycle (after its monitor window), only when it is
     sound; then publish the season's tables, marts and report.
 
@@ -29,12 +30,6 @@ def cycle(*, at: str | None = None, force_time: bool = False, skip_missed: bool 
     skip_missed
         record the contestants of the earlier missed cycles as forfeited there, then play
         (default: refuse, naming them and the command that plays them)
-    no_publish
-        do not rebuild the season's tables, marts and report after the cycle
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
-    json
-        machine-readable result
     """
     from arena.app.cycle import Kind, Missed
 
@@ -126,10 +121,6 @@ def monitor(*, at: str | None = None, no_ingest: bool = False, lake: str | None 
         the tick, ISO-8601 UTC (default: now; floored to 15 minutes)
     no_ingest
         do not ingest the held symbols' 15-minute bars first
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
-    json
-        machine-readable result
     """
     from arena.app.handle import SeasonHandle
     from arena.app.monitor import monitor as tick_job

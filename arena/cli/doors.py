@@ -7,6 +7,7 @@ from pathlib import Path
 
 import cyclopts
 
+from arena.cli._options import SeasonLake
 from arena.cli._render import print_json, refused, say
 
 entrant_app = cyclopts.App(name="entrant", help="outside entrants of the season (they play "
@@ -19,15 +20,13 @@ def _public(entrant) -> dict:
 
 
 @entrant_app.command
-def add(name: str, /, *, lake: str | None = None, json: bool = False) -> int:
+def add(name: str, /, *, lake: SeasonLake = None, json: bool = False) -> int:
     """Register an entrant; prints its key once (the lake keeps only its hash).
 
     Parameters
     ----------
     name
         kebab-case, unused in the season
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
     json
         print the name and key as JSON
     """
@@ -46,13 +45,11 @@ def add(name: str, /, *, lake: str | None = None, json: bool = False) -> int:
 
 
 @entrant_app.command(name="list")
-def list_(*, lake: str | None = None, json: bool = False) -> int:
+def list_(*, lake: SeasonLake = None, json: bool = False) -> int:
     """The season's entrants (never their keys).
 
     Parameters
     ----------
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
     json
         print the entrants as JSON
     """
@@ -74,15 +71,13 @@ def list_(*, lake: str | None = None, json: bool = False) -> int:
 
 
 @entrant_app.command
-def revoke(name: str, /, *, lake: str | None = None, json: bool = False) -> int:
+def revoke(name: str, /, *, lake: SeasonLake = None, json: bool = False) -> int:
     """Revoke an entrant's key (its records stay; with no submission it holds).
 
     Parameters
     ----------
     name
         the entrant's name
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
     json
         print the revoked entrant as JSON
     """
@@ -99,7 +94,7 @@ def revoke(name: str, /, *, lake: str | None = None, json: bool = False) -> int:
     return 0
 
 
-def mcp(*, host: str = "127.0.0.1", port: int = 8765, lake: str | None = None) -> int:
+def mcp(*, host: str = "127.0.0.1", port: int = 8765, lake: SeasonLake = None) -> int:
     """Serve the season to outside agents over MCP (streamable HTTP, bearer keys from arena
     entrant add), until Ctrl-C.
 
@@ -109,8 +104,6 @@ def mcp(*, host: str = "127.0.0.1", port: int = 8765, lake: str | None = None) -
         address to listen on
     port
         port
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
     """
     from arena.app.handle import SeasonHandle
     from arena.doors.mcp_server import PATH, serve

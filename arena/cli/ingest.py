@@ -7,10 +7,9 @@ from typing import Annotated, Literal
 
 from cyclopts import Parameter
 
+from arena.cli._options import Interval, Json, Lake, Source
 from arena.cli._render import print_json, progress, say
 
-Source = Literal["synthetic", "yfinance", "ccxt", "files"]
-Interval = Literal["15m", "1h", "4h", "1d", "1w"]
 NAME = "arena ingest"
 
 
@@ -19,7 +18,7 @@ def ingest(*, source: Source | None = None, start: str | None = None, end: str |
            drop_interval: Interval = "1h",
            instead_of: Annotated[Literal["synthetic", "yfinance", "ccxt"] | None,
                                  Parameter(name="--instead-of")] = None,
-           full: bool = False, lake: str | None = None, json: bool = False) -> int:
+           full: bool = False, lake: Lake = None, json: Json = False) -> int:
     """Fetch (or generate) bars into the lake: validated, published all-or-nothing per asset.
 
     Exit 0 published, 1 an asset did not publish (the others did), 2 unusable arguments.
@@ -46,8 +45,6 @@ def ingest(*, source: Source | None = None, start: str | None = None, end: str |
         filling its partitions
     full
         re-fetch every stored bar to look for restatements (default: the last two days)
-    lake
-        lake root (default: $ARENA_LAKE or ./data_lake)
     json
         print the run manifest as JSON
     """

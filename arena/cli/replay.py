@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Literal
 
+from arena.cli._options import (
+    Days,
+    Ingest,
+    Json,
+    Lake,
+    Players,
+    Roster,
+    SeasonLake,
+    Seed,
+    Symbols,
+)
 from arena.cli._render import print_json, print_leaderboard
 
-Ingest = Literal["season", "daily"]
 
-
-def replay(*, start: str, days: int = 28, roster: str | None = None, symbols: str | None = None,
-           seed: int | None = None, players: int = 20_000, ingest: Ingest = "season",
-           lake: str | None = None, json: bool = False) -> int:
+def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbols = None,
+           seed: Seed = None, players: Players = 20_000, ingest: Ingest = "season",
+           lake: SeasonLake = None, json: Json = False) -> int:
     """Replay a season on the synthetic market (resumable), then build the luck tables, the
     marts and the report.
 
@@ -22,23 +30,6 @@ def replay(*, start: str, days: int = 28, roster: str | None = None, symbols: st
     ----------
     start
         first cycle day, ISO date
-    days
-        season length in days
-    roster
-        roster YAML (default: models/roster.yaml)
-    symbols
-        comma-separated house symbols (default: the whole universe)
-    seed
-        seed of the synthetic market
-    players
-        zero-skill players per asset for the luck tables
-    ingest
-        season: the season's market in one validated run before the first day; daily: a run
-        before each day, a live season's cadence (slower, the same books)
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
-    json
-        machine-readable result
     """
     from arena.data.lake import default_root
 
@@ -47,9 +38,9 @@ def replay(*, start: str, days: int = 28, roster: str | None = None, symbols: st
                       lake=lake or str(default_root()), json=json)
 
 
-def demo(*, start: str | None = None, days: int = 28, roster: str | None = None,
-         symbols: str | None = None, seed: int | None = None, players: int = 20_000,
-         ingest: Ingest = "season", lake: str | None = None, json: bool = False) -> int:
+def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
+         symbols: Symbols = None, seed: Seed = None, players: Players = 20_000,
+         ingest: Ingest = "season", lake: str | None = None, json: Json = False) -> int:
     """Replay the demo season offline (28 days from 2026-10-01 on the synthetic market), build
     the marts and the report.
 
@@ -57,23 +48,8 @@ def demo(*, start: str | None = None, days: int = 28, roster: str | None = None,
     ----------
     start
         first cycle day, ISO date (default 2026-10-01)
-    days
-        season length in days
-    roster
-        roster YAML (default: models/roster.yaml)
-    symbols
-        comma-separated house symbols (default: the whole universe)
-    seed
-        seed of the synthetic market
-    players
-        zero-skill players per asset for the luck tables
-    ingest
-        season: the season's market in one validated run before the first day; daily: a run
-        before each day
     lake
         lake root of the season (default: $ARENA_LAKE/demo or ./data_lake/demo)
-    json
-        machine-readable result
     """
     from arena import DEMO_START
     from arena.data.lake import default_root
@@ -131,13 +107,11 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
     return 0
 
 
-def report(*, lake: str | None = None, out: str | None = None) -> int:
+def report(*, lake: Lake = None, out: str | None = None) -> int:
     """Write the season report from the published marts.
 
     Parameters
     ----------
-    lake
-        lake root (default: $ARENA_LAKE or ./data_lake)
     out
         HTML file to write (default: <lake>/reports/season.html)
     """

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from arena.cli._options import CostRate, Interval, Prices
 from arena.cli._render import console, print_json, text_table
 
-Interval = Literal["15m", "1h", "4h", "1d", "1w"]
 Calendar = Literal["24/7", "XNYS", "FX"]
 
 
@@ -67,7 +67,7 @@ def validate(path: str, /, *, interval: Interval | None = None,
     return 0 if report.success else 1
 
 
-def check(*, state: str, answer: str, prices: str, at: str, json: bool = False) -> int:
+def check(*, state: str, answer: str, prices: Prices, at: str, json: bool = False) -> int:
     """Dry-run one answer against a portfolio state and prices.
 
     Exit 0 everything parsed and executed, 1 something was rejected or did not parse, 2 an
@@ -97,7 +97,7 @@ def check(*, state: str, answer: str, prices: str, at: str, json: bool = False) 
     return 0 if report["parsed"] and not report["rejections"] else 1
 
 
-def _inputs(prices: str, cost_rate: float | None):
+def _inputs(prices: Prices, cost_rate: float | None):
     """The bars of a price file, the cost rate (the calendar's default when None), the
     calendar and the grid inferred from the file."""
     import pandas as pd
@@ -117,19 +117,14 @@ def _inputs(prices: str, cost_rate: float | None):
     return bars, rate, calendar, grid
 
 
-def score(*, prices: str, positions: str, cost_rate: float | None = None,
+def score(*, prices: Prices, positions: str, cost_rate: CostRate = None,
           json: bool = False) -> int:
     """Score a position series on a price file.
 
     Parameters
     ----------
-    prices
-        price CSV/Parquet: timestamp,open,high,low,close,volume
     positions
         CSV timestamp,position (held until replaced)
-    cost_rate
-        cost per unit of |Δw| (default: 0.0006 crypto, 0.0002 stocks; a file without weekends
-        counts as stocks)
     json
         machine-readable result (fractions)
     """
@@ -150,15 +145,13 @@ def score(*, prices: str, positions: str, cost_rate: float | None = None,
     return 0
 
 
-def luck(*, prices: str, players: int = 20_000, seed: int = 0,
+def luck(*, prices: Prices, players: int = 20_000, seed: int = 0,
          step: Literal["1d", "bar"] = "1d", draw: Literal["uniform", "sign"] = "uniform",
-         entrant: str | None = None, cost_rate: float | None = None, json: bool = False) -> int:
+         entrant: str | None = None, cost_rate: CostRate = None, json: bool = False) -> int:
     """Zero-skill distribution, luck ceiling, an entrant's rank.
 
     Parameters
     ----------
-    prices
-        price CSV/Parquet: timestamp,open,high,low,close,volume
     players
         zero-skill players
     seed
@@ -169,8 +162,6 @@ def luck(*, prices: str, players: int = 20_000, seed: int = 0,
         position draw: uniform on [-1, 1], or -1/0/+1
     entrant
         positions CSV to place among the players
-    cost_rate
-        cost per unit of |Δw| (default: 0.0006 crypto, 0.0002 stocks)
     json
         machine-readable result (fractions)
     """
@@ -204,22 +195,18 @@ def luck(*, prices: str, players: int = 20_000, seed: int = 0,
     return 0
 
 
-def rules(*, prices: str, start: str | None = None, players: int = 20_000, seed: int = 0,
-          cost_rate: float | None = None, json: bool = False) -> int:
+def rules(*, prices: Prices, start: str | None = None, players: int = 20_000, seed: int = 0,
+          cost_rate: CostRate = None, json: bool = False) -> int:
     """The reference-rules table of a price file.
 
     Parameters
     ----------
-    prices
-        price CSV/Parquet: timestamp,open,high,low,close,volume
     start
         score from this date on (indicators use the whole file)
     players
         zero-skill players
     seed
         random seed
-    cost_rate
-        cost per unit of |Δw| (default: 0.0006 crypto, 0.0002 stocks)
     json
         machine-readable result (fractions)
     """

@@ -2,42 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import cyclopts
 
+from arena.cli._options import Day, Days, Json, NoPublish, Roster, SeasonLake, Seed, Source, Symbols
 from arena.cli._render import console, market_text, print_json, refused, text_table
 
 season_app = cyclopts.App(name="season", help="a season: init, status, backfill or retry a "
                           "cycle, add or retire contestants, publish", version_flags=[])
-Source = Literal["synthetic", "yfinance", "ccxt", "files"]
 
 
 @season_app.command
-def init(*, start: str, days: int = 28, id: str | None = None, crypto: Source = "synthetic",
-         stocks: Source = "synthetic", symbols: str | None = None, roster: str | None = None,
-         seed: int | None = None, call_timeout: float = 60.0, cycle_deadline: float = 600.0,
-         dask: str | None = None, lake: str | None = None, json: bool = False) -> int:
+def init(*, start: str, days: Days = 28, id: str | None = None, crypto: Source = "synthetic",
+         stocks: Source = "synthetic", symbols: Symbols = None, roster: Roster = None,
+         seed: Seed = None, call_timeout: float = 60.0, cycle_deadline: float = 600.0,
+         dask: str | None = None, lake: SeasonLake = None, json: Json = False) -> int:
     """Write a new season's config (and a copy of its roster) into a lake.
 
     Parameters
     ----------
     start
         first cycle day, ISO date
-    days
-        season length in days
     id
         season id (default: <start>-<providers>)
     crypto
         provider of the crypto assets (ccxt for real prices)
     stocks
         provider of the stocks and ETFs (yfinance for real prices)
-    symbols
-        comma-separated house symbols (default: the whole universe)
     roster
         roster YAML, copied into the season (default: the shipped one)
-    seed
-        seed of the synthetic market
     call_timeout
         seconds a model call may take at most
     cycle_deadline
@@ -45,8 +37,6 @@ def init(*, start: str, days: int = 28, id: str | None = None, crypto: Source = 
     dask
         run the flows' contestant fan-out and luck simulations on a Dask cluster: its scheduler
         (tcp://host:8786) or 'local' (default: threads)
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
     json
         print the season config as JSON
     """
@@ -71,15 +61,8 @@ def init(*, start: str, days: int = 28, id: str | None = None, crypto: Source = 
 
 
 @season_app.command
-def status(*, lake: str | None = None, json: bool = False) -> int:
+def status(*, lake: SeasonLake = None, json: Json = False) -> int:
     """Cycles done, missed and due; data freshness; each contestant's state; storage.
-
-    Parameters
-    ----------
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
-    json
-        machine-readable result
     """
     from arena.app.handle import SeasonHandle
     from arena.app.status import status as job
@@ -125,20 +108,10 @@ def status(*, lake: str | None = None, json: bool = False) -> int:
 
 
 @season_app.command
-def backfill(date: str, /, *, no_publish: bool = False, lake: str | None = None,
-             json: bool = False) -> int:
+def backfill(date: Day, /, *, no_publish: NoPublish = False, lake: SeasonLake = None,
+             json: Json = False) -> int:
     """Play a missed cycle (only while no later cycle exists).
 
-    Parameters
-    ----------
-    date
-        the missed cycle's day, ISO date
-    no_publish
-        do not rebuild the season's tables, marts and report after the cycle
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
-    json
-        machine-readable result
     """
     from arena.app.cycle import Kind
     from arena.cli.cycle import run_cycle
@@ -147,21 +120,11 @@ def backfill(date: str, /, *, no_publish: bool = False, lake: str | None = None,
 
 
 @season_app.command
-def retry(date: str, /, *, no_publish: bool = False, lake: str | None = None,
-          json: bool = False) -> int:
+def retry(date: Day, /, *, no_publish: NoPublish = False, lake: SeasonLake = None,
+          json: Json = False) -> int:
     """Play a cycle again for the contestants without a record (their model failed), before
     the next cycle.
 
-    Parameters
-    ----------
-    date
-        the cycle's day, ISO date
-    no_publish
-        do not rebuild the season's tables, marts and report after the cycle
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
-    json
-        machine-readable result
     """
     from arena.app.cycle import Kind
     from arena.cli.cycle import run_cycle
@@ -170,7 +133,7 @@ def retry(date: str, /, *, no_publish: bool = False, lake: str | None = None,
 
 
 @season_app.command
-def add(roster_file: str, /, *, lake: str | None = None, json: bool = False) -> int:
+def add(roster_file: str, /, *, lake: SeasonLake = None, json: Json = False) -> int:
     """Add contestants from the next cycle on (each starts with $10,000; a name the season used
     cannot come back).
 
@@ -178,10 +141,6 @@ def add(roster_file: str, /, *, lake: str | None = None, json: bool = False) -> 
     ----------
     roster_file
         roster YAML holding the new contestants
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
-    json
-        machine-readable result
     """
     from arena.app.handle import SeasonHandle
     from arena.pipeline.season_roster import add_contestants
@@ -192,17 +151,13 @@ def add(roster_file: str, /, *, lake: str | None = None, json: bool = False) -> 
 
 
 @season_app.command
-def retire(*names: str, lake: str | None = None, json: bool = False) -> int:
+def retire(*names: str, lake: SeasonLake = None, json: Json = False) -> int:
     """Retire contestants from the next cycle on (their books stay as they are).
 
     Parameters
     ----------
     names
         the contestants' names
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
-    json
-        machine-readable result
     """
     from arena.app.handle import SeasonHandle
     from arena.core.errors import BadArgument
@@ -233,7 +188,7 @@ def _changes(changes, json: bool) -> int:
 
 @season_app.command
 def publish(*, players: int | None = None, final: bool = False, mirror: str | None = None,
-            lake: str | None = None, json: bool = False) -> int:
+            lake: SeasonLake = None, json: Json = False) -> int:
     """Rebuild the luck tables, marts and report from the cycles so far (--final after the
     last cycle closes the season).
 
@@ -245,10 +200,6 @@ def publish(*, players: int | None = None, final: bool = False, mirror: str | No
         after the season's last cycle: publish and close the season
     mirror
         then copy the lake to this mirror (a path or fsspec URI)
-    lake
-        lake root of the season (default: $ARENA_LAKE or ./data_lake)
-    json
-        machine-readable result
     """
     from arena.app.handle import SeasonHandle
     from arena.app.params import at_least
