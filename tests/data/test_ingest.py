@@ -3,6 +3,7 @@ import json
 import pandas as pd
 import pytest
 
+from arena.core.runner import Inline
 from arena.data.ingest import IngestError, derive_complete, run_ingest
 from arena.data.lake import PartitionKey, TableKey
 from arena.data.providers.files import FilesProvider
@@ -157,8 +158,10 @@ def test_a_vendor_outage_on_one_asset_blocks_no_one(lake, universe, synthetic):
     run_ingest(synthetic, sub, start=START, end=ts("2025-10-20"), lake=lake)
     before = {a.symbol: _bytes(lake, a.symbol) for a in sub}
     earnings_before = lake.read_table(TableKey("earnings", "synthetic"))
+    waits: list[float] = []  # an outage is transient: fetched again after 2, 10 and 30 s
     with pytest.raises(IngestError, match=r"failed for AAPL \(published ETH, SPY\)") as err:
-        run_ingest(_VendorDownFor("AAPL"), sub, start=START, end=END, lake=lake)
+        run_ingest(_VendorDownFor("AAPL"), sub, start=START, end=END, lake=lake,
+                   runner=Inline(sleep=waits.append))
     assert _bytes(lake, "AAPL") == before["AAPL"]
     for symbol in ("ETH", "SPY"):
         after = _bytes(lake, symbol)
@@ -168,6 +171,7 @@ def test_a_vendor_outage_on_one_asset_blocks_no_one(lake, universe, synthetic):
     manifest = err.value.manifest
     aapl = manifest["assets"]["AAPL"]
     assert aapl["status"] == "fetch_failed" and "UnavailableError" in aapl["reason"]
+    assert waits == [2.0, 10.0, 30.0]
     assert manifest["fetch_errors"] == {"AAPL": aapl["reason"]}
     assert [manifest["assets"][s]["status"] for s in ("ETH", "SPY")] == ["published"] * 2
     # AAPL's earnings dates were not fetched: the stored ones are kept
