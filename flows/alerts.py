@@ -22,7 +22,7 @@ import datetime as dt
 from dataclasses import dataclass
 from uuid import UUID
 
-from arena.core.environment import settings
+from arena.core.environment import setting
 from arena.core.errors import BadArgument
 
 PUBLISH_MARGIN_S = 900.0
@@ -37,7 +37,7 @@ class Alerts:
 
 def alert_webhook(explicit: str | None = None) -> str | None:
     """The webhook URL: the explicit one, else ``$ARENA_ALERT_WEBHOOK``, else None (no alerts)."""
-    url = explicit or settings().alert_webhook
+    url = explicit or setting("alert_webhook")
     if url is not None and not url.startswith(("http://", "https://")):
         raise BadArgument(f"--alert-webhook must be an http(s) URL, not {url!r}")
     return url

@@ -17,12 +17,12 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from arena.app.cycle import CycleResult, Kind, Missed, cycle, cycle_time
+from arena.app.cycle import BackfillIncomplete, CycleResult, Kind, Missed, cycle, cycle_time
 from arena.app.handle import SeasonHandle
 from arena.app.params import clock_of, optional_time
 from arena.core.settings import prepare_process
 from arena.flows.artifacts import cycle_artifacts, cycle_rows, report_link
-from arena.flows.tasks import PrefectRunner, ensure_limits, ledger_slot, provider_slot, run_name
+from arena.flows.tasks import ensure_limits, ledger_slot, provider_slot, run_name, season_runner
 from arena.pipeline.live import OffSeason
 
 CONTESTANT_WORKERS = 8
@@ -65,7 +65,7 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     try:
         result = cycle(handle, kind=_kind(backfill, retry), at=optional_time(at, "at"),
                        missed=Missed(missed), force_time=force_time, publish=publish,
-                       clock=clock_of(now), runner=PrefectRunner(dask=handle.config.dask),
+                       clock=clock_of(now), runner=season_runner(handle.config),
                        slot=provider_slot, hold=lambda: ledger_slot(handle.id),
                        progress=logger.info)
     except OffSeason as exc:
@@ -73,9 +73,15 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
             raise
         logger.info("no cycle: %s", exc)  # a scheduled run before or after the season
         return []
+    except BackfillIncomplete as exc:  # the missed cycles it did play are shown, then it fails
+        for played in exc.backfilled:
+            cycle_artifacts(played, handle.config)
+        raise
     cycle_artifacts(result, handle.config)
     _log(result, handle, logger)
     result.raise_for_failures()
+    if result.publication is not None and result.publication.error is not None:
+        raise result.publication.error  # the cycle is recorded and shown; its marts are not
     return [row for row in cycle_rows(result) if row["cycle_at"] == result.at.isoformat()]
 
 
@@ -97,8 +103,10 @@ def _log(result: CycleResult, handle: SeasonHandle, logger) -> None:
         logger.info("season %s published: %s%s", result.season, published.report,
                     "; the season is closed" if published.closed else "")
         report_link(published.report, handle.config)
-    elif published is not None:
+    elif published is not None and published.not_yet is not None:
         logger.info("not published yet: %s", published.not_yet)
+    elif published is not None:
+        logger.error("the cycle is recorded, but its publication failed: %s", published.error)
 
 
 if __name__ == "__main__":

@@ -43,13 +43,13 @@ def ingest_flow(source: str | None = None, start: str | None = None, end: str | 
     for source_, why in out.watch_problems.items():
         logger.error("the 15-minute bars of the held %s (%s): %s", ", ".join(out.watched),
                      source_, why)
+    summary = out.summary
     if out.error is not None:
         logger.error("published %s; not published: %s", ", ".join(out.error.published) or
-                     "nothing", ", ".join(out.error.manifest.get("not_published") or {}) or
-                     "the run")
+                     "nothing", ", ".join(summary.not_published if summary else ()) or "the run")
         raise out.error
-    logger.info("published %s bars (%s)", out.manifest["bars_published"],
-                out.summary.validation.summary if out.summary and out.summary.validation else "")
+    logger.info("published %s bars (%s)", summary.bars_published,
+                summary.validation.summary if summary.validation else "not validated")
     if out.watch_problems:
         raise IngestError("the held stocks' 15-minute bars (the monitor's) were not published: "
                           "see the logs", out.manifest)

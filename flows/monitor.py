@@ -28,9 +28,8 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
     logger = get_run_logger()
     handle = SeasonHandle.open(lake_root)
     try:
-        with ledger_slot(handle.id):  # never beside the season's cycle
-            tick = monitor(handle, at=optional_time(at, "at"), ingest=ingest,
-                           clock=clock_of(now))
+        tick = monitor(handle, at=optional_time(at, "at"), ingest=ingest, clock=clock_of(now),
+                       hold=lambda: ledger_slot(handle.id))
     except OffSeason as exc:  # a closed season: nothing to watch, not a failure
         logger.info("no monitor tick: %s", exc)
         return {"season": handle.id, "end": None, "automatic_closes": 0}

@@ -14,7 +14,7 @@ from arena.app.handle import SeasonHandle
 from arena.app.publish import publish
 from arena.core.settings import prepare_process
 from arena.flows.artifacts import report_link
-from arena.flows.tasks import PrefectRunner, ledger_slot, run_name
+from arena.flows.tasks import ledger_slot, run_name, season_runner
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 
@@ -28,7 +28,7 @@ def publish_flow(lake_root: str | None = None, players: int = DEFAULT_PLAYERS,
     logger = get_run_logger()
     handle = SeasonHandle.open(lake_root)
     done = publish(handle, players=players, mirror=mirror,
-                   runner=PrefectRunner(dask=handle.config.dask),
+                   runner=season_runner(handle.config),
                    hold=lambda: ledger_slot(handle.id), progress=logger.info)
     out: dict = {"season": handle.id, "published": done.outputs is not None}
     if done.outputs is None:

@@ -29,10 +29,10 @@ from prefect.task_runners import TaskRunner
 
 from arena.agents.base import Contestant
 from arena.agents.roster import ContestantSpec, is_loopback
-from arena.core.environment import settings
+from arena.core.environment import setting
 from arena.core.runner import Retry, retry_of
 from arena.data.lake import Lake
-from arena.pipeline.season_config import LOCAL_DASK, season_slug
+from arena.pipeline.season_config import LOCAL_DASK, SeasonConfig, season_slug
 from arena.pipeline.warehouse import DBT_PROJECT, Invoke, profiles_dir
 
 T = TypeVar("T")
@@ -81,11 +81,12 @@ def as_task(fn: Callable[..., Any]) -> Task:
 class PrefectRunner:
     """Runs pipeline steps as tasks of the current flow run; a fan-out submits one task per item
     to the flow's task runner (threads), or to a Dask cluster when ``dask`` names one (a
-    scheduler address, or ``"local"``: a cluster of this machine's cores for the fan-out) -
-    the season's ``dask`` setting, or ``$ARENA_DASK`` for a season already running."""
+    scheduler address, or ``"local"``: a cluster of this machine's cores for the fan-out; the
+    cycle's and the publication's runner, :func:`season_runner`). A fan-out waits for every
+    item it started before it raises a failure."""
 
     def __init__(self, dask: str | None = None) -> None:
-        self.dask = dask or settings().dask
+        self.dask = dask
 
     @property
     def distributes(self) -> bool:
@@ -99,21 +100,38 @@ class PrefectRunner:
             capture: tuple[type[Exception], ...] = (), **kwargs: Any) -> list[T]:
         if self.dask is None:
             futures = [as_task(fn).submit(item, *args, **kwargs) for item in items]
-            return [_result(f, capture) for f in futures]
+            return _results(futures, capture)
         signature = inspect.signature(fn)
         with dask_task_runner(self.dask, len(items)) as runner:
             futures = [runner.submit(as_task(fn),
                                      parameters=signature.bind(item, *args, **kwargs).arguments)
                        for item in items]
-            return [_result(f, capture) for f in futures]
+            return _results(futures, capture)
 
 
-def _result(future: Any, capture: tuple[type[Exception], ...]) -> Any:
-    """A task's result; an exception of ``capture`` it ended with, as its result."""
-    try:
-        return future.result()
-    except capture as exc:
-        return exc
+def _results(futures: Sequence[Any], capture: tuple[type[Exception], ...]) -> list[Any]:
+    """Every task's result, in order (an exception of ``capture`` it ended with as its result);
+    the first other failure is raised once every task has finished."""
+    out: list[Any] = []
+    failure: BaseException | None = None
+    for future in futures:
+        try:
+            out.append(future.result())
+        except capture as exc:
+            out.append(exc)
+        except Exception as exc:
+            failure = failure or exc
+            out.append(None)
+    if failure is not None:
+        raise failure
+    return out
+
+
+def season_runner(season: SeasonConfig) -> PrefectRunner:
+    """The runner of a season's cycles and publications: its contestants and luck tables fanned
+    out to the season's Dask cluster (its ``dask``, or ``$ARENA_DASK`` for a season already
+    running), else to the flow's threads. Ingests and replays keep to the flow's threads."""
+    return PrefectRunner(dask=season.dask or setting("dask"))
 
 
 def dask_task_runner(address: str, items: int) -> TaskRunner:
@@ -144,7 +162,7 @@ def provider_limit(contestant: Contestant | ContestantSpec) -> str | None:
 def ensure_limits(contestants: Sequence[Contestant | ContestantSpec]) -> None:
     """Create (or resize) the providers' global concurrency limits before the tasks need them:
     ``$ARENA_PROVIDER_CONCURRENCY`` slots each (default 4)."""
-    slots = settings().provider_concurrency
+    slots = setting("provider_concurrency")
     names = {name for c in contestants if (name := provider_limit(c))}
     with get_client(sync_client=True) as client:
         for name in sorted(names):

@@ -82,10 +82,15 @@ class MissedCycles(CycleRefused):
 
 
 class BackfillIncomplete(Failed):
-    """A scheduled cycle ran out of the season's deadline while playing the missed cycles
-    first; the ones it could not play are named, and the current cycle waits for them."""
+    """A scheduled cycle could not play every missed cycle first (the season's deadline passed,
+    or one of them can never be played); those left are named, the ones backfilled before are
+    recorded (``backfilled``), and the current cycle waits."""
 
     consequence = "the current cycle was not played"
+
+    def __init__(self, message: str, backfilled: Sequence[CycleResult] = ()) -> None:
+        super().__init__(message)
+        self.backfilled = list(backfilled)
 
 
 class CycleFailed(Failed):
@@ -160,9 +165,13 @@ def cycle(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestamp | N
           sleep: Callable[[float], None] = time.sleep) -> CycleResult:
     """Play the cycle (see the module docstring); refused before anything is recorded when it
     is not sound (:class:`~arena.pipeline.live.CycleRefused`, an unusable input). ``hold``: a
-    context held while the cycle records (a flow's ledger slot), not while it publishes."""
+    context held while the cycle records (a flow's ledger slot), not while it publishes. The
+    missed cycles a scheduled run backfills first and the cycle itself share one deadline, the
+    season's ``cycle_deadline_s``. A publication that fails leaves the cycle recorded: the
+    result says so (:attr:`Publication.error`)."""
     now = clock()
     target = cycle_time(handle, kind=kind, at=at, now=now)
+    deadline = monotonic() + handle.config.cycle_deadline_s
     with hold():  # the ledger's writers: a monitor tick never records beside the cycle
         # the cycle asked for is checked first: a time that is wrong is refused as such, before
         # the missed cycles before it are named (play_season_cycle checks it again, once they
@@ -171,10 +180,11 @@ def cycle(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestamp | N
                     force_time=force_time, backfill=kind is Kind.BACKFILL,
                     retry=kind is Kind.RETRY)
         backfilled, forfeits = _missed_first(handle, kind, target, missed, now=now,
-                                             runner=runner, slot=slot, monotonic=monotonic,
-                                             sleep=sleep)
+                                             runner=runner, slot=slot, deadline=deadline,
+                                             monotonic=monotonic, sleep=sleep)
         result = _play(handle, kind, target, now=now, force_time=force_time, runner=runner,
-                       slot=slot, monotonic=monotonic, sleep=sleep)
+                       slot=slot, deadline_s=max(0.0, deadline - monotonic()),
+                       monotonic=monotonic, sleep=sleep)
     result.backfilled, result.missed_forfeits = backfilled, forfeits
     if publish and not result.failed:
         result.publication = publish_after_cycle(handle, target, players=players, clock=clock,
@@ -183,13 +193,14 @@ def cycle(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestamp | N
 
 
 def _missed_first(handle: SeasonHandle, kind: Kind, target: pd.Timestamp, missed: Missed, *,
-                  now: pd.Timestamp, runner: Runner, slot: Slot,
+                  now: pd.Timestamp, runner: Runner, slot: Slot, deadline: float,
                   monotonic: Callable[[], float], sleep: Callable[[float], None]
                   ) -> tuple[list[CycleResult], list[tuple[pd.Timestamp, str]]]:
     """The missed cycles before ``target``, refused, skipped or backfilled as ``missed`` says
-    (see the module docstring): the cycles played and the forfeits recorded."""
-    earlier = [] if kind is not Kind.CYCLE else [
-        t for t in missed_cycles(handle.config, handle.ledger, handle.attempts, now) if t < target]
+    (see the module docstring): the cycles played and the forfeits recorded. A cycle forced to
+    a time after the due one counts the due one as missed too."""
+    earlier = [] if kind is not Kind.CYCLE else missed_cycles(
+        handle.config, handle.ledger, handle.attempts, now, before=target)
     if not earlier:
         return [], []
     if missed is Missed.REFUSE:
@@ -199,17 +210,23 @@ def _missed_first(handle: SeasonHandle, kind: Kind, target: pd.Timestamp, missed
             handle.lake, handle.config, handle.ledger, handle.universe, earlier,
             f"forfeited: the cycle was missed and the operator skipped it ({now:%Y-%m-%d %H:%M} "
             "UTC, arena cycle --skip-missed)")
-    deadline = monotonic() + handle.config.cycle_deadline_s
-    played = []
+    played: list[CycleResult] = []
     for i, day in enumerate(earlier):
         left = deadline - monotonic()
-        if left <= handle.config.call_timeout_s:
+        if left < handle.config.call_timeout_s:  # no model call could finish in time
             raise BackfillIncomplete(
                 f"season {handle.id!r}: the cycle deadline passed while backfilling the missed "
                 f"cycles; not played yet: {_days(earlier[i:])} (arena season backfill "
-                f"{earlier[i]:%Y-%m-%d})")
-        played.append(_play(handle, Kind.BACKFILL, day, now=now, runner=runner, slot=slot,
-                            deadline_s=left, monotonic=monotonic, sleep=sleep))
+                f"{earlier[i]:%Y-%m-%d}, or arena cycle --skip-missed to record them as "
+                "forfeited)", played)
+        try:
+            played.append(_play(handle, Kind.BACKFILL, day, now=now, runner=runner, slot=slot,
+                                deadline_s=left, monotonic=monotonic, sleep=sleep))
+        except CycleRefused as exc:  # e.g. its market stays stale: it can never be backfilled
+            raise BackfillIncomplete(
+                f"season {handle.id!r}: the missed cycle {day:%Y-%m-%d} could not be "
+                f"backfilled: {exc}; not played yet: {_days(earlier[i:])} (arena cycle "
+                "--skip-missed records them as forfeited and plays on)", played) from exc
     return played, []
 
 

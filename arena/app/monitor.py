@@ -11,6 +11,8 @@ watch (``end`` is None).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -35,9 +37,11 @@ class MonitorResult:
 
 
 def monitor(handle: SeasonHandle, *, at: pd.Timestamp | None = None, ingest: bool = True,
-            clock: Clock = wall_clock) -> MonitorResult:
+            clock: Clock = wall_clock,
+            hold: Callable[[], AbstractContextManager[object]] = nullcontext) -> MonitorResult:
     """One tick at ``at`` (default: the clock's time); ``ingest``: the held symbols' bars first
-    (see the module docstring)."""
+    (see the module docstring). ``hold``: a context held while the tick records (a flow's
+    ledger slot), not while it fetches the bars."""
     closed = handle.closed_at
     if closed is not None:
         raise MonitorOffSeason(f"season {handle.id!r} was closed at {closed}: nothing to watch")
@@ -50,7 +54,8 @@ def monitor(handle: SeasonHandle, *, at: pd.Timestamp | None = None, ingest: boo
     held = held_symbols(handle.ledger)
     if ingest and held and end <= now:
         problems = ingest_watched(handle.lake, handle.config, held, end=end, now=now)
-    run = run_monitor(handle.lake, handle.config, handle.contestants(tick).playing, tick,
-                      now=now, universe=handle.universe, ledger=handle.ledger)
+    with hold():  # never beside the season's cycle
+        run = run_monitor(handle.lake, handle.config, handle.contestants(tick).playing, tick,
+                          now=now, universe=handle.universe, ledger=handle.ledger)
     return MonitorResult(handle.id, run.end, run.held, run.contestants, run.automatic_closes,
                          problems)

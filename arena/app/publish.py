@@ -13,23 +13,25 @@ built is told which command builds them (a live season's, a replay's, or none).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import pandas as pd
+from filelock import FileLock
 
 from arena.app.handle import Clock, SeasonHandle, wall_clock
-from arena.core.errors import UnusableInput
+from arena.core.errors import ArenaError, Failed, UnusableInput
 from arena.core.runner import INLINE, Runner
-from arena.data.lake import Lake
+from arena.data.lake import Lake, is_disk_error
 from arena.data.persistence import upload_lake
 from arena.pipeline.live import LIVE_PLAYERS, PublishError, publish_season
 from arena.pipeline.season import SeasonOutputs
 from arena.pipeline.season_config import REPLAY, find_season
 from arena.pipeline.warehouse import Invoke
-from arena.reporting.season import SEASON_FILE, write_season_report
+from arena.reporting.season import SEASON_FILE, ReportError, write_season_report
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 MARTS_DIR = "marts"
@@ -37,18 +39,42 @@ MARTS_DIR = "marts"
 
 @dataclass
 class Publication:
-    """A publication of the season so far (or why there is none yet: ``not_yet``)."""
+    """A publication of the season so far, or why there is none: ``not_yet`` (nothing to
+    publish yet) or ``error`` (it failed; after a cycle, the cycle is recorded all the same)."""
 
     season: str
     players: int
     closed: bool = False
     outputs: SeasonOutputs | None = None
     not_yet: str | None = None
+    error: ArenaError | None = None
     mirrored: list[str] = field(default_factory=list)  # what was copied to the mirror
 
     @property
     def report(self) -> Path | None:
         return None if self.outputs is None else self.outputs.report
+
+
+class PublishFailed(Failed):
+    """The season's tables, marts or report could not be built or written (dbt, DuckDB, a
+    file); the previous publication stays as it was."""
+
+
+PUBLISH_LOCK = "ops/publish.lock"
+
+
+@contextmanager
+def build_errors() -> Iterator[None]:
+    """Inside, what DuckDB or a file raises while the tables, marts and report are built is a
+    :class:`PublishFailed` (a full or read-only disk stays what it is: the edge names it)."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise PublishFailed(f"DuckDB: {type(exc).__name__}: {exc}") from exc
+    except OSError as exc:
+        if is_disk_error(exc):
+            raise
+        raise PublishFailed(f"{type(exc).__name__}: {exc}") from exc
 
 
 def publish(handle: SeasonHandle, *, players: int | None = None, final: bool = False,
@@ -59,13 +85,19 @@ def publish(handle: SeasonHandle, *, players: int | None = None, final: bool = F
     for the ``final`` publication, which closes the season); then copy the lake to ``mirror``
     while ``hold`` keeps the season's writers out. A season that cannot be published yet (no
     cycle; a final publication before the last cycle) says why in ``not_yet``, and its lake is
-    still copied to the mirror."""
+    still copied to the mirror. Two publications of one lake never build at once: the second
+    waits for the first (``<lake>/ops/publish.lock``), then publishes what is recorded by then.
+    A build that fails raises :class:`PublishFailed` (or the stage's own
+    :class:`~arena.core.errors.Failed`)."""
     count = players or (DEFAULT_PLAYERS if final else LIVE_PLAYERS)
     out = Publication(handle.id, count, final)
+    lock = handle.lake.root / PUBLISH_LOCK
+    lock.parent.mkdir(parents=True, exist_ok=True)
     try:
-        out.outputs = publish_season(handle.lake, handle.config, players=count, final=final,
-                                     now=clock(), invoke=invoke, runner=runner,
-                                     ledger=handle.ledger, progress=progress)
+        with FileLock(str(lock)), build_errors():
+            out.outputs = publish_season(handle.lake, handle.config, players=count, final=final,
+                                         now=clock(), invoke=invoke, runner=runner,
+                                         ledger=handle.ledger, progress=progress)
     except PublishError as exc:
         out.closed, out.not_yet = False, str(exc)
     if mirror:
@@ -78,9 +110,13 @@ def publish_after_cycle(handle: SeasonHandle, at: pd.Timestamp, *, players: int 
                         clock: Clock, runner: Runner, invoke: Invoke | None,
                         progress: Callable[[str], None] | None) -> Publication:
     """The publication after the cycle at ``at``: at full size, closing the season, after its
-    last cycle (``not_yet`` says why there is none: the cycle is played all the same)."""
-    return publish(handle, players=players, final=at == handle.config.last, clock=clock,
-                   runner=runner, invoke=invoke, progress=progress)
+    last cycle. Never raises an :class:`~arena.core.errors.ArenaError`: the cycle is recorded,
+    and the publication's ``not_yet`` or ``error`` says why there is none."""
+    try:
+        return publish(handle, players=players, final=at == handle.config.last, clock=clock,
+                       runner=runner, invoke=invoke, progress=progress)
+    except ArenaError as exc:
+        return Publication(handle.id, players or LIVE_PLAYERS, error=exc)
 
 
 class NoMarts(UnusableInput):
@@ -102,7 +138,11 @@ def report(lake: Lake, out: Path | None = None) -> Path:
             how = (f"season {season.id!r} publishes them after each cycle; build them now with "
                    f"arena season publish --lake {lake.root}")
         raise NoMarts(f"{lake.root / MARTS_DIR} does not exist: build the marts first; {how}")
-    return write_season_report(lake, out)
+    try:
+        return write_season_report(lake, out)
+    except ReportError as exc:  # the marts are there but cannot make a report: rebuild them
+        raise NoMarts(str(exc)) from exc
 
 
-__all__ = ["SEASON_FILE", "NoMarts", "Publication", "publish", "publish_after_cycle", "report"]
+__all__ = ["SEASON_FILE", "NoMarts", "Publication", "PublishFailed", "publish",
+           "publish_after_cycle", "report"]

@@ -22,6 +22,7 @@ import pandas as pd
 from arena.agents.factory import contestants_from_roster
 from arena.agents.roster import Skipped
 from arena.app.handle import SeasonHandle
+from arena.app.publish import build_errors
 from arena.core.errors import BadArgument
 from arena.core.runner import INLINE, Runner
 from arena.core.universe import load_universe
@@ -77,8 +78,9 @@ def replay(lake: Lake, *, start: dt.date, days: int, env: Mapping[str, str],
     if say:
         say(f"season played: {len(played.days)} cycles, {played.trades} trades; building the "
             "luck tables, marts and report")
-    outputs = finish_season(lake, config.market, handle.universe, config.times, players=players,
-                            arena_players=arena_players, invoke=invoke, quiet=True,
-                            runner=runner, progress=say)
+    with build_errors():
+        outputs = finish_season(lake, config.market, handle.universe, config.times,
+                                players=players, arena_players=arena_players, invoke=invoke,
+                                quiet=True, runner=runner, progress=say)
     board = sorted_board(pd.read_parquet(outputs.marts.marts / "leaderboard.parquet"))
     return ReplayResult(handle, played, outputs, board, skipped)

@@ -169,7 +169,7 @@ def prepare(lake: Lake, *, mirror: str | None = None, checked: bool = False,
                            "due any more; start the next season in a new lake (arena season "
                            "init --lake NEW ...)")
     return Serving(handle, season_jobs(lake, handle.config, mirror), restored,
-                   checked and lake_checked(lake))
+                   checked and not listing and lake_checked(lake))
 
 
 @contextmanager
@@ -196,12 +196,18 @@ def serve_lock(lake: Lake) -> Iterator[None]:
         lock.release()
 
 
-def serve(serving: Serving, server: DeploymentServer, *, webhook: str | None = None,
+def serve(lake: Lake, server: DeploymentServer, *, mirror: str | None = None,
+          checked: bool = False, webhook: str | None = None,
           ready: Callable[[Serving], None] | None = None) -> Serving:
-    """Serve the season :func:`prepare` found: under the lake's serve lock, the alerts (when a
-    ``webhook`` is given), the storage check, then the deployments until stopped. ``ready``
-    hears of the start before the deployments run."""
-    with serve_lock(serving.season.lake):
+    """Serve the lake's season: under the lake's serve lock (a second server is refused before
+    anything else), :func:`prepare` (restored from ``mirror`` first when the lake is empty), the
+    alerts (when a ``webhook`` is given), the storage check, then the deployments until stopped.
+    ``ready`` hears of what was found before anything is registered, and again (its alerts and
+    storage verdict filled in) before the deployments run."""
+    with serve_lock(lake):
+        serving = prepare(lake, mirror=mirror, checked=checked)
+        if ready is not None:
+            ready(serving)
         if webhook is not None:
             serving.alerts = server.install_alerts(serving.season.config, webhook)
         try:

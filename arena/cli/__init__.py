@@ -117,6 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"{name}: cannot write: {os_error_text(exc)}", file=sys.stderr)
         return EXIT_FAILED
+    if result is None and not {"--help", "-h"} & set(tokens):  # a group without its command
+        print(f"{name}: name a command (see {name} --help)", file=sys.stderr)
+        return EXIT_UNUSABLE
     return EXIT_OK if result is None else int(result)
 
 

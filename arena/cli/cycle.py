@@ -56,7 +56,15 @@ def run_cycle(kind, lake: str | None, *, at: str | None, json: bool, no_publish:
         print_json(as_json(result))
     else:
         render(result, handle)
-    return 1 if result.failed else 0
+    pub = result.publication
+    if pub is not None and pub.error is not None:  # the cycle is recorded; its marts are not
+        say(name(kind), f"the cycle is recorded, but its publication failed: "
+                        f"{pub.error.describe()} (arena season publish builds it again)")
+    return 1 if result.failed or (pub is not None and pub.error is not None) else 0
+
+
+def name(kind) -> str:
+    return "arena cycle" if kind.value == "cycle" else f"arena season {kind.value}"
 
 
 def as_json(result) -> dict:
@@ -71,7 +79,8 @@ def as_json(result) -> dict:
             "skipped": [{"contestant": s.spec.name, "reason": s.reason} for s in result.skipped],
             "published": None if pub is None else {
                 "report": None if pub.report is None else str(pub.report),
-                "closed": pub.closed, "not_yet": pub.not_yet}}
+                "closed": pub.closed, "not_yet": pub.not_yet,
+                "error": None if pub.error is None else pub.error.describe()}}
 
 
 def render(result, handle) -> None:
@@ -106,7 +115,7 @@ def render(result, handle) -> None:
     pub = result.publication
     if pub is not None and pub.outputs is not None:
         print(f"  published: {pub.report}" + ("; the season is closed" if pub.closed else ""))
-    elif pub is not None:
+    elif pub is not None and pub.not_yet is not None:
         print(f"  not published: {pub.not_yet}")
 
 

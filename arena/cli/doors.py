@@ -142,11 +142,11 @@ def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | Non
     import os
 
     from arena.agents.roster import RosterError, load_roster
-    from arena.core.environment import settings
+    from arena.core.environment import setting
     from arena.doors.signal_server import Budget, ModelPanel, SignalServer, check_bind, run
     from arena.doors.signal_store import SignalStore
 
-    token = token or settings().signal_token
+    token = token or setting("signal_token")
     check_bind(host, token)
     panel = None
     if contestant:

@@ -52,9 +52,7 @@ def validate(path: str, /, *, interval: Interval | None = None,
     try:
         report = validate_file(file, interval=interval or "1d", calendar=calendar or "XNYS",
                                as_of=optional_time(as_of, "--as-of"), symbol=symbol)
-    except FileNotFoundError as exc:
-        raise UnusableInputError(f"unusable input: {exc}") from exc
-    except UnusableInputError as exc:
+    except (FileNotFoundError, UnusableInputError) as exc:
         if json:
             print_json({"path": str(file), "usable": False, "error": str(exc)})
         raise UnusableInputError(f"unusable input: {exc}") from exc

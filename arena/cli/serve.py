@@ -37,33 +37,42 @@ def serve(*, list: bool = False, mirror: str | None = None, lake_checked: bool =
     from arena.data.lake import Lake
     from arena.flows.alerts import alert_webhook as webhook_of
 
-    serving = prepare(Lake(lake), mirror=mirror, checked=lake_checked, listing=list)
-    if serving.restored:
-        say(NAME, f"restored {', '.join(serving.restored)} from {mirror}")
-    if serving.checked:
-        say(NAME, "the lake was checked: uploads to the mirror resume")
     webhook = webhook_of(alert_webhook)
-    if json:
-        print_json([j.as_dict() for j in serving.jobs])
-    else:
-        out = console()
-        out.print(f"season {serving.season.id}: {len(serving.jobs)} deployments (cron in UTC)")
-        table = text_table("deployment", "schedule", ("flow", "wrap"))
-        for j in serving.jobs:
-            table.add_row(j.name, j.cron, j.flow)
-        out.print(table)
     if list:
+        _show(prepare(Lake(lake), mirror=mirror, checked=lake_checked, listing=True), json)
         return 0
     if webhook is None:
         say(NAME, "no alerts (set --alert-webhook or $ARENA_ALERT_WEBHOOK to be told of a "
                   "failed, late or overdue run)")
     from arena.flows.deployments import PrefectServer
 
-    run(serving, PrefectServer(), webhook=webhook, ready=_ready)
+    run(Lake(lake), PrefectServer(), mirror=mirror, checked=lake_checked, webhook=webhook,
+        ready=lambda serving: _ready(serving, json, mirror))
     return 0
 
 
-def _ready(serving) -> None:
+def _show(serving, json: bool) -> None:
+    if json:
+        print_json([j.as_dict() for j in serving.jobs])
+        return
+    out = console()
+    out.print(f"season {serving.season.id}: {len(serving.jobs)} deployments (cron in UTC)")
+    table = text_table("deployment", "schedule", ("flow", "wrap"))
+    for j in serving.jobs:
+        table.add_row(j.name, j.cron, j.flow)
+    out.print(table)
+
+
+def _ready(serving, json: bool, mirror: str | None) -> None:
+    """What the start found (first call: restored, checked, the deployments), then what it did
+    (second call: alerts, the storage verdict)."""
+    if serving.boot is None and serving.storage_error is None:
+        if serving.restored:
+            say(NAME, f"restored {', '.join(serving.restored)} from {mirror}")
+        if serving.checked:
+            say(NAME, "the lake was checked: uploads to the mirror resume")
+        _show(serving, json)
+        return
     if serving.alerts:
         say(NAME, f"alerts {', '.join(serving.alerts)} post to the webhook")
     if serving.boot is not None:

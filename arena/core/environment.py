@@ -25,8 +25,9 @@ The contestants' keys are not in this table: the roster names the variable of ea
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from arena.core.errors import SettingsError
@@ -67,21 +68,37 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         return None if value == "" else value
 
-    @field_validator("lake", mode="before")
+    @field_validator("lake", "provider_concurrency", mode="before")
     @classmethod
-    def _empty_is_default(cls, value: object) -> object:
-        return DEFAULT_LAKE if value == "" else value
+    def _empty_is_default(cls, value: object, info: ValidationInfo) -> object:
+        return cls.model_fields[str(info.field_name)].default if value == "" else value
+
+
+def _problems(exc: ValidationError, only: str | None = None) -> str:
+    return "; ".join(f"ARENA_{str(e['loc'][0]).upper()}={e.get('input')!r}: {e['msg']}"
+                     for e in exc.errors() if only is None or e["loc"][0] == only)
 
 
 def settings() -> Settings:
-    """The settings of the environment as it is now (read each time: a test or an operator may
-    change a variable between two runs of one process)."""
+    """Every setting of the environment as it is now, each validated (read each time: a test or
+    an operator may change a variable between two runs of one process)."""
     try:
         return Settings()
     except ValidationError as exc:
-        problems = "; ".join(
-            f"ARENA_{str(e['loc'][0]).upper()}={e.get('input')!r}: {e['msg']}"
-            for e in exc.errors())
-        raise SettingsError(f"an environment variable cannot be used: {problems}") from None
+        raise SettingsError(f"an environment variable cannot be used: {_problems(exc)}") from None
 
 
+def setting(name: str) -> Any:
+    """One setting, validated; a bad value of another variable does not stop a command that
+    does not read it (``ARENA_ALERT_WEBHOOK`` matters to ``arena serve``, not to ``arena
+    report``)."""
+    try:
+        return getattr(Settings(), name)
+    except ValidationError as exc:
+        bad = {str(e["loc"][0]) for e in exc.errors()}
+        if name in bad:
+            raise SettingsError(f"an environment variable cannot be used: "
+                                f"{_problems(exc, name)}") from None
+        # the others at their defaults: an argument given at construction outranks the variable
+        defaults = {field: Settings.model_fields[field].default for field in bad}
+        return getattr(Settings(**defaults), name)

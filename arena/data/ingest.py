@@ -660,13 +660,17 @@ FETCH_RETRY = Retry(delays=(2.0, 10.0, 30.0), when=is_transient)
 def fetch(asset: Asset, provider: Provider, plan: IngestPlan, lake: Lake,
           done: Callable[[], None] | None = None) -> AssetFetch:
     """One asset's fetch of a run (:func:`fetch_asset` over the plan's window); ``done`` hears
-    when it finished."""
+    when it is over (fetched, or failed for good: not a failure its retry may mend)."""
     try:
-        return fetch_asset(provider, asset, plan.base, plan.start, plan.end, lake=lake,
-                           full=plan.full, reference=not plan.watch)
-    finally:
-        if done is not None:
+        fetched = fetch_asset(provider, asset, plan.base, plan.start, plan.end, lake=lake,
+                              full=plan.full, reference=not plan.watch)
+    except ProviderError as exc:
+        if done is not None and not exc.transient:  # a transient one is fetched again
             done()
+        raise
+    if done is not None:
+        done()
+    return fetched
 
 
 def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Sequence[AssetFetch],

@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
-from arena.core.environment import settings
+from arena.core.environment import setting
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bars import bar_frame_from_columns, utc_micros
 from arena.data.errors import MarketError
@@ -121,7 +121,7 @@ def os_error_text(exc: OSError) -> str:
 
 
 def default_root() -> Path:
-    return settings().lake
+    return setting("lake")
 
 
 def write_bars_file(frame: pd.DataFrame, path: Path) -> None:

@@ -83,7 +83,11 @@ def load_state(path: Path, at: pd.Timestamp, universe: Universe) -> CycleState:
             raise CheckInputError(f"state file {path}: position in unknown symbol {p.symbol}")
         if p.symbol in positions:
             raise CheckInputError(f"state file {path}: two positions in {p.symbol}")
-        opened = utc(p.opened_at) if p.opened_at else at
+        try:
+            opened = utc(p.opened_at) if p.opened_at else at
+        except (TypeError, ValueError) as exc:
+            raise CheckInputError(f"state file {path}: position in {p.symbol}: opened_at "
+                                  f"{p.opened_at!r} is not an ISO-8601 time") from exc
         positions[p.symbol] = Position(p.symbol, p.side, p.quantity, p.entry_price, opened,
                                        p.invalidation_price, p.thesis, p.invalidation)
     portfolio = Portfolio(raw.cash, MappingProxyType(positions), raw.fees_paid, raw.realised_pnl)

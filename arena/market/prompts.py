@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from arena.core.environment import settings
+from arena.core.environment import setting
 from arena.core.errors import UnusableInput
 from arena.core.resources import MODELS
 
@@ -48,7 +48,7 @@ class Prompts:
     """The templates of one directory (default ``models/prompts``; ``$ARENA_PROMPTS`` overrides)."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
-        self.directory = Path(directory or settings().prompts or PROMPTS_DIR)
+        self.directory = Path(directory or setting("prompts") or PROMPTS_DIR)
 
     def __repr__(self) -> str:
         return f"Prompts({str(self.directory)!r})"

@@ -29,6 +29,7 @@ from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
 from arena.data.ingest import IngestError, LakeWriteError, run_ingest
 from arena.data.lake import Lake, PartitionKey
+from arena.data.manifest import IngestSummary
 from arena.data.providers.base import Provider
 from arena.engine.monitor import check_invalidations
 from arena.engine.outcomes import FAILED, CycleOutcome
@@ -90,27 +91,30 @@ def history_start(first_cycle: pd.Timestamp) -> pd.Timestamp:
 
 def ingest_window(provider: Provider, universe: Universe, start: pd.Timestamp,
                   end: pd.Timestamp, lake: Lake, what: str, *, some: bool = True,
-                  runner: Runner = INLINE) -> dict[str, object]:
+                  runner: Runner = INLINE) -> IngestSummary:
     """One ingest run up to ``end`` (the replay's clock: ``now`` is ``end``); ``some``: at
-    least one asset must publish (else :class:`IngestError`, naming ``what``). The manifest of
-    a run some assets of which did not publish is returned: they keep their last bars, which
-    the cycle marks stale."""
+    least one asset must publish (else :class:`IngestError`, naming ``what``). A run some assets
+    of which did not publish is returned too (its ``not_published``): they keep their last bars,
+    which the cycle marks stale."""
     try:
         return run_ingest(provider, universe, start=start, end=end, lake=lake, now=end,
-                          runner=runner).manifest
+                          runner=runner).summary
     except LakeWriteError:  # a full or read-only disk: the replay stops, whatever published
         raise
     except IngestError as exc:
         if some and not exc.published:
             raise IngestError(f"{what}: {exc}", exc.manifest) from exc
+        summary = exc.summary
+        if summary is None:
+            raise
         log.warning("%s: playing on without %s (their last bars stay, the cycle marks them "
-                    "stale): %s", what, ", ".join(exc.manifest.get("not_published") or {}), exc)
-        return exc.manifest
+                    "stale): %s", what, ", ".join(summary.not_published), exc)
+        return summary
 
 
-def ingest_timings(manifest: dict[str, object], started: float) -> dict[str, float]:
-    """An ingest's seconds since ``started``, its validation (from its manifest) apart."""
-    validation = float(manifest["timings_seconds"].get("validate", 0.0))  # type: ignore[union-attr]
+def ingest_timings(summary: IngestSummary, started: float) -> dict[str, float]:
+    """An ingest's seconds since ``started``, its validation apart."""
+    validation = summary.validation_seconds
     return {"ingest": time.perf_counter() - started - validation, "validation": validation}
 
 
@@ -244,15 +248,14 @@ def play_day(lake: Lake, market: Providers, universe: Universe,
     as forfeited first; ``retries``: how long failed contestants are played again."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    manifest: dict = {}
-    if ingest is not None:
+    not_published: dict[str, str] = {}
+    if ingest is not None and (ingest.symbols is None or ingest.symbols):
         subset = universe.select(list(ingest.symbols)) if ingest.symbols else universe
-        if ingest.symbols is None or ingest.symbols:
-            manifest = ingest_window(ingest.provider, subset,
-                                     ingest.previous or history_start(at), at, lake,
-                                     f"season day {at.date()}", some=ingest.symbols is None,
-                                     runner=runner)
-            timings.update(ingest_timings(manifest, t0))
+        summary = ingest_window(ingest.provider, subset, ingest.previous or history_start(at),
+                                at, lake, f"season day {at.date()}",
+                                some=ingest.symbols is None, runner=runner)
+        timings.update(ingest_timings(summary, t0))
+        not_published = dict(summary.not_published)
     forfeits: list[tuple[pd.Timestamp, str]] = []
     if attempts is not None:
         forfeits = record_forfeits(lake, market, ledger, attempts, forfeit_names, universe, at)
@@ -269,4 +272,4 @@ def play_day(lake: Lake, market: Providers, universe: Universe,
     write_daily_report(lake, text, at)
     timings["daily_report"] = time.perf_counter() - t
     return DayReport(at, outcomes, closes, time.perf_counter() - t0, text, timings,
-                     dict(manifest.get("not_published") or {}), forfeits, rounds)
+                     not_published, forfeits, rounds)

@@ -487,12 +487,13 @@ class SeasonStatus:
                 "storage": None if self.storage is None else asdict(self.storage)}
 
 
-def missed_cycles(season: SeasonConfig, ledger: Ledger, attempts: Attempts, now: pd.Timestamp
-                  ) -> list[pd.Timestamp]:
-    """The cycles before the one due at ``now`` that nobody played (no record, no failed
-    attempt) and that can still be played: each is later than every recorded cycle. Playing
-    the due cycle first would lose them for good (cycles are recorded in order)."""
-    due = season.due(now)
+def missed_cycles(season: SeasonConfig, ledger: Ledger, attempts: Attempts, now: pd.Timestamp,
+                  *, before: pd.Timestamp | None = None) -> list[pd.Timestamp]:
+    """The cycles before the one due at ``now`` (or before ``before``, a time forced after
+    it) that nobody played (no record, no failed attempt) and that can still be played: each
+    is later than every recorded cycle. Playing a later cycle first would lose them for good
+    (cycles are recorded in order)."""
+    due = before if before is not None else season.due(now)
     if due is None:
         return []
     recorded = {k.cycle_at for k in ledger.records()}

@@ -39,6 +39,7 @@ from arena.core.errors import UnusableInput
 from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
 from arena.data.lake import Lake
+from arena.data.manifest import IngestSummary
 from arena.data.providers.base import Provider
 from arena.ledger.store import Ledger
 from arena.market.asof import Providers
@@ -63,7 +64,7 @@ log = logging.getLogger(__name__)
 class SeasonReport:
     start: pd.Timestamp
     days: list[DayReport] = field(default_factory=list)
-    ingest: dict[str, object] = field(default_factory=dict)  # the season's ingest manifest
+    ingest: IngestSummary | None = None  # the season's ingest (None: a daily ingest)
     timings: dict[str, float] = field(default_factory=dict)  # the season's ingest, validation
 
     @property
@@ -74,9 +75,9 @@ class SeasonReport:
 
 @step("ingest-season")
 def ingest_season(provider: Provider, universe: Universe, times: Sequence[pd.Timestamp],
-                  lake: Lake, runner: Runner = INLINE) -> dict[str, object]:
+                  lake: Lake, runner: Runner = INLINE) -> IngestSummary:
     """The season's market in one ingest run, from :func:`history_start` up to the last cycle
-    ``times[-1]``; returns its manifest. Assets that did not publish are its ``not_published``
+    ``times[-1]``; returns its manifest, typed. Assets that did not publish are its ``not_published``
     (symbol -> reason): they keep their last bars, if any, and are stale at every cycle. When no
     asset published, :class:`IngestError` is raised: there is no market to play."""
     return ingest_window(provider, universe, history_start(times[0]), times[-1], lake,
@@ -106,13 +107,13 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
         report.ingest = runner.run(ingest_season, provider, universe, times, lake)
         report.timings = ingest_timings(report.ingest, t0)
         if say:
-            missing = report.ingest.get("not_published") or {}
+            missing = report.ingest.not_published
             said = (f"; not published in one run, so ingested day by day: {', '.join(missing)}"
                     if missing else "")
             say(f"ingest: done in {time.perf_counter() - t0:.1f} s{said}")
     # the assets the season's ingest could not publish are ingested day by day, as a daily
     # ingest would: a bad bar on day k then costs them day k on, not the whole season
-    daily = None if ingest == "daily" else tuple(sorted(report.ingest.get("not_published") or {}))
+    daily = None if report.ingest is None else tuple(sorted(report.ingest.not_published))
     previous = None
     for i, at in enumerate(times, start=1):
         day_ingest = DayIngest(provider, previous, daily) if daily is None or daily else None

@@ -83,3 +83,16 @@ def test_every_arena_variable_is_in_the_one_table():
             pytest.fail(f"{path} reads {read} from os.environ, not through the table")
         for mentioned in re.findall(r"\$(ARENA_[A-Z_]+)", text):
             assert mentioned in names, f"{path} mentions ${mentioned}, which the table lacks"
+
+
+def test_a_bad_variable_matters_only_to_the_command_that_reads_it(season, capsys, monkeypatch):
+    monkeypatch.setenv("ARENA_ALERT_WEBHOOK", "hooks.example.com")
+    monkeypatch.setenv("ARENA_PROVIDER_CONCURRENCY", "")  # empty: the default
+    assert main(["season", "status", "--lake", str(season.root)]) == 0
+    capsys.readouterr()
+    # an argument outranks the variable
+    assert main(["serve", "--list", "--alert-webhook", "https://hooks.example.com/arena",
+                 "--lake", str(season.root)]) == 0
+    from arena.core.environment import setting
+
+    assert setting("provider_concurrency") == 4

@@ -45,3 +45,22 @@ def test_the_first_cycle_publishes_the_marts_and_the_reports(season, capsys):
     assert (root / "reports" / "season.html").stat().st_size > 10_000
     assert (root / "reports" / "daily" / "2025-11-24.html").is_file()
     assert main(["report", "--lake", str(root)]) == 0
+
+
+def test_a_failed_publication_leaves_the_cycle_recorded_and_shown(season, capsys, monkeypatch):
+    """The build fails after the cycle was recorded: the cycle's table is printed, the command
+    exits 1 naming the publication and how to build it again - no traceback, nothing lost."""
+    import duckdb
+
+    import arena.app.publish as publish
+
+    def locked(*args, **kwargs):
+        raise duckdb.IOException('Could not set lock on file "warehouse.duckdb"')
+
+    monkeypatch.setattr(publish, "publish_season", locked)
+    assert main(["season", "backfill", "2025-11-24", "--lake", str(season.root)]) == 1
+    out, err = capsys.readouterr()
+    assert "backfilled cycle 2025-11-24T16:00:00+00:00" in out and "momentum" in out
+    assert "the cycle is recorded, but its publication failed: DuckDB: IOException" in err
+    assert "arena season publish" in err and "Traceback" not in err
+    assert {k.cycle_at for k in Ledger(season).records()} == {ts("2025-11-24 16:00")}

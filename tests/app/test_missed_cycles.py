@@ -106,3 +106,36 @@ def test_the_job_refuses_as_the_command_does(season):
         cycle(SeasonHandle.open(season.root), publish=False, clock=fixed_clock(WED_RUN))
     assert caught.value.missed == [MON, TUE]
     assert _cycles(season) == []
+
+
+def test_a_time_forced_after_the_due_cycle_counts_it_as_missed(tmp_path_factory, tmp_path,
+                                                               universe, capsys):
+    """Forcing 20:00 on a day whose 16:00 cycle nobody played would lose 16:00 for good."""
+    one_day = season_lake(tmp_path_factory, universe, tmp_path / "one", HOUSE)  # 2025-11-26
+    assert main(["cycle", "--at", "2025-11-26T20:00:00Z", "--force-time", "--no-publish",
+                 "--lake", str(one_day.root)]) == 2
+    assert "1 missed cycle(s) before the current one: 2025-11-26" in capsys.readouterr().err
+    assert _cycles(one_day) == []
+
+
+def test_a_missed_cycle_that_can_never_be_played_stops_the_scheduled_run_by_name(
+        season, monkeypatch):
+    """Monday's market stays stale (a vendor gap never filled): the scheduled run names it and
+    the command that gets past it, instead of refusing Wednesday as "nothing recorded"."""
+    import arena.pipeline.live as live
+
+    check = live._check_market
+
+    def stale_on_monday(fresh, universe, at, where):
+        if at == MON:
+            raise live.CycleRefused(f"the market at {at.isoformat()} is not fresh")
+        return check(fresh, universe, at, where)
+
+    monkeypatch.setattr(live, "_check_market", stale_on_monday)
+    handle = SeasonHandle.open(season.root)
+    with pytest.raises(BackfillIncomplete) as caught:
+        cycle(handle, missed=Missed.BACKFILL, publish=False, clock=fixed_clock(WED_RUN))
+    message = caught.value.describe()
+    assert "the missed cycle 2025-11-24 could not be backfilled" in message
+    assert "not played yet: 2025-11-24, 2025-11-25" in message and "--skip-missed" in message
+    assert "the current cycle was not played" in message and _cycles(season) == []

@@ -74,8 +74,8 @@ def test_the_season_ingest_plays_the_same_books_as_daily_ingests(tmp_path, unive
     played = replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, DAYS), lake=once,
                            say=said.append)
     replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, DAYS), lake=daily, ingest="daily")
-    assert sorted(played.ingest["published"]) == sorted(SYMBOLS)
-    assert not played.ingest["not_published"]
+    assert sorted(played.ingest.published) == sorted(SYMBOLS)
+    assert not played.ingest.not_published
     assert said[0].startswith(f"ingest: {len(SYMBOLS)} assets from ") and "done in" in said[1]
     assert all("ingest" not in d.timings for d in played.days)
     a, b = _books(once), _books(daily)

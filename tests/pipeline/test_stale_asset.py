@@ -183,9 +183,9 @@ def test_the_season_plays_without_an_asset_its_ingest_could_not_publish(tmp_path
     lake = Lake(tmp_path / "lake")
     down = VendorDown({"SOL"}, after=MON - pd.Timedelta(days=400))
     report = replay_season(down, sub, [opener], daily_cycles(MON, 2), lake=lake)
-    assert list(report.ingest["not_published"]) == ["SOL"]
-    assert "HTTP 503" in report.ingest["not_published"]["SOL"]
-    assert sorted(report.ingest["published"]) == sorted(set(SYMBOLS) - {"SOL"})
+    assert list(report.ingest.not_published) == ["SOL"]
+    assert "HTTP 503" in report.ingest.not_published["SOL"]
+    assert sorted(report.ingest.published) == sorted(set(SYMBOLS) - {"SOL"})
     assert [d.at for d in report.days] == [MON, TUE]
     assert [list(d.not_published) for d in report.days] == [["SOL"], ["SOL"]]  # tried each day
     for briefing in opener.briefings:

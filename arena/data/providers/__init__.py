@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.core.environment import settings
+from arena.core.environment import setting
 from arena.core.errors import BadArgument
 from arena.data.providers.base import Provider
 
@@ -70,7 +70,7 @@ def make_provider(source: str, *, seed: int | None = None, drop: str | Path | No
 
         return CcxtProvider()
     if source == "files":
-        folder = drop or settings().drop_dir
+        folder = drop or setting("drop_dir")
         if not folder:
             raise BadArgument("the files source needs a drop folder: --drop DIR or $ARENA_DROP_DIR")
         from arena.data.providers.files import FilesProvider
