@@ -23,7 +23,8 @@ import pytest
 from arena.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO = pytest.mark.xdist_group("readme-demo")  # one worker runs the demo once for all three
+# the whole module on one worker (make test distributes by group), so the demo runs once
+pytestmark = pytest.mark.xdist_group("readme")
 READMES = (ROOT / "README.md", ROOT / "data_lake" / "README.md")
 
 # Commands of the READMEs that cannot run in an offline test, with the reason. The rest run.
@@ -85,7 +86,6 @@ def _masked(line: str) -> str:
     return re.sub(r"\d+(\.\d+)? s\b", "N s", line.rstrip())
 
 
-@DEMO
 def test_the_readme_shows_what_the_demo_prints(after_make_run):
     """The sample after "you see:" is the demo's output, line by line (``...`` stands for lines
     left out, timings aside)."""
@@ -105,7 +105,6 @@ def test_the_readme_shows_what_the_demo_prints(after_make_run):
     assert len(board) == 5 and board == [line for line in actual if re.match(r"\d+ ", line)]
 
 
-@DEMO
 def test_every_readme_command_runs_as_written(after_make_run, monkeypatch, capsys):
     cwd, _ = after_make_run
     monkeypatch.chdir(cwd)
@@ -126,7 +125,6 @@ def test_every_readme_command_runs_as_written(after_make_run, monkeypatch, capsy
     assert ran >= 8
 
 
-@DEMO
 def test_every_readme_query_runs_on_the_demos_lake(after_make_run, monkeypatch):
     cwd, _ = after_make_run
     monkeypatch.chdir(cwd)

@@ -60,7 +60,7 @@ class PublishFailed(Failed):
     file); the previous publication stays as it was."""
 
 
-PUBLISH_LOCK = "ops/publish.lock"
+PUBLISH_LOCK = "_locks/publish.lock"  # beside the writer lock (never mirrored)
 
 
 @contextmanager
@@ -86,7 +86,7 @@ def publish(handle: SeasonHandle, *, players: int | None = None, final: bool = F
     while ``hold`` keeps the season's writers out. A season that cannot be published yet (no
     cycle; a final publication before the last cycle) says why in ``not_yet``, and its lake is
     still copied to the mirror. Two publications of one lake never build at once: the second
-    waits for the first (``<lake>/ops/publish.lock``), then publishes what is recorded by then.
+    waits for the first (``<lake>/_locks/publish.lock``), then publishes what is recorded by then.
     A build that fails raises :class:`PublishFailed` (or the stage's own
     :class:`~arena.core.errors.Failed`)."""
     count = players or (DEFAULT_PLAYERS if final else LIVE_PLAYERS)

@@ -24,7 +24,7 @@ worker on another machine finds the flow wherever the package is installed.
 :func:`serve` decides what is served and when it is refused, before anything is registered: an
 empty lake is restored from its mirror first; a lake whose last restore failed, a replayed
 season and a closed one are refused; a second ``arena serve`` on the same lake is refused while
-the first runs (a lock in the lake's ``ops/``). The server (:class:`DeploymentServer`, Prefect's
+the first runs (a lock in the lake's ``_locks/``). The server (:class:`DeploymentServer`, Prefect's
 in :mod:`arena.flows.deployments`) registers the deployments, installs the alerts, proves the
 storage and runs the deployments until SIGINT or SIGTERM, then pauses their schedules: a season
 stopped on purpose raises no Late alert, one whose server died does.
@@ -50,7 +50,7 @@ from arena.pipeline.season_config import REPLAY, SeasonConfig, find_season, seas
 
 INGEST_MINUTE, MONITOR_MINUTE, CYCLE_DELAY_MINUTES = 1, 3, 10
 PUBLISH_CRON = "30 0 * * *"
-SERVE_LOCK = "ops/serve.lock"
+SERVE_LOCK = "_locks/serve.lock"  # beside the writer lock (never mirrored)
 
 
 @dataclass(frozen=True)

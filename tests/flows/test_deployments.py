@@ -149,7 +149,7 @@ def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_serve
         for a in client.read_automations():
             if a.name.startswith(f"arena-{slug(season.id)}-"):
                 client.delete_automation(a.id)
-    assert not (lake.root / "ops" / "serve.json").exists()  # the lock's holder left with it
+    assert not (lake.root / "_locks" / "serve.json").exists()  # the lock's holder left with it
 
 
 def test_a_replayed_or_closed_season_is_never_served(tmp_path, capsys):

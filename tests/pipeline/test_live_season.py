@@ -77,12 +77,14 @@ def test_a_time_off_the_schedule_is_refused_unless_forced(season, capsys):
 
 def test_a_forced_time_inside_the_season_runs(season, capsys):
     """Off the schedule, but not before the current cycle: --force-time is no backfill (the
-    missed Monday and Tuesday are skipped: recorded as forfeited, by name)."""
+    cycles it passes - Monday, Tuesday and Wednesday's own 16:00 - are skipped: recorded as
+    forfeited, by name)."""
     _refused(capsys, "cycle", "--at", "2025-11-25T20:00:00Z", "--force-time", "--lake",
              str(season.root))
     assert main(["cycle", "--at", "2025-11-26T20:00:00Z", "--force-time", "--skip-missed",
                  "--no-publish", "--lake", str(season.root)]) == 0
-    assert {k.cycle_at for k in Ledger(season).records()} == {MON, TUE, ts("2025-11-26 20:00")}
+    assert {k.cycle_at for k in Ledger(season).records()} == {MON, TUE, WED,
+                                                              ts("2025-11-26 20:00")}
     [outcome] = Ledger(season).record_rows("outcome", TUE, "momentum")
     assert outcome["status"] == "forfeited"
 
