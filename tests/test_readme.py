@@ -68,8 +68,8 @@ def readme_commands(path: Path) -> list[str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def after_make_run(tmp_path_factory) -> tuple[Path, str]:
+@pytest.fixture(scope="session")  # once: a module fixture is set up again when xdist
+def after_make_run(tmp_path_factory) -> tuple[Path, str]:  # interleaves other modules
     """A working directory as ``make run`` leaves the checkout, and what ``arena demo`` printed."""
     cwd = tmp_path_factory.mktemp("after_make_run")
     (cwd / "tests").mkdir()

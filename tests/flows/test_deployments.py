@@ -279,6 +279,6 @@ def test_two_workers_of_a_pool_run_flows_side_by_side(prefect_server, tmp_path):
     finally:
         for w in workers:
             w.send_signal(signal.SIGTERM)
-        logs = [w.communicate(timeout=60)[0] for w in workers]
+        logs = [w.communicate(timeout=180)[0] for w in workers]  # a loaded machine is slow
     for i, log in enumerate(logs, start=1):
         assert f"Worker 'worker-{i}' started!" in log and f"Worker 'worker-{i}' stopped!" in log
