@@ -28,7 +28,7 @@ CHROMIUM := /usr/bin/chromium
 test: $(VENV)/.installed-test
 	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation)
 	$(MAKE) lint
-	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup
+	$(BIN)/python -m pytest -n auto --maxprocesses 4
 
 # The pure core (engine, scorer, contract, sessions, indicators): well under a minute
 FAST := tests/core tests/engine tests/scoring/test_scorer.py tests/scoring/test_metrics.py \

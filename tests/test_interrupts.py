@@ -44,9 +44,18 @@ def _poll(condition: Callable[[], bool], timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def _default_signals() -> None:
+    """In the child: SIGINT and SIGTERM as an operator's shell gives them. A test run started
+    in the background by a non-interactive shell inherits SIGINT ignored, and an arena command
+    keeps a signal it was started to ignore ignored (as ``nohup`` asks)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _arena(*args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "arena.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+                            preexec_fn=_default_signals)
 
 
 def _stop(proc: subprocess.Popen, signum: int) -> tuple[int, str]:
@@ -73,37 +82,18 @@ def _files(root: Path) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------ interrupts
-ATTEMPTS = 3
-
-
-def _interrupt(start: Callable[[int], subprocess.Popen], ready: Callable[[int], bool],
-               signum: int, what: str) -> tuple[int, str, int]:
-    """Start a run (``start(attempt)``), wait until it is where it is to be stopped
-    (``ready``), send ``signum``; the exit code, stderr and the attempt. A run that finished its
-    work before the signal reached it (a test process starved on a busy machine is late) did
-    not test anything: it is tried again, on a fresh lake, :data:`ATTEMPTS` times at most. A
-    run the signal reached but did not stop fails at once."""
-    for attempt in range(ATTEMPTS):
-        proc = start(attempt)
-        _poll(lambda i=attempt, p=proc: ready(i) or p.poll() is not None, 90, what)
-        if proc.poll() is None:
-            code, err = _stop(proc, signum)
-            if code == 128 + signum or "interrupted" in err or code not in (0, 1):
-                return code, err, attempt
-        else:
-            proc.communicate()
-    pytest.fail(f"{what}: {ATTEMPTS} runs finished before the signal reached them")
-
-
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_ingest_stops_cleanly(tmp_path, signum):
-    lakes = [tmp_path / f"lake{i}" for i in range(ATTEMPTS)]
-    code, err, attempt = _interrupt(  # staged files exist from the fetch's end to the publication
-        lambda i: _arena("ingest", "--lake", str(lakes[i]), "--start", "2025-03-01", "--end",
-                         "2025-07-01"),
-        lambda i: bool(_staged_runs(lakes[i])), signum, "the ingest staged its files")
-    lake = lakes[attempt]
-    assert code == 128 + signum, err
+    lake = tmp_path / "lake"
+    proc = _arena("ingest", "--lake", str(lake), "--start", "2025-03-01", "--end", "2025-07-01")
+    try:  # staged files exist from the end of the fetch until the publication
+        _poll(lambda: bool(_staged_runs(lake)) or proc.poll() is not None, 60,
+              "the ingest staged its files")
+    finally:
+        if proc.poll() is not None:
+            pytest.fail(f"the ingest ended before it was interrupted: {proc.communicate()}")
+    code, err = _stop(proc, signum)
+    assert code == 128 + signum
     assert "Traceback" not in err
     assert err.strip() == (f"arena ingest: interrupted ({signal.Signals(signum).name}); "
                            "nothing half-published, staging cleaned")
@@ -131,15 +121,13 @@ def test_stop_signals_raise_interrupted_and_restore_the_handlers():
 
 @pytest.fixture
 def cycle_lake(tmp_path_factory, tmp_path, universe):
-    """One-day seasons (2025-11-26) with a house contestant and a slow model (4 s an answer):
-    ``make(name)`` builds one; the stub answers them all."""
+    """A one-day season (2025-11-26) with a house contestant and a slow model (4 s an answer)."""
     with OpenAIStub(default=StubResponse.answer(HOLD, delay=4.0)) as stub:
         roster = ("contestants:\n"
                   "  - {name: momentum, kind: house, strategy: momentum}\n"
                   f"  - {{name: slow-llm, kind: llm, model: openai/stub-model, "
                   f"api_base: '{stub.url}', params: {{timeout: 30, num_retries: 0}}}}\n")
-        yield (lambda name: season_lake(tmp_path_factory, universe, tmp_path / name,
-                                        roster).root), stub
+        yield season_lake(tmp_path_factory, universe, tmp_path / "lake", roster).root, stub
 
 
 def _whole_records(lake: Path) -> dict[str, list[str]]:
@@ -157,16 +145,11 @@ def _whole_records(lake: Path) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_cycle_interrupted_while_the_model_thinks_records_nothing_in_part(cycle_lake, signum):
-    make, stub = cycle_lake
-    lakes: list[Path] = []
-
-    def start(i: int) -> subprocess.Popen:
-        lakes.append(make(f"lake{i}"))
-        return _arena("cycle", "--at", CYCLE, "--no-publish", "--lake", str(lakes[i]))
-
-    code, err, attempt = _interrupt(start, lambda i: stub.in_flight > 0, signum,
-                                    "the model call is pending")
-    lake = lakes[attempt]
+    lake, stub = cycle_lake
+    proc = _arena("cycle", "--at", CYCLE, "--no-publish", "--lake", str(lake))
+    _poll(lambda: stub.in_flight > 0 or proc.poll() is not None, 90, "the model call is pending")
+    assert proc.poll() is None, proc.communicate()
+    code, err = _stop(proc, signum)
     assert code == 128 + signum, err
     assert "Traceback" not in err
     assert f"arena cycle: interrupted ({signal.Signals(signum).name})" in err

@@ -23,8 +23,6 @@ import pytest
 from arena.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-# the whole module on one worker (make test distributes by group), so the demo runs once
-pytestmark = pytest.mark.xdist_group("readme")
 READMES = (ROOT / "README.md", ROOT / "data_lake" / "README.md")
 
 # Commands of the READMEs that cannot run in an offline test, with the reason. The rest run.
@@ -68,17 +66,27 @@ def readme_commands(path: Path) -> list[str]:
     return out
 
 
-@pytest.fixture(scope="session")  # once: a module fixture is set up again when xdist
-def after_make_run(tmp_path_factory) -> tuple[Path, str]:  # interleaves other modules
-    """A working directory as ``make run`` leaves the checkout, and what ``arena demo`` printed."""
-    cwd = tmp_path_factory.mktemp("after_make_run")
-    (cwd / "tests").mkdir()
-    (cwd / "tests" / "fixtures").symlink_to(ROOT / "tests" / "fixtures")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    demo = subprocess.run([sys.executable, "-m", "arena.cli", "demo"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert demo.returncode == 0, demo.stderr[-3000:]
-    return cwd, demo.stdout
+@pytest.fixture(scope="session")
+def after_make_run(tmp_path_factory, worker_id) -> tuple[Path, str]:
+    """A working directory as ``make run`` leaves the checkout, and what ``arena demo`` printed.
+    Built once for the whole run: the first pytest-xdist worker to need it runs the demo, the
+    others wait for it and read the same directory (the workers share the run's base folder)."""
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if worker_id != "master" else shared
+    cwd, printed = shared / "after_make_run", shared / "after_make_run.stdout"
+    with FileLock(str(shared / "after_make_run.lock")):
+        if not printed.is_file():
+            cwd.mkdir(exist_ok=True)
+            (cwd / "tests").mkdir(exist_ok=True)
+            (cwd / "tests" / "fixtures").symlink_to(ROOT / "tests" / "fixtures")
+            env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+            demo = subprocess.run([sys.executable, "-m", "arena.cli", "demo"], cwd=cwd, env=env,
+                                  capture_output=True, text=True, timeout=900)
+            assert demo.returncode == 0, demo.stderr[-3000:]
+            printed.write_text(demo.stdout, encoding="utf-8")
+    return cwd, printed.read_text(encoding="utf-8")
 
 
 def _masked(line: str) -> str:
