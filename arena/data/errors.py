@@ -65,3 +65,14 @@ def is_transient(exc: BaseException) -> bool:
 class MarketError(UnusableInput):
     """A market-data location the lake cannot use (:mod:`arena.data.market_store`), or a
     market store whose files cannot be read."""
+
+
+class DamagedFile(Failed):
+    """A stored file that exists but cannot be read as what it should be (a truncated or
+    corrupt Parquet file, a 0-byte file, bytes that do not decompress). The message names the
+    file; nothing is written over it."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        super().__init__(f"{path} is damaged: {problem}")
+        self.path = str(path)
+        self.problem = problem

@@ -48,7 +48,7 @@ from filelock import FileLock, Timeout
 from arena.core.environment import setting
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bars import bar_frame_from_columns, utc_micros
-from arena.data.errors import MarketError
+from arena.data.errors import DamagedFile, MarketError
 from arena.data.market_store import LocalMarket, Market, open_market, set_market
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 
@@ -118,6 +118,12 @@ def os_error_text(exc: OSError) -> str:
     text = f"{meaning} ({name})" if name else meaning
     paths = [p for p in (exc.filename, exc.filename2) if p is not None]
     return f"{text}: {' -> '.join(os.fsdecode(p) for p in paths)}" if paths else text
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (Arrow's carry a C++ trace after it)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
 
 
 def default_root() -> Path:
@@ -228,12 +234,18 @@ class Lake:
         order), without schema metadata. A partition is one small file: read whole in this
         thread, without pre-buffering or the dataset layer, is the fast way; a window is then
         clipped in NumPy by the caller."""
-        with self.market.open(key.relative.as_posix()) as source:
-            table = pq.ParquetFile(source, pre_buffer=False).read(
-                columns=list(columns), use_threads=False).replace_schema_metadata(None)
-        schema = pa.schema([_BAR_SCHEMA.field(c) for c in columns])
-        if not table.schema.equals(schema):  # a file of another writer: Arrow converts it
-            table = table.select(list(columns)).cast(schema)
+        relative = key.relative.as_posix()
+        with self.market.open(relative) as source:
+            try:
+                table = pq.ParquetFile(source, pre_buffer=False).read(
+                    columns=list(columns), use_threads=False).replace_schema_metadata(None)
+                schema = pa.schema([_BAR_SCHEMA.field(c) for c in columns])
+                if not table.schema.equals(schema):  # a file of another writer: Arrow converts it
+                    table = table.select(list(columns)).cast(schema)
+            except (pa.ArrowException, OSError, KeyError) as exc:
+                # a file that is there but is not a bar partition (truncated, 0 bytes, bytes
+                # that do not decompress, another schema): named, never read as no bars
+                raise DamagedFile(f"{self.root / relative}", _first_line(exc)) from exc
         return table
 
     def partitions(self, provider: str | None = None, interval: str | None = None) -> list[PartitionKey]:
