@@ -26,7 +26,7 @@ from arena.engine.check import check_answer
 from arena.engine.rules import REASON_CODES, CycleState
 from arena.ledger.store import Ledger
 from arena.market.asof import NoPrices, closed_bars, cycle_prices, provider_of
-from arena.market.clocks import asset_clock
+from arena.market.clocks import asset_clock, closed_expected
 from arena.market.prompts import Prompts
 from arena.market.sections import rule_fields
 from arena.pipeline.entrants import Entrant, entrants, join
@@ -297,8 +297,16 @@ def _tracks(arena: Arena, name: str, now: pd.Timestamp) -> list[dict[str, object
         asset = arena.asset(symbol)
         first = min(t for t, p in submissions if symbol in p)
         provider = provider_of(arena.season.providers, asset)
+        start = first.floor("1h")
+        # fewer than two hourly bars closed since the first submission: nothing to score on
+        # any grid yet (a daily bar closes only after its hours), whatever the minute
+        closed = closed_expected(asset.calendar, "1h", start, now)
+        if len(closed) < 2:
+            out.append({"symbol": symbol, "bars": len(closed),
+                        "note": "scored once two bars have closed since the first submission"})
+            continue
         try:
-            clock = asset_clock(arena.lake, provider, asset, first.floor("1h"), now)
+            clock = asset_clock(arena.lake, provider, asset, start, now)
         except LookupError as exc:
             out.append({"symbol": symbol, "error": str(exc)})
             continue
