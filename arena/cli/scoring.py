@@ -218,14 +218,19 @@ def rules(*, prices: Prices, start: str | None = None, players: int = 20_000, se
                                calendar=calendar,
                                periods_per_year=PERIODS_PER_YEAR[(calendar, grid)])
     if json:
+        rows = table.astype(object).where(table.notna(), None)  # no result: null, not NaN
         print_json({"grid": grid, "calendar": calendar, "cost_rate": rate,
-                    "luck": ruler.as_dict(), "rules": table.to_dict(orient="records")})
+                    "luck": ruler.as_dict(), "rules": rows.to_dict(orient="records")})
         return 0
     print(f"reference rules on {ruler.bars} {grid} bars (cost rate {rate:g}); luck ceiling "
           f"{ruler.ceiling:+.2%} from {ruler.players:,} zero-skill players")
     shown = text_table(("#", "right"), "rule", ("return", "right"), ("turnover", "right"),
                        ("fees", "right"), ("percentile", "right"), ("rank score", "right"))
     for row in table.itertuples():  # row._3: the "return" column (a keyword, so no attribute)
+        if row.status != "scored":  # too little history before --start for the rule's window
+            shown.add_row("", row.rule, f"n/a: needs {row.needed_bars} bars before --start, "
+                          f"has {row.history_bars}", "", "", "", "")
+            continue
         shown.add_row(str(int(row.rank)) if row.kind == "rule" else "", row.rule, f"{row._3:+.2%}",
                       f"{row.turnover:.1f}", f"{row.fees:.2%}", f"{row.percentile:.3f}",
                       f"{row.rank_score:.2f}")

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from arena.agents.base import Contestant
 from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
+from arena.data.errors import DamagedFile
 from arena.data.ingest import IngestError, LakeWriteError, run_ingest
 from arena.data.lake import Lake, PartitionKey
 from arena.data.manifest import IngestSummary
@@ -36,13 +37,13 @@ from arena.engine.outcomes import FAILED, CycleOutcome
 from arena.engine.rules import ARENA_RULES, Rules
 from arena.ledger.attempts import Attempts
 from arena.ledger.records import CycleRecord, MonitorRecord, equity_snapshot
-from arena.ledger.store import Ledger, LedgerError
+from arena.ledger.store import BrokenChain, Ledger, LedgerError
 from arena.market.asof import NoPrices, Providers, cycle_prices, provider_of
 from arena.pipeline.cycle import Outcome, Slot, no_slot, run_cycle
+from arena.pipeline.season_ingest import history_start as season_history_start
 from arena.reporting.daily import daily_report, write_daily_report
 
 log = logging.getLogger(__name__)
-HISTORY_DAYS = 220  # before the first cycle: enough for 26 weekly candles and the screen
 RETRY_WAIT = 2.0  # seconds before the first retry of the failed contestants; doubled each time
 
 
@@ -76,7 +77,7 @@ class Retries:
 @dataclass(frozen=True)
 class DayIngest:
     """A replay's ingest before its day: the bars of ``provider`` from ``previous`` (the
-    previous cycle; None: :data:`HISTORY_DAYS` before the day) up to the day's cycle, of every
+    previous cycle; None: :func:`history_start` of the day) up to the day's cycle, of every
     asset or of ``symbols`` only (the assets the season's own ingest could not publish)."""
 
     provider: Provider
@@ -85,8 +86,9 @@ class DayIngest:
 
 
 def history_start(first_cycle: pd.Timestamp) -> pd.Timestamp:
-    """Where a season's market starts: :data:`HISTORY_DAYS` before its first cycle's day."""
-    return first_cycle.normalize() - pd.Timedelta(days=HISTORY_DAYS)
+    """Where a season's market starts: early enough for the reference rules' longest window and
+    the briefing's indicators on every calendar (:func:`arena.pipeline.season_ingest.history_start`)."""
+    return season_history_start(first_cycle)
 
 
 def ingest_window(provider: Provider, universe: Universe, start: pd.Timestamp,
@@ -147,7 +149,11 @@ def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Unive
             result = check_invalidations(portfolio, bars, universe, since, end)
             return MonitorRecord(name, since, end, result.fills, result.checked, result.unobserved)
 
-        ledger.record_monitor(since, end, who, build)
+        try:
+            ledger.record_monitor(since, end, who, build)
+        except (BrokenChain, DamagedFile) as exc:  # its cycle refuses it too, by name
+            log.error("the monitor cannot watch %s up to %s: %s", who, end, exc)
+            continue
         # windows never overlap: this window's closes are the rows of its own fills file
         closes += pq.read_metadata(ledger.monitor_dir(since, end, who)
                                    / "fills.parquet").num_rows

@@ -2,7 +2,7 @@
 marts and the report - the same steps for the command line and the Prefect flow.
 
 The season's market comes first (:func:`ingest_season`): one validated ingest run from
-:data:`~arena.pipeline.day.HISTORY_DAYS` before the first cycle up to the last, all-or-nothing
+:func:`~arena.pipeline.day.history_start` (rules' longest window) up to the last, all-or-nothing
 per asset. A replay plays history, so its market is known in advance; what each day may see is
 decided by the reads, which are as-of the day's time (a briefing is the same whether or not the
 lake holds later bars, tested), and ingesting day by day publishes the same bars (tested too).

@@ -12,26 +12,69 @@ the synthetic market) has them already; Yahoo's stock series are built from hour
 held stocks' 15-minute bars are fetched by a *watch* run of their own (:func:`ingest_watched`,
 after every season ingest and before every monitor tick): Yahoo keeps them for about 60 days,
 and only the positions open now need them.
+
+How far back a season's market reaches (:func:`history_start`) is derived, not a constant: far
+enough that every asset has, before the first cycle, the bars of the reference rules' longest
+window (:func:`arena.scoring.reference_rules.longest_warmup`: the 12-month momentum, 365 days of
+crypto, 252 NYSE sessions) on each grid its season tables may use, counted on its own calendar
+(so the holidays of a year of NYSE sessions are in it), and never less than what the briefing's
+indicators read (:data:`BRIEFING_HISTORY_DAYS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from arena.core.errors import BadArgument
+from arena.core.sessions import CRYPTO, NYSE, expected_bars, utc
 from arena.core.universe import Universe, UniverseError
 from arena.data.ingest import IngestError, run_ingest
 from arena.data.lake import Lake
 from arena.data.providers import make_provider, series_base
 from arena.ledger.store import Ledger
 from arena.market.asof import provider_of
+from arena.market.clocks import PERIODS_PER_YEAR
 from arena.pipeline.season_config import SeasonConfig
+from arena.scoring.reference_rules import longest_warmup
 
 WATCH_INTERVAL = "15m"  # what the invalidation monitor reads
 WATCH_LOOKBACK = pd.Timedelta(days=1)  # a watch fetch starts here at most (the lake's tail first)
+# what the briefing's indicators read before the first cycle: 26 weekly candles, the screen's
+# and the RSIs' 100 daily bars (100 NYSE sessions span about 146 days)
+BRIEFING_HISTORY_DAYS = 220
+SEASON_CALENDARS = (CRYPTO, NYSE)  # the calendars a season's assets trade on
+
+
+def history_bars(calendar: str, grid: str) -> int:
+    """Bars of ``grid`` (``1h`` or ``1d``) on ``calendar`` that the longest reference rule needs
+    before the first bar it is scored on (8760 crypto hours, 252 NYSE sessions, 1764 of their
+    hourly bars)."""
+    return longest_warmup(PERIODS_PER_YEAR[(calendar, grid)])
+
+
+def history_start(first_cycle: pd.Timestamp,
+                  calendars: Iterable[str] = SEASON_CALENDARS) -> pd.Timestamp:
+    """Where a season's market starts (a UTC midnight): the latest day from which every grid of
+    every calendar in ``calendars`` has :func:`history_bars` bars opening before
+    ``first_cycle`` (as its calendar expects them: NYSE sessions, early closes and holidays
+    counted), and at least :data:`BRIEFING_HISTORY_DAYS` before the first cycle's day."""
+    first = utc(first_cycle)
+    start = first.normalize() - pd.Timedelta(days=BRIEFING_HISTORY_DAYS)
+    for calendar in calendars:
+        for grid in ("1h", "1d"):
+            if (calendar, grid) not in PERIODS_PER_YEAR:
+                continue
+            needed = history_bars(calendar, grid)
+            per_day = PERIODS_PER_YEAR[(calendar, grid)] / 365.0
+            # a window generous for any calendar (a NYSE year has about 252 sessions in 365 days)
+            reach = pd.Timedelta(days=math.ceil(1.6 * needed / per_day) + 10)
+            opens = expected_bars(calendar, grid, first - reach, first)
+            start = min(start, opens[-needed].normalize())
+    return start
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,10 @@ computed here, once per season, through the same modules the rest of the product
 * ``arena_luck_band``  quantiles of the zero-skill players' equity after each cycle
 * ``luck_ceiling``     per asset: its zero-skill distribution over the season (quantiles, ceiling,
                        the grid, bars and decision steps it was simulated on, cost rate)
-* ``reference_rules``  per asset and rule: return, turnover, fees, percentile, rank score, rank
+* ``reference_rules``  per asset and rule: return, turnover, fees, percentile, rank score, rank;
+                       ``status`` ``insufficient_history`` (and those empty) when the asset's
+                       bars before the first cycle are fewer than the rule's window
+                       (``history_bars`` < ``needed_bars``: a new listing)
 * ``correlations``     pairwise correlation of daily returns over :data:`CORRELATION_DAYS`
 
 Layout: ``<lake>/analytics/<table>.parquet``, one set for the lake's season. A build writes the
@@ -46,7 +49,8 @@ from arena.data.lake import Lake, PartitionKey, swap_dir
 from arena.data.providers import market_label
 from arena.engine.portfolio import START_CASH
 from arena.market.asof import NoPrices, Providers, cycle_prices, provider_label, provider_of
-from arena.market.clocks import asset_clock
+from arena.market.clocks import Clock, asset_clock
+from arena.pipeline.season_ingest import history_start
 from arena.scoring.arena_luck import arena_zero_skill
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 from arena.scoring.rules_table import rules_table
@@ -56,7 +60,6 @@ log = logging.getLogger(__name__)
 
 ANALYTICS_DIR = "analytics"
 ARENA_PLAYERS = 1000  # arena zero-skill players (each plays the full rules engine)
-RULES_HISTORY_DAYS = 220  # indicator warm-up read before the season (the 200-day MA and more)
 CORRELATION_DAYS = 90  # daily returns up to the season's end that the correlation matrix uses
 BAND = (0.05, 0.25, 0.5, 0.75, 0.95)
 
@@ -97,8 +100,14 @@ def arena_luck_tables(prices: pd.DataFrame, universe: Universe, monitor_bars: di
 def asset_tables(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp, end: pd.Timestamp,
                  *, players: int, seed: int) -> tuple[dict[str, object], pd.DataFrame]:
     """(luck-ceiling row, reference-rules rows) of one asset over the season ``[start, end)``,
-    the rules warmed up on :data:`RULES_HISTORY_DAYS` before it."""
-    clock = asset_clock(lake, provider, asset, start - pd.Timedelta(days=RULES_HISTORY_DAYS), end)
+    on the grid the lake covers the season with (:func:`~arena.market.clocks.asset_clock`), the
+    rules warmed up on that grid's bars from :func:`~arena.pipeline.season_ingest.history_start`
+    of the asset's calendar (the longest rule's window): a rule the stored bars before ``start``
+    do not cover is ``insufficient_history``."""
+    grid = asset_clock(lake, provider, asset, start, end).grid
+    bars = lake.read_bars(PartitionKey(provider, grid, asset.symbol),
+                          history_start(start, (asset.calendar,)), end)
+    clock = Clock(asset.symbol, asset.calendar, grid, bars)
     rate = default_cost_rate(asset.calendar)
     table, ruler = rules_table(clock.bars, cost_rate=rate, periods_per_year=clock.periods_per_year,
                                start=start, players=players, seed=seed, calendar=asset.calendar)
@@ -233,8 +242,9 @@ LUCK_CEILING_SCHEMA = pa.schema(
                                    "mean", "ceiling")])
 REFERENCE_RULES_SCHEMA = pa.schema(
     [(c, pa.string()) for c in ("symbol", "rule", "kind")]
-    + [(c, pa.float64()) for c in ("return", "turnover", "fees", "percentile", "rank_score",
-                                   "rank")])
+    + [(c, pa.float64()) for c in ("return", "turnover", "fees", "percentile", "rank_score")]
+    + [("status", pa.string())] + [(c, pa.int64()) for c in ("history_bars", "needed_bars")]
+    + [("rank", pa.float64())])
 
 
 def _typed(frame: pd.DataFrame, schema: pa.Schema) -> pd.DataFrame:

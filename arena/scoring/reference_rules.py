@@ -13,7 +13,9 @@ Conventions:
   applies it from bar t+1 on ("signals shifted by one bar"). Removing bars after t never changes
   row t (tested for every rule).
 * **Warm-up**: while an indicator is not yet defined the position is 0.0 (flat).
-  :func:`warmup_bars` gives the number of such leading rows for each rule.
+  :func:`warmup_bars` gives the number of such leading rows for each rule, :func:`longest_warmup`
+  the most of them; a rule with fewer bars of history before the scored window than its warm-up
+  (:func:`has_history`) has no result there (``insufficient_history`` in the rules table).
 * Indicators use the whole history passed in; the caller trims the display to the season.
 * **Lookbacks** are stated in days, as the textbooks do. On daily (or coarser) data a day is one bar
   (200-day MA = 200 bars: 200 calendar days of crypto, 200 sessions of a stock). On intraday data a
@@ -285,3 +287,17 @@ def warmup_bars(name: str, *, periods_per_year: float) -> int:
     defined position is at row ``warmup_bars(...)``. Load at least that many bars before the
     season start for the rule to be live from the first bar of the season."""
     return _WARMUP[name](periods_per_year)
+
+
+def longest_warmup(periods_per_year: float) -> int:
+    """The most bars any rule or baseline needs before its first defined position (on daily
+    bars the 12-month momentum's 365 days or 252 sessions): the history a season's market must
+    hold before its first cycle for every rule to be live from it."""
+    return max(_WARMUP[name](periods_per_year) for name in _WARMUP)
+
+
+def has_history(name: str, history_bars: int, *, periods_per_year: float) -> bool:
+    """Whether ``history_bars`` bars before the first scored one cover rule ``name``'s window
+    (:func:`warmup_bars`): without them the rule sits flat for want of data, and its result is
+    not a result of the rule."""
+    return history_bars >= warmup_bars(name, periods_per_year=periods_per_year)

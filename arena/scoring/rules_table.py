@@ -3,6 +3,12 @@
 Rules see the whole history (indicators need warm-up); the table scores them from ``start`` on
 (the display window) with the same scorer, costs and clock as the zero-skill players it is read
 against.
+
+A rule whose window the history before ``start`` (when one is given) does not cover (fewer bars than its warm-up,
+:func:`arena.scoring.reference_rules.warmup_bars`: a new listing, a lake ingested too short) has
+no result: its row says ``insufficient_history`` with the bars it had and needed, and its
+return, turnover, fees, percentile, rank score and rank are empty (NaN), so it is in no rank
+and no chart. A flat warm-up scored as a 0% return would read as a result of the rule.
 """
 
 from __future__ import annotations
@@ -14,9 +20,12 @@ import pandas as pd
 
 from arena.core.sessions import utc
 from arena.scoring.asset_luck import DEFAULT_PLAYERS, LuckResult, luck
-from arena.scoring.reference_rules import BASELINES, RULES
+from arena.scoring.reference_rules import BASELINES, RULES, warmup_bars
 from arena.scoring.scorer import ScorerInputError, score
 from arena.scoring.self_check import ensure_self_checked
+
+SCORED = "scored"
+INSUFFICIENT_HISTORY = "insufficient_history"  # fewer bars before the start than the rule's window
 
 
 def load_positions(path: str | Path, bars: pd.DatetimeIndex) -> pd.Series:
@@ -47,7 +56,11 @@ def rules_table(bars: pd.DataFrame, *, cost_rate: float, periods_per_year: float
                 start: object | None = None, players: int = DEFAULT_PLAYERS, seed: int = 0,
                 calendar: str = "24/7") -> tuple[pd.DataFrame, LuckResult]:
     """Every reference rule and baseline scored from ``start`` on, with its place among
-    zero-skill players on the same bars (rank among rules: 1 = best return)."""
+    zero-skill players on the same bars (rank among rules: 1 = best return, among the scored
+    ones). ``status`` is :data:`SCORED`, or :data:`INSUFFICIENT_HISTORY` when the
+    ``history_bars`` before ``start`` are fewer than the rule's ``needed_bars`` (see the module
+    docstring). Without ``start`` the whole of ``bars`` is scored, each rule's warm-up inside
+    it (``history_bars`` 0, every row scored), as the caller asked."""
     ensure_self_checked()
     closes = bars.set_index("timestamp")["close"]
     try:
@@ -57,18 +70,27 @@ def rules_table(bars: pd.DataFrame, *, cost_rate: float, periods_per_year: float
     if keep.sum() < 2:
         raise ScorerInputError(f"fewer than two bars on or after {start}")
     shown = closes[keep]
+    history = int(len(closes) - keep.sum())  # the display window is the tail of the bars
     ruler = luck(shown, players=players, seed=seed, cost_rate=cost_rate, calendar=calendar)
     rows = []
     for kind, table in (("rule", RULES), ("baseline", BASELINES)):
         for name, rule in table.items():
+            needed = warmup_bars(name, periods_per_year=periods_per_year)
+            known = {"status": SCORED, "history_bars": history, "needed_bars": needed}
+            if start is not None and history < needed:
+                rows.append({"rule": name, "kind": kind, "return": np.nan, "turnover": np.nan,
+                             "fees": np.nan, "percentile": np.nan, "rank_score": np.nan,
+                             **known, "status": INSUFFICIENT_HISTORY})
+                continue
             positions = pd.Series(rule(bars, periods_per_year=periods_per_year).to_numpy(),
                                   index=closes.index)[keep]
             result = score(shown, positions, cost_rate)
             p, rank = ruler.place(result.total_return)
             rows.append({"rule": name, "kind": kind, "return": result.total_return,
-                         "turnover": result.turnover, "fees": result.fees,
-                         "percentile": p, "rank_score": rank})
+                         "turnover": result.turnover, "fees": result.fees, "percentile": p,
+                         "rank_score": rank, **known})
     table = pd.DataFrame(rows)
-    is_rule = table["kind"] == "rule"
+    is_rule = (table["kind"] == "rule") & (table["status"] == SCORED)
+    table["rank"] = np.nan
     table.loc[is_rule, "rank"] = table.loc[is_rule, "return"].rank(ascending=False, method="min")
     return table, ruler
