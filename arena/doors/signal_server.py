@@ -18,7 +18,11 @@ The extended form of PRICES and DEBATE puts a JSON object after the symbol, carr
     DEBATE:EURUSD:{"time": ["2026-11-02T00:00Z", ...], "close": [...], "high": [...],
                    "low": [...], "volume": [...]}
 
-Bar times let the server attach outcomes to earlier debates (:mod:`arena.doors.signal_store`).
+Bar times let the server attach outcomes to earlier debates (:mod:`arena.doors.signal_store`)
+of the same terminal: a connection is a terminal of its own, and connections sending the same
+bearer token (required beyond loopback, optional on it) are one terminal. A bar time after the
+server's clock (beyond :data:`CLOCK_SKEW`) is refused, as is a series whose closed bar
+disagrees with one the store already rests on for that terminal.
 Whatever cannot be served is an answer too: ``{"error": "..."}`` naming the problem, and the
 connection stays open. The verdict of a debate is the decision table of
 :mod:`arena.doors.verdict` (the judge's answer is kept; where the table differs, the table wins
@@ -35,12 +39,14 @@ UTC day.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import json
 import logging
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -59,7 +65,7 @@ from arena.core.errors import UnusableInput
 from arena.core.types import Message
 from arena.doors.brief import BriefError, Series, brief, render
 from arena.doors.limits import SlidingWindow
-from arena.doors.signal_store import SignalStore, bar_seconds
+from arena.doors.signal_store import BarConflict, SignalStore, bar_seconds
 from arena.doors.verdict import VerdictError, parse_judge, parse_opinion, parse_risk, rule_analysts
 from arena.doors.verdict import verdict as table_verdict
 from arena.market.prompts import Prompts
@@ -77,6 +83,7 @@ TIMEOUT_S = 120.0  # a request's models answer within this, or the request gets 
 ANALYSTS = ("bull", "bear", "risk")
 _SYMBOL = re.compile(r"^[A-Za-z0-9._/-]{1,24}$")
 CHAT_TURNS = 20  # messages of a conversation kept
+CLOCK_SKEW = pd.Timedelta(seconds=60)  # a bar may open this far after the server's clock
 
 
 class ProtocolError(UnusableInput, ValueError):
@@ -236,12 +243,26 @@ class Budget:
             self._spent = max(0, self._spent - max(0, calls))
 
 
+def _connection_id() -> str:
+    return f"conn-{uuid.uuid4().hex[:16]}"
+
+
+def terminal_of(token: str | None) -> str:
+    """The terminal id of a connection: its token's (a digest, never the token itself), or
+    one of its own."""
+    if not token:
+        return _connection_id()
+    return f"key-{hashlib.sha256(token.encode()).hexdigest()[:16]}"
+
+
 @dataclass
 class Connection:
-    """One terminal's state: its conversation and the times of its recent commands."""
+    """One terminal's state: who it is (the store's terminal id), its conversation and the
+    times of its recent commands."""
 
     chat: list[Message] = field(default_factory=list)
     recent: SlidingWindow | None = None  # its commands of the last minute
+    terminal: str = field(default_factory=_connection_id)
 
 
 class SignalServer:
@@ -281,7 +302,7 @@ class SignalServer:
                 dropped, conn.chat[:] = len(conn.chat), []
                 return {"ok": True, "forgotten": dropped}
             return await asyncio.wait_for(self._serve(command, conn), self.timeout_s)
-        except ProtocolError as exc:
+        except (ProtocolError, BarConflict) as exc:
             return {"error": str(exc)}
         except TimeoutError:
             return {"error": f"the models did not answer within {self.timeout_s:g} s; nothing "
@@ -298,10 +319,15 @@ class SignalServer:
             return await self._chat(command, conn)
         assert command.series is not None
         received = self.clock()
+        if command.times is not None and command.times[-1] > received + CLOCK_SKEW:
+            raise ProtocolError(f"the last bar time {command.times[-1].isoformat()} is after "
+                                f"the server's clock ({received.isoformat()}): bar times are "
+                                "UTC open times; convert a broker's time, or leave out the "
+                                "times")
         facts = brief(command.series)
-        if command.times is not None:
-            await self._thread(self.store.attach_outcomes, command.symbol, command.times,
-                                    command.series.closes, received)
+        if command.times is not None:  # a BarConflict refuses the request before any model
+            await self._thread(partial(self.store.attach_outcomes, terminal=conn.terminal),
+                               command.symbol, command.times, command.series.closes, received)
         text = render(facts)
         started = time.perf_counter()
         try:
@@ -317,6 +343,7 @@ class SignalServer:
                       last_bar_at=None if command.times is None else command.times[-1],
                       bar_seconds=None if command.times is None else bar_seconds(command.times),
                       analysts=self.panel.model if self.panel else "rules",
+                      terminal=conn.terminal,
                       latency_s=time.perf_counter() - started)
         try:
             await self._thread(self.store.add_debate, record)
@@ -421,7 +448,7 @@ def handler(server: SignalServer, token: str | None) -> Callable[..., Any]:
                                                            "Bearer, or ?token=)"}))
                 await connection.close(code=1008, reason="token")
                 return
-        state = Connection()
+        state = Connection(terminal=terminal_of(_token_of(connection)))
         try:
             async for message in connection:
                 reply = await server.answer(message, state)

@@ -266,16 +266,19 @@ def test_debates_are_kept_and_later_prices_attach_their_outcomes_to_the_mart(tmp
     it: the returns are attached, and the mart counts them by pattern."""
     closes = 100 * 1.01 ** np.arange(55)
     store = SignalStore(tmp_path / "store")
-    with Running(SignalServer(store)) as url:
-        [first] = ask(url, f"DEBATE:EURUSD:{_extended(closes[:30])}")
+    # one terminal across connections: its token (optional on loopback) names it
+    terminal = {"additional_headers": {"Authorization": "Bearer terminal-1"}}
+    clock = lambda: pd.Timestamp("2026-12-27 12:00", tz="UTC")  # noqa: E731 after every bar
+    with Running(SignalServer(store, clock=clock)) as url:
+        [first] = ask(url, f"DEBATE:EURUSD:{_extended(closes[:30])}", **terminal)
         # 32 bars reach one bar past the debate's last (the 32nd may still be forming)
-        [_] = ask(url, f"PRICES:EURUSD:{_extended(closes[:32])}")
+        [_] = ask(url, f"PRICES:EURUSD:{_extended(closes[:32])}", **terminal)
         assert sorted(store.outcomes()["horizon_bars"]) == [1]
         hourly = json.dumps({"time": [t.isoformat() for t in pd.date_range(
             "2026-12-01", periods=60, freq="1h", tz="UTC")], "close": [1.0] * 60})
-        [_] = ask(url, f"PRICES:EURUSD:{hourly}")  # another timeframe: no outcome of it
+        [_] = ask(url, f"PRICES:EURUSD:{hourly}", **terminal)  # another timeframe: no outcome
         assert len(store.outcomes()) == 1
-        [_] = ask(url, f"PRICES:EURUSD:{_extended(closes)}")
+        [_] = ask(url, f"PRICES:EURUSD:{_extended(closes)}", **terminal)
     outcomes = store.outcomes()
     debate_id = store.debates().query("command == 'DEBATE'")["id"].iloc[0]
     got = outcomes[outcomes["debate_id"] == debate_id].set_index("horizon_bars")["return"]
@@ -333,7 +336,7 @@ def test_a_lake_brings_the_outcomes_of_debates_on_its_symbols(tmp_path):
     lake.path(key).parent.mkdir(parents=True, exist_ok=True)
     write_bars_file(frame, lake.path(key))
     store = SignalStore(tmp_path / "store")
-    with Running(SignalServer(store)) as url:
+    with Running(SignalServer(store, clock=lambda: pd.Timestamp("2026-11-12", tz="UTC"))) as url:
         ask(url, f"DEBATE:ETH:{_extended(closes[:10])}")
     assert attach_from_lake(store, lake, pd.Timestamp("2026-12-20", tz="UTC")) == len(HORIZONS)
     got = store.outcomes().set_index("horizon_bars")["return"]
