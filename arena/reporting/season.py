@@ -138,7 +138,9 @@ RULE_COLUMNS = [
     Column("rule", "rule"), Column("kind", "kind"), Column("total_return", "return", "return"),
     Column("turnover", "turnover", "score"), Column("fees", "fees", "drawdown"),
     Column("percentile", "luck pct", "share"), Column("rank_score", "rank score", "score"),
+    Column("history", "history"),
 ]
+INSUFFICIENT_HISTORY = "insufficient_history"  # the rules table's status of a rule without a result
 MODEL_CALL_COLUMNS = [
     Column("contestant", "contestant"), Column("cycles", "cycles", "int"),
     Column("traded", "traded", "int"), Column("no_trade", "no trade", "int"),
@@ -312,8 +314,33 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
         calls=records(calls))
 
 
+def scored_rules(rules: pd.DataFrame) -> pd.DataFrame:
+    """The rules table's rows that have a result (not ``insufficient_history``: marts built
+    before the status existed have every row scored)."""
+    if "status" not in rules.columns:
+        return rules
+    return rules[rules["status"] != INSUFFICIENT_HISTORY]
+
+
+def insufficient_rules(rules: pd.DataFrame) -> list[dict[str, object]]:
+    """Per rule without enough history on some asset: how many assets, which (at most five
+    named), and the bars it needs; the report says why those cells are empty."""
+    if "status" not in rules.columns:
+        return []
+    short = rules[rules["status"] == INSUFFICIENT_HISTORY]
+    out = []
+    for rule, group in short.sort_values(["rule", "symbol"]).groupby("rule", sort=True):
+        symbols = [str(s) for s in group["symbol"]]
+        out.append({"rule": str(rule), "assets": len(symbols),
+                    "symbols": ", ".join(symbols[:5]) + (", ..." if len(symbols) > 5 else ""),
+                    "needed": int(group["needed_bars"].max()),
+                    "fewest": int(group["history_bars"].min())})
+    return out
+
+
 def _luck_rows(luck: pd.DataFrame, rules: pd.DataFrame) -> list[dict[str, object]]:
     rows = []
+    rules = scored_rules(rules)
     for r in luck.sort_values("symbol").itertuples():
         mine = rules[(rules["symbol"] == r.symbol) & (rules["kind"] == "rule")]
         best = mine.loc[mine["total_return"].idxmax()] if len(mine) else None
@@ -321,15 +348,30 @@ def _luck_rows(luck: pd.DataFrame, rules: pd.DataFrame) -> list[dict[str, object
         rows.append({**r._asdict(), "buy_and_hold": float(hold.iloc[0]) if len(hold) else None,
                      "best_rule": None if best is None else best["rule"],
                      "best_return": None if best is None else float(best["total_return"]),
-                     "rules_over_ceiling": int(mine["beats_luck_ceiling"].sum())})
+                     "rules_over_ceiling": int(mine["beats_luck_ceiling"].eq(True).sum())})
     return rows
 
 
+def _history(row: Mapping[str, object]) -> str | None:
+    """A rules-table row's history cell: why it has no result, or nothing."""
+    if row.get("status") != INSUFFICIENT_HISTORY:
+        return None
+    return (f"insufficient: {int(row['history_bars'])} bars before the season, "  # type: ignore[call-overload]
+            f"the rule needs {int(row['needed_bars'])}")  # type: ignore[call-overload]
+
+
 def _rule_tables(rules: pd.DataFrame) -> list[tuple[str, list[dict[str, object]]]]:
-    """Per asset, its reference rules (rules before the players' quantiles, best first)."""
-    groups = rules.sort_values(["symbol", "kind", "total_return"],
-                               ascending=[True, False, False]).groupby("symbol")
-    return [(str(symbol), records(group)) for symbol, group in groups]
+    """Per asset, its reference rules (rules before the players' quantiles, best first; the
+    rules without enough history last, saying so)."""
+    groups = rules.sort_values(["symbol", "kind", "total_return"], ascending=[True, False, False],
+                               na_position="last").groupby("symbol")
+    out = []
+    for symbol, group in groups:
+        rows = records(group)
+        for row in rows:
+            row["history"] = _history(row)
+        out.append((str(symbol), rows))
+    return out
 
 
 def _correlation_matrix(corr: pd.DataFrame) -> pd.DataFrame:
@@ -380,7 +422,7 @@ def _charts(marts: Mapping[str, pd.DataFrame], board: pd.DataFrame,
                               x_label="cost of model calls, USD", y_label="return",
                               y_percent=True),
     }
-    rules = marts["reference_rules"]
+    rules = scored_rules(marts["reference_rules"])  # a rule without history is no cell
     if not rules.empty:
         wide = rules.pivot_table(index="symbol", columns="rule", values="rank_score",
                                  aggfunc="first")
@@ -466,6 +508,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         call_columns=CALL_COLUMNS,
         luck=_luck_rows(marts["luck_ceiling"], rules), luck_columns=LUCK_COLUMNS,
         rule_tables=_rule_tables(rules) if not rules.empty else [], rule_columns=RULE_COLUMNS,
+        short_rules=insufficient_rules(rules),
         mean_correlation=None if corr.empty else _mean_correlation(_correlation_matrix(corr)),
         model_calls=records(marts["model_calls"].sort_values("contestant")),
         model_call_columns=MODEL_CALL_COLUMNS,

@@ -283,6 +283,12 @@ def test_luck_tables_land_in_the_marts(season):
     rules = marts["reference_rules"]
     assert rules.groupby("symbol").size().nunique() == 1 and len(rules) >= 16 * len(luck)
     assert rules["percentile"].between(0, 1).all()
+    # the season's market reaches back the longest rule's window: every rule has a result, and
+    # 12-month momentum is not flat on every asset for want of history (it was: issue 27)
+    assert (rules["status"] == "scored").all()
+    assert (rules["history_bars"] >= rules["needed_bars"]).all()
+    momentum = rules[rules["rule"] == "absolute_momentum_12m"]
+    assert (momentum["turnover"] > 0).any()
     band = marts["zero_skill_band"]
     assert len(band) == DAYS and (band["q05"] <= band["q50"]).all() and (band["q50"] <= band["q95"]).all()
     corr = marts["asset_correlations"]

@@ -17,7 +17,10 @@ renamed as (
         fees,
         percentile,
         rank_score,
-        cast(rank as integer) as rank_among_rules
+        cast(rank as integer) as rank_among_rules,
+        status,
+        cast(history_bars as integer) as history_bars,
+        cast(needed_bars as integer) as needed_bars
     from source
 
 )
