@@ -59,6 +59,7 @@ from arena.data.lake import (
 from arena.data.manifest import IngestSummary
 from arena.data.providers import is_synthetic
 from arena.data.providers.base import BAR_COLUMNS, Provider
+from arena.data.recovery import recover_publications
 from arena.data.validation.checks import Window, validate_bars
 from arena.data.validation.config import ValidationConfig
 from arena.data.validation.html import PAGE
@@ -693,13 +694,14 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
     parts: dict[str, AssetPartitions] = {}
     published: dict[str, AssetPartitions] = {}
     report = docs = failure = None
+    recovered: list[str] = []  # torn publications of killed runs this run rolled forward or back
     disk: OSError | None = None  # a full, read-only or forbidden lake: the run stops
     try:
         with lake.run_lock(plan.run_id):
             lake.clean_stale_staging()
             failure, report, docs = _build_validate_publish(
                 lake, plan, universe, fetches, timings, notify, outcomes, by_symbol, parts,
-                published)
+                published, recovered)
     except OSError as exc:  # the staging folder is gone (run_lock); nothing more published
         if not is_disk_error(exc):
             raise
@@ -709,7 +711,7 @@ def finish_ingest(lake: Lake, plan: IngestPlan, universe: Universe, fetches: Seq
             if f.symbol not in outcomes:
                 outcomes[f.symbol] = {"status": FAILED, "reason": failure, "quarantine": None}
     manifest = _manifest(lake, plan, fetches, parts, published, outcomes, report, docs, failure,
-                         timings)
+                         timings, recovered)
     try:
         path = lake.write_json(Path("manifests") / "ingest" / f"{plan.run_id}.json", manifest)
     except OSError as exc:
@@ -732,7 +734,7 @@ def _build_validate_publish(lake: Lake, plan: IngestPlan, universe: Universe,
                             fetches: Sequence[AssetFetch], timings: dict[str, float],
                             notify: ProgressFn, outcomes: dict[str, dict[str, object]],
                             by_symbol: dict[str, AssetFetch], parts: dict[str, AssetPartitions],
-                            published: dict[str, AssetPartitions]
+                            published: dict[str, AssetPartitions], recovered: list[str]
                             ) -> tuple[str | None, object, object]:
     """The steps of :func:`finish_ingest` under the run's lock; fills ``outcomes``, ``parts``
     and ``published``, returns the run's failure (None when it has none), the validation report
@@ -789,7 +791,7 @@ def _build_validate_publish(lake: Lake, plan: IngestPlan, universe: Universe,
                         status=HELD if held else QUARANTINED)
         good = [p for s, p in parts.items() if s not in bad]
         t0 = time.perf_counter()
-        _publish(lake, plan, universe, good, by_symbol, outcomes, published)
+        _publish(lake, plan, universe, good, by_symbol, outcomes, published, recovered)
         timings["publish"] = time.perf_counter() - t0
     except Exception as exc:
         if is_disk_error(exc):
@@ -838,14 +840,19 @@ def _quarantine(lake: Lake, plan: IngestPlan, outcomes: dict[str, dict[str, obje
 def _publish(lake: Lake, plan: IngestPlan, universe: Universe, good: list[AssetPartitions],
              fetches: dict[str, AssetFetch],
              outcomes: dict[str, dict[str, object]],
-             published: dict[str, AssetPartitions]) -> None:
+             published: dict[str, AssetPartitions], recovered: list[str]) -> None:
     """Publish each good asset, all of its files or none, under the lake's writer lock.
+
+    First, under the lock, every publication a killed run left torn is rolled forward or back
+    (:func:`arena.data.recovery.recover_publications`; ``recovered`` gets one line each): the
+    assets it touched are then overtaken, merged again with what is stored and validated again.
 
     An asset whose stored files another run replaced since they were read is merged again with
     what is stored now and validated again before its swap (no lost update). The earnings table,
     shared by the provider's stocks, is merged under the lock with the published assets' dates.
     """
     with lake.writer_lock():
+        recovered.extend(p.describe() for p in recover_publications(lake))
         for part in good:
             symbol = part.symbol
             try:
@@ -881,7 +888,8 @@ def _publish(lake: Lake, plan: IngestPlan, universe: Universe, good: list[AssetP
 def _manifest(lake: Lake, plan: IngestPlan, fetches: Sequence[AssetFetch],
               parts: dict[str, AssetPartitions],
               published: dict[str, AssetPartitions], outcomes: dict[str, dict[str, object]],
-              report, docs, failure: str | None, timings: dict[str, float]) -> dict[str, object]:
+              report, docs, failure: str | None, timings: dict[str, float],
+              recovered: list[str]) -> dict[str, object]:
     assets = {}
     for symbol in (s for s in plan.symbols if s in outcomes):
         part = published.get(symbol) or parts.get(symbol)
@@ -915,6 +923,7 @@ def _manifest(lake: Lake, plan: IngestPlan, fetches: Sequence[AssetFetch],
         "restated": {f.symbol: {**f.restatement, "outcome": assets.get(f.symbol, {}).get("status")}
                      for f in fetches if f.restatement is not None},
         "error": failure,
+        "recovered": list(recovered),
         "validation": None if report is None else {
             "success": report.success, "summary": report.summary(),
             "failed": [r.message for r in report.failed()],

@@ -10,12 +10,15 @@ or on object storage: :mod:`arena.data.market_store`)::
     validation/<run id>/, validation/index.html, validation/docs/   each run's results and page,
                                                                     the runs' index, Data Docs
     staging/<run id>/<symbol>/...      files written by a run that has not been published (yet)
+    journal/<run id>/<symbol>/         a publication's intent and the files it replaces, while
+                                       it moves its files (left behind only by a killed process)
     quarantine/<run id>/<symbol>/...   a failed asset's files and its reason, never read as data
     _locks/writer.lock, _locks/runs/   the writer lock; one lock per live run (its staging)
 
 Publishing is all-or-nothing per asset: every new partition file of an asset is first written
 under ``staging/``, validated, and only then published by the market's store (on a filesystem:
-each file moved into place with ``os.replace``, rolled back if any move fails; on object
+each file moved into place with ``os.replace``, rolled back if any move fails, after an intent
+journal that lets the next run roll a publication a kill cut forward or back; on object
 storage: new versioned objects, then one pointer replaced). A failed asset's staged files move to
 ``quarantine/`` and its published partitions stay byte-for-byte as they were.
 
@@ -288,9 +291,26 @@ class Lake:
         run) or none of it, whichever store holds the market (:mod:`arena.data.market_store`).
         The caller holds :meth:`writer_lock`."""
         run_dir = self._staging(run_id, group)
+        journal = self.journal_dir(run_id, group)
         self.market.publish({key.relative.as_posix(): src for key, src in staged.items()},
-                            run_dir)
+                            journal)
+        shutil.rmtree(journal, ignore_errors=True)
+        with suppress(OSError):  # the run's journal folder, once its last publication is made
+            journal.parent.rmdir()
         shutil.rmtree(run_dir, ignore_errors=True)
+
+    def journal_dir(self, run_id: str, group: str | None = None) -> Path:
+        """Where a publication of a local market keeps its intent journal and the previous files
+        (``journal/<run id>/<group>/``) until the whole set is in place: outside ``staging/``,
+        so neither the run's own clean-up nor :meth:`clean_stale_staging` removes what a torn
+        publication is rolled back from (:mod:`arena.data.recovery`)."""
+        return self.root / "journal" / run_id / (group or "_run")
+
+    def journals(self) -> list[Path]:
+        """Every publication journal folder left behind (each a publication a killed process
+        left torn, or one being made now by the holder of the writer lock)."""
+        top = self.root / "journal"
+        return sorted(p for p in top.glob("*/*") if p.is_dir()) if top.is_dir() else []
 
     def quarantine(self, run_id: str, group: str | None = None,
                    reason: str | None = None) -> Path | None:
@@ -357,10 +377,13 @@ class Lake:
 
     def clean_stale_staging(self) -> list[str]:
         """Remove the staging folders of dead runs (their run lock is free); returns their ids.
-        A live run's folder is left alone: its process holds the lock."""
+        A live run's folder is left alone: its process holds the lock; so is a dead run's whose
+        publication journal is left (:mod:`arena.data.recovery` rolls it forward from there)."""
         staging = self.root / "staging"
         removed = []
         for run_dir in sorted(staging.iterdir()) if staging.is_dir() else []:
+            if (self.root / "journal" / run_dir.name).is_dir():
+                continue  # a torn publication's staged files: kept to roll it forward
             lock_path = self._run_lock_path(run_dir.name)
             lock_path.parent.mkdir(parents=True, exist_ok=True)
             lock = FileLock(lock_path, timeout=0)

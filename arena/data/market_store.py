@@ -29,15 +29,18 @@ never from the URI, which is stored in the lake.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import filecmp
 import json
 import os
 import re
 import shutil
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
@@ -113,36 +116,144 @@ class LocalMarket:
         """Move staged files into place, each with one atomic ``os.replace``.
 
         The previous file of every key is kept reachable (hard link, or a copy) in ``scratch``
-        until the whole set is in place; if any move fails, the ones already made are rolled
-        back, so the lake shows either all of the set or none of it."""
+        until the whole set is in place, and before the first move ``scratch/journal.json``
+        (:data:`JOURNAL`) records the intent: every key, its staged file and its backup. If any
+        move fails, the ones already made are rolled back, so the lake shows either all of the
+        set or none of it; a process killed between two moves leaves the journal, and
+        :meth:`recover` rolls the set forward or back (see :func:`arena.data.recovery.
+        recover_publications`). ``scratch`` and the journal stay when a roll-back fails too."""
         # the previous files wait side by side in one flat folder: a folder tree per backup
         # would cost a mkdir and an rmdir per level of every key (the slowest calls of a publish)
-        previous = scratch / "_previous"
-        done: list[tuple[Path, Path | None]] = []
+        previous = scratch / "previous"
+        entries: list[dict[str, str | None]] = []
+        for n, (key, src) in enumerate(sorted(staged.items())):
+            dst = self.path(key)
+            backup = None
+            if dst.exists():
+                backup = previous / f"{n:05d}.{dst.name}"
+                previous.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(dst, backup)
+                except OSError:  # no hard links on this filesystem
+                    shutil.copy2(dst, backup)
+            else:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+            entries.append({"key": key, "staged": os.fspath(src),
+                            "backup": None if backup is None else os.fspath(backup)})
+        _write_journal(scratch, {"format": 1, "market": os.fspath(self.root), "files": entries})
+        done: list[dict[str, str | None]] = []
         try:
-            for n, (key, src) in enumerate(sorted(staged.items())):
-                dst = self.path(key)
-                backup = None
-                if dst.exists():
-                    backup = previous / f"{n:05d}.{dst.name}"
-                    previous.mkdir(parents=True, exist_ok=True)
-                    try:
-                        os.link(dst, backup)
-                    except OSError:  # no hard links on this filesystem
-                        shutil.copy2(dst, backup)
-                else:
-                    dst.parent.mkdir(parents=True, exist_ok=True)
+            for entry in entries:
                 # noted before the move: an interrupt right after it must still roll it back
                 # (rolling back a move that did not happen restores the same file)
-                done.append((dst, backup))
-                _replace(src, dst)
+                done.append(entry)
+                _replace(Path(str(entry["staged"])), self.path(str(entry["key"])))
         except BaseException:  # an interrupt too: the lake shows none of the set
-            for dst, backup in reversed(done):
-                if backup is not None:
-                    _replace(backup, dst)
-                else:
-                    dst.unlink(missing_ok=True)
+            with suppress(OSError):  # a kill during the roll-back: the next run rolls back
+                (scratch / ROLLING_BACK).touch()
+            self._roll_back(done)
+            shutil.rmtree(scratch, ignore_errors=True)
             raise
+
+    # ------------------------------------------------------------------ recovery
+    def torn(self, scratch: Path) -> TornPublication | None:
+        """The publication whose journal is in ``scratch``, as the files show it now (None: no
+        journal, or one cut while it was written, before any move)."""
+        try:
+            journal = json.loads((scratch / JOURNAL).read_text(encoding="utf-8"))
+            entries = [dict(e) for e in journal["files"]]
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError):  # cut before its end: no move was made
+            return TornPublication(scratch, (), (), (), False)
+        moved, pending, lost = [], [], []
+        for entry in entries:
+            if self._moved(entry):
+                moved.append(str(entry["key"]))
+            elif Path(str(entry["staged"])).is_file():
+                pending.append(str(entry["key"]))
+            else:
+                lost.append(str(entry["key"]))
+        return TornPublication(scratch, tuple(moved), tuple(pending), tuple(lost),
+                               (scratch / ROLLING_BACK).exists(), tuple(entries))
+
+    def _moved(self, entry: Mapping[str, str | None]) -> bool:
+        """Whether the staged file of ``entry`` is in place (its key no longer holds the
+        previous file, or - a new key - holds a file at all)."""
+        dst = self.path(str(entry["key"]))
+        if entry["backup"] is None:
+            return dst.exists()
+        backup = Path(str(entry["backup"]))
+        if not dst.exists():
+            return True  # a key that held a file and holds none: not the previous state
+        try:
+            return not (os.path.samefile(dst, backup) or filecmp.cmp(dst, backup, shallow=False))
+        except FileNotFoundError:
+            return True
+
+    def recover(self, scratch: Path) -> TornPublication | None:
+        """Finish or undo the publication whose journal is in ``scratch``: forward (every key
+        not yet moved still has its staged file, and no roll-back had begun), else back (every
+        moved key gets its previous file again, or loses the new one). Removes ``scratch``;
+        returns what it found, with ``outcome`` set. The caller holds the lake's writer lock."""
+        torn = self.torn(scratch)
+        if torn is None:
+            return None
+        entries = {str(e["key"]): e for e in torn.entries}
+        if torn.forward_possible:
+            for key in torn.pending:
+                _replace(Path(str(entries[key]["staged"])), self.path(key))
+            outcome = "rolled forward"
+        else:
+            self._roll_back([entries[k] for k in (*torn.moved, *torn.lost)])
+            outcome = "rolled back"
+        shutil.rmtree(scratch, ignore_errors=True)
+        return dataclasses.replace(torn, outcome=outcome)
+
+    def _roll_back(self, entries: Sequence[Mapping[str, str | None]]) -> None:
+        for entry in reversed(entries):
+            dst = self.path(str(entry["key"]))
+            if entry["backup"] is not None:
+                _replace(Path(str(entry["backup"])), dst)
+            else:
+                dst.unlink(missing_ok=True)
+
+
+JOURNAL = "journal.json"  # a local publication's intent, written before its first move
+ROLLING_BACK = "rolling-back"  # beside the journal: the publication failed and is being undone
+
+
+@dataclass(frozen=True)
+class TornPublication:
+    """A local publication that a killed process left between two moves (its journal is still
+    in ``scratch``): the keys whose staged file is in place (``moved``), those whose staged file
+    waits (``pending``), and those that have neither (``lost``: their staged file is gone, so the
+    set can only be rolled back)."""
+
+    scratch: Path
+    moved: tuple[str, ...]
+    pending: tuple[str, ...]
+    lost: tuple[str, ...]
+    rolling_back: bool
+    entries: tuple[Mapping[str, str | None], ...] = ()
+    outcome: str | None = None  # "rolled forward" / "rolled back", once recovered
+
+    @property
+    def forward_possible(self) -> bool:
+        return not self.lost and not self.rolling_back
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (*self.moved, *self.pending, *self.lost)
+
+
+def _write_journal(scratch: Path, journal: Mapping[str, object]) -> None:
+    """Write the journal as a new file, before the first move (no rename: a journal cut by a
+    kill is one whose publication moved nothing yet). Not synced, as the lake's other records:
+    it outlives a killed process, not a lost machine."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    with open(scratch / JOURNAL, "x", encoding="utf-8") as out:
+        json.dump(journal, out, indent=1)
 
 
 def _replace(src: Path, dst: Path) -> None:
