@@ -35,7 +35,10 @@ CONFIG = ValidationConfig()
 def rejected(frame: pd.DataFrame) -> pd.Series:
     """The rows the splice expectation rejects (the rule of expectations/custom.py)."""
     explained = (frame[cs.ABS_LOG_RETURN] < np.log(CONFIG.max_explained_factor)) & (
-        (frame[cs.VOLUME_RATIO] >= CONFIG.splice_volume_multiple) | (frame[cs.JUMP_REVERTED] == 1))
+        (frame[cs.VOLUME_RATIO] >= CONFIG.splice_volume_multiple) | (frame[cs.JUMP_REVERTED] == 1)
+        | (frame[cs.JUMP_TRADED] >= CONFIG.traded_share)
+        | ((frame[cs.JUMP_FOLLOWED] >= CONFIG.follow_sigmas)
+           & (frame[cs.JUMP_FOLLOWED] >= CONFIG.follow_share * frame[cs.JUMP_SIGMAS])))
     return (frame[cs.JUMP_SIGMAS] > CONFIG.splice_sigmas) & ~explained
 
 

@@ -79,16 +79,23 @@ def candle_suite(config: ValidationConfig) -> gx.ExpectationSuite:
     ]
     splice = [
         ExpectJumpsToBeExplained(
-            column_list=[cs.JUMP_SIGMAS, cs.VOLUME_RATIO, cs.JUMP_REVERTED, cs.ABS_LOG_RETURN],
+            column_list=[cs.JUMP_SIGMAS, cs.VOLUME_RATIO, cs.JUMP_REVERTED, cs.ABS_LOG_RETURN,
+                         cs.JUMP_FOLLOWED, cs.JUMP_TRADED],
             max_sigmas=k, min_volume_ratio=m,
             max_log_move=math.log(config.max_explained_factor),
+            min_follow_sigmas=config.follow_sigmas, min_follow_share=config.follow_share,
+            min_traded_share=config.traded_share,
             row_condition=Column(cs.IS_BAR) == True,  # noqa: E712
-            meta=_meta(cs.SPLICE, "level shift without market, volume or reversion"),
+            meta=_meta(cs.SPLICE, "level shift without market, volume, trading, reversion or "
+                                  "volatility after it"),
             description=f"No close-to-close move beyond {k:g} local sigmas (trailing "
                         f"{config.local_window} returns; net of the market's move when smaller) "
-                        f"unless the bar's volume is at least {m:g}x its trailing median or the "
-                        f"move reverts within {config.revert_bars} bars (a splice otherwise); "
-                        f"a move by a factor of {config.max_explained_factor:g} or more is never "
-                        "excused."),
+                        f"unless the bar's volume is at least {m:g}x its trailing median, "
+                        f"{config.traded_share:.0%} of the move is made within the bar, the "
+                        f"move reverts within {config.revert_bars} bars or the "
+                        f"{config.follow_bars} returns after it move {config.follow_sigmas:g} "
+                        f"of its local sigmas and {config.follow_share:.0%} of the move on "
+                        "average (a splice otherwise); a move by a factor of "
+                        f"{config.max_explained_factor:g} or more is never excused."),
     ]
     return gx.ExpectationSuite(name=SUITE_NAME, expectations=[*series, *timestamps, *ohlc, *splice])

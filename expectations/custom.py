@@ -8,9 +8,13 @@
 * ``ExpectJumpsToBeExplained``: a jump beyond ``max_sigmas`` local sigmas (already net of the
   market's move when that is smaller: see :mod:`arena.data.validation.jumps`) passes only when the
   bar's volume is at least ``min_volume_ratio`` x its trailing median volume (a genuine move
-  trades heavily; a splice of two price series does not) or the move reverted (a level shift
-  does not); a move by a factor of ``exp(max_log_move)`` or more is never excused. A null volume
-  ratio (no volume data) never excuses a jump. A null jump (first bars, not judged) passes.
+  trades heavily; a splice of two price series does not), at least ``min_traded_share`` of the
+  move was made within the bar (a splice shifts a whole, ordinary bar), the move reverted (a
+  level shift does not), or the returns after it moved at least ``min_follow_sigmas`` of its
+  local sigmas and ``min_follow_share`` of the jump itself (a crash starts volatility in
+  proportion to its size; a splice is carried calmly); a move by a factor of
+  ``exp(max_log_move)`` or more is never excused. A null volume ratio (no volume data), traded
+  share or follow-up never excuses a jump. A null jump (first bars, not judged) passes.
 
 Classes register themselves with Great Expectations when this module is imported; a suite that
 uses them must be built in code after the import (a suite reloaded from JSON in a process that has
@@ -57,32 +61,44 @@ class ExpectCandlesToBeSane(MulticolumnMapExpectation):
 class JumpsExplained(MulticolumnMapMetricProvider):
     condition_metric_name = "multicolumn_values.arena_jump_explained"
     condition_domain_keys = ("column_list", *_DOMAIN_KEYS)
-    condition_value_keys = ("max_sigmas", "min_volume_ratio", "max_log_move")
+    condition_value_keys = ("max_sigmas", "min_volume_ratio", "max_log_move",
+                            "min_follow_sigmas", "min_follow_share", "min_traded_share")
 
     @multicolumn_condition_partial(engine=PandasExecutionEngine)
     def _pandas(cls, column_list: pd.DataFrame, max_sigmas: float, min_volume_ratio: float,
-                max_log_move: float, **kwargs) -> pd.Series:
-        jump, volume, reverted, size = (column_list.iloc[:, i] for i in range(4))
-        explained = (size < max_log_move) & ((volume >= min_volume_ratio) | (reverted == 1))
+                max_log_move: float, min_follow_sigmas: float, min_follow_share: float,
+                min_traded_share: float, **kwargs) -> pd.Series:
+        jump, volume, reverted, size, followed, traded = (column_list.iloc[:, i]
+                                                          for i in range(6))
+        explained = (size < max_log_move) & (
+            (volume >= min_volume_ratio) | (reverted == 1) | (traded >= min_traded_share)
+            | ((followed >= min_follow_sigmas) & (followed >= min_follow_share * jump)))
         return jump.isna() | (jump <= max_sigmas) | explained
 
 
 class ExpectJumpsToBeExplained(MulticolumnMapExpectation):
     """Expect every row of ``column_list`` = (jump in local sigmas, volume ratio, reverted 0/1,
-    |log return|) to move at most ``max_sigmas``, or - when its |log return| is below
-    ``max_log_move`` - to trade at least ``min_volume_ratio`` x its trailing median volume or
-    revert."""
+    |log return|, follow-up volatility in local sigmas, share traded within the bar) to move at
+    most ``max_sigmas``, or - when its |log return| is below ``max_log_move`` - to trade at least
+    ``min_volume_ratio`` x its trailing median volume, make ``min_traded_share`` of the move
+    within its bar, revert, or be followed by volatility of ``min_follow_sigmas`` and of
+    ``min_follow_share`` x its own sigmas."""
 
     max_sigmas: float
     min_volume_ratio: float
     max_log_move: float
+    min_follow_sigmas: float
+    min_follow_share: float
+    min_traded_share: float
     ignore_row_if: Literal["all_values_are_missing", "any_value_is_missing", "never"] = "never"
 
     map_metric: ClassVar[str] = "multicolumn_values.arena_jump_explained"
     success_keys: ClassVar[tuple[str, ...]] = (
-        "max_sigmas", "min_volume_ratio", "max_log_move", "ignore_row_if", "mostly")
+        "max_sigmas", "min_volume_ratio", "max_log_move", "min_follow_sigmas",
+        "min_follow_share", "min_traded_share", "ignore_row_if", "mostly")
     args_keys: ClassVar[tuple[str, ...]] = (
-        "column_list", "max_sigmas", "min_volume_ratio", "max_log_move")
+        "column_list", "max_sigmas", "min_volume_ratio", "max_log_move", "min_follow_sigmas",
+        "min_follow_share", "min_traded_share")
 
 
 __all__ = ["ExpectCandlesToBeSane", "ExpectJumpsToBeExplained"]

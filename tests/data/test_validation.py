@@ -224,9 +224,11 @@ def test_splice_without_volume_fails(eth):
     assert check(run(eth), "splice").success
     result = check(run(scale_prices(eth.assign(volume=100.0), slice(40, None), 1.35)), "splice")
     assert not result.success
-    assert result.message.startswith("ETH 1h: 1 bar jumps more than 6 local sigmas without market, "
-                                     "volume or reversion, first at 2025-03-02 16:00 UTC (+3")
-    assert result.message.endswith("sigmas, no market, volume 1.0x median)")
+    assert result.message.startswith(
+        "ETH 1h: 1 bar jumps more than 6 local sigmas without market, volume, trading within "
+        "the bar, reversion or volatility after it, first at 2025-03-02 16:00 UTC (+3")
+    assert "sigmas, no market, volume 1.0x median, 0% within the bar, " in result.message
+    assert result.message.endswith(" sigmas after it)")
     assert not result.suspect
 
 
@@ -295,8 +297,12 @@ def splice_frame(bars: pd.DataFrame, windows: list[Window], market=None) -> pd.D
 
 def flagged(frame: pd.DataFrame, config: ValidationConfig = SPLICE_CONFIG) -> pd.Series:
     """The rows the splice expectation rejects (same rule as expectations/custom.py)."""
+    followed = frame[cs.JUMP_FOLLOWED]
     explained = (frame[cs.ABS_LOG_RETURN] < np.log(config.max_explained_factor)) & (
-        (frame[cs.VOLUME_RATIO] >= config.splice_volume_multiple) | (frame[cs.JUMP_REVERTED] == 1))
+        (frame[cs.VOLUME_RATIO] >= config.splice_volume_multiple) | (frame[cs.JUMP_REVERTED] == 1)
+        | (frame[cs.JUMP_TRADED] >= config.traded_share)
+        | ((followed >= config.follow_sigmas)
+           & (followed >= config.follow_share * frame[cs.JUMP_SIGMAS])))
     return (frame[cs.JUMP_SIGMAS] > config.splice_sigmas) & ~explained
 
 
@@ -451,7 +457,7 @@ def test_one_series_has_no_market_unless_one_is_passed_in():
     assert check(report, "splice").observed["market"] == "market series"
 
 
-def test_judging_a_bar_never_looks_at_later_bars_except_for_reversion():
+def test_judging_a_bar_never_looks_at_later_bars_except_for_reversion_and_what_follows():
     goog = goog_bars()
     t = int(np.flatnonzero(goog["timestamp"] >= ts("2008-10-01"))[0])
     later = goog.copy()
@@ -460,12 +466,15 @@ def test_judging_a_bar_never_looks_at_later_bars_except_for_reversion():
     later.loc[t + 1:, "volume"] *= rng.uniform(0.1, 10.0, len(later) - t - 1)
     window = [Window("GOOG", "1d", NYSE)]
     before, after = splice_frame(goog, window), splice_frame(later, window)
-    for column in (cs.JUMP_SIGMAS, cs.LOCAL_SIGMAS, cs.VOLUME_RATIO, cs.JUMP_RETURN):
+    for column in (cs.JUMP_SIGMAS, cs.LOCAL_SIGMAS, cs.VOLUME_RATIO, cs.JUMP_RETURN,
+                   cs.JUMP_TRADED):
         pd.testing.assert_series_equal(before[column].iloc[:t + 1], after[column].iloc[:t + 1])
-    # reversion looks up to revert_bars ahead by design: only the last bars before t may change
-    settled = t + 1 - SPLICE_CONFIG.revert_bars
-    pd.testing.assert_series_equal(before[cs.JUMP_REVERTED].iloc[:settled],
-                                   after[cs.JUMP_REVERTED].iloc[:settled])
+    # reversion and what follows look up to revert_bars / follow_bars ahead by design: only the
+    # last bars before t may change
+    for column, bars in ((cs.JUMP_REVERTED, SPLICE_CONFIG.revert_bars),
+                         (cs.JUMP_FOLLOWED, SPLICE_CONFIG.follow_bars)):
+        settled = t + 1 - bars
+        pd.testing.assert_series_equal(before[column].iloc[:settled], after[column].iloc[:settled])
     # the market move of a bar is causal too: another series' later bars do not change it
     bars, windows = basket(4, 80, 0.8)
     moved = bars.copy()

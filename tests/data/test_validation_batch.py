@@ -10,7 +10,7 @@ from arena.core.sessions import NAT
 from arena.data.validation.jumps import _bar_groups, _full_row_medians, batch_jump_statistics
 
 SETTINGS = dict(min_returns=20, volume_lookback=20, local_window=60, fast_window=20,
-                revert_bars=5, jump_sigmas=6.0)
+                revert_bars=5, jump_sigmas=6.0, follow_bars=5)
 HOUR_US = 3_600_000_000
 
 
@@ -42,21 +42,23 @@ def test_a_batch_judges_each_series_as_if_alone() -> None:
     days = [(t // (24 * HOUR_US)) * (24 * HOUR_US) for t, _, _ in parts]
     since = [None if k is None else pd.Timestamp(int(parts[i][0][k]), unit="us", tz="UTC")
              for i, (_, _, _, k, _) in enumerate(specs)]
+    opens = [c * np.exp(rng.normal(0, 0.005, len(c))) for _, c, _ in parts]  # off the close
     batch = batch_jump_statistics(
         np.concatenate([c for _, c, _ in parts]), np.concatenate([v for _, _, v in parts]),
         np.concatenate([t for t, _, _ in parts]),
         np.split(np.arange(sum(s[0] for s in specs)), np.cumsum([s[0] for s in specs])[:-1]),
         sessions_gap=[s[1] for s in specs], interval_seconds=[s[2] for s in specs],
-        judged_from=since, session_days=np.concatenate(days), **SETTINGS)
+        judged_from=since, session_days=np.concatenate(days), open_=np.concatenate(opens),
+        **SETTINGS)
     offset = 0
     for i, (spec, (times, close, volume)) in enumerate(zip(specs, parts, strict=True)):
         n, gap, seconds = spec[:3]
         alone = batch_jump_statistics(close, volume, times, [np.arange(n)], sessions_gap=[gap],
                                       interval_seconds=[seconds], judged_from=[since[i]],
-                                      session_days=days[i], **SETTINGS)
+                                      session_days=days[i], open_=opens[i], **SETTINGS)
         rows = slice(offset, offset + n)
         for name in ("log_return", "simple", "centre", "scale", "local_sigmas", "volume_ratio",
-                     "reverted", "newest", "overnight"):
+                     "reverted", "followed", "traded", "newest", "overnight"):
             np.testing.assert_array_equal(getattr(batch, name)[rows], getattr(alone, name),
                                           err_msg=f"series {i} {name}")
         assert (batch.returns[i], batch.sigma[i], batch.overnight_sigma[i]) == \

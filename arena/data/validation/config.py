@@ -77,9 +77,27 @@ class ValidationConfig:
          ``revert_bars`` bars of its series (reversion not yet visible) is reported as "suspect
          at the newest bar" (``CheckResult.suspect``), to be judged again at the next run.
 
+      5. no volatility follows it: the robust sigma of the ``follow_bars`` (5) returns after it
+         (1.2533 x their mean absolute deviation from its local median), in its local sigmas,
+         is below ``follow_sigmas`` (3) or below ``follow_share`` (0.4) of the move itself. A
+         crash starts volatility in proportion to its size (as in a GARCH model, where the next
+         variance grows with the shock's square); a splice is a level shift the series then
+         carries calmly. SP500 2018-02-05 (-4.1% after a calm year, 7.3 local sigmas, 1.45x
+         volume) is followed by 3.8 sigmas, 2018-10-10 (-3.3%, 6.9) by 3.2; a 5% shift in a
+         calm stretch (the quietest quarter of the bars) is followed by that much in 1-1.5% of
+         the real daily series' bars (0 of EURUSD's hourly ones: a 100-sigma move there needs
+         40 sigmas after it);
+      6. it was not traded within its own bar: less than ``traded_share`` (0.4) of the move
+         lies between the bar's open and its close. A splice (two series stitched at a bar
+         boundary) moves the level between two bars and leaves the shifted bar an ordinary one;
+         a genuine move is made in the session (NASDAQ 2017-10-27, +2.2% on big tech earnings
+         at 6.5 local sigmas, 1.3x volume, calm after: 46% of it from the open to the close).
+
+      Rules 4 and 5 look forward: a failing bar among the last ``max(revert_bars,
+      follow_bars)`` bars of its series is "suspect at the newest bar" until later bars show it.
       A move by a factor of ``max_explained_factor`` (1.9: -47% or +90%) or more - an
-      unadjusted 2:1 split, a 10x unit error - is never explained by rules 2-4: it fails whenever
-      it exceeds ``splice_sigmas`` local sigmas, reverting or not, on any volume.
+      unadjusted 2:1 split, a 10x unit error - is never explained by rules 2-6: it fails whenever
+      it exceeds ``splice_sigmas`` local sigmas, reverting or not, on any volume, whatever follows.
       Stock intraday overnight gaps are judged against the trailing ``local_window`` overnight
       returns when there are ``min_returns`` of them, else against the intraday sigma widened by
       sqrt(intervals spanned) (an 18-hour overnight gap of 1h bars: 4.2x). The same widening
@@ -102,6 +120,10 @@ class ValidationConfig:
     local_window: int = 60
     fast_window: int = 20
     revert_bars: int = 5
+    follow_bars: int = 5
+    follow_sigmas: float = 3.0
+    follow_share: float = 0.4
+    traded_share: float = 0.4
     max_explained_factor: float = 1.9
     benchmarks: tuple[tuple[str, str], ...] = ((NYSE, "SPY"), (CRYPTO, "BTC"))
     market_min_others: int = 2

@@ -1,6 +1,7 @@
 """Jump statistics of price series for the splice check: how far each close-to-close move lies
 outside the series' LOCAL volatility, whether the market made the same move, whether the series
-traded on it, and whether the move reverted.
+traded on it (volume, and the part of the move made within the bar), whether the move reverted,
+and whether volatility followed it.
 
 A splice (two price series stitched together, an unadjusted split, a unit change) is a level shift
 that a series makes alone, without volume, and keeps. So a bar's move is judged
@@ -12,14 +13,21 @@ that a series makes alone, without volume, and keeps. So a bar's move is judged
   benchmark's return, else the median return of the batch's other series of the same calendar
   and interval), and the smaller of the two counts;
 * on volume: its volume against the median volume of the ``volume_lookback`` bars before it;
-* on reversion (the only look forward, by design): a move that comes back within
-  ``revert_bars`` bars was no level shift. The newest bars cannot show that yet: a suspect there
-  is reported as "suspect at the newest bar" (judged again when later bars arrive).
+* within its bar: the share of the move made between the bar's open and its close (a splice
+  stitched at a bar boundary moves the level between two bars; the shifted bar is ordinary);
+* on reversion (a look forward, by design): a move that comes back within ``revert_bars`` bars
+  was no level shift;
+* on what follows (the other look forward): the robust sigma of the ``follow_bars`` returns after
+  the move, in the move's own trailing sigmas. A crash starts the volatility that follows it; a
+  splice is a level shift the series then carries calmly.
+
+The newest bars cannot show reversion or what follows yet: a suspect there is reported as
+"suspect at the newest bar" (judged again when later bars arrive).
 
 A move by a factor of ``max_explained_factor`` (1.9) or more - an unadjusted 2:1 split, a unit
 error - is never explained by the market, volume or reversion: only its scale can pass it.
 
-Everything here except reversion is causal: changing bars after ``t`` never changes the
+Everything here except reversion and what follows is causal: changing bars after ``t`` never changes the
 statistics of bar ``t``. This module imports no Great Expectations.
 """
 
@@ -181,7 +189,10 @@ class SeriesJumps:
     local_sigmas: np.ndarray  # |log return - centre| / scale (capped at MAX_SIGMAS)
     volume_ratio: np.ndarray  # volume / trailing median volume; null: no volume data
     reverted: np.ndarray  # 1.0: the move came back within revert_bars bars; 0.0: not (yet)
-    newest: np.ndarray  # True: fewer than revert_bars bars after it and not reverted yet
+    followed: np.ndarray  # robust sigma of the follow_bars returns after it, in its local sigmas
+    traded: np.ndarray  # share of the move made from the bar's open to its close (null: no open)
+    newest: np.ndarray  # True: fewer than max(revert_bars, follow_bars) bars after it and not
+    # reverted yet (what follows is not known yet)
     overnight: np.ndarray
     returns: Sequence[int]  # close-to-close returns
     sigma: Sequence[float | None]  # whole-series robust sigma (reported for context, not judged)
@@ -194,7 +205,8 @@ def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.nd
                           judged_from: Sequence[pd.Timestamp | None],
                           session_days: np.ndarray | None, min_returns: int,
                           volume_lookback: int, local_window: int, fast_window: int,
-                          revert_bars: int, jump_sigmas: float) -> SeriesJumps:
+                          revert_bars: int, jump_sigmas: float, follow_bars: int = 0,
+                          open_: np.ndarray | None = None) -> SeriesJumps:
     """Jump statistics of every series of a batch (see the module docstring).
 
     ``close``, ``volume``, ``bar_time`` are the batch's rows; ``series`` lists the rows of each
@@ -220,11 +232,18 @@ def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.nd
     close before it, or when it undoes a jump (beyond ``jump_sigmas``) of the ``revert_bars``
     bars before: back within half of it of the close before that jump (a spike's way back).
 
+    ``follow_bars`` (0: not measured): what follows a move is the robust sigma (1.2533 x mean
+    absolute deviation) of the next ``follow_bars`` returns in the move's local sigmas, each
+    from the move's trailing median (an overnight return after an intraday move, or the other
+    way round, from its own trailing median and in its own sigmas: the two kinds have different
+    scales); null until that many returns follow. ``open_`` (per row; None: not measured): the
+    share of each move made within its bar, log(close / open) over the log return.
+
     ``judged_from``: the bars before it are context (judged by an earlier run): their trailing
     statistics are left null, except for the last ``revert_bars`` (a spike's way back looks at
     them). The statistics of the judged bars are the same either way."""
     n, count = len(close), len(series)
-    out = SeriesJumps(*(np.full(n, np.nan) for _ in range(7)), newest=np.zeros(n, dtype=bool),
+    out = SeriesJumps(*(np.full(n, np.nan) for _ in range(9)), newest=np.zeros(n, dtype=bool),
                       overnight=np.zeros(n, dtype=bool), returns=np.zeros(count, dtype=np.int64),
                       sigma=[None] * count, overnight_sigma=[None] * count)
     usable = np.isfinite(close) & (close > 0) & (bar_time != NAT)
@@ -313,13 +332,40 @@ def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.nd
         earlier = np.where(back, log_close[np.maximum(into - 1 - j, 0)], np.nan)
         reverted |= was_jump & (np.abs(after - earlier) <= half)
     out.reverted[rows[into]] = reverted.astype("float64")
-    out.newest[rows[into]] = (left < revert_bars) & ~reverted
+    out.followed[rows[into]] = _what_follows(r, centre, scale, gap, left, follow_bars)
+    if open_ is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inside = log_close[into] - np.log(open_[rows][into])
+            out.traded[rows[into]] = np.where(r != 0, inside / r, np.nan)
+    out.newest[rows[into]] = (left < max(revert_bars, follow_bars)) & ~reverted
     ends = np.cumsum(n_returns)
     for s in np.flatnonzero(n_returns >= min_returns):
         rs, gs = r[ends[s] - n_returns[s]:ends[s]], gap[ends[s] - n_returns[s]:ends[s]]
         out.sigma[s] = robust_sigma(rs[~gs] if (~gs).sum() >= min_returns else rs)[1]
         if gs.sum() >= min_returns:
             out.overnight_sigma[s] = robust_sigma(rs[gs])[1]
+    return out
+
+
+def _what_follows(r: np.ndarray, centre: np.ndarray, scale: np.ndarray, gap: np.ndarray,
+                  left: np.ndarray, bars: int) -> np.ndarray:
+    """Per return: the robust sigma (1.2533 x mean absolute deviation) of the ``bars`` returns
+    after it, in its own trailing sigmas and from its trailing median (a return of the other
+    kind - overnight after intraday, or the reverse - from its own median, in its own sigmas);
+    null with fewer than ``bars`` returns after it in its series (``left``) or no scale."""
+    out = np.full(len(r), np.nan)
+    if bars < 1 or not len(r):
+        return out
+    total = np.zeros(len(r))
+    at = np.arange(len(r))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for j in range(1, bars + 1):
+            later = np.minimum(at + j, len(r) - 1)
+            same = gap[later] == gap
+            own = np.abs(r[later] - centre[later]) / scale[later] * scale  # in its own sigmas
+            total += np.where(same, np.abs(r[later] - centre), own)
+        ok = (left >= bars) & (scale > 0)
+        out[ok] = MEAN_AD_TO_SIGMA * total[ok] / bars / scale[ok]
     return out
 
 

@@ -129,8 +129,8 @@ def _splice(key, s, rows, failing, config):
                      f"({config.min_returns} earlier returns needed before a move is judged)")
     if failing.empty:
         return obs, (f"{key}: no level shift beyond {k:g} local sigmas without market, "
-                     f"{m:g}x volume or reversion (largest move {s.max_jump or 0:.1f} sigmas, "
-                     f"market: {s.market})")
+                     f"{m:g}x volume, trading within the bar, reversion or volatility after "
+                     f"it (largest move {s.max_jump or 0:.1f} sigmas, market: {s.market})")
     newest = failing[cs.JUMP_NEWEST].astype(bool)
     suspect = bool(newest.all())
     first = failing.iloc[0]
@@ -139,14 +139,15 @@ def _splice(key, s, rows, failing, config):
         obs["since"] = _iso(first["timestamp"])
         what = f"suspect at the newest bar{'s' if len(failing) > 1 else ''}: " \
                f"{_bars(len(failing), 'jump')}"
-        tail = (f"; fewer than {config.revert_bars} later bars show whether it reverts: "
-                "hold and judge again")
+        later = max(config.revert_bars, config.follow_bars)
+        tail = (f"; fewer than {later} later bars show whether it reverts or volatility "
+                "follows: hold and judge again")
     else:
         what = f"{_bars(len(failing), 'jump')}"
         tail = ""
-    return obs, (f"{key}: {what} more than {k:g} local sigmas without market, volume or "
-                 f"reversion, first at {fmt_time(first['timestamp'])} "
-                 f"({_move(first)}){tail}")
+    return obs, (f"{key}: {what} more than {k:g} local sigmas without market, volume, "
+                 f"trading within the bar, reversion or volatility after it, first at "
+                 f"{fmt_time(first['timestamp'])} ({_move(first)}){tail}")
 
 
 def _move(row) -> str:
@@ -155,8 +156,12 @@ def _move(row) -> str:
     gap = "overnight gap " if row[cs.OVERNIGHT] else ""
     market = "no market" if pd.isna(row[cs.MARKET_RETURN]) else \
         f"market {math.expm1(row[cs.MARKET_RETURN]):+.1%}"
+    traded = row[cs.JUMP_TRADED]
+    within = "" if pd.isna(traded) else f", {max(traded, 0.0):.0%} within the bar"
+    followed = row[cs.JUMP_FOLLOWED]
+    after = "" if pd.isna(followed) else f", {followed:.1f} sigmas after it"
     return (f"{gap}{row[cs.JUMP_RETURN]:+.1%}, {row[cs.JUMP_SIGMAS]:.1f} sigmas, {market}, "
-            f"{volume}")
+            f"{volume}{within}{after}")
 
 
 def _staleness(key, s, rows, failing, config):

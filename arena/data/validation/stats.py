@@ -70,7 +70,10 @@ ABS_LOG_RETURN = "abs_log_return"  # its size (moves by max_explained_factor are
 MARKET_RETURN = "market_return"  # the market's log return at the bar (null: no market)
 MARKET_SOURCE = "market_source"  # 0 none, 1 benchmark in the batch, 2 passed in, 3 batch median
 JUMP_REVERTED = "jump_reverted"  # 1: the move came back within revert_bars bars (looks ahead)
-JUMP_NEWEST = "jump_newest"  # among the last revert_bars bars and not reverted (yet)
+JUMP_FOLLOWED = "jump_followed"  # robust sigma of the follow_bars returns after it, in its local
+# sigmas (looks ahead; null until that many bars follow)
+JUMP_TRADED = "jump_traded"  # share of the move made from the bar's open to its close
+JUMP_NEWEST = "jump_newest"  # among the last max(revert_bars, follow_bars) bars, not reverted
 OVERNIGHT = "overnight"  # first bar of a session after another session's bar (stock intraday)
 SERIES_BARS = "series_bars"
 SERIES_MISSING_SHARE = "series_missing_share"
@@ -142,7 +145,7 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
         raise ValueError(f"bars for series without a window: {unasked[:5]}")
     columns = {c: np.full(len(frame), np.nan) for c in (
         STEP_SECONDS, GRID_OFFSET, LOCAL_SIGMAS, VOLUME_RATIO, JUMP_RETURN, LOG_RETURN,
-        "_centre", "_scale", JUMP_REVERTED, SERIES_BARS,
+        "_centre", "_scale", JUMP_REVERTED, JUMP_FOLLOWED, JUMP_TRADED, SERIES_BARS,
         SERIES_MISSING_SHARE, SERIES_OFF_CALENDAR, SERIES_STALE, SERIES_INCOMPLETE)}
     bar_time = micros.copy()
     nyse = [groups[(w.symbol, w.interval)] for w in windows
@@ -178,7 +181,8 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
         judged_from=[by_key[key].judged_from for key, _, _ in prepared], session_days=midnights,
         min_returns=config.min_returns, volume_lookback=config.volume_lookback,
         local_window=config.local_window, fast_window=config.fast_window,
-        revert_bars=config.revert_bars, jump_sigmas=config.splice_sigmas)
+        revert_bars=config.revert_bars, jump_sigmas=config.splice_sigmas,
+        follow_bars=config.follow_bars, open_=frame["open"].to_numpy())
     for i, (key, idx, series) in enumerate(prepared):
         stats[key] = replace(series.stats, returns=int(jumps.returns[i]), sigma=jumps.sigma[i],
                              overnight_sigma=jumps.overnight_sigma[i])
@@ -188,7 +192,8 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     columns.update({
         LOCAL_SIGMAS: jumps.local_sigmas, VOLUME_RATIO: jumps.volume_ratio,
         JUMP_RETURN: jumps.simple, LOG_RETURN: jumps.log_return, "_centre": jumps.centre,
-        "_scale": jumps.scale, JUMP_REVERTED: jumps.reverted})
+        "_scale": jumps.scale, JUMP_REVERTED: jumps.reverted, JUMP_FOLLOWED: jumps.followed,
+        JUMP_TRADED: jumps.traded})
     frame[BAR_TIME] = utc_index(bar_time)
     frame[ON_CALENDAR] = on_calendar
     frame[OVERNIGHT] = overnight
