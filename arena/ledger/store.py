@@ -98,11 +98,14 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
-from arena.core.errors import Failed
 from arena.core.text import from_json_literal
 from arena.core.types import Message
+from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, default_root, is_disk_error, os_error_text
 from arena.engine.portfolio import Fill, Portfolio
+from arena.ledger.chain import BrokenChain as BrokenChain  # re-exported
+from arena.ledger.chain import make_link, previous_link, write_head
+from arena.ledger.errors import LedgerError
 from arena.ledger.records import (
     ANSWER,
     MIN_SECRET_CHARS,
@@ -127,10 +130,6 @@ from arena.ledger.records import (
 )
 
 log = logging.getLogger(__name__)
-
-
-class LedgerError(Failed, RuntimeError):
-    """A record that cannot be written (inconsistent, overlapping, ...)."""
 
 
 class LedgerBusy(LedgerError, TimeoutError):
@@ -197,6 +196,21 @@ def _fsync_dir(path: Path) -> None:
 def _write_pid(fd: int) -> None:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # for humans: who holds / held it
+
+
+def _damaged_of(paths: Sequence[str], exc: BaseException) -> DamagedFile:
+    """The :class:`DamagedFile` of a failed read of ``paths``: the first file that is missing or
+    does not read on its own is named (the dataset's own error names none, or a C++ frame)."""
+    for path in paths:
+        try:
+            pq.ParquetFile(path).metadata  # noqa: B018 - the footer is what a damaged file lacks
+        except FileNotFoundError:
+            return DamagedFile(path, "the file is missing from its record")
+        except (pa.ArrowException, OSError) as err:
+            return DamagedFile(path, str(err).strip().splitlines()[0] if str(err).strip()
+                               else type(err).__name__)
+    return DamagedFile(paths[0] if len(paths) == 1 else f"one of {len(paths)} ledger files",
+                       str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
 
 
 @contextmanager
@@ -338,6 +352,9 @@ class Ledger:
             staging = self.dir / "_staging"
             for leftover in staging.glob(f"{contestant}+*"):  # crashed runs' partial writes
                 shutil.rmtree(leftover, ignore_errors=True)
+            # the history this record follows is checked before anything is built (no model
+            # is called for a contestant whose book cannot be folded): arena.ledger.chain
+            previous = previous_link(self.dir, contestant, self.chain_keys(contestant))
             rows, texts = make()
             _refuse_secrets(rows, texts, where, self.secret_names)
             tables = {n: pa.Table.from_pylist(rows.get(n, []), schema=s) for n, s in schemas.items()}
@@ -349,6 +366,7 @@ class Ledger:
                         self._store_text(sha, text)
                     for name, table in tables.items():
                         self._write_table(tmp / f"{name}.parquet", table)
+                    link = make_link(tmp, final.relative_to(self.dir).as_posix(), previous)
                     _fsync_dir(tmp)
                     final.parent.mkdir(parents=True, exist_ok=True)
                     os.rename(tmp, final)  # the commit: the record appears whole, or not at all
@@ -357,6 +375,7 @@ class Ledger:
                     raise
             try:  # the record is committed: a failure now is reported, never as "not recorded"
                 _fsync_dir(final.parent)
+                write_head(self.dir, contestant, link)  # lost in a crash: rolled forward next time
                 self.write_schemas()
             except OSError as exc:
                 if not is_disk_error(exc):
@@ -401,6 +420,16 @@ class Ledger:
             keys.append(MonitorKey(unstamp(start), unstamp(end), d.name.split("=", 1)[1]))
         return sorted(keys)
 
+    def chain_keys(self, contestant: str) -> list[str]:
+        """The contestant's records (folders relative to the ledger) in fold order, newest last:
+        by time, a monitor window ending at ``t`` before the cycle at ``t``
+        (:mod:`arena.ledger.chain`)."""
+        order = [((k.cycle_at, 1), self.record_dir(k.cycle_at, contestant))
+                 for k in self.records(contestant)]
+        order += [((k.end, 0), self.monitor_dir(k.start, k.end, contestant))
+                  for k in self.monitor_records(contestant)]
+        return [d.relative_to(self.dir).as_posix() for _, d in sorted(order, key=lambda o: o[0])]
+
     def _dirs(self, kind: str, contestant: str | None) -> list[Path]:
         name = "*" if contestant is None else check_name(contestant)
         return sorted(p for p in (self.dir / kind).glob(f"*/contestant={name}")
@@ -414,7 +443,10 @@ class Ledger:
         paths = [str(d / f"{name}.parquet") for d in chosen]
         if not paths:
             return schema.empty_table()
-        return ds.dataset(paths, schema=schema, format="parquet").to_table()
+        try:
+            return ds.dataset(paths, schema=schema, format="parquet").to_table()
+        except (pa.ArrowException, OSError) as exc:
+            raise _damaged_of(paths, exc) from exc
 
     def table(self, name: str, contestant: str | None = None, *, monitor: bool = False) -> pd.DataFrame:
         """Every record's rows of table ``name`` (see :data:`SCHEMAS`), in key order."""
@@ -478,7 +510,10 @@ class Ledger:
         path = self.record_dir(cycle_at, contestant) / f"{name}.parquet"
         if not path.is_file():
             raise KeyError(f"no ledger record for {contestant} at {cycle_at}")
-        rows = pq.ParquetFile(path).read().to_pylist()
+        try:
+            rows = pq.ParquetFile(path).read().to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            raise _damaged_of([str(path)], exc) from exc
         if name == "outcome":
             rows = [{**r, "status": outcome_status(r["status"], r["n_fills"])} for r in rows]
         return rows

@@ -33,6 +33,7 @@ import pandas as pd
 from arena.agents.base import Contestant, plays_after_others
 from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
+from arena.data.errors import DamagedFile
 from arena.data.lake import Lake
 from arena.engine.outcomes import FAILED
 from arena.engine.rules import ARENA_RULES, CycleState, Rules
@@ -156,7 +157,10 @@ def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: U
         return Outcome(contestant.name, "not recorded", FAILED, 0, 0,
                        sum(c.tokens_in or 0 for c in calls), sum(c.tokens_out or 0 for c in calls),
                        None, max((c.latency_s for c in calls), default=0.0), exc.reply.error)
-    except LedgerError as exc:  # refused (a cycle behind its history, a secret in the record)
+    except DamagedFile as exc:  # a file of its history cannot be read: its book cannot be folded
+        log.error("contestant %s at %s: %s (nothing recorded)", contestant.name, at, exc)
+        return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0, str(exc))
+    except LedgerError as exc:  # refused (a cycle behind its history, a broken chain, a secret)
         log.error("contestant %s at %s: %s", contestant.name, at, exc)
         return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0, str(exc),
                        transient=isinstance(exc, LedgerBusy))
@@ -187,9 +191,14 @@ def _play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: 
 def cycle_market(lake: Lake, provider: str, universe: Universe,
                  contestants: Sequence[Contestant], at: pd.Timestamp, ledger: Ledger) -> MarketData:
     """The cycle's market, with full depth for everything any contestant holds."""
-    held = sorted({s for c in contestants for s in ledger.portfolio(c.name).positions
-                   if s in universe})  # a symbol dropped from the universe has no market
-    return build_market(lake, provider, universe, at, held=held)
+    held: set[str] = set()
+    for c in contestants:
+        try:
+            held |= {s for s in ledger.portfolio(c.name).positions
+                     if s in universe}  # a symbol dropped from the universe has no market
+        except DamagedFile:  # its own step refuses it, naming the file
+            continue
+    return build_market(lake, provider, universe, at, held=sorted(held))
 
 
 def secret_names(contestants: Sequence[Contestant]) -> set[str]:

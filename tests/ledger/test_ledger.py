@@ -89,8 +89,8 @@ def test_record_round_trips_every_table(tmp_path):
     d = ledger.record_dir(C1, "momentum")
     assert d == tmp_path / "ledger/cycles/cycle=2025-11-26T16-00-00/contestant=momentum"
     assert sorted(p.name for p in d.iterdir()) == sorted(
-        f"{n}.parquet" for n in ("outcome", "calls", "messages", "responses", "decisions",
-                                 "rejections", "fills", "levels", "equity"))
+        [f"{n}.parquet" for n in ("outcome", "calls", "messages", "responses", "decisions",
+                                  "rejections", "fills", "levels", "equity")] + ["chain.json"])
 
     assert ledger.fills("momentum") == [OPEN_ETH]  # every Fill field rebuilt exactly
     assert ledger.responses("momentum", C1) == {"answer": '{"decisions": []}', "repair": "fixed"}
@@ -481,6 +481,9 @@ def test_a_record_written_before_the_responses_notes_still_reads(tmp_path):
     for path in (ledger.record_dir(C1, "momentum") / "responses.parquet",
                  ledger.dir / "cycles/cycle=_schema/contestant=_schema/responses.parquet"):
         pq.write_table(pq.ParquetFile(path).read().select(old_columns), path)
+    # an older ledger has no chain either (arena.ledger.chain): its records are unchained
+    (ledger.record_dir(C1, "momentum") / "chain.json").unlink()
+    (ledger.dir / "_heads/contestant=momentum.json").unlink()
     fresh = Ledger(tmp_path)
     fresh.record_cycle(C2, "momentum", lambda: simple_record("momentum", C2))
     schema_file = fresh.dir / "cycles/cycle=_schema/contestant=_schema/responses.parquet"
