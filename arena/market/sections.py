@@ -74,9 +74,12 @@ def header(market: MarketData) -> str:
     if market.nyse_trading_day:
         lines.append("NYSE trades today: stocks and crypto may both be traded.")
     else:
-        lines.append("NYSE is CLOSED today (weekend or holiday): only crypto can be traded; any "
-                     "decision on a stock, even a hold, is rejected. Stock prices are the last "
-                     "close.")
+        # the engine's rule (engine.rules.check): a hold trades nothing, so it is accepted on
+        # any day; the rules template says the same (tests/market/test_closed_day_prompt.py)
+        lines.append("NYSE is CLOSED today (weekend or holiday): only crypto can be traded; "
+                     "stock opens, adds and closes are rejected, while a hold of a held stock "
+                     "is accepted (it trades nothing and may move the stock's level). Stock "
+                     "prices are the last close.")
     if market.synthetic:
         lines.append("Data source: SYNTHETIC - prices come from the arena's seeded market "
                      "simulator, not from a real exchange. Treat them as a realistic but "
