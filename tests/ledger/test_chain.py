@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from itertools import pairwise
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -50,7 +51,7 @@ def test_each_record_links_to_the_one_before_and_the_head_names_the_last(tmp_pat
                     "cycles/cycle=2025-11-28T16-00-00/contestant=momentum"]
     links = [read_link(ledger.dir / k) for k in keys]
     assert links[0].previous is None
-    for before, after in zip(links, links[1:], strict=False):
+    for before, after in pairwise(links):
         assert (after.previous.key, after.previous.digest) == (before.key, before.digest)
     assert set(links[0].files) == {p.name for p in (ledger.dir / keys[0]).glob("*.parquet")}
     assert read_head(ledger.dir, "momentum").key == keys[-1]
@@ -140,7 +141,7 @@ def test_records_written_before_the_chain_are_unchained_not_damaged(tmp_path):
         (ledger.dir / key / CHAIN_FILE).unlink()
     (ledger.dir / "_heads/contestant=momentum.json").unlink()
     built, record = _builds(Ledger(tmp_path))
-    assert record() == RecordStatus.RECORDED
+    assert record() == RecordStatus.RECORDED and built == [True]
     keys = Ledger(tmp_path).chain_keys("momentum")
     link = read_link(ledger.dir / keys[-1])
     assert (link.previous.key, link.previous.digest) == (keys[-2], None)
