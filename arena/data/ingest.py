@@ -147,7 +147,8 @@ class AssetFetch:
     """What one asset's fetch brought back.
 
     ``fetched_from``: where the fetch started - the asked start, or earlier to re-fetch the last
-    ``RESTATEMENT_OVERLAP`` of what is stored (or all of it: ``full``). ``restatement``: set when
+    ``RESTATEMENT_OVERLAP`` of what is stored (or all of it: ``full``). ``filled``: the holes
+    a window that does not touch the stored span would leave, fetched too. ``restatement``: set when
     re-fetched bars differed from the stored ones; the fetch then holds the vendor's whole
     series over the stored span (see :func:`fetch_asset`)."""
 
@@ -164,6 +165,9 @@ class AssetFetch:
     # build reuses it when the file is still the same one (no second read of the history)
     stored: pd.DataFrame | None = None
     stored_signature: object | None = None  # Lake.signature of the stored partition
+    # the holes between the asked window and the stored series that the fetch covered too, so
+    # the stored series stays contiguous: {"side": "before"|"after", "from": t, "to": t}
+    filled: list[dict[str, object]] = field(default_factory=list)
 
 
 def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
@@ -173,7 +177,9 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
     (``reference``; a watch run, see :func:`plan_ingest`, fetches the bars only).
 
     With a ``lake`` holding the asset, the fetch also covers the last ``RESTATEMENT_OVERLAP`` of
-    the stored bars (``full``: all of them). When a re-fetched bar differs from the stored one
+    the stored bars (``full``: all of them), and a window that ends before the first stored bar
+    is fetched up to it (a back-fill never leaves a hole between its bars and the stored ones;
+    a window that starts after the last stored bar already fetches from it). When a re-fetched bar differs from the stored one
     (a split the vendor has since applied, a correction), the vendor's series over the whole
     stored span is fetched: :func:`build_partitions` then republishes it whole or quarantines it
     (the restatement rule; see ``data_lake/README.md``).
@@ -185,14 +191,22 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
     key = PartitionKey(provider.name, interval, asset.symbol)
     signature = lake.signature(key) if lake is not None else None
     stored = lake.read_bars(key) if lake is not None else None
-    fetch_from = utc(start)
+    fetch_from, fetch_to = utc(start), utc(end)
+    holes: list[tuple[str, pd.Timestamp, pd.Timestamp]] = []  # (side, from, to)
     if stored is not None and not stored.empty:
         first, last = stored["timestamp"].iloc[0], stored["timestamp"].iloc[-1]
-        fetch_from = min(fetch_from, first if full else
-                         last + interval_delta(interval) - RESTATEMENT_OVERLAP)
-    bars = _fetch_closed(provider, asset, interval, fetch_from, end)
+        after = last + interval_delta(interval)  # where the stored series ends
+        fetch_from = min(fetch_from, first if full else after - RESTATEMENT_OVERLAP)
+        if utc(start) > after:  # a hole after the stored bars: the fetch from the tail fills it
+            holes.append(("after", after, utc(start)))
+        if fetch_to < first:  # ... or before them: fetched up to the first stored bar
+            # from the first bar that does not close by the asked end
+            opens_after = fetch_to - interval_delta(interval) + pd.Timedelta(microseconds=1)
+            holes.append(("before", opens_after, first))
+            fetch_to = first
+    bars = _fetch_closed(provider, asset, interval, fetch_from, fetch_to)
     out = AssetFetch(asset.symbol, bars, fetched_from=fetch_from, stored=stored,
-                     stored_signature=signature)
+                     stored_signature=signature, filled=_filled(bars, holes))
     if stored is not None and not stored.empty:
         changed = restated_bars(stored, bars)
         if len(changed):
@@ -219,6 +233,19 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
         except ProviderError as exc:
             out.warnings.append(f"events: {exc}")
     out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _filled(bars: pd.DataFrame, holes: list[tuple[str, pd.Timestamp, pd.Timestamp]]
+            ) -> list[dict[str, object]]:
+    """The holes between the window and the stored series the fetch brought bars for (a hole
+    over a closed market brings none): side, first bar, the time the hole ends, how many bars."""
+    times = bars["timestamp"]
+    out = []
+    for side, begin, end in holes:
+        inside = times[(times >= begin) & (times < end)]
+        if len(inside):
+            out.append({"side": side, "from": inside.iloc[0], "to": end, "bars": len(inside)})
     return out
 
 
@@ -377,7 +404,7 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
              "revised": revised, "first": fetched.base["timestamp"].iloc[0],
              "last": fetched.base["timestamp"].iloc[-1], "judged_from": changed_from,
              "fetch_seconds": round(fetched.seconds, 3), "no_complete_bar_yet": not_yet,
-             "warnings": fetched.warnings}
+             "filled": fetched.filled, "warnings": fetched.warnings}
     return AssetPartitions(asset.symbol, frames, stats, read, judge)
 
 
@@ -920,6 +947,8 @@ def _manifest(lake: Lake, plan: IngestPlan, fetches: Sequence[AssetFetch],
         "bars_published": sum(a["bars_published"] for a in assets.values()),
         "fetch_errors": {s: a["reason"] for s, a in assets.items() if a["status"] == FETCH_FAILED},
         "held": [s for s, a in assets.items() if a["status"] == HELD],
+        # the holes a window left before or after the stored series, fetched too
+        "filled": {f.symbol: f.filled for f in fetches if f.filled},
         "restated": {f.symbol: {**f.restatement, "outcome": assets.get(f.symbol, {}).get("status")}
                      for f in fetches if f.restatement is not None},
         "error": failure,

@@ -34,6 +34,19 @@ class AssetIngest:
 
 
 @dataclass(frozen=True)
+class FilledHole:
+    """A hole the asked window would have left between its bars and the stored series of an
+    asset (``side``: ``before`` or ``after`` the stored bars), fetched too so that the series
+    stays contiguous: its first bar, the time it ends at, and how many bars it holds."""
+
+    symbol: str
+    side: str
+    start: pd.Timestamp
+    end: pd.Timestamp
+    bars: int
+
+
+@dataclass(frozen=True)
 class ValidationSummary:
     """The run's candle validation: its one-line summary, the failed checks and where its
     pages are (the run's own, the index of every run, Great Expectations' Data Docs)."""
@@ -66,6 +79,9 @@ class IngestSummary:
     bars_published: int
     timings: dict[str, float]
     validation: ValidationSummary | None = None
+    filled: tuple[FilledHole, ...] = ()
+    # the torn publications of killed runs this run rolled forward or back, one line each
+    recovered: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -98,7 +114,12 @@ class IngestSummary:
             not_published=dict(manifest.get("not_published") or {}),
             bars_by_interval=per_interval, bars_published=int(manifest.get("bars_published", 0)),
             timings={k: float(v) for k, v in (manifest.get("timings_seconds") or {}).items()},
-            validation=validation, raw=manifest)
+            validation=validation,
+            filled=tuple(FilledHole(symbol, str(h["side"]), utc(h["from"]), utc(h["to"]),
+                                    int(h["bars"]))
+                         for symbol, holes in (manifest.get("filled") or {}).items()
+                         for h in holes),
+            recovered=tuple(str(r) for r in manifest.get("recovered") or ()), raw=manifest)
 
     @property
     def new_bars(self) -> int:

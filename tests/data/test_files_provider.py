@@ -66,3 +66,20 @@ def test_non_numeric_volume_is_not_candle_data(drop, universe):
     (drop / "1h" / "XRP.csv").write_text(CSV.replace(",10\n", ",lots\n"))
     with pytest.raises(BlockedError, match="non-numeric volume"):
         FilesProvider(drop).fetch_bars(universe["XRP"], "1h", ts("2025-11-03"), ts("2025-11-04"))
+
+
+def test_a_time_given_twice_with_other_values_is_refused_naming_it(drop, universe):
+    """The second row for 01:00 closes at 1.5 times the first: neither is the bar, so the
+    file is refused, never resolved by taking the last row."""
+    twice = CSV + "2025-11-03T01:00:00Z,101,103,100,153,11\n"
+    (drop / "1h" / "ETH.csv").write_text(twice)
+    with pytest.raises(BlockedError, match=r"ETH.csv gives 1 bar times twice with different "
+                                           r"values \(2025-11-03 01:00 UTC\)"):
+        FilesProvider(drop).fetch_bars(universe["ETH"], "1h", ts("2025-11-03"), ts("2025-11-04"))
+
+
+def test_a_row_repeated_exactly_is_one_bar(drop, universe):
+    repeated = CSV + "2025-11-03T01:00:00+00:00,101,103,100,102,11\n"  # the same time, spelt anew
+    (drop / "1h" / "ETH.csv").write_text(repeated)
+    bars = FilesProvider(drop).fetch_bars(universe["ETH"], "1h", ts("2025-11-03"), ts("2025-11-04"))
+    assert list(bars.close) == [101, 102, 103]

@@ -9,8 +9,9 @@ files here instead. Layout (house symbols, one folder per interval)::
     DROP/earnings.csv               symbol,date
 
 Candle files have the columns ``timestamp,open,high,low,close,volume`` (ISO-8601 UTC, bar open
-time). A file that holds an HTML page or no candle columns is refused (``BlockedError``); a
-missing file is ``NoDataError``: the publisher has not pushed it.
+time). A file that holds an HTML page or no candle columns, or gives one bar time twice with
+different values, is refused (``BlockedError``); a missing file is ``NoDataError``: the publisher
+has not pushed it.
 """
 
 from __future__ import annotations
@@ -89,14 +90,30 @@ class FilesProvider:
         if not files:
             raise NoDataError(f"no file for {asset.symbol} {interval} in {self.root / interval}",
                               provider=self.name, symbol=asset.symbol)
-        frames = [to_bar_frame(read_table(f, symbol=asset.symbol), provider=self.name,
-                               symbol=asset.symbol) for f in files]
-        bars = pd.concat(frames, ignore_index=True)
-        # date-labelled daily/weekly stock files (midnight UTC or New York) -> session opens
+        frames = [self._bars_of(f, asset, interval) for f in files]
+        # a later chunk restates an earlier one's bars: the later file wins
+        bars = (pd.concat(frames, ignore_index=True)
+                .drop_duplicates("timestamp", keep="last").sort_values("timestamp"))
+        return to_bar_frame(bars, provider=self.name, symbol=asset.symbol, start=start, end=end)
+
+    def _bars_of(self, path: Path, asset: Asset, interval: str) -> pd.DataFrame:
+        """One file's bars, labelled as the calendar labels them (date-labelled daily and weekly
+        stock files, midnight UTC or New York, -> session opens). A time the file gives twice
+        with other values is refused (:class:`BlockedError` naming the times): no row of the
+        two is the bar more than the other; a row repeated as it is counts once."""
+        bars = to_bar_frame(read_table(path, symbol=asset.symbol), provider=self.name,
+                            symbol=asset.symbol)
         bars["timestamp"] = canonical_labels(pd.DatetimeIndex(bars["timestamp"]), asset.calendar,
                                              interval)
-        bars = bars.drop_duplicates("timestamp", keep="last").sort_values("timestamp")
-        return to_bar_frame(bars, provider=self.name, symbol=asset.symbol, start=start, end=end)
+        bars = bars.drop_duplicates()  # the same row twice: one bar
+        twice = bars["timestamp"][bars["timestamp"].duplicated(keep=False)].drop_duplicates()
+        if len(twice):
+            shown = ", ".join(f"{t:%Y-%m-%d %H:%M}" for t in twice.sort_values().iloc[:5])
+            more = f" and {len(twice) - 5} more" if len(twice) > 5 else ""
+            raise BlockedError(f"{path.name} gives {len(twice)} bar times twice with different "
+                               f"values ({shown} UTC{more}): remove the wrong rows (a row repeated "
+                               "exactly is read once)", provider=self.name, symbol=asset.symbol)
+        return bars
 
     def fetch_events(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
         raise UnsupportedError("the files source carries no corporate actions", provider=self.name,
