@@ -2,7 +2,8 @@
 
 * False positives: bars the splice check rejects (see ``ValidationConfig``) out of the bars it
   judges, on the committed real series (GOOG daily 2004-2013 with the 2008 crash, EURUSD hourly
-  2017) and on a year of the synthetic market at every interval the lake stores, each interval
+  2017, the S&P 500 and NASDAQ Composite daily 1999-2018, each validated alone: no market
+  series) and on a year of the synthetic market at every interval the lake stores, each interval
   validated as one batch (so the benchmark and the batch median are the market, as at ingest).
 * Power: on the real series, a level shift without volume (5%, an unadjusted 2:1 split, a 10x
   unit error) placed at ``--shifts`` random calm and busy bars; the share of them rejected.
@@ -59,8 +60,12 @@ def rate_line(name: str, frame: pd.DataFrame) -> str:
 def real_series() -> dict[str, tuple[pd.DataFrame, Window]]:
     goog = load_price_file(PRICES / "GOOG.csv").assign(symbol="GOOG", interval="1d")
     eurusd = load_price_file(PRICES / "EURUSD_1h.csv").assign(symbol="EURUSD", interval="1h")
-    return {"GOOG 1d (real)": (goog, Window("GOOG", "1d", NYSE)),
-            "EURUSD 1h (real)": (eurusd, Window("EURUSD", "1h", FX))}
+    series = {"GOOG 1d (real)": (goog, Window("GOOG", "1d", NYSE)),
+              "EURUSD 1h (real)": (eurusd, Window("EURUSD", "1h", FX))}
+    for name in ("SP500", "NASDAQ"):
+        bars = load_price_file(PRICES / f"{name}_1d.csv.gz").assign(symbol=name, interval="1d")
+        series[f"{name} 1d (real)"] = (bars, Window(name, "1d", NYSE))
+    return series
 
 
 def synthetic_batches(days: int) -> dict[str, tuple[pd.DataFrame, list[Window]]]:
