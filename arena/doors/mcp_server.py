@@ -13,6 +13,9 @@ than :data:`RATE` times a minute is told to wait. Bearer keys travel in clear ov
 serve on loopback (the default, where the SDK also guards against DNS rebinding) or behind a
 TLS proxy; bad arguments and refusals come back as tool
 errors naming the problem. None of them touches the other entrants or stops the server.
+A submission the decision contract cannot read (:func:`unreadable`) is refused with the
+contract's reasons and never kept, so the entrant's last valid submission is the one that
+executes.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from starlette.applications import Starlette
 
 from arena.data.lake import Lake
 from arena.doors.limits import SlidingWindow
+from arena.engine.contract import MalformedDecision, parse_answer
 from arena.pipeline.entrants import Entrant, EntrantError, authenticate, entrants
 from arena.pipeline.outside import (
     Arena,
@@ -73,16 +77,21 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "submit_decision": {
         "en": "Submit an arena answer (a JSON object with a `decisions` list, as the rules' "
-              "contract says) for the coming cycle. It is checked at once against your "
-              "portfolio and the latest prices: the rejections and reasons come back now, and "
-              "you may submit again until the deadline. The last submission before the cycle "
-              "executes there; none is a hold.",
+              "contract says) for the coming cycle. An answer the contract cannot read (not "
+              "one JSON object with a `decisions` list, or a decision with a missing or "
+              "mistyped field) is refused with the reasons and not kept. A readable one is "
+              "checked at once against your portfolio and the latest prices: the rejections "
+              "and reasons come back now, and you may submit again until the deadline. The "
+              "last valid submission before the cycle executes there; none is a hold.",
         "pl": "Zgłoś odpowiedź areny (obiekt JSON z listą `decisions`, zgodnie z kontraktem z "
-              "zasad) na nadchodzący cykl. Jest od razu sprawdzana względem twojego portfela "
-              "i najnowszych cen: odrzucenia i powody wracają natychmiast i możesz zgłaszać "
-              "ponownie do terminu. Wykonywane jest ostatnie zgłoszenie przed cyklem; brak "
-              "zgłoszenia oznacza wstrzymanie.",
-        "zh": "为下一个周期提交竞技场答案（按规则中的契约，一个包含 `decisions` 列表的 JSON 对象）。它会立即根据你的投资组合和最新价格进行检查：拒绝及原因会马上返回，截止前你可以再次提交。周期前的最后一次提交将在该周期执行；没有提交即为持有不动。",
+              "zasad) na nadchodzący cykl. Odpowiedź, której kontrakt nie potrafi odczytać "
+              "(nie jeden obiekt JSON z listą `decisions` albo decyzja z brakującym polem lub "
+              "polem złego typu), zostaje odrzucona wraz z powodami i nie jest zachowywana. "
+              "Odczytana jest od razu sprawdzana względem twojego portfela i najnowszych cen: "
+              "odrzucenia i powody wracają natychmiast i możesz zgłaszać ponownie do terminu. "
+              "Wykonywane jest ostatnie ważne zgłoszenie przed cyklem; brak zgłoszenia oznacza "
+              "wstrzymanie.",
+        "zh": "为下一个周期提交竞技场答案（按规则中的契约，一个包含 `decisions` 列表的 JSON 对象）。契约无法读取的答案（不是一个带 `decisions` 列表的 JSON 对象，或某个决策缺少字段、字段类型错误）会被拒绝并返回原因，且不会保存。可读取的答案会立即根据你的投资组合和最新价格进行检查：拒绝及原因会马上返回，截止前你可以再次提交。周期前最后一次有效的提交将在该周期执行；没有提交即为持有不动。",
     },
     "submissions": {
         "en": "Your own submissions for the coming cycle, oldest first, and the text of the "
@@ -154,6 +163,21 @@ class RateLimit(SlidingWindow):
                             f"entrant; try again in {wait:.0f} s")
 
 
+def unreadable(answer: object) -> str | None:
+    """Why the decision contract cannot read ``answer`` (a parse failure, or every decision
+    it cannot read), None when it can. Such a submission is refused, never kept: kept, it
+    would replace the entrant's last valid one and execute as a hold (or a partial answer)."""
+    if not isinstance(answer, str) or not answer.strip():
+        return None  # the arena's own refusal names what an answer must be
+    parsed = parse_answer(answer)
+    if not parsed.ok:
+        return parsed.reason
+    problems = [d.problem if d.problem.startswith("decision ") else f"decision {i}: {d.problem}"
+                for i, d in enumerate(parsed.answer.decisions)
+                if isinstance(d, MalformedDecision)]
+    return "; ".join(problems) or None
+
+
 async def _localised(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     """tools/list in the request's language (its ``Accept-Language``)."""
     result = await call_next(ctx)
@@ -211,7 +235,12 @@ def build_server(lake: Lake, *, now: Callable[[], pd.Timestamp] | None = None,
 
     @tool("submit_decision")
     def submit_decision_tool(answer: str) -> dict[str, Any]:
-        return guarded(submit_decision, arena, caller(), answer, clock(), clock)
+        entrant = caller()
+        why = unreadable(answer)
+        if why is not None:
+            raise ToolError(f"submission refused, not kept (your last valid submission, if "
+                            f"any, still executes): {why}")
+        return guarded(submit_decision, arena, entrant, answer, clock(), clock)
 
     @tool("submissions")
     def submissions_tool() -> dict[str, Any]:

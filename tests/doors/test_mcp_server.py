@@ -236,8 +236,7 @@ def test_bad_input_gets_a_clear_error_and_hurts_no_one(season):
             missing = await alice.call_tool("data", {"symbol": "ETH"})
             assert missing.is_error and "interval" in text(missing)
             junk = await alice.call_tool("submit_decision", {"answer": "not json at all"})
-            assert not junk.is_error  # the engine's parser says what is wrong, as to anyone
-            assert junk.structured_content["dry_run"]["parsed"] is False
+            assert junk.is_error and "the answer must start with '{'" in text(junk)
             with pytest.raises(MCPError):  # over 64 KiB: HTTP 413, the session survives
                 await alice.call_tool("submit_decision", {"answer": "x" * (MAX_BODY + 1)})
             await call(alice, "rules")
@@ -251,6 +250,50 @@ def test_bad_input_gets_a_clear_error_and_hurts_no_one(season):
     limit = RateLimit(calls=4, window=60.0, clock=lambda: 0.0)
     with Served(app(lake, now=Clock(MON - pd.Timedelta(hours=2)), rate=limit)) as url:
         run(lambda: scenario(url))
+
+
+def test_an_unreadable_submission_is_refused_and_the_last_valid_one_executes(season):
+    """Regression (issue 27): "not json at all" was kept with isError false and became the
+    answer that executed - a hold in place of the entrant's valid answer."""
+    lake, keys = season
+    clock = Clock(MON - pd.Timedelta(hours=3))
+    mistyped = {**ANSWER, "decisions": [{**ANSWER["decisions"][0], "percent_of_equity": "20"},
+                                        {"symbol": "BTC"}]}
+    unreadable = {"not json at all": "the answer must start with '{'",
+                  json.dumps({"decisions": "all in"}): '"decisions" must be a list',
+                  json.dumps({"reasoning": "no decisions"}): 'has no "decisions" list',
+                  json.dumps(ANSWER) + " and more": "there is text after the JSON object",
+                  json.dumps(mistyped): "decision 0: percent_of_equity"}
+
+    async def scenario(url: str) -> None:
+        async with session(url, keys["alice"]) as alice:
+            for answer, reason in unreadable.items():  # before any valid one: none is kept
+                refused = await alice.call_tool("submit_decision", {"answer": answer})
+                assert refused.is_error and reason in text(refused), text(refused)
+                assert "not kept" in text(refused)
+            assert (await call(alice, "submissions"))["submissions"] == []
+            kept = await call(alice, "submit_decision", answer=json.dumps(ANSWER))
+            assert kept["dry_run"]["rejections"] == []
+            for answer, reason in unreadable.items():
+                clock.at += pd.Timedelta(minutes=5)
+                refused = await alice.call_tool("submit_decision", {"answer": answer})
+                assert refused.is_error and reason in text(refused)
+            mine = await call(alice, "submissions")
+            assert len(mine["submissions"]) == 1 and mine["last_answer"] == json.dumps(ANSWER)
+        async with session(url, keys["bob"]) as bob:  # a refusal joins no one to the season
+            refused = await bob.call_tool("submit_decision", {"answer": "{}"})
+            assert refused.is_error and 'has no "decisions" list' in text(refused)
+            tools = {t.name: t.description for t in (await bob.list_tools()).tools}
+            assert "The last valid submission before the cycle executes" in \
+                tools["submit_decision"]
+            assert "refused with the reasons and not kept" in tools["submit_decision"]
+
+    with Served(app(lake, now=clock)) as url:
+        run(lambda: scenario(url))
+    contestants, _ = season_contestants(lake, {}, at=MON)
+    assert sorted(c.name for c in contestants) == ["alice", "momentum"]  # bob was refused
+    play_season_cycle(lake, load_season(lake), contestants, MON, now=MON + pd.Timedelta(minutes=5))
+    assert [(f.symbol, f.kind) for f in Ledger(lake).fills("alice")] == [("ETH", "open")]
 
 
 def test_the_readme_client_enters_submits_and_sees_its_score(season, tmp_path):
