@@ -350,7 +350,8 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     only those; a watch run's are its own interval alone).
 
     Incremental: only the coarser bars a new or changed base bar falls into are derived again
-    (from the base bars of ``DERIVE_CONTEXT`` before the first change; a derived bar is kept only
+    (from the base bars of ``DERIVE_CONTEXT`` before the first change, or before the end of a
+    stored coarser series that stops short of its base bars; a derived bar is kept only
     when complete, so a re-derived bar always replaces the stored one whole), and only the bars
     from the first change on are judged, with ``context_bars`` stored bars (sessions, for stock
     intraday series) before them as the checks' trailing context. A restatement replaces the
@@ -378,17 +379,24 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     last_close = bar_close_times(asset.calendar, base,
                                  pd.DatetimeIndex(merged["timestamp"].iloc[-1:]))[0]
     for key in keys:
+        stored_key = None if key.interval == base or changed_from is None else \
+            lake.read_bars(key)
+        # from the first change, or earlier where the stored interval stops short of its base
+        # bars (a publication torn before journals, a partial copy): derived again from there
+        since = changed_from if stored_key is None else min(
+            changed_from, _next_open(stored_key, key.interval, merged))
         if key.interval == base:
             derived = merged
-        elif changed_from is not None and not _completes_a_bar(asset.calendar, key.interval,
-                                                               changed_from, last_close):
+        elif since is not None and not _completes_a_bar(asset.calendar, key.interval, since,
+                                                        last_close):
             if read[key] is None:  # nothing stored, nothing complete: nothing to publish
                 not_yet.append(key.interval)
             continue  # no bar of this interval holds a changed base bar and is complete
         else:
-            fresh = derive_complete(source, base, key.interval, asset.calendar)
-            derived = fresh if changed_from is None else merge_bars(
-                lake.read_bars(key), fresh)[0]
+            fresh = derive_complete(source if since == changed_from else merged[
+                merged["timestamp"] >= (since - DERIVE_CONTEXT).normalize()],
+                base, key.interval, asset.calendar)
+            derived = fresh if stored_key is None else merge_bars(stored_key, fresh)[0]
             if derived.empty:
                 not_yet.append(key.interval)
                 continue
@@ -406,6 +414,14 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
              "fetch_seconds": round(fetched.seconds, 3), "no_complete_bar_yet": not_yet,
              "filled": fetched.filled, "warnings": fetched.warnings}
     return AssetPartitions(asset.symbol, frames, stats, read, judge)
+
+
+def _next_open(stored: pd.DataFrame, interval: str, base: pd.DataFrame) -> pd.Timestamp:
+    """Where a stored derived series ends (its last bar's open plus the interval; the first base
+    bar when it holds none): a bar of it from there on is missing if its base bars are there."""
+    if stored.empty:
+        return base["timestamp"].iloc[0]
+    return stored["timestamp"].iloc[-1] + interval_delta(interval)
 
 
 def _merge_table(stored: pd.DataFrame, fetched: pd.DataFrame, key: list[str]) -> pd.DataFrame:
