@@ -25,10 +25,12 @@ Conventions of the universe table (fractions in the data, percent only in the re
   fewer, it is computed on all the bars there are, seeded at the lake's first bar, so it changes
   when the lake reaches further back. The default 200-day lake (``arena ingest``) holds, at the
   16:00 UTC cycle, 1204 4h, 200 daily and 27-28 weekly bars of a crypto asset, and 267-280 4h,
-  134-140 daily and 28-29 weekly bars of a NYSE stock (a season's lake starts 220 days before
-  its first cycle: 30-31 weekly bars). So ``rsi_4h`` and ``rsi_1d`` do not depend on the lake's
-  depth, and ``rsi_1w`` does (until the lake holds 100 weeks, about 700 days). Fewer than
-  ``RSI_PERIOD + 1`` (15) bars give ``None``.
+  134-140 daily and 28-29 weekly bars of a NYSE stock (a season's lake reaches back the
+  reference rules' longest window, a year of the asset's calendar and a few days:
+  :func:`arena.pipeline.season_ingest.history_start`, 52-54 weekly bars). So ``rsi_4h`` and
+  ``rsi_1d`` do not depend on the lake's depth, and ``rsi_1w`` does (until the lake holds 100
+  weeks, about 700 days). Fewer than ``RSI_PERIOD + 1`` (15) bars give ``None``, which the
+  prompt shows as the indicator's name and ``NA`` (a new listing), never a number.
 """
 
 from __future__ import annotations
