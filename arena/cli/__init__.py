@@ -37,7 +37,8 @@ COMMANDS = (
     ("arena.cli.scoring:check", "check",
      "dry-run one answer against a portfolio state and prices"),
     ("arena.cli.season:season_app", "season",
-     "a season: init, status, backfill or retry a cycle, add or retire contestants, publish"),
+     "a season: init, status, backfill or retry a cycle, add or retire contestants, publish, "
+     "verify"),
     ("arena.cli.cycle:cycle", "cycle",
      "run the season's current decision cycle (after its monitor window), only when it is sound"),
     ("arena.cli.cycle:monitor", "monitor",

@@ -1,4 +1,4 @@
-"""``arena season ...``: init, status, backfill, retry, add, retire, publish."""
+"""``arena season ...``: init, status, backfill, retry, add, retire, publish, verify."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from arena.cli._options import Day, Days, Json, NoPublish, Roster, SeasonLake, S
 from arena.cli._render import console, market_text, print_json, refused, text_table
 
 season_app = cyclopts.App(name="season", help="a season: init, status, backfill or retry a "
-                          "cycle, add or retire contestants, publish", version_flags=[])
+                          "cycle, add or retire contestants, publish, verify", version_flags=[])
 
 
 @season_app.command
@@ -219,4 +219,42 @@ def publish(*, players: int | None = None, final: bool = False, mirror: str | No
         return 0
     print(f"season {done.season}: marts {done.outputs.marts.marts}, report {done.report}"
           + ("; the season is closed" if done.closed else ""))
+    return 0
+
+
+@season_app.command
+def verify(*, repair: bool = False, restore_from: str | None = None, lake: SeasonLake = None,
+           json: Json = False) -> int:
+    """Check the ledger's chain of every contestant, every bar partition and every
+    publication; exit 1 while damage remains.
+
+    Parameters
+    ----------
+    repair
+        roll torn publications forward or back, derive disagreeing intervals again, write a
+        missing ledger head from a whole chain
+    restore_from
+        a mirror (a path or fsspec URI): copy each damaged ledger record and bar partition back
+        from it, when the mirror's copy checks out (the damaged one is quarantined)
+    """
+    from arena.app.handle import as_lake
+    from arena.app.verify import LakeDamaged
+    from arena.app.verify import verify as job
+
+    progress = None if json else (lambda m: print(f"  checking {m}", flush=True))
+    done = job(as_lake(lake), repair=repair, restore_from=restore_from, progress=progress)
+    if json:
+        print_json(done.to_json())
+        return 1 if done.damaged else 0
+    for finding in done.findings:
+        print(finding.describe())
+    chained = done.records - done.unchained
+    before = f", {done.unchained} written before the chain" if done.unchained else ""
+    summary = (f"{done.contestants} contestants ({chained} chained records{before}), "
+               f"{done.partitions} bar partitions")
+    if done.damaged:
+        raise LakeDamaged(f"{len(done.damaged)} damaged in {done.lake} ({summary}): each is "
+                          "listed above with how to restore it")
+    fixed = f"; {len(done.findings)} fixed" if done.findings else ""
+    print(f"whole: {summary}{fixed}")
     return 0

@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from arena.core.errors import Failed
 from arena.data.lake import Lake, write_text
@@ -234,3 +235,27 @@ def upload_lake(lake: Lake, mirror: str) -> list[str]:
                 fs.rm(old, recursive=True)
             done.append(name)
     return done
+
+
+def fetch_from_mirror(mirror: str, relative: str, dest: Path) -> None:
+    """Copy one file or folder ``relative`` to the lake root from the mirror to ``dest`` (a
+    landing place the caller checks before it moves anything into the lake);
+    :class:`MirrorError` when the mirror cannot be read or lacks it. The mirror keeps a folder
+    whole or, after an upload cut between its two renames, as ``<folder>.old``
+    (:func:`upload_lake`): the copy is taken from whichever holds it."""
+    top, _, rest = relative.partition("/")
+    try:
+        fs, root = _fs(mirror)
+        root = root.rstrip("/")
+        found = _mirrored(fs, root, top)
+        source = f"{found}/{rest}" if found and rest else found
+        if source is None or not fs.exists(source):
+            raise FileNotFoundError(f"the mirror {mirror} has no {relative}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if fs.isdir(source):
+            fs.get(source.rstrip("/") + "/", str(dest), recursive=True)
+        else:
+            fs.get(source, str(dest))
+    except Exception as exc:
+        raise MirrorError(f"cannot copy {relative} from {mirror}: {type(exc).__name__}: "
+                          f"{exc}") from exc

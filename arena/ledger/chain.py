@@ -193,8 +193,8 @@ def write_head(ledger_dir: Path, contestant: str, link: Link) -> None:
 
 # ------------------------------------------------------------------------------------- checks
 def _restore_hint(contestant: str) -> str:
-    return (f"nothing is recorded for {contestant} until it is restored; `arena season verify` "
-            "lists the damage and `arena season verify --restore-from <mirror>` copies it back")
+    return (f"nothing is recorded for {contestant} until it is restored (arena season verify "
+            "--restore-from <mirror>)")
 
 
 def previous_link(ledger_dir: Path, contestant: str, records: list[str]) -> Previous | None:
@@ -223,8 +223,7 @@ def previous_link(ledger_dir: Path, contestant: str, records: list[str]) -> Prev
     folder = ledger_dir / head.key
     if not folder.is_dir():
         raise BrokenChain(f"{folder} is missing: it is {contestant}'s last record (the ledger's "
-                          f"head names it), and a book folded without it would be wrong; {hint}",
-                          path=folder)
+                          f"head names it); {hint}", path=folder)
     try:
         link = check_link(folder)
     except BrokenChain as exc:
