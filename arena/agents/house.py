@@ -123,10 +123,11 @@ def equal_weight(table: list[Row], book: Mapping[str, Any]) -> Answer:
 
 
 def trading_table(market: Mapping[str, Any]) -> list[Row]:
-    """The briefing's universe table as the house rules read it: a row whose price is stale
-    (``market["stale"]``, :attr:`arena.market.types.MarketData.stale`) is not tradeable this
-    cycle (the engine would refuse it, ``stale_price``), though its price still marks the book."""
-    stale = market.get("stale") or {}
+    """The briefing's universe table as the house rules read it: a row whose price is stale or
+    whose bars are damaged (``market["stale"]``, ``market["damaged"]``:
+    :class:`arena.market.types.MarketData`) is not tradeable this cycle (the engine would refuse
+    it, ``stale_price``), though a stale price still marks the book."""
+    stale = {**(market.get("stale") or {}), **(market.get("damaged") or {})}
     return [{**r, "tradeable_today": False} if r["symbol"] in stale else r
             for r in market["table"]]
 

@@ -54,6 +54,7 @@ from arena.data.bars import bar_frame_from_columns, utc_micros
 from arena.data.errors import DamagedFile, MarketError
 from arena.data.market_store import LocalMarket, Market, open_market, set_market
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
+from arena.data.sanity import bar_problem
 
 WRITER_LOCK_TIMEOUT = 600.0  # seconds a publication waits for another one
 
@@ -215,11 +216,16 @@ class Lake:
 
     def read_bars(self, key: PartitionKey, start: object | None = None,
                   end: object | None = None) -> pd.DataFrame:
-        """One partition as a bar frame (empty if it does not exist), clipped to ``[start, end)``."""
+        """One partition as a bar frame (empty if it does not exist), clipped to ``[start, end)``;
+        :class:`~arena.data.errors.DamagedFile` when the file cannot be read or holds bars no
+        validated series has (:func:`arena.data.sanity.bar_problem`)."""
         try:
             table = self.read_bar_table(key)
         except FileNotFoundError:
             return empty_bars()
+        problem = bar_problem(table)  # bytes that still decode are not bars for that
+        if problem is not None:
+            raise DamagedFile(self.root / key.relative, problem)
         micros = table.column(0).to_numpy().view(np.int64)
         values = np.vstack([table.column(i).to_numpy() for i in range(1, len(BAR_COLUMNS))])
         if start is not None or end is not None:

@@ -40,9 +40,11 @@ from arena.core.sessions import (
 )
 from arena.core.universe import Asset, Universe, UniverseError
 from arena.data.bars import drop_unclosed
+from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, PartitionKey, TableKey
 from arena.data.providers import series_base
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
+from arena.data.sanity import bar_problem
 
 Providers = str | Mapping[str, str]
 """One provider's name for every asset, or one per asset class (``{"crypto": "ccxt", "stock":
@@ -194,12 +196,21 @@ LAST_PRINT = ("timestamp", "close")
 """The columns a price read needs (:func:`prices_of`): a scan reads no others from their files."""
 
 
-def scan_closed_bars(lake: Lake, reads: Sequence[BarRead], at: pd.Timestamp) -> list[pd.DataFrame]:
+def scan_closed_bars(lake: Lake, reads: Sequence[BarRead], at: pd.Timestamp, *,
+                     damage: dict[str, str] | None = None) -> list[pd.DataFrame]:
     """:func:`closed_bars` of every read (its ``limit``, no ``since``), from one scan of the
     partitions they name (plus one more of the few series a ``window`` left short); each frame
-    is exactly what :func:`closed_bars` returns."""
+    is exactly what :func:`closed_bars` returns.
+
+    Every file read is checked (:func:`arena.data.sanity.bar_problem` on the rows kept): a file
+    that cannot be read or holds bars no validated series has raises
+    :class:`~arena.data.errors.DamagedFile` - or, given ``damage``, is recorded there (symbol ->
+    what is wrong, naming the partition) and read as no bars, as is a partition a read needs
+    that the lake does not hold. A cycle's market passes ``damage`` and treats those assets as
+    stale, by name (:func:`arena.market.briefing.build_market`)."""
     out: list[pd.DataFrame | None] = [None] * len(reads)
-    first = _scan(lake, [(r, None if r.window is None else at - r.window) for r in reads], at)
+    first = _scan(lake, [(r, None if r.window is None else at - r.window) for r in reads], at,
+                  damage)
     short = []
     for i, (r, bars) in enumerate(zip(reads, first, strict=True)):
         if r.window is not None and (r.limit is None or len(bars) < r.limit):
@@ -207,14 +218,14 @@ def scan_closed_bars(lake: Lake, reads: Sequence[BarRead], at: pd.Timestamp) -> 
         else:
             out[i] = bars
     if short:
-        again = _scan(lake, [(reads[i], None) for i in short], at)
+        again = _scan(lake, [(reads[i], None) for i in short], at, damage)
         for i, bars in zip(short, again, strict=True):
             out[i] = bars
     return [b for b in out if b is not None]
 
 
 def _scan(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
-          at: pd.Timestamp) -> list[pd.DataFrame]:
+          at: pd.Timestamp, damage: dict[str, str] | None = None) -> list[pd.DataFrame]:
     """The closed bars of each read opened in ``[since, at)`` (``since`` None: all of them), the
     last ``limit``: each file read once per set of columns asked for, close times computed once
     per calendar and interval."""
@@ -224,13 +235,20 @@ def _scan(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
         by_columns[tuple(c for c in BAR_COLUMNS if c in wanted)].append(j)
     out: dict[int, pd.DataFrame] = {}
     for columns, idx in by_columns.items():
-        out.update(zip(idx, _scan_files(lake, [reads[j] for j in idx], at, columns),
+        out.update(zip(idx, _scan_files(lake, [reads[j] for j in idx], at, columns, damage),
                        strict=True))
     return [out[j] for j in range(len(reads))]
 
 
+def _no_bars(columns: Sequence[str]) -> pa.Table:
+    """An empty table of the lake's bar schema, ``columns`` only (a damaged file's rows)."""
+    return pa.schema([pa.field(c, pa.timestamp(TS_UNIT, tz="UTC") if c == "timestamp"
+                               else pa.float64(), nullable=False) for c in columns]).empty_table()
+
+
 def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
-                at: pd.Timestamp, columns: tuple[str, ...]) -> list[pd.DataFrame]:
+                at: pd.Timestamp, columns: tuple[str, ...],
+                damage: dict[str, str] | None = None) -> list[pd.DataFrame]:
     """:func:`_scan` of reads that all want ``columns``.
 
     Each partition file is read whole (:meth:`Lake.read_bar_table`, a fraction of a filtered
@@ -245,6 +263,8 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
     for r, since in reads:
         key = PartitionKey(r.provider, r.interval, r.asset.symbol)
         if not lake.has(key):
+            if damage is not None:
+                damage.setdefault(r.asset.symbol, f"the lake holds no {key} bars")
             continue
         i = parts.setdefault(key, len(parts))
         calendars[i] = r.asset.calendar
@@ -271,7 +291,13 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
         tables: list[pa.Table] = []
         kept: list[np.ndarray] = []  # each file's rows opened in [since, at), in file order
         for i, key in enumerate(keys):
-            table = lake.read_bar_table(key, columns)
+            try:
+                table = lake.read_bar_table(key, columns)
+            except DamagedFile as exc:
+                if damage is None:
+                    raise
+                damage.setdefault(key.symbol, str(exc))
+                table = _no_bars(columns)
             micros = table.column("timestamp").to_numpy().view(np.int64)
             inside = micros < end
             if since_of[i] is not None:
@@ -294,6 +320,13 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
                 if tail[i] is not None:
                     rows = rows[len(rows) - min(tail[i], len(rows)):]
                 kept[i] = rows
+        for i, key in enumerate(keys):  # every row read is a bar a validated series could hold
+            problem = bar_problem(tables[i])
+            if problem is not None:
+                if damage is None:
+                    raise DamagedFile(lake.root / key.relative, problem)
+                damage.setdefault(key.symbol, f"{key} is damaged: {problem}")
+                kept[i] = kept[i][:0]
         bars = pa.concat_tables([t.take(rows) for t, rows in zip(tables, kept, strict=True)]
                                 ).to_pandas()
         offset = 0
@@ -357,18 +390,21 @@ class NoPrices(Failed, RuntimeError):
 
 
 def cycle_prices(lake: Lake, provider: Providers, universe: Universe,
-                 cycles: Sequence[pd.Timestamp]) -> pd.DataFrame:
+                 cycles: Sequence[pd.Timestamp], *,
+                 damage: dict[str, str] | None = None) -> pd.DataFrame:
     """Long table ``cycle_at, symbol, price, printed_at``: each symbol's last completed price at
     each cycle, read from the finest interval the lake holds (of the asset's provider: one, or
     one per asset class), exactly as :func:`arena.market.asof.last_price` reads it for the
-    cycle (one scan of the partitions, from the lookback before the first cycle)."""
+    cycle (one scan of the partitions, from the lookback before the first cycle). A damaged
+    price partition raises :class:`~arena.data.errors.DamagedFile`, or, given ``damage``, is
+    recorded there and leaves its symbol unpriced (:func:`scan_closed_bars`)."""
     cycles = sorted(cycles)
     rows: list[pd.DataFrame] = []
     by_provider: dict[str, list[Asset]] = defaultdict(list)
     for asset in universe:
         by_provider[provider_of(provider, asset)].append(asset)
     for source, assets in sorted(by_provider.items()):
-        rows += _cycle_prices(lake, source, assets, cycles)
+        rows += _cycle_prices(lake, source, assets, cycles, damage)
     if not rows:
         raise NoPrices(f"the lake has no {provider_label(provider, universe)} prices at the "
                        "season's cycles")
@@ -379,12 +415,14 @@ def cycle_prices(lake: Lake, provider: Providers, universe: Universe,
 
 
 def _cycle_prices(lake: Lake, provider: str, assets: Sequence[Asset],
-                  cycles: Sequence[pd.Timestamp]) -> list[pd.DataFrame]:
+                  cycles: Sequence[pd.Timestamp], damage: dict[str, str] | None = None
+                  ) -> list[pd.DataFrame]:
     """:func:`cycle_prices` of ``provider``'s assets: one frame (none when nothing is priced)."""
     finest = price_intervals(lake, provider)
     priced = [(asset, finest[asset.symbol]) for asset in assets if asset.symbol in finest]
     read = _scan(lake, [(BarRead(asset, provider, interval, None, columns=LAST_PRINT),
-                         cycles[0] - PRICE_LOOKBACK) for asset, interval in priced], cycles[-1])
+                         cycles[0] - PRICE_LOOKBACK) for asset, interval in priced], cycles[-1],
+                 damage)
     # close times once per calendar and interval, over every asset's bars of it
     closes: list[pd.DatetimeIndex | None] = [None] * len(priced)
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -412,8 +450,8 @@ def _cycle_prices(lake: Lake, provider: str, assets: Sequence[Asset],
         for at, i in zip(cycles, found, strict=True):
             if i >= 0:
                 add(at, asset.symbol, float(price[i]), closed[i])
-            else:  # a gap longer than the lookback: the engine reads the whole partition
-                hit = last_price(lake, provider, asset, at)
+            elif damage is None or asset.symbol not in damage:  # a gap longer than the
+                hit = last_price(lake, provider, asset, at)  # lookback: the whole partition
                 if hit is not None:
                     add(at, asset.symbol, hit[0], hit[1])
     if not rows["symbol"]:

@@ -131,6 +131,32 @@ def _detail(asset: Asset, daily: pd.DataFrame, price: tuple[float, pd.Timestamp]
         _candles(four_hour, DEPTH["4h"]))
 
 
+def _first_scan(lake: Lake, provider: Providers, universe: Universe, at: pd.Timestamp):
+    """The cycle's first scan: every asset's daily bars, then the last price of those priced;
+    with each asset's provider, the priced assets and their interval, and the damage found
+    (symbol -> what is wrong: :func:`arena.market.asof.scan_closed_bars`)."""
+    wanted = [*universe.tradable, *universe.benchmarks]
+    source = {a.symbol: provider_of(provider, a) for a in wanted}
+    finest = {p: price_intervals(lake, p) for p in sorted(set(source.values()))}
+    priced = [(a, finest[source[a.symbol]][a.symbol]) for a in wanted
+              if a.symbol in finest[source[a.symbol]]]
+    damage = {a.symbol: f"the lake holds no {source[a.symbol]} price bars of {a.symbol}"
+              for a in wanted if a.symbol not in finest[source[a.symbol]]}
+    got = scan_closed_bars(lake, [
+        *(BarRead(a, source[a.symbol], "1d", RSI_HISTORY, SCAN_WINDOW["1d"]) for a in wanted),
+        *(BarRead(a, source[a.symbol], iv, 1, PRICE_LOOKBACK, LAST_PRINT) for a, iv in priced)],
+        at, damage=damage)
+    return wanted, source, priced, got, damage
+
+
+def market_damage(lake: Lake, provider: Providers, universe: Universe, at: pd.Timestamp
+                  ) -> dict[str, str]:
+    """The assets whose daily bars or price the cycle at ``at`` could not use, each with what is
+    wrong (what :func:`build_market` marks :attr:`MarketData.damaged`, short of the 4h and
+    weekly bars of the assets shown in full): for the daily report."""
+    return dict(sorted(_first_scan(lake, provider, universe, at)[4].items()))
+
+
 def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Timestamp,
                  held: Iterable[str] = ()) -> MarketData:
     """The cycle's market data at ``at`` from ``provider``'s partitions of ``lake`` (one name, or
@@ -146,20 +172,15 @@ def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Tim
     The assets whose last price is stale at ``at`` (:func:`arena.market.asof.is_stale`, judged on
     the interval the price comes from) are found here, once: the screen leaves them out and the
     market carries them (:attr:`MarketData.stale`) for the engine, the briefing and the reports.
+    So are the assets whose bars cannot be used - a partition the cycle reads missing from the
+    lake, unreadable, or holding bars no validated series has (:attr:`MarketData.damaged`): they
+    are treated as stale and named, never shown as blank rows.
     """
     held_syms = tuple(sorted(set(held)))
     for s in held_syms:
         if not universe[s].tradable:
             raise UniverseError(f"{s} is not tradable, so it cannot be held")
-    wanted = [*universe.tradable, *universe.benchmarks]
-    source = {a.symbol: provider_of(provider, a) for a in wanted}
-    finest = {p: price_intervals(lake, p) for p in sorted(set(source.values()))}
-    priced = [(a, finest[source[a.symbol]][a.symbol]) for a in wanted
-              if a.symbol in finest[source[a.symbol]]]
-    got = scan_closed_bars(lake, [
-        *(BarRead(a, source[a.symbol], "1d", RSI_HISTORY, SCAN_WINDOW["1d"]) for a in wanted),
-        *(BarRead(a, source[a.symbol], iv, 1, PRICE_LOOKBACK, LAST_PRINT) for a, iv in priced)],
-        at)
+    wanted, source, priced, got, damage = _first_scan(lake, provider, universe, at)
     daily = {a.symbol: bars for a, bars in zip(wanted, got, strict=False)}
     prices: dict[str, tuple[float, pd.Timestamp] | None] = dict.fromkeys(daily)
     last = prices_of([(a, iv, bars) for (a, iv), bars in zip(priced, got[len(wanted):],
@@ -174,13 +195,13 @@ def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Tim
                 if a.symbol in calendars[source[a.symbol]]}
     table = tuple(_row(a, daily[a.symbol], None if prices[a.symbol] is None else
                        prices[a.symbol][0], earnings, universe, at) for a in universe.tradable)
-    result = screen_daily(daily, universe, at, stale)
+    result = screen_daily(daily, universe, at, {*stale, *damage})
     deep = [universe[s] for s in (*result.selected,
                                   *(s for s in held_syms if s not in result.selected))]
     shown = [*deep, *universe.benchmarks]
     more = scan_closed_bars(lake, [
         BarRead(a, source[a.symbol], iv, RSI_HISTORY, SCAN_WINDOW.get(iv))
-        for a in shown for iv in ("4h", "1w")], at)
+        for a in shown for iv in ("4h", "1w")], at, damage=damage)
 
     def detail(i: int, a: Asset) -> AssetDetail:
         funding = latest_funding(lake, source[a.symbol], a.symbol, at) if a.is_crypto else None
@@ -191,7 +212,7 @@ def build_market(lake: Lake, provider: Providers, universe: Universe, at: pd.Tim
     benchmarks = tuple(detail(len(deep) + i, b) for i, b in enumerate(universe.benchmarks))
     return MarketData(at, provider_label(provider, wanted), result.nyse_trading_day, table,
                       details, benchmarks, result, held_syms,
-                      {s: t.isoformat() for s, t in stale.items()})
+                      {s: t.isoformat() for s, t in stale.items()}, dict(sorted(damage.items())))
 
 
 def portfolio_snapshot(state: CycleState, prices: Mapping[str, float],

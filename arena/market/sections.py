@@ -92,6 +92,11 @@ def header(market: MarketData) -> str:
         lines.append(f"STALE prices (no fresh market data arrived): {flagged}. These are left "
                      "out of the screen and cannot be opened, added to or closed this cycle (a "
                      "hold is accepted); a held one is valued at its last price.")
+    if market.damaged:
+        flagged = "; ".join(f"{sym} ({why})" for sym, why in sorted(market.damaged.items()))
+        lines.append(f"UNUSABLE market data (treated as stale): {flagged}. These are left out "
+                     "of the screen and cannot be opened, added to or closed this cycle (a hold "
+                     "is accepted); their missing figures are NA, not zero.")
     return "\n".join(lines)
 
 

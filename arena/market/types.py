@@ -103,6 +103,12 @@ class MarketData:
     computed once, when the market is built: the screen leaves those assets out, the engine
     refuses to trade them (``stale_price``), a held one is valued at its last price and flagged
     in the briefing and the daily report.
+
+    ``damaged`` maps each asset whose bars the cycle could not use to what is wrong, naming the
+    partition (missing from the lake, unreadable, or holding bars no validated series has:
+    :func:`arena.market.asof.scan_closed_bars`). Such an asset is treated as stale, never as
+    blank: the screen leaves it out, the engine refuses to trade it, the briefing and the
+    daily report name it.
     """
 
     at: pd.Timestamp
@@ -114,6 +120,12 @@ class MarketData:
     screen: ScreenResult
     held: tuple[str, ...] = ()
     stale: Mapping[str, str] = field(default_factory=dict)
+    damaged: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def untradeable(self) -> frozenset[str]:
+        """The assets nothing trades at this cycle: stale or damaged."""
+        return frozenset(self.stale) | frozenset(self.damaged)
 
     @property
     def synthetic(self) -> bool:
@@ -149,4 +161,5 @@ class MarketData:
                 "table": [r.as_dict() for r in self.table],
                 "assets": [d.as_dict() for d in self.assets],
                 "benchmarks": [d.as_dict() for d in self.benchmarks],
-                "screen": self.screen.as_dict(), "held": list(self.held), "stale": dict(self.stale)}
+                "screen": self.screen.as_dict(), "held": list(self.held), "stale": dict(self.stale),
+                "damaged": dict(self.damaged)}

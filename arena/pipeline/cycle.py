@@ -173,7 +173,7 @@ def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: U
 def _play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
           at: pd.Timestamp, rules: Rules, others: Sequence[str]) -> Outcome:
     def build() -> CycleRecord:
-        state = CycleState(ledger.portfolio(contestant.name), at, stale=frozenset(market.stale))
+        state = CycleState(ledger.portfolio(contestant.name), at, stale=market.untradeable)
         briefing = build_briefing(market, contestant.name,
                                   portfolio_snapshot(state, market.prices, stale=market.stale))
         if plays_after_others(contestant):

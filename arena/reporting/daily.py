@@ -33,6 +33,7 @@ from arena.engine.portfolio import Portfolio
 from arena.ledger.records import ANSWER, MONITOR_SCHEMAS, SCHEMAS, RecordKey
 from arena.ledger.store import Ledger
 from arena.market.asof import Providers, cycle_prices, price_intervals, provider_of, stale_prices
+from arena.market.briefing import market_damage
 from arena.market.types import stale_marker
 from arena.reporting.layout import render
 
@@ -176,11 +177,13 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
         lines += ["", "No record at this cycle: " + "; ".join(
             _why_absent(name, [k.cycle_at for k in records if k.contestant == name], at)
             for name in absent) + "."]
-    prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at])
+    damaged = market_damage(lake, provider, universe, at)
+    prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at],
+                          damage=dict(damaged))
     wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
     stale = _stale(lake, provider, universe, prices, at)
     moves = (wide.iloc[-1] / wide.iloc[0] - 1).dropna() if len(wide) == 2 else pd.Series(dtype=float)
-    moves = moves.drop(list(stale), errors="ignore")  # a stale price did not make the day's move
+    moves = moves.drop([*stale, *damaged], errors="ignore")  # not the day's move
     why = []
     for s in (standings[0], standings[-1]) if len(standings) > 1 else (standings[0],):
         book = ledger.portfolio(s.contestant, until=at)  # the book of that cycle, not today's
@@ -198,6 +201,12 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
     if stale:
         books = {s.contestant: ledger.portfolio(s.contestant, until=at) for s in standings}
         lines += _stale_section(stale, wide.iloc[-1], books)
+    if damaged:
+        lines += ["", "## Unusable market data", "",
+                  "The cycle could not use these assets' bars: they were treated as stale (left "
+                  "out of the screen, nothing traded), and `arena season verify` tells how to "
+                  "restore them.", ""]
+        lines += [f"* {sym}: {why}" for sym, why in damaged.items()]
     today = _fills_at(ledger, at, records)
     auto = _automatic_closes(ledger, at)
     lines += ["", "## Key trades", ""]

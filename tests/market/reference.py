@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from arena.core.universe import Universe, UniverseError
-from arena.data.lake import Lake
+from arena.data.lake import Lake, PartitionKey
 from arena.market.asof import (
     closed_bars,
     last_price,
@@ -50,7 +50,19 @@ def build_market_per_symbol(lake: Lake, provider: Providers, universe: Universe,
                        prices[a.symbol][0], earnings, universe, at) for a in universe.tradable)
     stale = stale_prices(((a, price_interval(lake, source[a.symbol], a.symbol), prices[a.symbol][1])
                           for a in wanted if prices[a.symbol] is not None), at)
-    result = screen_daily(daily, universe, at, stale)
+    # a series the cycle reads that the lake does not hold is damage, named (the scan's order:
+    # the price, the daily bars, then the 4h and weekly bars of the assets shown in full)
+    damage = {a.symbol: f"the lake holds no {source[a.symbol]} price bars of {a.symbol}"
+              for a in wanted if price_interval(lake, source[a.symbol], a.symbol) is None}
+
+    def needs(symbol: str, interval: str) -> None:
+        key = PartitionKey(source[symbol], interval, symbol)
+        if not lake.has(key):
+            damage.setdefault(symbol, f"the lake holds no {key} bars")
+
+    for a in wanted:
+        needs(a.symbol, "1d")
+    result = screen_daily(daily, universe, at, {*stale, *damage})
 
     def detail(symbol: str):
         a, src = universe[symbol], source[symbol]
@@ -60,7 +72,10 @@ def build_market_per_symbol(lake: Lake, provider: Providers, universe: Universe,
                        latest_funding(lake, src, symbol, at) if a.is_crypto else None)
 
     deep = [*result.selected, *(s for s in held_syms if s not in result.selected)]
+    for symbol in (*deep, *(b.symbol for b in universe.benchmarks)):
+        needs(symbol, "4h")
+        needs(symbol, "1w")
     return MarketData(at, provider_label(provider, wanted), result.nyse_trading_day, table,
                       tuple(detail(s) for s in deep),
                       tuple(detail(b.symbol) for b in universe.benchmarks), result, held_syms,
-                      {s: t.isoformat() for s, t in stale.items()})
+                      {s: t.isoformat() for s, t in stale.items()}, dict(sorted(damage.items())))

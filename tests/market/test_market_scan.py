@@ -71,6 +71,11 @@ def test_scan_on_a_lake_missing_intervals(cycle, holey, universe):
     assert ko.price is not None  # read beyond the lookback
     assert list(market.stale) == ["KO"]  # its bars stopped 20 days ago: stale, not screened
     assert "KO" not in market.screen.selected
+    # a series the cycle reads that the lake does not hold is named, never a blank row
+    assert market.damaged["SOL"] == f"the lake holds no {PROVIDER}/1d/SOL bars"
+    assert market.damaged["BTC"] == f"the lake holds no {PROVIDER}/1w/BTC bars"
+    assert "ETH" not in market.damaged  # its price comes from 1h: nothing the cycle reads is gone
+    assert {"SOL", "BTC", "KO"} <= market.untradeable
 
 
 @pytest.fixture(scope="module")
