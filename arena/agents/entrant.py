@@ -3,7 +3,8 @@
 It submits its answers before the cycle (``submit_decision``, checked at once as a dry run; it
 may submit again until the deadline). The submissions wait in the season's inbox, stamped with
 the server's time; at the cycle, :class:`EntrantContestant` answers with the last one that came
-before the cycle's time, and the engine parses, validates and executes it exactly as it does a
+before the cycle's time (one the contract cannot read is refused when it is submitted:
+:func:`unreadable`), and the engine parses, validates and executes it exactly as it does a
 model's answer. No submission is a hold (an empty ``decisions`` list). The entrant's repair
 round was its dry runs: at the cycle the engine's judgement is final.
 
@@ -23,6 +24,7 @@ import pandas as pd
 from arena.agents.base import Reply
 from arena.core.types import Briefing, CallRecord, Message
 from arena.data.lake import write_text
+from arena.engine.contract import MalformedDecision, parse_answer
 
 INBOX_DIR = Path("season") / "inbox"
 HOLD = '{"decisions": []}'
@@ -89,8 +91,27 @@ class Inbox:
         return out
 
     def last(self, entrant: str, cycle_at: pd.Timestamp) -> Submission | None:
-        kept = self.submissions(entrant, cycle_at)
-        return kept[-1] if kept else None
+        """The submission that executes: the last one the contract can read (an inbox written
+        before submissions were checked may hold others; they never replace a valid one)."""
+        readable = [k for k in self.submissions(entrant, cycle_at) if unreadable(k.answer) is None]
+        return readable[-1] if readable else None
+
+def unreadable(answer: object) -> str | None:
+    """Why the decision contract cannot read ``answer`` (a parse failure, or each decision it
+    cannot read), None when it can. Such a submission is refused, never kept: kept, it would
+    replace the entrant's last valid one and execute as a hold (or a partial answer). A decision
+    that reads but breaks a rule is kept: the engine judges it at the cycle, on the cycle's
+    prices."""
+    if not isinstance(answer, str) or not answer.strip():
+        return "the answer is empty"
+    parsed = parse_answer(answer)
+    if not parsed.ok:
+        return parsed.reason
+    problems = [d.problem if d.problem.startswith("decision ") else f"decision {i}: {d.problem}"
+                for i, d in enumerate(parsed.answer.decisions)
+                if isinstance(d, MalformedDecision)]
+    return "; ".join(problems) or None
+
 
 class EntrantContestant:
     """Answers a cycle with the entrant's last submission before it (see the module)."""

@@ -33,6 +33,7 @@ import pandas as pd
 from arena.core.sessions import INTERVAL_ORDER, coarser_or_equal
 from arena.core.universe import Universe, load_universe
 from arena.data.bars import resample
+from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, PartitionKey
 from arena.data.market_store import LocalMarket, TornPublication
 
@@ -176,13 +177,22 @@ def derived_problems(lake: Lake, universe: Universe, bases: Mapping[str, str] | 
                                 "calendar is unknown", "none (check it with its universe)"), {}))
             continue
         calendar = universe[symbol].calendar
-        base_bars = lake.read_bars(PartitionKey(provider, base, symbol))
+        try:
+            base_bars = lake.read_bars(PartitionKey(provider, base, symbol))
+        except DamagedFile as exc:  # nothing can be derived from it: restored, not repaired
+            out.append((Problem(UNCHECKED, f"{provider}/{symbol}", f"its {base} bars are damaged "
+                                f"({exc.problem})", "none here: restore the file "
+                                "(arena season verify --restore-from <mirror>)"), {}))
+            continue
         for interval in coarser_or_equal(base):
             if interval == base:
                 continue
             key = PartitionKey(provider, interval, symbol)
             derived = resample(base_bars, base, interval, calendar, complete_only=True)
-            what = disagreement(lake.read_bars(key), derived, base)
+            try:
+                what = disagreement(lake.read_bars(key), derived, base)
+            except DamagedFile as exc:  # a derived file that is not bars: derived again
+                what = f"the stored file cannot be used ({exc.problem})"
             if what is not None:
                 out.append((Problem(DERIVED, str(key), what,
                                     f"derive it again from its {base} bars"), {key: derived}))

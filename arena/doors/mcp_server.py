@@ -13,9 +13,9 @@ than :data:`RATE` times a minute is told to wait. Bearer keys travel in clear ov
 serve on loopback (the default, where the SDK also guards against DNS rebinding) or behind a
 TLS proxy; bad arguments and refusals come back as tool
 errors naming the problem. None of them touches the other entrants or stops the server.
-A submission the decision contract cannot read (:func:`unreadable`) is refused with the
-contract's reasons and never kept, so the entrant's last valid submission is the one that
-executes.
+A submission the decision contract cannot read is refused with the contract's reasons and
+never kept (:func:`arena.pipeline.outside.submit_decision`), so the entrant's last valid
+submission is the one that executes.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from starlette.applications import Starlette
 
 from arena.data.lake import Lake
 from arena.doors.limits import SlidingWindow
-from arena.engine.contract import MalformedDecision, parse_answer
 from arena.pipeline.entrants import Entrant, EntrantError, authenticate, entrants
 from arena.pipeline.outside import (
     Arena,
@@ -163,21 +162,6 @@ class RateLimit(SlidingWindow):
                             f"entrant; try again in {wait:.0f} s")
 
 
-def unreadable(answer: object) -> str | None:
-    """Why the decision contract cannot read ``answer`` (a parse failure, or every decision
-    it cannot read), None when it can. Such a submission is refused, never kept: kept, it
-    would replace the entrant's last valid one and execute as a hold (or a partial answer)."""
-    if not isinstance(answer, str) or not answer.strip():
-        return None  # the arena's own refusal names what an answer must be
-    parsed = parse_answer(answer)
-    if not parsed.ok:
-        return parsed.reason
-    problems = [d.problem if d.problem.startswith("decision ") else f"decision {i}: {d.problem}"
-                for i, d in enumerate(parsed.answer.decisions)
-                if isinstance(d, MalformedDecision)]
-    return "; ".join(problems) or None
-
-
 async def _localised(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     """tools/list in the request's language (its ``Accept-Language``)."""
     result = await call_next(ctx)
@@ -235,12 +219,7 @@ def build_server(lake: Lake, *, now: Callable[[], pd.Timestamp] | None = None,
 
     @tool("submit_decision")
     def submit_decision_tool(answer: str) -> dict[str, Any]:
-        entrant = caller()
-        why = unreadable(answer)
-        if why is not None:
-            raise ToolError(f"submission refused, not kept (your last valid submission, if "
-                            f"any, still executes): {why}")
-        return guarded(submit_decision, arena, entrant, answer, clock(), clock)
+        return guarded(submit_decision, arena, caller(), answer, clock(), clock)
 
     @tool("submissions")
     def submissions_tool() -> dict[str, Any]:

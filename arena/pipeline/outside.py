@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from arena.agents.entrant import Inbox
+from arena.agents.entrant import Inbox, unreadable
 from arena.core.errors import UnusableInput
 from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, bar_close_times
 from arena.core.universe import Asset, Universe
@@ -146,6 +146,10 @@ def submit_decision(arena: Arena, entrant: Entrant, answer: str, now: pd.Timesta
     if len(answer) > MAX_ANSWER_CHARS:
         raise OutsideError(f"answer is {len(answer):,} characters; the limit is "
                            f"{MAX_ANSWER_CHARS:,}")
+    why = unreadable(answer)
+    if why is not None:  # kept, it would replace the last valid submission
+        raise OutsideError(f"submission refused, not kept (your last valid submission, if any, "
+                           f"still executes): {why}")
     cycle_at = arena.next_cycle(now)
     try:  # the dry run first: nothing is kept for an answer that cannot even be checked
         prices = _latest_prices(arena, now)
@@ -164,19 +168,21 @@ def submit_decision(arena: Arena, entrant: Entrant, answer: str, now: pd.Timesta
     return {"cycle_at": cycle_at.isoformat(), "received_at": now.isoformat(),
             "joined_from": None if joined is None else joined.from_cycle,
             "kept": kept.path.name, "dry_run": report,
-            "note": "the last submission before the cycle executes there; resubmit until then "
+            "note": "the last valid submission before the cycle executes there; resubmit until then "
                     "to mend any rejection (the engine's judgement at the cycle is final)"}
 
 
 def own_submissions(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str, object]:
     """The entrant's own submissions for the coming cycle, oldest first, and the text of the
-    last one (the one that counts)."""
+    one that counts (the last valid one: :meth:`arena.agents.entrant.Inbox.last`)."""
     cycle_at = arena.next_cycle(now)
-    kept = Inbox(arena.lake.root).submissions(entrant.name, cycle_at)
+    inbox = Inbox(arena.lake.root)
+    kept = inbox.submissions(entrant.name, cycle_at)
+    counts = inbox.last(entrant.name, cycle_at)
     return {"entrant": entrant.name, "cycle_at": cycle_at.isoformat(),
             "submissions": [{"received_at": s.received_at.isoformat(), "chars": len(s.answer)}
                             for s in kept],
-            "last_answer": kept[-1].answer if kept else None}
+            "last_answer": None if counts is None else counts.answer}
 
 
 def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, float],
