@@ -26,13 +26,14 @@ from arena.data.ingest import (
     IngestError,
     LakeWriteError,
     ProgressFn,
+    base_interval,
     default_window,
     run_ingest,
 )
 from arena.data.lake import Lake
 from arena.data.manifest import IngestSummary
 from arena.data.providers import make_provider
-from arena.pipeline.season_ingest import season_ingest, watch_after_ingest
+from arena.pipeline.season_ingest import season_ingest, season_window_start, watch_after_ingest
 
 
 @dataclass
@@ -60,8 +61,10 @@ def ingest(lake: Lake, *, season: SeasonHandle | None = None, source: str | None
            clock: Clock = wall_clock, runner: Runner = INLINE,
            progress: ProgressFn | None = None) -> IngestOutcome:
     """Ingest ``source`` bars over ``[start, end)`` (default: the last 200 days up to the
-    current hour) into ``lake``, the lake's ``season`` deciding what it takes (see the module
-    docstring); ``full``: re-fetch every stored bar to look for restatements."""
+    current hour; into a season's lake, from the season's history start until every asset's
+    series reaches back to it: :func:`~arena.pipeline.season_ingest.season_window_start`) into
+    ``lake``, the lake's ``season`` deciding what it takes (see the module docstring); ``full``:
+    re-fetch every stored bar to look for restatements."""
     universe = load_universe().select(list(symbols) if symbols else None)
     if season is not None:
         plan = season_ingest(season.config, universe, source, seed, explicit=bool(symbols),
@@ -74,6 +77,9 @@ def ingest(lake: Lake, *, season: SeasonHandle | None = None, source: str | None
                              drop_interval=drop_interval, instead_of=instead_of)
     now = clock()
     default_start, default_end = default_window(now)
+    if season is not None and start is None:  # the history the season's rules need, once
+        default_start = season_window_start(season.config, lake, provider.name,
+                                            base_interval(provider), universe, default_start)
     error: IngestError | None = None
     try:
         done = run_ingest(provider, universe, start=start or default_start,

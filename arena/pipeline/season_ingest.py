@@ -33,7 +33,7 @@ from arena.core.errors import BadArgument
 from arena.core.sessions import CRYPTO, NYSE, expected_bars, utc
 from arena.core.universe import Universe, UniverseError
 from arena.data.ingest import IngestError, run_ingest
-from arena.data.lake import Lake
+from arena.data.lake import Lake, PartitionKey
 from arena.data.providers import make_provider, series_base
 from arena.ledger.store import Ledger
 from arena.market.asof import provider_of
@@ -75,6 +75,29 @@ def history_start(first_cycle: pd.Timestamp,
             opens = expected_bars(calendar, grid, first - reach, first)
             start = min(start, opens[-needed].normalize())
     return start
+
+
+HISTORY_SLACK = pd.Timedelta(days=5)  # a stored series may open after a weekend or holidays
+
+
+def season_window_start(config: SeasonConfig, lake: Lake, provider: str, interval: str,
+                        universe: Universe, default: pd.Timestamp) -> pd.Timestamp:
+    """Where an ingest into the season's lake starts when none is asked for: ``default`` (the
+    ingest's usual window) once every asset's ``interval`` series reaches back to the season's
+    :func:`history_start`, else that start, so a live season's first ingest (and one after an
+    asset was added or lost its history) fetches what the reference rules need. The stored
+    bars before ``default`` stay as they are either way."""
+    needed = history_start(config.first, {a.calendar for a in universe} or SEASON_CALENDARS)
+    if needed >= default:
+        return default
+    for asset in universe:
+        key = PartitionKey(provider, interval, asset.symbol)
+        if not lake.has(key):
+            return needed
+        stamps = lake.read_bar_table(key, ("timestamp",)).column(0)
+        if len(stamps) == 0 or stamps[0].as_py() > needed + HISTORY_SLACK:
+            return needed
+    return default
 
 
 @dataclass(frozen=True)
