@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from arena.cli import main
-from arena.data.lake import PartitionKey
+from arena.data.lake import Lake, PartitionKey
 from arena.data.persistence import upload_lake
 from arena.ledger.store import Ledger
 from tests.conftest import ts
@@ -24,16 +24,24 @@ HOUSE = ("contestants:\n"
 DAY1, DAY2, DAY3 = "2025-11-24", "2025-11-25", "2025-11-26"
 
 
-@pytest.fixture
-def played(tmp_path_factory, tmp_path, universe, capsys):
+@pytest.fixture(scope="module")
+def played_once(tmp_path_factory, universe):
     """A season of three days whose first two are played, mirrored after the second."""
-    lake = season_lake(tmp_path_factory, universe, tmp_path / "lake", HOUSE, start=DAY1, days=3)
+    root = tmp_path_factory.mktemp("played")
+    lake = season_lake(tmp_path_factory, universe, root / "lake", HOUSE, start=DAY1, days=3)
     for day in (DAY1, DAY2):
         assert main(["season", "backfill", day, "--no-publish", "--lake", str(lake.root)]) == 0
-    mirror = tmp_path / "mirror"
-    upload_lake(lake, str(mirror))
+    upload_lake(lake, str(root / "mirror"))
+    return root
+
+
+@pytest.fixture
+def played(played_once, tmp_path, capsys):
+    """A copy of :func:`played_once`'s lake and mirror for one test to damage."""
+    for name in ("lake", "mirror"):
+        shutil.copytree(played_once / name, tmp_path / name, symlinks=True)
     capsys.readouterr()
-    return lake, mirror
+    return Lake(tmp_path / "lake"), tmp_path / "mirror"
 
 
 def _verify(lake, capsys, *extra):
