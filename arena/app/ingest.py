@@ -33,7 +33,12 @@ from arena.data.ingest import (
 from arena.data.lake import Lake
 from arena.data.manifest import IngestSummary
 from arena.data.providers import make_provider
-from arena.pipeline.season_ingest import season_ingest, season_window_start, watch_after_ingest
+from arena.pipeline.season_ingest import (
+    note_reached_back,
+    season_ingest,
+    season_window_start,
+    watch_after_ingest,
+)
 
 
 @dataclass
@@ -77,9 +82,12 @@ def ingest(lake: Lake, *, season: SeasonHandle | None = None, source: str | None
                              drop_interval=drop_interval, instead_of=instead_of)
     now = clock()
     default_start, default_end = default_window(now)
+    reach_back = None
     if season is not None and start is None:  # the history the season's rules need, once
+        usual = default_start
         default_start = season_window_start(season.config, lake, provider.name,
                                             base_interval(provider), universe, default_start)
+        reach_back = default_start if default_start < usual else None
     error: IngestError | None = None
     try:
         done = run_ingest(provider, universe, start=start or default_start,
@@ -90,6 +98,8 @@ def ingest(lake: Lake, *, season: SeasonHandle | None = None, source: str | None
         raise
     except IngestError as exc:  # one asset or more did not publish; the others did
         error, manifest, summary = exc, exc.manifest, exc.summary
+    if reach_back is not None and summary is not None and summary.published:
+        note_reached_back(lake, provider.name, reach_back, summary.published)
     out = IngestOutcome(manifest, summary, season.id if season else None, error)
     if season is not None and summary is not None:
         out.watched, out.watch_problems = watch_after_ingest(

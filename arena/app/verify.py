@@ -103,8 +103,9 @@ def verify(lake: Lake, *, repair: bool = False, restore_from: str | None = None,
         relative = key.relative.as_posix()
         fixed = ""
         if restore_from:
-            fixed = _restore(lake, relative, restore_from, quarantine,
-                             lambda copy, k=key: _partition_problem_at(copy, k) is None)
+            with lake.writer_lock():  # no publication moves files meanwhile
+                fixed = _restore(lake, relative, restore_from, quarantine,
+                                 lambda copy, k=key: _partition_problem_at(copy, k) is None)
         out.findings.append(Finding(BARS, problem, _mirror_hint(relative, restore_from), fixed))
     say("publications")
     problems = check_publications(lake, repair=repair)
@@ -124,7 +125,8 @@ def verify(lake: Lake, *, repair: bool = False, restore_from: str | None = None,
                 lake.root).as_posix()
             fixed = ""
             if restore_from and record:
-                fixed = _restore(lake, relative, restore_from, quarantine, _whole_record)
+                with ledger.contestant_lock(name):  # no cycle of it commits meanwhile
+                    fixed = _restore(lake, relative, restore_from, quarantine, _whole_record)
             elif repair and Path(d.path) == head_path(ledger.dir, name):
                 fixed = _rewrite_head(ledger, name, keys)
             restore = (_mirror_hint(relative, restore_from) if record

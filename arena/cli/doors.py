@@ -128,7 +128,8 @@ def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | Non
     port
         port
     token
-        the token terminals must send (Authorization: Bearer, or ?token=); default
+        the token terminals must send (Authorization: Bearer, or ?token=), or several,
+        comma-separated, one per terminal (their outcomes stay apart); default
         $ARENA_SIGNAL_TOKEN
     store
         where debates and outcomes are kept

@@ -214,7 +214,11 @@ class LocalMarket:
         for entry in reversed(entries):
             dst = self.path(str(entry["key"]))
             if entry["backup"] is not None:
-                _replace(Path(str(entry["backup"])), dst)
+                backup = Path(str(entry["backup"]))
+                # every backup exists before the first move, and only a roll-back moves one
+                # back: a backup that is gone was restored by a roll-back a kill cut short
+                if backup.exists():
+                    _replace(backup, dst)
             else:
                 dst.unlink(missing_ok=True)
 

@@ -16,8 +16,8 @@ import pandas as pd
 import pyarrow as pa
 
 MAX_BAR_RANGE = 100.0
-"""A bar's high over its low, beyond any real bar and far beyond what validation lets through
-(it refuses a 10x unit change): a wider bar is damage, not a market."""
+"""A bar's high over its low, or a close over the close before it, beyond any real bar and far
+beyond what validation lets through (it refuses a 10x unit change): damage, not a market."""
 
 
 def bar_problem(table: pa.Table) -> str | None:
@@ -50,6 +50,14 @@ def bar_problem(table: pa.Table) -> str | None:
         bad = np.flatnonzero(~np.isfinite(volume) | (volume < 0))
         if len(bad):
             return f"{at(int(bad[0]))} has volume {volume[bad[0]]:.6g} (volumes are not negative)"
+    close = prices.get("close")
+    if close is not None and len(close) > 1:  # no validated series moves 100x in one bar
+        step = close[1:] / close[:-1]
+        bad = np.flatnonzero((step > MAX_BAR_RANGE) | (step < 1 / MAX_BAR_RANGE))
+        if len(bad):
+            i = int(bad[0]) + 1
+            return (f"{at(i)} has close {close[i]:.6g} after {close[i - 1]:.6g}, a move no "
+                    "validated series makes")
     high, low = prices.get("high"), prices.get("low")
     if high is not None and low is not None:
         for name in ("open", "close"):

@@ -20,7 +20,8 @@ The extended form of PRICES and DEBATE puts a JSON object after the symbol, carr
 
 Bar times let the server attach outcomes to earlier debates (:mod:`arena.doors.signal_store`)
 of the same terminal: a connection is a terminal of its own, and connections sending the same
-bearer token (required beyond loopback, optional on it) are one terminal. A bar time after the
+bearer token (required beyond loopback, optional on it) are one terminal; ``--token`` may name
+several, comma-separated, one per terminal, so terminals beyond loopback stay apart too. A bar time after the
 server's clock (beyond :data:`CLOCK_SKEW`) is refused, as is a series whose closed bar
 disagrees with one the store already rests on for that terminal.
 Whatever cannot be served is an answer too: ``{"error": "..."}`` naming the problem, and the
@@ -439,11 +440,21 @@ def _token_of(connection: ServerConnection) -> str | None:
     return (parse_qs(urlsplit(request.path).query).get("token") or [None])[0]
 
 
+def tokens_of(token: str | None) -> tuple[str, ...]:
+    """The tokens a server accepts: ``--token`` names one, or several separated by commas - one
+    per terminal, so that terminals beyond loopback keep their debates' outcomes apart (a
+    terminal is its token: :func:`terminal_of`)."""
+    return tuple(t.strip() for t in (token or "").split(",") if t.strip())
+
+
 def handler(server: SignalServer, token: str | None) -> Callable[..., Any]:
+    accepted = tokens_of(token)
+
     async def handle(connection: ServerConnection) -> None:
-        if token is not None:
-            given = _token_of(connection) or ""
-            if not hmac.compare_digest(given.encode(), token.encode()):
+        if accepted:
+            given = (_token_of(connection) or "").encode()
+            # every token compared, whichever matches: the time says nothing of which one
+            if not sum(hmac.compare_digest(given, t.encode()) for t in accepted):
                 await connection.send(json.dumps({"error": "a token is required (Authorization: "
                                                            "Bearer, or ?token=)"}))
                 await connection.close(code=1008, reason="token")
@@ -464,7 +475,7 @@ def handler(server: SignalServer, token: str | None) -> Callable[..., Any]:
 
 def check_bind(host: str, token: str | None) -> None:
     """Beyond loopback the server needs a token."""
-    if token is None and not is_loopback(f"ws://{host}"):
+    if not tokens_of(token) and not is_loopback(f"ws://{host}"):
         raise ProtocolError(f"listening on {host} needs a token (--token, or "
                             "$ARENA_SIGNAL_TOKEN): terminals beyond this machine must prove "
                             "who they are")

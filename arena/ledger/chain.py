@@ -197,6 +197,64 @@ def _restore_hint(contestant: str) -> str:
             "--restore-from <mirror>)")
 
 
+FOLDED = ("fills.parquet", "levels.parquet")
+"""The files of a record the portfolio fold reads: checked on every record before the next."""
+
+
+def check_history(ledger_dir: Path, contestant: str, records: list[str],
+                  known: dict[str, str | None] | None = None) -> None:
+    """Every record the contestant's book is folded from is the one its chain recorded: each
+    link follows the record before it (none missing, none inserted) and each file the fold reads
+    (:data:`FOLDED`) hashes as recorded. ``known``: records already checked by this process
+    (key -> digest), skipped and extended. :class:`BrokenChain` naming the first damage.
+
+    Reads one small JSON file and hashes the fold's files per record not yet known: the same
+    order of work as the fold itself, which reads those files anyway."""
+    known = {} if known is None else known
+    hint = _restore_hint(contestant)
+    before: Previous | None = None
+    for key in records:
+        if key in known:
+            before = Previous(key, known[key])
+            continue
+        folder = ledger_dir / key
+        link = read_link(folder)
+        if link is None:  # written before the chain: only ever before its first link
+            if before is not None and before.digest is not None:
+                raise BrokenChain(f"{folder / CHAIN_FILE} is missing (every record after the "
+                                  f"chain began carries one); {hint}", path=folder / CHAIN_FILE)
+            known[key] = None
+            before = Previous(key, None)
+            continue
+        if link.previous is not None and (before is None or link.previous.key != before.key):
+            gone = ledger_dir / link.previous.key
+            raise BrokenChain(f"{gone} is missing: {key} follows it in {contestant}'s chain; "
+                              f"{hint}", path=gone)
+        if link.previous is None and before is not None and before.digest is not None:
+            raise BrokenChain(f"{folder / CHAIN_FILE} starts a new chain after {before.key}; "
+                              f"{hint}", path=folder / CHAIN_FILE)
+        if (link.previous is not None and before is not None and before.digest is not None
+                and link.previous.digest != before.digest):
+            raise BrokenChain(f"{ledger_dir / before.key} is not the record {key} follows (its "
+                              f"digest differs); {hint}", path=ledger_dir / before.key)
+        for name in FOLDED:
+            path = folder / name
+            if name not in link.files:
+                continue
+            try:
+                actual = file_sha256(path)
+            except FileNotFoundError:
+                raise BrokenChain(f"{path} is missing (the record was written with it); {hint}",
+                                  path=path) from None
+            except OSError as exc:
+                raise BrokenChain(f"{path} cannot be read: {exc.strerror or exc}; {hint}",
+                                  path=path) from exc
+            if actual != link.files[name]:
+                raise BrokenChain(f"{path} has changed since it was recorded; {hint}", path=path)
+        known[key] = link.digest
+        before = Previous(key, link.digest)
+
+
 def previous_link(ledger_dir: Path, contestant: str, records: list[str]) -> Previous | None:
     """What the contestant's next record follows, after checking it (see the module docstring).
 

@@ -104,7 +104,7 @@ from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, default_root, is_disk_error, os_error_text
 from arena.engine.portfolio import Fill, Portfolio
 from arena.ledger.chain import BrokenChain as BrokenChain  # re-exported
-from arena.ledger.chain import make_link, previous_link, write_head
+from arena.ledger.chain import check_history, make_link, previous_link, write_head
 from arena.ledger.errors import LedgerError
 from arena.ledger.records import (
     ANSWER,
@@ -243,6 +243,7 @@ class Ledger:
         self._schemas_written = False
         # contestant -> (record folders read, their events in fold order): see _events
         self._event_cache: dict[str, tuple[frozenset[Path], tuple[Any, ...]]] = {}
+        self._chain_known: dict[str, dict[str, str | None]] = {}  # checked: key -> digest
         self._cache_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -255,7 +256,7 @@ class Ledger:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.dir, self.secret_names = state["dir"], state["secret_names"]
-        self._schemas_written, self._event_cache = False, {}
+        self._schemas_written, self._event_cache, self._chain_known = False, {}, {}
         self._cache_lock = threading.Lock()
 
     # ------------------------------------------------------------------ addresses
@@ -354,7 +355,11 @@ class Ledger:
                 shutil.rmtree(leftover, ignore_errors=True)
             # the history this record follows is checked before anything is built (no model
             # is called for a contestant whose book cannot be folded): arena.ledger.chain
-            previous = previous_link(self.dir, contestant, self.chain_keys(contestant))
+            keys = self.chain_keys(contestant)
+            previous = previous_link(self.dir, contestant, keys)
+            with self._cache_lock:
+                known = self._chain_known.setdefault(contestant, {})
+            check_history(self.dir, contestant, keys, known)  # every record the fold reads
             rows, texts = make()
             _refuse_secrets(rows, texts, where, self.secret_names)
             tables = {n: pa.Table.from_pylist(rows.get(n, []), schema=s) for n, s in schemas.items()}
@@ -419,6 +424,13 @@ class Ledger:
             start, end = d.parent.name.split("=", 1)[1].split("_")
             keys.append(MonitorKey(unstamp(start), unstamp(end), d.name.split("=", 1)[1]))
         return sorted(keys)
+
+    @contextmanager
+    def contestant_lock(self, contestant: str, wait: float | None = None) -> Iterator[None]:
+        """Hold the contestant's record lock (as a commit does): for a restore of one of its
+        records (``arena season verify --restore-from``), which no commit may interleave."""
+        with _flock(self.dir / "_locks" / f"contestant={check_name(contestant)}.lock", wait):
+            yield
 
     def chain_keys(self, contestant: str) -> list[str]:
         """The contestant's records (folders relative to the ledger) in fold order, newest last:

@@ -23,9 +23,11 @@ indicators read (:data:`BRIEFING_HISTORY_DAYS`).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -33,7 +35,7 @@ from arena.core.errors import BadArgument
 from arena.core.sessions import CRYPTO, NYSE, expected_bars, utc
 from arena.core.universe import Universe, UniverseError
 from arena.data.ingest import IngestError, run_ingest
-from arena.data.lake import Lake, PartitionKey
+from arena.data.lake import Lake, PartitionKey, write_text
 from arena.data.providers import make_provider, series_base
 from arena.ledger.store import Ledger
 from arena.market.asof import provider_of
@@ -90,7 +92,10 @@ def season_window_start(config: SeasonConfig, lake: Lake, provider: str, interva
     needed = history_start(config.first, {a.calendar for a in universe} or SEASON_CALENDARS)
     if needed >= default:
         return default
+    tried = set(_reached_back(lake).get(provider, {}).get(needed.isoformat(), ()))
     for asset in universe:
+        if asset.symbol in tried:  # fetched from there once: what the vendor had is stored
+            continue
         key = PartitionKey(provider, interval, asset.symbol)
         if not lake.has(key):
             return needed
@@ -98,6 +103,27 @@ def season_window_start(config: SeasonConfig, lake: Lake, provider: str, interva
         if len(stamps) == 0 or stamps[0].as_py() > needed + HISTORY_SLACK:
             return needed
     return default
+
+
+REACHED_BACK = Path("season") / "history.json"  # provider -> history start -> symbols fetched
+
+
+def _reached_back(lake: Lake) -> dict[str, dict[str, list[str]]]:
+    try:
+        return json.loads((lake.root / REACHED_BACK).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def note_reached_back(lake: Lake, provider: str, start: pd.Timestamp,
+                      symbols: Iterable[str]) -> None:
+    """Record that ``symbols`` were fetched from the season's history ``start``: a listing
+    younger than that has all the history there is, and the next runs take the usual window
+    (:func:`season_window_start`)."""
+    known = _reached_back(lake)
+    at = known.setdefault(provider, {}).setdefault(utc(start).isoformat(), [])
+    at[:] = sorted(set(at) | set(symbols))
+    write_text(lake.root / REACHED_BACK, json.dumps(known, indent=1, sort_keys=True) + "\n")
 
 
 @dataclass(frozen=True)

@@ -32,3 +32,22 @@ def test_a_season_ingest_reaches_back_to_the_rules_history_once(tmp_path):
     again = ingest(lake, season=season, clock=fixed_clock(later))
     assert again.ok and again.summary.start == default_window(later)[0]
     assert lake.read_bars(PartitionKey("synthetic", "15m", "ETH"))["timestamp"].iloc[0] == needed
+
+
+def test_a_listing_younger_than_the_history_is_fetched_from_there_once(tmp_path):
+    """The vendor has less history than the season's start asks for (a new listing): after one
+    run from the history start, the runs take the usual window - not a year every hour."""
+    from arena.data.lake import write_bars_file
+
+    lake = Lake(tmp_path / "lake")
+    init_season(lake, make_season(FIRST, 3, ["ETH"]))
+    season = SeasonHandle.open(lake)
+    first = ingest(lake, season=season, clock=fixed_clock(NOW))
+    needed = first.summary.start
+    key = PartitionKey("synthetic", "15m", "ETH")
+    young = lake.read_bars(key, start=needed + pd.Timedelta(days=100))  # as a young listing
+    write_bars_file(young, lake.path(key))
+    later = NOW + pd.Timedelta(hours=1)
+    again = ingest(lake, season=season, clock=fixed_clock(later))
+    assert again.summary.start == default_window(later)[0]  # tried once: not again
+    assert lake.read_bars(key)["timestamp"].iloc[0] == young["timestamp"].iloc[0]

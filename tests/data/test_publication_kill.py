@@ -183,6 +183,27 @@ def test_a_torn_publication_whose_staged_files_are_gone_is_rolled_back(staged_la
     assert check_publications(lake, universe=universe) == []
 
 
+def test_a_roll_back_a_kill_cut_short_is_finished_by_the_next_run(staged_lake, tmp_path,
+                                                                   universe):
+    """Killed after two moves, then killed again while rolling back, after one file was given
+    its previous version: the next repair finishes the roll-back (the restored file's backup
+    is gone, which is what a restore leaves) instead of failing on it."""
+    lake = _copy(staged_lake, tmp_path / "killed")
+    published = _market_bytes(lake)
+    proc = _kill_after(lake, 2)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL, err[-2000:]
+    shutil.rmtree(lake.root / "staging" / RUN)
+    scratch = lake.journal_dir(RUN, "BTC")
+    (scratch / "rolling-back").touch()  # what a failed publication writes before undoing
+    first = json.loads((scratch / "journal.json").read_text())["files"][0]
+    os.replace(first["backup"], lake.root / first["key"])  # the one restore that finished
+    repaired = check_publications(lake, repair=True, universe=universe)
+    assert [p.repaired for p in repaired] == [True]
+    assert _market_bytes(lake) == published and not lake.journals()
+    assert check_publications(lake, universe=universe) == []
+
+
 def _staged_keys(lake: Lake) -> dict[PartitionKey | TableKey, Path]:
     group = lake.root / "staging" / RUN / "BTC"
     keys: dict[PartitionKey | TableKey, Path] = {}

@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from websockets.sync.client import connect
 
 from arena.doors.signal_server import SignalServer, terminal_of
 from arena.doors.signal_store import HORIZONS, LAKE, BarConflict, SignalStore
@@ -146,3 +147,22 @@ def test_only_bars_closed_by_the_clock_count(tmp_path):
     outcomes = store.outcomes().set_index("horizon_bars")
     assert outcomes.loc[20, "source"] == LAKE and outcomes.loc[1, "source"] == "key-a"
     assert outcomes.loc[20, "return"] == pytest.approx(1.01 ** 20 - 1)
+
+
+def test_terminals_with_tokens_of_their_own_stay_apart_beyond_loopback(tmp_path):
+    """A server that requires tokens takes one per terminal: Mallory, holding a token of her
+    own, cannot write outcomes onto Alice's debates; a token the server does not know is
+    refused; Alice's own later series attaches them."""
+    store = SignalStore(tmp_path / "store")
+    clock = Clock("2026-12-01 12:00")
+    with Running(SignalServer(store, clock=clock), token="alice-terminal,mallory-terminal") as url:
+        [debate] = ask(url, f"DEBATE:EURUSD:{series(CLOSES[:30])}", **ALICE)
+        assert debate["signal"] == "buy"
+        with connect(url, open_timeout=20, additional_headers={
+                "Authorization": "Bearer someone-else"}) as ws:
+            assert "a token is required" in json.loads(ws.recv(timeout=20))["error"]
+        clock.at = pd.Timestamp("2026-12-27 12:00", tz="UTC")
+        [_] = ask(url, f"PRICES:EURUSD:{series(forged(CLOSES))}", **MALLORY)
+        assert store.outcomes().empty
+        [_] = ask(url, f"PRICES:EURUSD:{series(CLOSES)}", **ALICE)
+    assert returns(store)[1] == pytest.approx(0.01)

@@ -89,8 +89,8 @@ def test_a_zero_byte_or_changed_file_of_the_last_record_is_named(tmp_path):
 
 
 def test_a_changed_older_file_is_found_by_the_whole_chain_and_named(tmp_path):
-    """A readable file of an older record rewritten (a fill's quantity doubled): the next
-    cycle's check reads the last record only; the whole chain names the file."""
+    """A readable file of an older record rewritten (a fill's quantity doubled): the whole
+    chain names the file, and the next cycle refuses the contestant rather than fold it."""
     ledger = _three(tmp_path)
     fills = ledger.record_dir(C1, "momentum") / "fills.parquet"
     table = pq.ParquetFile(fills).read()
@@ -100,6 +100,10 @@ def test_a_changed_older_file_is_found_by_the_whole_chain_and_named(tmp_path):
     assert unchained == 0
     assert [d.path for d in damage] == [str(fills)]
     assert "has changed since it was recorded" in damage[0].describe()
+    built, record = _builds(Ledger(tmp_path))
+    with pytest.raises(BrokenChain, match=rf"{fills} has changed since it was recorded"):
+        record()
+    assert built == []
 
 
 def test_a_deleted_middle_record_is_named_by_the_record_after_it(tmp_path):
@@ -109,6 +113,29 @@ def test_a_deleted_middle_record_is_named_by_the_record_after_it(tmp_path):
     damage, _ = verify_contestant(ledger.dir, "momentum", Ledger(tmp_path).chain_keys("momentum"))
     assert [d.path for d in damage] == [str(middle)]
     assert "follows it in the chain" in damage[0].describe()
+    built, record = _builds(Ledger(tmp_path))  # its book would lose the middle record's fills
+    with pytest.raises(BrokenChain, match=rf"{middle} is missing: .* follows it"):
+        record()
+    assert built == []
+
+
+def test_one_process_checks_each_record_once(tmp_path, monkeypatch):
+    """A replay commits many records in one process: the records checked already are not
+    hashed again (their digests are kept), only the new ones."""
+    import arena.ledger.chain as chain
+
+    _three(tmp_path)
+    ledger = Ledger(tmp_path)  # a new process: nothing checked yet
+    hashed: list[str] = []
+    real = chain.file_sha256
+    monkeypatch.setattr(chain, "file_sha256", lambda p: hashed.append(p.name) or real(p))
+    ledger.record_cycle(C4, "momentum", lambda: simple_record("momentum", C4))
+    # the head's every file, the fold's files of all four records before C4, the new link
+    assert hashed.count("fills.parquet") == 1 + 4 + 1 and hashed.count("equity.parquet") == 2
+    hashed.clear()
+    c5 = C4 + pd.Timedelta(days=1)
+    ledger.record_cycle(c5, "momentum", lambda: simple_record("momentum", c5))
+    assert hashed.count("fills.parquet") == 1 + 1 + 1  # the head (C4), C4 as new, the link
 
 
 def test_a_crash_between_the_rename_and_the_head_is_rolled_forward(tmp_path):

@@ -127,3 +127,13 @@ def test_the_daily_report_names_a_damaged_asset(lake, universe, tmp_path):
     text = daily_report(ledger, lake, PROVIDER, universe, FRI)
     assert "## Unusable market data" in text
     assert f"* SOL: the lake holds no {PROVIDER}/1d/SOL bars" in text
+
+
+def test_a_bar_consistent_in_itself_but_far_from_its_neighbours_is_damage(lake, universe):
+    """All four prices of one daily bar scaled 1000x (high and low still bracket them)."""
+    row = len(lake.read_bars(SOL_1D)) - len(lake.read_bars(SOL_1D, start=FRI)) - 3
+    bar = lake.read_bars(SOL_1D).iloc[row]
+    _insane(lake, SOL_1D, row, **{c: float(bar[c]) * 1000 for c in ("open", "high", "low",
+                                                                     "close")})
+    market = build_market(lake, PROVIDER, universe, FRI)
+    assert "a move no validated series makes" in market.damaged["SOL"]
