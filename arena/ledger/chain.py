@@ -15,8 +15,10 @@ contestant from $10,000 and a damaged fill would move its cash. The chain makes 
 
 Before a contestant's next record is built (under its lock, before any model is called),
 :func:`previous_link` checks that the head's record is there and that its files still hash as
-recorded: otherwise :class:`BrokenChain`, naming the file, and nothing is recorded for that
-contestant. :func:`verify_contestant` walks the whole chain (``arena season verify``).
+recorded, and :func:`check_history` that every record the book is folded from is the one the
+chain recorded (each link follows the record before it; the fold's files hash as recorded):
+otherwise :class:`BrokenChain`, naming the file, and nothing is recorded for that contestant.
+:func:`verify_contestant` walks the whole chain, every file (``arena season verify``).
 
 Records written before the chain existed carry no ``chain.json``: they are reported as
 unchained, never as damage, and the first chained record links to the newest of them by key.
