@@ -296,7 +296,9 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
             except DamagedFile as exc:
                 if damage is None:
                     raise
-                damage.setdefault(key.symbol, str(exc))
+                # named by its partition, never by this machine's path: the reason reaches the
+                # prompt and the reports
+                damage.setdefault(key.symbol, f"{key} cannot be read ({exc.problem})")
                 table = _no_bars(columns)
             micros = table.column("timestamp").to_numpy().view(np.int64)
             inside = micros < end

@@ -94,7 +94,9 @@ def test_random_bytes_inside_a_partition_are_named(lake, universe):
     path.write_bytes(bytes(body))
     market = build_market(lake, PROVIDER, universe, FRI)
     assert set(market.damaged) == {"SOL"}
-    assert str(SOL_1D) in market.damaged["SOL"] or str(path) in market.damaged["SOL"]
+    assert market.damaged["SOL"].startswith(f"{SOL_1D} ")  # the partition, as the prompt says
+    assert str(lake.root) not in market.damaged["SOL"]  # never this machine's path
+    assert str(lake.root) not in _prompt(market)
     assert "SOL" not in market.screen.selected
 
 
