@@ -151,18 +151,28 @@ def check_link(folder: Path) -> Link | None:
             raise BrokenChain(f"{path} is missing (the record was written with it)", path=path)
         if name not in link.files:
             raise BrokenChain(f"{path} was not part of the record when it was written", path=path)
-        try:
-            actual = file_sha256(path)
-        except OSError as exc:
-            raise BrokenChain(f"{path} cannot be read: {exc.strerror or exc}", path=path) from exc
-        if actual != link.files[name]:
-            raise BrokenChain(f"{path} has changed since it was recorded (its SHA-256 is "
-                              f"{actual[:12]}..., the chain says {link.files[name][:12]}...)",
-                              path=path)
+        _check_file(path, link.files[name])
     if _digest(link.key, link.files, link.previous) != link.digest:
         raise BrokenChain(f"{folder / CHAIN_FILE} does not hold together (its digest does not "
                           "match its contents)", path=folder / CHAIN_FILE)
     return link
+
+
+def _check_file(path: Path, recorded: str, hint: str = "") -> None:
+    """:class:`BrokenChain` unless ``path`` is there, readable, and hashes to ``recorded``;
+    ``hint``: what to do, appended to the message."""
+    tail = f"; {hint}" if hint else ""
+    try:
+        actual = file_sha256(path)
+    except FileNotFoundError:
+        raise BrokenChain(f"{path} is missing (the record was written with it){tail}",
+                          path=path) from None
+    except OSError as exc:
+        raise BrokenChain(f"{path} cannot be read: {exc.strerror or exc}{tail}",
+                          path=path) from exc
+    if actual != recorded:
+        raise BrokenChain(f"{path} has changed since it was recorded (its SHA-256 is "
+                          f"{actual[:12]}..., the chain says {recorded[:12]}...){tail}", path=path)
 
 
 # ------------------------------------------------------------------------------------- heads
@@ -240,19 +250,8 @@ def check_history(ledger_dir: Path, contestant: str, records: list[str],
             raise BrokenChain(f"{ledger_dir / before.key} is not the record {key} follows (its "
                               f"digest differs); {hint}", path=ledger_dir / before.key)
         for name in FOLDED:
-            path = folder / name
-            if name not in link.files:
-                continue
-            try:
-                actual = file_sha256(path)
-            except FileNotFoundError:
-                raise BrokenChain(f"{path} is missing (the record was written with it); {hint}",
-                                  path=path) from None
-            except OSError as exc:
-                raise BrokenChain(f"{path} cannot be read: {exc.strerror or exc}; {hint}",
-                                  path=path) from exc
-            if actual != link.files[name]:
-                raise BrokenChain(f"{path} has changed since it was recorded; {hint}", path=path)
+            if name in link.files:
+                _check_file(folder / name, link.files[name], hint)
         known[key] = link.digest
         before = Previous(key, link.digest)
 
