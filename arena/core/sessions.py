@@ -16,27 +16,29 @@ Conventions used everywhere in the product:
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
-import pandas as pd
-
 from arena.core.errors import UnusableInput
+from arena.core.lazy import LazyMapping, lazy_import
+
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
 
 CRYPTO = "24/7"
 NYSE = "XNYS"
 FX = "FX"  # spot currencies: Sunday 17:00 to Friday 17:00 New York time, intraday bars only
 CALENDARS = (CRYPTO, NYSE, FX)
 
-INTERVALS: dict[str, pd.Timedelta] = {
+INTERVAL_ORDER = ("15m", "1h", "4h", "1d", "1w")  # finest first
+INTERVALS: Mapping[str, pd.Timedelta] = LazyMapping(lambda: {  # built on first use (pandas)
     "15m": pd.Timedelta(minutes=15),
     "1h": pd.Timedelta(hours=1),
     "4h": pd.Timedelta(hours=4),
     "1d": pd.Timedelta(days=1),
     "1w": pd.Timedelta(weeks=1),
-}
-INTERVAL_ORDER = tuple(INTERVALS)  # finest first
+})
 _INTRADAY = ("15m", "1h", "4h")
 NY = "America/New_York"  # the NYSE clock
 TS_UNIT = "us"  # resolution of every timestamp column the product writes
@@ -90,7 +92,7 @@ def utc(ts: object) -> pd.Timestamp:
     return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")
 
 
-NAT = np.iinfo(np.int64).min  # a missing time among epoch microseconds (NaT's integer value)
+NAT = -(2**63)  # a missing time among epoch microseconds (NaT's integer value, int64's min)
 DAY_US = 86_400_000_000  # a day in microseconds
 _HOUR_US = 3_600_000_000
 
