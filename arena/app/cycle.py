@@ -28,12 +28,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-import pandas as pd
-
 from arena.agents.roster import Skipped
 from arena.app.handle import Clock, SeasonHandle, wall_clock
 from arena.app.publish import Publication, publish_after_cycle
 from arena.core.errors import Failed
+from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner
 from arena.engine.outcomes import FAILED
 from arena.pipeline.cycle import Outcome, Slot, no_slot
@@ -47,6 +46,8 @@ from arena.pipeline.live import (
     play_season_cycle,
 )
 from arena.pipeline.warehouse import Invoke
+
+pd = lazy_import("pandas")
 
 
 class Kind(StrEnum):

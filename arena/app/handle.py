@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import pandas as pd
-
 from arena.agents.base import Contestant
 from arena.agents.roster import Roster, Skipped
+from arena.core.lazy import lazy_import
 from arena.core.universe import Universe
 from arena.data.lake import Lake
 from arena.ledger.attempts import Attempts
@@ -33,7 +32,9 @@ from arena.pipeline.season_config import (
     season_roster,
 )
 
-Clock = Callable[[], pd.Timestamp]
+pd = lazy_import("pandas")
+
+Clock = Callable[[], "pd.Timestamp"]
 
 
 def wall_clock() -> pd.Timestamp:

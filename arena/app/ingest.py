@@ -16,10 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import pandas as pd
-
 from arena.app.handle import Clock, SeasonHandle, wall_clock
 from arena.core.errors import BadArgument
+from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner
 from arena.core.universe import load_universe
 from arena.data.ingest import (
@@ -39,6 +38,8 @@ from arena.pipeline.season_ingest import (
     season_window_start,
     watch_after_ingest,
 )
+
+pd = lazy_import("pandas")
 
 
 @dataclass

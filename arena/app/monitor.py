@@ -15,11 +15,12 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
-import pandas as pd
-
 from arena.app.handle import Clock, SeasonHandle, wall_clock
+from arena.core.lazy import lazy_import
 from arena.pipeline.live import MonitorOffSeason, monitor_end, run_monitor
 from arena.pipeline.season_ingest import held_symbols, ingest_watched
+
+pd = lazy_import("pandas")
 
 
 @dataclass

@@ -18,12 +18,11 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
-import pandas as pd
 from filelock import FileLock
 
 from arena.app.handle import Clock, SeasonHandle, wall_clock
 from arena.core.errors import ArenaError, Failed, UnusableInput
+from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner
 from arena.data.lake import Lake, is_disk_error
 from arena.data.persistence import upload_lake
@@ -33,6 +32,9 @@ from arena.pipeline.season_config import REPLAY, find_season
 from arena.pipeline.warehouse import Invoke
 from arena.reporting.season import SEASON_FILE, ReportError, write_season_report
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
+
+duckdb = lazy_import("duckdb")
+pd = lazy_import("pandas")
 
 MARTS_DIR = "marts"
 

@@ -8,8 +8,11 @@ convention); Wilder smoothing is the same with ``alpha = 1 / n``.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from arena.core.lazy import lazy_import
+
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
+
 
 
 def sma(x: pd.Series, n: int) -> pd.Series:

@@ -8,7 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
+from arena.core.lazy import lazy_import
+
+pd = lazy_import("pandas")
+
 
 
 @dataclass(frozen=True)

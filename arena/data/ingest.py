@@ -21,6 +21,7 @@ never lose each other's bars.
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 import uuid
@@ -28,10 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from arena.core.errors import Failed, UnusableInput
+from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Retry, Runner, step
 from arena.core.sessions import (
     INTERVAL_ORDER,
@@ -64,7 +63,10 @@ from arena.data.validation.checks import Window, validate_bars
 from arena.data.validation.config import ValidationConfig
 from arena.data.validation.html import PAGE
 
-EARNINGS_HORIZON = pd.Timedelta(days=180)  # how far ahead earnings calendars are kept
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
+
+EARNINGS_HORIZON = dt.timedelta(days=180)  # how far ahead earnings calendars are kept
 
 
 class IngestError(Failed, RuntimeError):
@@ -138,8 +140,8 @@ def new_run_id(provider: str, started: pd.Timestamp) -> str:
     return f"{started:%Y%m%dT%H%M%S}-{provider}-{uuid.uuid4().hex[:6]}"
 
 
-RESTATEMENT_OVERLAP = pd.Timedelta(days=2)  # stored bars every run fetches again, to compare
-DERIVE_CONTEXT = pd.Timedelta(days=8)  # base bars re-derived before the first change (a week)
+RESTATEMENT_OVERLAP = dt.timedelta(days=2)  # stored bars every run fetches again, to compare
+DERIVE_CONTEXT = dt.timedelta(days=8)  # base bars re-derived before the first change (a week)
 
 
 @dataclass

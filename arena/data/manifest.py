@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import utc
+
+pd = lazy_import("pandas")
 
 
 @dataclass(frozen=True)

@@ -45,10 +45,11 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
 
-import pyarrow as pa
-import pyarrow.fs as pafs
-
+from arena.core.lazy import lazy_import
 from arena.data.errors import MarketError
+
+pa = lazy_import("pyarrow")
+pafs = lazy_import("pyarrow.fs")
 
 MARKET_FILE = "ops/market.json"
 POINTER = "_current.json"

@@ -10,9 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pandas as pd
-
 from arena.core.errors import UnusableInput
+from arena.core.lazy import lazy_import
 from arena.data.errors import BlockedError, NoDataError
 from arena.data.providers.base import (
     BAR_COLUMNS,
@@ -21,6 +20,8 @@ from arena.data.providers.base import (
     looks_like_html,
     to_bar_frame,
 )
+
+pd = lazy_import("pandas")
 
 _PARQUET_MAGIC = b"PAR1"
 

@@ -30,14 +30,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
-import pandas as pd
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import NYSE, bar_close_times, is_open, regular_session, utc
 from arena.core.universe import Universe
 from arena.engine.portfolio import CLOSE, FEE_RATE, LONG, Fill, Portfolio, Position, fee
 
-Observation = tuple[pd.Timestamp, float]  # (check time UTC, observed price USD)
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
+
+Observation = tuple["pd.Timestamp", float]  # (check time UTC, observed price USD)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-import pandas as pd
+from arena.core.lazy import lazy_import
+
+pd = lazy_import("pandas")
+
 
 START_CASH = 10_000.0
 FEE_RATE = 0.001  # 0.1% of notional on every fill

@@ -11,8 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import pandas as pd
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import CRYPTO, NY, is_trading_day
 from arena.core.universe import Universe
 from arena.engine.contract import (
@@ -24,6 +23,8 @@ from arena.engine.contract import (
     MalformedDecision,
 )
 from arena.engine.portfolio import FEE_RATE, LONG, SHORT, START_CASH, Portfolio, Position, fee
+
+pd = lazy_import("pandas")
 
 # Every reason code the validator emits (the contract with analysts and dashboards).
 UNKNOWN_ACTION = "unknown_action"

@@ -92,12 +92,9 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
+from arena.core.lazy import lazy_import
 from arena.core.text import from_json_literal
 from arena.core.types import Message
 from arena.data.errors import DamagedFile
@@ -128,6 +125,11 @@ from arena.ledger.records import (
     stamp,
     unstamp,
 )
+
+ds = lazy_import("pyarrow.dataset")
+pa = lazy_import("pyarrow")
+pd = lazy_import("pandas")
+pq = lazy_import("pyarrow.parquet")
 
 log = logging.getLogger(__name__)
 

@@ -24,11 +24,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-
 from arena.core.errors import Failed
+from arena.core.lazy import lazy_import
 from arena.core.sessions import (
     INTERVAL_ORDER,
     NY,
@@ -45,6 +42,10 @@ from arena.data.lake import Lake, PartitionKey, TableKey
 from arena.data.providers import series_base
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 from arena.data.sanity import bar_problem
+
+np = lazy_import("numpy")
+pa = lazy_import("pyarrow")
+pd = lazy_import("pandas")
 
 Providers = str | Mapping[str, str]
 """One provider's name for every asset, or one per asset class (``{"crypto": "ccxt", "stock":
@@ -70,7 +71,7 @@ def provider_label(providers: Providers, assets: Iterable[Asset]) -> str:
 
 
 
-PRICE_LOOKBACK = pd.Timedelta(days=14)  # longer than any market closure: a last print exists
+PRICE_LOOKBACK = dt.timedelta(days=14)  # longer than any market closure: a last print exists
 # closed bars of the price interval the calendar expects after the last one, tolerated before a
 # price is stale: one (a vendor a bar late); two missing 15-minute bars make it stale
 MAX_MISSING_BARS = 1

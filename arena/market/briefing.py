@@ -35,15 +35,14 @@ Conventions of the universe table (fractions in the data, percent only in the re
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from arena.core.indicators import rsi_values
+from arena.core.lazy import lazy_import
 from arena.core.sessions import utc
 from arena.core.types import Briefing, Message
 from arena.core.universe import Asset, Universe, UniverseError
@@ -73,6 +72,9 @@ from arena.market.screener import (
 from arena.market.sections import sections
 from arena.market.types import DEPTH, AssetDetail, Candle, MarketData, UniverseRow, _clean
 
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
+
 RSI_PERIOD = 14
 # closed bars each RSI is computed on at most (Wilder's seed weighs < 0.2% after 100); a series
 # with fewer (the weekly one of a 200-day lake: 27-29) is seeded at the lake's first bar
@@ -82,7 +84,7 @@ HIGH_DAYS = 30
 # how far back the cycle's scan first reads a series for its last RSI_HISTORY closed bars: 100
 # sessions of a NYSE stock span about 146 days, 100 of its 4h bars 50 sessions; a series with
 # fewer bars in its window is read again whole (the answer never depends on the window)
-SCAN_WINDOW = {"1d": pd.Timedelta(days=200), "4h": pd.Timedelta(days=120)}
+SCAN_WINDOW = {"1d": dt.timedelta(days=200), "4h": dt.timedelta(days=120)}
 
 
 def _rsi(bars: pd.DataFrame) -> float | None:

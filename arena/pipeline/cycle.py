@@ -28,9 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 
-import pandas as pd
-
 from arena.agents.base import Contestant, plays_after_others
+from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
 from arena.data.errors import DamagedFile
@@ -42,6 +41,8 @@ from arena.ledger.store import Ledger, LedgerBusy, LedgerError
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
 from arena.market.types import MarketData
 from arena.pipeline.turn import ContestantCycle, ContestantFailed, Round, run_contestant_cycle
+
+pd = lazy_import("pandas")
 
 log = logging.getLogger(__name__)
 Slot = Callable[[Contestant], AbstractContextManager[object]]  # held while a contestant plays

@@ -16,16 +16,16 @@ closes since the previous cycle come first, as the ledger's order requires) and 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
-import pandas as pd
-
 from arena.agents.base import Contestant
 from arena.core.errors import UnusableInput
+from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner
 from arena.core.sessions import bar_close_times, expected_bars, regular_session
 from arena.core.universe import Universe
@@ -59,6 +59,8 @@ from arena.pipeline.season_config import (
 )
 from arena.pipeline.warehouse import Invoke
 from arena.reporting.daily import daily_report, write_daily_report
+
+pd = lazy_import("pandas")
 
 log = logging.getLogger(__name__)
 STALE_SHARE_REFUSED = 0.5  # a cycle refuses when more than this share of its assets is stale
@@ -266,7 +268,7 @@ def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Co
 
 
 # ----------------------------------------------------------------------------- live monitor
-MONITOR_STEP = pd.Timedelta(minutes=15)
+MONITOR_STEP = dt.timedelta(minutes=15)
 
 
 class MonitorRefused(UnusableInput, RuntimeError):

@@ -21,16 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from arena.agents.roster import DEFAULT_ROSTER, Roster, Skipped, load_roster
 from arena.core.errors import UnusableInput
+from arena.core.lazy import lazy_import
 from arena.core.sessions import CYCLE_HOUR, daily_cycles
 from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake, write_text
 from arena.data.providers import SOURCES, SYNTHETIC
 from arena.engine.rules import ARENA_RULES
+
+pd = lazy_import("pandas")
 
 SEASON_DIR = "season"
 CONFIG = "season.json"

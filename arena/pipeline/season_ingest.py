@@ -23,15 +23,15 @@ indicators read (:data:`BRIEFING_HISTORY_DAYS`).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from arena.core.errors import BadArgument
+from arena.core.lazy import lazy_import
 from arena.core.sessions import CRYPTO, NYSE, expected_bars, utc
 from arena.core.universe import Universe, UniverseError
 from arena.data.ingest import IngestError, run_ingest
@@ -43,8 +43,10 @@ from arena.market.clocks import PERIODS_PER_YEAR
 from arena.pipeline.season_config import SeasonConfig
 from arena.scoring.reference_rules import longest_warmup
 
+pd = lazy_import("pandas")
+
 WATCH_INTERVAL = "15m"  # what the invalidation monitor reads
-WATCH_LOOKBACK = pd.Timedelta(days=1)  # a watch fetch starts here at most (the lake's tail first)
+WATCH_LOOKBACK = dt.timedelta(days=1)  # a watch fetch starts here at most (the lake's tail first)
 # what the briefing's indicators read before the first cycle: 26 weekly candles, the screen's
 # and the RSIs' 100 daily bars (100 NYSE sessions span about 146 days)
 BRIEFING_HISTORY_DAYS = 220
@@ -79,7 +81,7 @@ def history_start(first_cycle: pd.Timestamp,
     return start
 
 
-HISTORY_SLACK = pd.Timedelta(days=5)  # a stored series may open after a weekend or holidays
+HISTORY_SLACK = dt.timedelta(days=5)  # a stored series may open after a weekend or holidays
 
 
 def season_window_start(config: SeasonConfig, lake: Lake, provider: str, interval: str,

@@ -16,10 +16,11 @@ import datetime as dt
 import math
 from numbers import Integral, Real
 
-import numpy as np
-import pandas as pd
-
+from arena.core.lazy import lazy_import
 from arena.reporting.layout import Column, fmt, missing, records
+
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
 
 LEADERBOARD: tuple[Column, ...] = (
     Column("place", "#", "int"),

@@ -13,16 +13,16 @@ This module reads the marts into the values the page shows (rows, columns, count
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 from markupsafe import Markup
 
 from arena.core.errors import Failed
+from arena.core.lazy import lazy_import
 from arena.data.lake import Lake, write_text
 from arena.data.persistence import last_boot
 from arena.data.providers import SYNTHETIC_MARKET, market_note
@@ -37,6 +37,9 @@ from arena.reporting.plots import (
     series_colours,
 )
 
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
+
 SEASON_FILE = "season.html"
 TOP_TRADES = 15
 START_CASH = 10_000.0
@@ -44,7 +47,7 @@ START_CASH = 10_000.0
 PERIODS_PER_YEAR, RISK_FREE_RATE = 365, 0.0
 # below this many daily returns an annualised Sharpe or a drawdown says little
 SHORT_SEASON = 20
-MEDIAN_RANK_SCORE = float(-np.log10(0.5))  # a result at the zero-skill median: the heatmap's white
+MEDIAN_RANK_SCORE = -math.log10(0.5)  # a result at the zero-skill median: the heatmap's white
 BENCHMARK_LABELS = {"BTC": "BTC (buy and hold)", "SPY": "SPY (buy and hold)",
                     "universe": "universe (equal weight)"}
 

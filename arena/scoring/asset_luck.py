@@ -29,9 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import NY
 from arena.scoring.scorer import (
     ScorerInputError,
@@ -40,6 +38,9 @@ from arena.scoring.scorer import (
     rank_score,
     score_arrays,
 )
+
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
 
 BLOCK = 1024
 DEFAULT_PLAYERS = 20_000

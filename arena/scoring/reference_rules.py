@@ -34,12 +34,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import numpy as np
-import pandas as pd
-
 from arena.core.indicators import ema, midrange, rsi_wilder, seeded_ewm, sma
+from arena.core.lazy import lazy_import
 
-Rule = Callable[..., pd.Series]
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
+
+Rule = Callable[..., "pd.Series"]
 
 SESSIONS_PER_YEAR = 252.0  # an exchange clock: a "day" is a session
 DAYS_PER_YEAR = 365.0  # a day on an intraday clock is periods_per_year / DAYS_PER_YEAR bars

@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-
 from arena.core.errors import UnusableInput
+from arena.core.lazy import lazy_import
+
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
 
 COST_RATES = {"crypto": 0.0006, "stock": 0.0002, "etf": 0.0002}  # per unit of |Δw|
 

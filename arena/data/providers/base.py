@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
-import pandas as pd
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import TS_UNIT, utc
 from arena.core.universe import Asset
 from arena.data.errors import BlockedError, NoDataError, UnsupportedError
+
+pd = lazy_import("pandas")
 
 BAR_COLUMNS = ("timestamp", "open", "high", "low", "close", "volume")
 PRICE_COLUMNS = ("open", "high", "low", "close")

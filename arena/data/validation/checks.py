@@ -32,14 +32,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import NYSE, utc
 from arena.data.price_files import UnusableInputError, load_price_file, read_price_file
 from arena.data.validation import stats as cs
 from arena.data.validation.config import ValidationConfig, Window
 from arena.data.validation.html import write_pages
 from arena.data.validation.messages import describe
+
+pd = lazy_import("pandas")
 
 _log = logging.getLogger(__name__)
 

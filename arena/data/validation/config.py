@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import CRYPTO, NYSE, utc
+
+pd = lazy_import("pandas")
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,11 @@ series. A series that arrived with zero bars gets one placeholder row (``is_bar`
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-import pandas as pd
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import (
     CALENDARS,
     NAT,
@@ -40,6 +39,9 @@ from arena.data.validation.jumps import (
     market_moves,
     sigmas,
 )
+
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
 
 # Names of the checks (one report row per series and check) and the columns of the prepared
 # frame: the contract with expectations/candles.py.
@@ -81,7 +83,7 @@ SERIES_OFF_CALENDAR = "series_off_calendar_bars"
 SERIES_STALE = "series_stale_bars"
 SERIES_INCOMPLETE = "series_incomplete_bars"
 
-_ONE_TICK = pd.Timedelta(1, unit=TS_UNIT)
+_ONE_TICK = dt.timedelta(microseconds=1)  # one TS_UNIT
 
 
 @dataclass(frozen=True)
