@@ -41,6 +41,13 @@ a bar and the fills are the same. The tests prove it against the monitor over ev
 Determinism: player ``i`` draws from ``np.random.default_rng([seed, i])`` and nothing else, so its
 return does not depend on how many players run.
 
+Books. Between two cycles a player is its :class:`PlayerBook`: the portfolio, the state of its
+generator (the draws it makes next) and the rejections so far. :func:`advance_zero_skill` plays
+:class:`ZeroSkillBooks` on from the cycle after the last one they played, through the same
+engine with the same draws, so advancing N times k cycles equals one simulation of the N x k
+cycles from scratch, bit for bit (tested): a season's publication advances its players by the
+new cycles instead of replaying the season.
+
 One policy: :func:`zero_skill_answer` is a player's decision at one cycle, from plain values (the
 rng, the portfolio, the cycle's prices and marks, the symbols that trade now). The house ``random``
 contestant (:mod:`arena.agents.house`) answers with it too, from its briefing, so the arena's
@@ -52,6 +59,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from arena.core.lazy import lazy_import
 from arena.core.sessions import interval_delta, utc
@@ -139,6 +147,65 @@ class PlayerRun:
     equity: tuple[float, ...]
 
 
+@dataclass(frozen=True)
+class PlayerBook:
+    """One zero-skill player between two cycles: its portfolio, the state of its generator
+    (``numpy``'s ``bit_generator.state`` of its PCG64: the draws it makes next) and the number of
+    rejections it got so far."""
+
+    portfolio: Portfolio
+    rng_state: Mapping[str, Any]
+    rejections: int = 0
+
+    def generator(self) -> np.random.Generator:
+        """A generator that continues this player's draws."""
+        rng = np.random.Generator(np.random.PCG64(0))
+        rng.bit_generator.state = dict(self.rng_state)
+        return rng
+
+
+@dataclass(frozen=True)
+class ZeroSkillBooks:
+    """Every zero-skill player's book after the season's first ``cycles`` cycles (the last of
+    them at ``last_cycle``; ``None`` before the first), players numbered from 0."""
+
+    seed: int
+    books: tuple[PlayerBook, ...]
+    cycles: int = 0
+    last_cycle: pd.Timestamp | None = None
+
+    @property
+    def players(self) -> int:
+        return len(self.books)
+
+    @property
+    def rejections(self) -> int:
+        return sum(b.rejections for b in self.books)
+
+    @classmethod
+    def start(cls, players: int, seed: int = 0, rules: Rules = ARENA_RULES) -> ZeroSkillBooks:
+        """``players`` fresh books before the first cycle: ``rules.start_cash`` each, player
+        ``i``'s generator ``np.random.default_rng([seed, i])``."""
+        if players < 1:
+            raise ValueError(f"players={players}: at least one player is needed")
+        return cls(seed, tuple(
+            PlayerBook(Portfolio(cash=rules.start_cash),
+                       np.random.default_rng([seed, i]).bit_generator.state)
+            for i in range(players)))
+
+
+@dataclass(frozen=True)
+class Advance:
+    """What :func:`advance_zero_skill` played: the books after the last cycle, the books after
+    cycle ``keep`` when asked (else None), every player's equity after each new cycle
+    (players x new cycles) and every player's final return (fractions) at the last marks."""
+
+    books: ZeroSkillBooks
+    kept: ZeroSkillBooks | None
+    equity: np.ndarray
+    returns: np.ndarray
+
+
 # ----------------------------------------------------------------------------- the season
 @dataclass
 class _Season:
@@ -157,7 +224,9 @@ class _Season:
 
     @classmethod
     def build(cls, cycle_prices: pd.DataFrame, universe: Universe,
-              bars: Mapping[str, pd.DataFrame] | None) -> _Season:
+              bars: Mapping[str, pd.DataFrame] | None, first: int = 0) -> _Season:
+        """The season of ``cycle_prices`` from its row ``first`` on (the marks carry the prices
+        of the rows before it)."""
         if not isinstance(cycle_prices.index, pd.DatetimeIndex) or cycle_prices.index.tz is None:
             raise ValueError("cycle_prices needs a timezone-aware DatetimeIndex of cycle times")
         if len(cycle_prices) == 0:
@@ -169,9 +238,9 @@ class _Season:
         values = cycle_prices.to_numpy(dtype="float64", na_value=np.nan)
         valid = np.isfinite(values) & (values > 0)
         marked = pd.DataFrame(np.where(valid, values, np.nan)).ffill().to_numpy()
-        cycles = [utc(t) for t in cycle_prices.index]
+        cycles = [utc(t) for t in cycle_prices.index[first:]]
         exec_prices, marks, tradeable = [], [], []
-        for k, at in enumerate(cycles):
+        for k, at in enumerate(cycles, start=first):
             fresh = {s: float(values[k, j]) for j, s in enumerate(symbols) if valid[k, j]}
             exec_prices.append(fresh)
             marks.append({s: float(marked[k, j]) for j, s in enumerate(symbols)
@@ -314,39 +383,56 @@ def _entry(action: str, symbol: str, pct: float, level: float, rng: np.random.Ge
                     invalidation=RANDOM_TEXT, rationale=RANDOM_TEXT)
 
 
-def _play(season: _Season, player: int, seed: int, rules: Rules, profile: RandomProfile, *,
-          trace: bool, screen_monitor: bool = True, curve: bool = False) -> PlayerRun:
-    rng = np.random.default_rng([seed, player])
-    portfolio = Portfolio(cash=rules.start_cash)
-    fills: list[Fill] = []
-    rejections: list[Rejection] = []
-    answers: list[Answer] = []
-    cash: list[float] = []
-    equity: list[float] = []
-    for k, at in enumerate(season.cycles):
+@dataclass
+class _Played:
+    """One player's cycles of a season: its state at the end (and after cycle ``keep``), its
+    equity after each cycle played, and (``trace``) every fill, rejection, answer and cash."""
+
+    portfolio: Portfolio
+    rejections: int
+    equity: list[float]
+    kept: PlayerBook | None = None
+    fills: list[Fill] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    cash: list[float] = field(default_factory=list)
+
+
+def _play(season: _Season, rng: np.random.Generator, portfolio: Portfolio, rules: Rules,
+          profile: RandomProfile, *, first: int = 0, rejections: int = 0, trace: bool = False,
+          screen_monitor: bool = True, curve: bool = False, keep: int | None = None) -> _Played:
+    """Play the season's cycles from index ``first`` on (the cycle before it, when there is one,
+    opens the monitor's first window), from ``portfolio`` and ``rng`` as they are."""
+    out = _Played(portfolio, rejections, [])
+    for k in range(first, len(season.cycles)):
+        at = season.cycles[k]
         if k > 0 and season.bars is not None and portfolio.positions:
             window = season.monitor_bars(portfolio, k, screen=screen_monitor)
             if window:
                 checked = check_invalidations(portfolio, window, season.universe,
                                               season.cycles[k - 1], at, fee_rate=rules.fee_rate)
                 portfolio = checked.portfolio
-                fills.extend(checked.fills)
+                if trace:
+                    out.fills.extend(checked.fills)
         answer = zero_skill_answer(rng, portfolio, season.exec_prices[k], season.marks[k],
                                    season.tradeable[k], rules=rules, profile=profile)
         if answer.decisions:
             result = execute_answer(CycleState(portfolio, at), answer, season.marks[k],
                                     season.universe, rules)
             portfolio = result.state.portfolio
-            fills.extend(result.fills)
-            rejections.extend(result.rejections)
+            out.rejections += len(result.rejections)
+            if trace:
+                out.fills.extend(result.fills)
+                out.rejected.extend(result.rejections)
         if trace:
-            answers.append(answer)
-            cash.append(portfolio.cash)
+            out.answers.append(answer)
+            out.cash.append(portfolio.cash)
         if trace or curve:
-            equity.append(portfolio.equity(season.marks[k]))
-    final = portfolio.equity(season.marks[-1]) / rules.start_cash - 1.0
-    return PlayerRun(player, final, portfolio, tuple(fills), tuple(rejections), tuple(answers),
-                     tuple(cash), tuple(equity))
+            out.equity.append(portfolio.equity(season.marks[k]))
+        if k == keep:
+            out.kept = PlayerBook(portfolio, rng.bit_generator.state, out.rejections)
+    out.portfolio = portfolio
+    return out
 
 
 # ----------------------------------------------------------------------------- public API
@@ -359,7 +445,57 @@ def play_player(cycle_prices: pd.DataFrame, universe: Universe, player: int, *, 
     ``screen_monitor=False`` gives the monitor every bar of every window instead of only the bars
     that can reach a held level (slower, same result: the tests compare both)."""
     season = _Season.build(cycle_prices, universe, bars)
-    return _play(season, player, seed, rules, profile, trace=True, screen_monitor=screen_monitor)
+    run = _play(season, np.random.default_rng([seed, player]), Portfolio(cash=rules.start_cash),
+                rules, profile, trace=True, screen_monitor=screen_monitor)
+    final = run.portfolio.equity(season.marks[-1]) / rules.start_cash - 1.0
+    return PlayerRun(player, final, run.portfolio, tuple(run.fills), tuple(run.rejected),
+                     tuple(run.answers), tuple(run.cash), tuple(run.equity))
+
+
+def advance_zero_skill(books: ZeroSkillBooks, cycle_prices: pd.DataFrame, universe: Universe, *,
+                       rules: Rules = ARENA_RULES, bars: Mapping[str, pd.DataFrame] | None = None,
+                       profile: RandomProfile = RandomProfile(), keep: int | None = None
+                       ) -> Advance:
+    """Play ``books`` on through the cycles of ``cycle_prices`` they have not played yet.
+
+    ``cycle_prices``: the season so far, every cycle from the first (as for
+    :func:`arena_zero_skill`); its first ``books.cycles`` rows are the cycles the books played
+    (the last of them must be ``books.last_cycle``), and they give the marks. ``bars``: the
+    monitor's 15-minute bars, needed only for the windows after ``books.last_cycle``.
+    ``keep``: also return the books after that many cycles (between ``books.cycles`` and the
+    last). The draws are each player's own stream where it stopped, so the result equals one
+    :func:`arena_zero_skill` over all the cycles, bit for bit."""
+    done, total = books.cycles, len(cycle_prices)
+    if done > total:
+        raise ValueError(f"the books played {done} cycles; cycle_prices has only {total}")
+    if done and (books.last_cycle is None
+                 or utc(cycle_prices.index[done - 1]) != utc(books.last_cycle)):
+        raise ValueError(f"the books' last cycle {books.last_cycle} is not cycle {done} of "
+                         f"cycle_prices ({cycle_prices.index[done - 1]})")
+    if keep is not None and not done <= keep <= total:
+        raise ValueError(f"keep={keep} is not between {done} and {total} cycles")
+    first = max(done - 1, 0)  # the cycle before the first new one opens the monitor's window
+    season = _Season.build(cycle_prices, universe, bars, first=first)
+    local_keep = None if keep is None else keep - 1 - first
+    equity = np.empty((books.players, total - done))
+    returns = np.empty(books.players)
+    after, kept = [], []
+    for i, book in enumerate(books.books):
+        rng = book.generator()
+        run = _play(season, rng, book.portfolio, rules, profile, first=done - first,
+                    rejections=book.rejections, curve=True, keep=local_keep)
+        equity[i] = run.equity
+        returns[i] = run.portfolio.equity(season.marks[-1]) / rules.start_cash - 1.0
+        after.append(PlayerBook(run.portfolio, rng.bit_generator.state, run.rejections))
+        if keep is not None:
+            kept.append(run.kept if keep > done else book)
+    last = utc(cycle_prices.index[-1]) if total else None
+    kept_books = None
+    if keep is not None:
+        kept_books = ZeroSkillBooks(books.seed, tuple(kept), keep,
+                                    utc(cycle_prices.index[keep - 1]) if keep else None)
+    return Advance(ZeroSkillBooks(books.seed, tuple(after), total, last), kept_books, equity,
+                   returns)
 
 
 def arena_zero_skill(cycle_prices: pd.DataFrame, universe: Universe, *, players: int = 1000,
@@ -375,16 +511,7 @@ def arena_zero_skill(cycle_prices: pd.DataFrame, universe: Universe, *, players:
     monitor. Returns the final returns, and the total number of rejections (0 expected);
     with ``curves`` also every player's equity after each cycle (for the zero-skill band).
     """
-    if players < 1:
-        raise ValueError(f"players={players}: at least one player is needed")
-    season = _Season.build(cycle_prices, universe, bars)
-    returns = np.empty(players)
-    equity = np.empty((players, len(season.cycles))) if curves else None
-    rejected = 0
-    for i in range(players):
-        run = _play(season, i, seed, rules, profile, trace=False, curve=curves)
-        returns[i] = run.final_return
-        rejected += len(run.rejections)
-        if equity is not None:
-            equity[i] = run.equity
-    return ArenaLuck(returns, seed, len(season.cycles), rejected, equity)
+    played = advance_zero_skill(ZeroSkillBooks.start(players, seed, rules), cycle_prices,
+                                universe, rules=rules, bars=bars, profile=profile)
+    return ArenaLuck(played.returns, seed, len(cycle_prices), played.books.rejections,
+                     played.equity if curves else None)
