@@ -1,16 +1,24 @@
-"""One decision cycle with 16 LLM contestants against a loopback OpenAI-compatible server that
-answers every call after 2 s: the cycle's wall time, its ratio to the sum of call latencies, the
-engine overhead beyond the slowest call, and the prompt size per contestant.
+"""One decision cycle with 64 LLM contestants against a loopback OpenAI-compatible server that
+answers every call after 1 s: is the cycle as fast as its slowest call?
 
-    python benchmarks/cycle.py [--contestants 16] [--latency 2.0]
+Printed: the call phase (from the fan-out of the turns, once the market is built, to the last
+answer: the first request's arrival, the spread of the arrivals, the most requests the server
+held at once), the whole
+cycle's wall and CPU time, the queue time each turn recorded, and the prompt size. Baseline,
+measured in the same run on the same lake: the fan-out bounded to 4 threads (``--baseline``
+contestants), the command line's default before every call started at once.
+
+    python benchmarks/cycle.py [--contestants 64] [--latency 1.0] [--baseline 32]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -37,40 +45,92 @@ ANSWER = json.dumps({"reasoning": "Stay patient.", "decisions": [
      "invalidation_price": 1.0, "thesis": "trend", "invalidation": "breaks down"}]})
 
 
+class Timed(Inline):
+    """The command line's runner, noting when the cycle's fan-out of turns started (after the
+    market step)."""
+
+    started = 0.0
+
+    def map(self, fn, items, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.started = time.perf_counter()
+        return super().map(fn, items, *args, **kwargs)
+
+
+def contestants(url: str, count: int, tag: str) -> list[LLMContestant]:
+    return [LLMContestant(ContestantSpec(
+        name=f"{tag}-{i:02d}", kind="llm", model="openai/stub-model", api_base=url,
+        params=Params(temperature=0.2, max_tokens=400, timeout=60, num_retries=0)))
+        for i in range(count)]
+
+
+def one_cycle(lake: Lake, universe, url: str, arrivals: list[float], count: int, tag: str,
+              at: pd.Timestamp, runner: Timed, latency: float) -> dict[str, float]:
+    arrivals.clear()
+    t0, c0 = time.perf_counter(), time.process_time()
+    outcomes = run_cycle(lake, "synthetic", universe, contestants(url, count, tag), at,
+                         ledger=Ledger(lake), runner=runner)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if len(arrivals) != count:
+        raise SystemExit(f"{len(arrivals)} requests for {count} contestants: "
+                         f"{sorted({o.status for o in outcomes})}")
+    start = runner.started
+    first, last = min(arrivals) - start, max(arrivals) - start
+    return {"wall": wall, "cpu": cpu, "market": start - t0, "first": first,
+            "spread": last - first, "call_phase": last + latency, "queue_max": max(o.queue_s for o in outcomes),
+            "queue_median": statistics.median(o.queue_s for o in outcomes),
+            "traded": sum(o.status == "traded" for o in outcomes)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--contestants", type=int, default=16)
-    parser.add_argument("--latency", type=float, default=2.0)
+    parser.add_argument("--contestants", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--baseline", type=int, default=32,
+                        help="contestants of the 4-thread baseline (0: none)")
     args = parser.parse_args()
     prepare_process()  # the process edge: litellm offline
     universe = load_universe()
     load_litellm()
-    with tempfile.TemporaryDirectory() as tmp, \
-            OpenAIStub(default=StubResponse.answer(ANSWER, delay=args.latency)) as stub:
+    arrivals: list[float] = []
+    lock = threading.Lock()
+
+    def answer(request: object) -> StubResponse:
+        with lock:
+            arrivals.append(time.perf_counter())
+        return StubResponse.answer(ANSWER, delay=args.latency)
+
+    with tempfile.TemporaryDirectory() as tmp, OpenAIStub(handler=answer) as stub:
         lake = Lake(tmp)
         run_ingest(SyntheticProvider(), universe, start=AT - pd.Timedelta(days=220),
                    end=AT, lake=lake, now=AT)
-        contestants = [LLMContestant(ContestantSpec(
-            name=f"llm-{i:02d}", kind="llm", model="openai/stub-model", api_base=stub.url,
-            params=Params(temperature=0.2, max_tokens=400, timeout=30, num_retries=1)))
-            for i in range(args.contestants)]
-        t0 = time.perf_counter()
-        outcomes = run_cycle(lake, "synthetic", universe, contestants, AT, ledger=Ledger(lake),
-                             runner=Inline(workers=args.contestants))
-        wall = time.perf_counter() - t0
+        wide = one_cycle(lake, universe, stub.url, arrivals, args.contestants, "wide", AT,
+                         Timed(), args.latency)
+        narrow = (one_cycle(lake, universe, stub.url, arrivals, args.baseline, "narrow", AT,
+                            Timed(workers=4), args.latency) if args.baseline else None)
         ledger = Ledger(lake)
         prompts = ledger.table("outcome")
-        tokens = [prompt_tokens(ledger.messages(o.contestant, AT)[:2]) for o in outcomes[:1]]
-    latencies = [o.latency_s for o in outcomes]
-    print(f"{len(outcomes)} LLM contestants, {args.latency:.1f} s per call (loopback server)")
-    print(f"  cycle wall time     {wall:.2f} s")
-    print(f"  sum of latencies    {sum(latencies):.2f} s -> wall / sum = {wall / sum(latencies):.3f}")
-    print(f"  slowest call        {max(latencies):.2f} s -> engine overhead {wall - max(latencies):.2f} s "
-          "(market, briefings, parsing, execution, ledger)")
-    print(f"  statuses            {sorted({o.status for o in outcomes})}, "
-          f"fills {sum(o.fills for o in outcomes)}")
-    print(f"  prompt size         {tokens[0]:,} tokens per contestant "
+        tokens = prompt_tokens(ledger.messages("wide-00", AT)[:2])
+        in_flight = stub.max_in_flight
+    print(f"{args.contestants} LLM contestants, every call answered after {args.latency:.1f} s "
+          "(loopback server)")
+    print(f"  call phase          {wide['call_phase']:.2f} s (fan-out start to the last answer; "
+          f"first request after {wide['first']:.2f} s, arrivals spread over "
+          f"{wide['spread']:.2f} s, {in_flight} in the server at once)")
+    print(f"  whole cycle         {wide['wall']:.2f} s wall ({wide['market']:.2f} s of it the "
+          f"market before the fan-out), {wide['cpu']:.2f} s CPU "
+          f"({wide['cpu'] / args.contestants * 1000:.0f} ms per contestant: briefing, call, "
+          "parsing, execution, ledger)")
+    print(f"  queue time          median {wide['queue_median']:.3f} s, max "
+          f"{wide['queue_max']:.3f} s (recorded beside each call's latency)")
+    print(f"  trades              {wide['traded']} of {args.contestants}")
+    print(f"  prompt size         {tokens:,} tokens per contestant "
           f"({int(prompts['prompt_chars'].iloc[0]):,} characters)")
+    if narrow is not None:
+        print(f"baseline: {args.baseline} contestants on 4 threads (the former default)")
+        print(f"  call phase          {narrow['call_phase']:.2f} s, whole cycle "
+              f"{narrow['wall']:.2f} s, queue max {narrow['queue_max']:.2f} s")
+        per = (narrow["call_phase"] / args.baseline) / (wide["call_phase"] / args.contestants)
+        print(f"  call phase per contestant: {per:.1f}x faster all at once")
 
 
 if __name__ == "__main__":

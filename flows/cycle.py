@@ -1,11 +1,12 @@
 """Prefect flow: the season's decision cycle - the cycle job (:func:`arena.app.cycle.cycle`),
-the same as ``arena cycle``, with every contestant's turn a task of its own (a bounded thread
-pool, or the season's Dask cluster) and reverse contestants after the others.
+the same as ``arena cycle``, with every contestant's turn a task of its own, all started at once
+(threads, or the season's Dask cluster) and reverse contestants after the others.
 
 A scheduled run plays the season's current cycle, the missed ones first (``missed="backfill"``,
 within the season's deadline); before the season or once it is closed it has nothing to do and
-completes. Contestants of one model provider share a strict global concurrency limit
-(``model-provider-<provider>``, ``$ARENA_PROVIDER_CONCURRENCY`` slots, default 4); the cycle holds
+completes. When ``$ARENA_PROVIDER_CONCURRENCY`` is set, contestants of one model provider share a
+strict global concurrency limit of that many slots (``model-provider-<provider>``; unset: no
+limit, distinct providers never wait for each other); the cycle holds
 the season's one-slot ledger limit while it records, never beside a monitor window. A run is
 named after the cycle it plays (``cycle-2026-11-30-1600``, ``backfill-...``); a table artifact
 shows each contestant's outcome. A contestant that could not be played fails the run after every
@@ -24,9 +25,6 @@ from arena.core.settings import prepare_process
 from arena.flows.artifacts import cycle_artifacts, cycle_rows, report_link
 from arena.flows.tasks import ensure_limits, ledger_slot, provider_slot, run_name, season_runner
 from arena.pipeline.live import OffSeason
-
-CONTESTANT_WORKERS = 8
-
 
 def _kind(backfill: bool, retry: bool) -> Kind:
     return Kind.BACKFILL if backfill else Kind.RETRY if retry else Kind.CYCLE
@@ -49,7 +47,7 @@ def cycle_run_name() -> str:
 
 
 @flow(name="cycle", flow_run_name=cycle_run_name,
-      task_runner=ThreadPoolTaskRunner(max_workers=CONTESTANT_WORKERS))
+      task_runner=ThreadPoolTaskRunner())  # unbounded: every contestant's call at once
 def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bool = False,
                retry: bool = False, force_time: bool = False, now: str | None = None,
                publish: bool = True, missed: str = Missed.BACKFILL.value) -> list[dict]:

@@ -14,16 +14,16 @@ from arena.app.handle import SeasonHandle
 from arena.app.ingest import ingest
 from arena.app.params import clock_of, optional_time, symbol_list
 from arena.core.settings import prepare_process
-from arena.data.ingest import IngestError
+from arena.core.runner import width_of
+from arena.data.ingest import IngestError, fetch
 from arena.data.lake import Lake
 from arena.flows.artifacts import ingest_artifacts
 from arena.flows.tasks import PrefectRunner, run_name
 
-FETCH_WORKERS = 4  # vendors throttle; four concurrent calls per provider is polite
 
 
 @flow(name="ingest", flow_run_name=run_name("ingest"),
-      task_runner=ThreadPoolTaskRunner(max_workers=FETCH_WORKERS))
+      task_runner=ThreadPoolTaskRunner(max_workers=width_of(fetch)))
 def ingest_flow(source: str | None = None, start: str | None = None, end: str | None = None,
                 symbols: list[str] | None = None, seed: int | None = None,
                 drop: str | None = None, drop_interval: str = "1h", lake_root: str | None = None,

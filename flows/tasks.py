@@ -28,7 +28,7 @@ from prefect.exceptions import ObjectNotFound
 from prefect.task_runners import TaskRunner
 
 from arena.agents.base import Contestant
-from arena.agents.roster import ContestantSpec, is_loopback
+from arena.agents.roster import ContestantSpec, model_provider
 from arena.core.environment import setting
 from arena.core.runner import Retry, retry_of
 from arena.data.lake import Lake
@@ -151,18 +151,17 @@ def dask_task_runner(address: str, items: int) -> TaskRunner:
 def provider_limit(contestant: Contestant | ContestantSpec) -> str | None:
     """The concurrency limit a contestant's (or roster entry's) model calls count against
     (None: no model)."""
-    spec = getattr(contestant, "spec", contestant)
-    model = getattr(spec, "model", None)
-    if not model:
-        return None
-    provider = "local" if is_loopback(spec.api_base) else model.split("/", 1)[0]
-    return f"model-provider-{provider}"
+    provider = model_provider(getattr(contestant, "spec", contestant))
+    return None if provider is None else f"model-provider-{provider}"
 
 
 def ensure_limits(contestants: Sequence[Contestant | ContestantSpec]) -> None:
     """Create (or resize) the providers' global concurrency limits before the tasks need them:
-    ``$ARENA_PROVIDER_CONCURRENCY`` slots each (default 4)."""
+    ``$ARENA_PROVIDER_CONCURRENCY`` slots each; unset, there is no limit to create and every
+    contestant's call starts at once."""
     slots = setting("provider_concurrency")
+    if slots is None:
+        return
     names = {name for c in contestants if (name := provider_limit(c))}
     with get_client(sync_client=True) as client:
         for name in sorted(names):
@@ -189,9 +188,12 @@ def ledger_slot(season_id: str) -> AbstractContextManager[object]:
 
 
 def provider_slot(contestant: Contestant) -> AbstractContextManager[object]:
-    """One slot of the contestant's provider limit, held while it plays (none: no model)."""
+    """One slot of the contestant's provider limit, held while it plays (none: no model, or
+    ``$ARENA_PROVIDER_CONCURRENCY`` unset)."""
     limit = provider_limit(contestant)
-    return nullcontext() if limit is None else concurrency(limit, occupy=1, strict=True)
+    if limit is None or setting("provider_concurrency") is None:
+        return nullcontext()
+    return concurrency(limit, occupy=1, strict=True)
 
 
 def prefect_dbt_invoke(lake: Lake) -> Invoke:

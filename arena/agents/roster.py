@@ -83,6 +83,16 @@ def is_loopback(url: str | None) -> bool:
         return False
 
 
+def model_provider(spec: object) -> str | None:
+    """The model provider whose capacity a roster entry's calls use: ``local`` for a model on
+    this machine, else the provider prefix of its litellm model (``openai/gpt-4o`` -> ``openai``);
+    None for a contestant without a model (a house agent, an outside agent)."""
+    model = getattr(spec, "model", None)
+    if not model:
+        return None
+    return "local" if is_loopback(getattr(spec, "api_base", None)) else model.split("/", 1)[0]
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -35,7 +35,7 @@ from arena.core.errors import Failed
 from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner
 from arena.engine.outcomes import FAILED
-from arena.pipeline.cycle import Outcome, Slot, no_slot
+from arena.pipeline.cycle import Outcome, Slot
 from arena.pipeline.live import (
     CycleRefused,
     CycleRun,
@@ -159,7 +159,7 @@ def cycle_time(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestam
 def cycle(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestamp | None = None,
           missed: Missed = Missed.REFUSE, force_time: bool = False, publish: bool = True,
           players: int | None = None, clock: Clock = wall_clock, runner: Runner = INLINE,
-          slot: Slot = no_slot, invoke: Invoke | None = None,
+          slot: Slot | None = None, invoke: Invoke | None = None,
           progress: Callable[[str], None] | None = None,
           hold: Callable[[], AbstractContextManager[object]] = nullcontext,
           monotonic: Callable[[], float] = time.monotonic,
@@ -194,7 +194,7 @@ def cycle(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestamp | N
 
 
 def _missed_first(handle: SeasonHandle, kind: Kind, target: pd.Timestamp, missed: Missed, *,
-                  now: pd.Timestamp, runner: Runner, slot: Slot, deadline: float,
+                  now: pd.Timestamp, runner: Runner, slot: Slot | None, deadline: float,
                   monotonic: Callable[[], float], sleep: Callable[[float], None]
                   ) -> tuple[list[CycleResult], list[tuple[pd.Timestamp, str]]]:
     """The missed cycles before ``target``, refused, skipped or backfilled as ``missed`` says
@@ -232,7 +232,7 @@ def _missed_first(handle: SeasonHandle, kind: Kind, target: pd.Timestamp, missed
 
 
 def _play(handle: SeasonHandle, kind: Kind, at: pd.Timestamp, *, now: pd.Timestamp,
-          runner: Runner, slot: Slot, monotonic: Callable[[], float],
+          runner: Runner, slot: Slot | None, monotonic: Callable[[], float],
           sleep: Callable[[float], None], force_time: bool = False,
           deadline_s: float | None = None) -> CycleResult:
     contestants = handle.contestants(at)

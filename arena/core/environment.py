@@ -12,7 +12,7 @@ variable                       what it sets
 ``ARENA_UNIVERSE``             a universe CSV instead of the shipped one
 ``ARENA_PROMPTS``              a folder of prompt templates instead of the shipped one
 ``ARENA_DROP_DIR``             the files source's drop folder when ``--drop`` is not given
-``ARENA_PROVIDER_CONCURRENCY`` model calls of one provider at once in a cycle flow
+``ARENA_PROVIDER_CONCURRENCY`` model calls of one provider at once in a cycle (unset: no limit)
 ``ARENA_DASK``                 the Dask scheduler a running season's flows fan out to
 ``ARENA_ALERT_WEBHOOK``        where ``arena serve``'s alerts post
 ``ARENA_SIGNAL_TOKEN``         the token terminals send to ``arena signal-server``
@@ -24,6 +24,8 @@ The contestants' keys are not in this table: the roster names the variable of ea
 
 from __future__ import annotations
 
+import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +48,9 @@ class Settings(BaseSettings):
                                  "the shipped ones")
     drop_dir: Path | None = Field(None, description="the files source's drop folder when "
                                   "--drop is not given")
-    provider_concurrency: int = Field(4, ge=1, description="model calls of one provider at "
-                                      "once in a cycle flow (a Prefect global limit per provider)")
+    provider_concurrency: int | None = Field(None, ge=1, description="model calls of one "
+                                             "provider at once in a cycle (unset: no limit; a "
+                                             "Prefect global limit per provider in a flow)")
     dask: str | None = Field(None, description="the Dask scheduler a running season's flows fan "
                              "out to (tcp://host:8786, or local)")
     alert_webhook: str | None = Field(None, description="where arena serve's alerts post when "
@@ -79,26 +82,41 @@ def _problems(exc: ValidationError, only: str | None = None) -> str:
                      for e in exc.errors() if only is None or e["loc"][0] == only)
 
 
-def settings() -> Settings:
-    """Every setting of the environment as it is now, each validated (read each time: a test or
-    an operator may change a variable between two runs of one process)."""
+def _environment() -> tuple[tuple[str, str], ...]:
+    """The ``ARENA_*`` variables as they are now (what a :class:`Settings` is read from)."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith("ARENA_")))
+
+
+@lru_cache(maxsize=16)
+def _read(environment: tuple[tuple[str, str], ...]) -> Settings | ValidationError:
+    """The settings of one state of the environment, or why they cannot be read. Cached by that
+    state: a cycle's every turn reads its settings, and building them costs milliseconds."""
     try:
         return Settings()
     except ValidationError as exc:
-        raise SettingsError(f"an environment variable cannot be used: {_problems(exc)}") from None
+        return exc
+
+
+def settings() -> Settings:
+    """Every setting of the environment as it is now, each validated (read again whenever an
+    ``ARENA_*`` variable changed: a test or an operator may change one between two runs of one
+    process)."""
+    read = _read(_environment())
+    if isinstance(read, ValidationError):
+        raise SettingsError(f"an environment variable cannot be used: {_problems(read)}")
+    return read
 
 
 def setting(name: str) -> Any:
     """One setting, validated; a bad value of another variable does not stop a command that
     does not read it (``ARENA_ALERT_WEBHOOK`` matters to ``arena serve``, not to ``arena
     report``)."""
-    try:
-        return getattr(Settings(), name)
-    except ValidationError as exc:
-        bad = {str(e["loc"][0]) for e in exc.errors()}
-        if name in bad:
-            raise SettingsError(f"an environment variable cannot be used: "
-                                f"{_problems(exc, name)}") from None
-        # the others at their defaults: an argument given at construction outranks the variable
-        defaults = {field: Settings.model_fields[field].default for field in bad}
-        return getattr(Settings(**defaults), name)
+    read = _read(_environment())
+    if not isinstance(read, ValidationError):
+        return getattr(read, name)
+    bad = {str(e["loc"][0]) for e in read.errors()}
+    if name in bad:
+        raise SettingsError(f"an environment variable cannot be used: {_problems(read, name)}")
+    # the others at their defaults: an argument given at construction outranks the variable
+    defaults = {field: Settings.model_fields[field].default for field in bad}
+    return getattr(Settings(**defaults), name)

@@ -8,8 +8,10 @@ pool for the fan-out); the Prefect flows pass a runner that submits each step as
 UI shows one task per step run.
 
 A step may carry a run name template (:func:`step`), e.g. ``"play-{contestant.name}"``, formatted
-with the step's arguments, and a :class:`Retry` policy (a vendor's rate limit): every runner
-honours both, so a step retries the same way on the command line and in a flow.
+with the step's arguments, a :class:`Retry` policy (a vendor's rate limit) and a ``width``: how
+many of its items a fan-out runs at once (a vendor's politeness; none: every item at once, so a
+cycle's model calls all start together and the cycle lasts as long as its slowest call). Every
+runner honours all three, so a step behaves the same on the command line and in a flow.
 """
 
 from __future__ import annotations
@@ -35,13 +37,17 @@ class Retry:
     when: Callable[[BaseException], bool]
 
 
-def step(run_name: str, *, retry: Retry | None = None) -> Callable[[F], F]:
+def step(run_name: str, *, retry: Retry | None = None, width: int | None = None
+         ) -> Callable[[F], F]:
     """Mark a function as a step named ``run_name`` (a template over its parameters), retried
-    by ``retry``."""
+    by ``retry``; a fan-out of it runs at most ``width`` items at once (None: all of them)."""
+    if width is not None and width < 1:
+        raise ValueError(f"a step's width is at least 1, not {width}")
 
     def mark(fn: F) -> F:
         fn.run_name = run_name  # type: ignore[attr-defined]
         fn.retry = retry  # type: ignore[attr-defined]
+        fn.width = width  # type: ignore[attr-defined]
         return fn
 
     return mark
@@ -50,6 +56,11 @@ def step(run_name: str, *, retry: Retry | None = None) -> Callable[[F], F]:
 def retry_of(fn: Callable[..., Any]) -> Retry | None:
     """The step's retry policy (None: a failure fails at once)."""
     return getattr(fn, "retry", None)
+
+
+def width_of(fn: Callable[..., Any]) -> int | None:
+    """How many items of the step a fan-out runs at once (None: every item at once)."""
+    return getattr(fn, "width", None)
 
 
 class Runner(Protocol):
@@ -66,14 +77,24 @@ class Runner(Protocol):
 
 
 class Inline:
-    """Steps run in this process; a fan-out uses a bounded thread pool. When the fan-out is
-    interrupted (Ctrl-C, SIGTERM) the steps already running finish - each records whole or
-    not at all - and the ones not started are cancelled. ``sleep`` waits between a step's
-    retries (a test passes one that does not wait)."""
+    """Steps run in this process; a fan-out runs its items on threads of its own, as many at
+    once as the step's width allows (every item, unless the step says otherwise) and at most
+    ``workers`` (None: no bound of the runner's). When the fan-out is interrupted (Ctrl-C,
+    SIGTERM) the steps already running finish - each records whole or not at all - and the ones
+    not started are cancelled. ``sleep`` waits between a step's retries (a test passes one that
+    does not wait)."""
 
-    def __init__(self, workers: int = 4, *, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.workers = max(1, workers)
+    def __init__(self, workers: int | None = None, *,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        if workers is not None and workers < 1:
+            raise ValueError(f"a runner needs at least one worker, not {workers}")
+        self.workers = workers
         self.sleep = sleep
+
+    def width(self, fn: Callable[..., Any], items: int) -> int:
+        """The threads a fan-out of ``items`` items of ``fn`` runs on."""
+        bounds = [b for b in (width_of(fn), self.workers) if b is not None]
+        return max(1, min([items, *bounds]))
 
     def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         policy = retry_of(fn)
@@ -97,7 +118,8 @@ class Inline:
             except capture as exc:
                 return exc
 
-        pool = ThreadPoolExecutor(max_workers=self.workers)
+        pool = ThreadPoolExecutor(max_workers=self.width(fn, len(items)),
+                                  thread_name_prefix=getattr(fn, "__name__", "step"))
         try:
             results = list(pool.map(one, items))
         except BaseException:  # an interrupt or an error: the items not started never start

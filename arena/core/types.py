@@ -17,7 +17,8 @@ pd = lazy_import("pandas")
 @dataclass(frozen=True)
 class CallRecord:
     """One model call (or one house-agent computation). Tokens and cost are ``None`` when unknown;
-    ``cost_usd`` is in US dollars, ``latency_s`` in seconds."""
+    ``cost_usd`` is in US dollars, ``latency_s`` in seconds; ``queue_s`` the seconds the call
+    waited before it was sent (for a thread of the cycle's fan-out and its provider's slot)."""
 
     contestant: str
     role: str  # "decision", "repair", "bull", "bear", "risk", "judge", "researcher", ...
@@ -28,6 +29,7 @@ class CallRecord:
     cost_usd: float | None = None
     retries: int = 0
     error: str | None = None
+    queue_s: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

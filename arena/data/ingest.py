@@ -700,9 +700,10 @@ class _Counter:
 
 # a vendor's rate limit or outage heals; a bad symbol or an HTML page will not
 FETCH_RETRY = Retry(delays=(2.0, 10.0, 30.0), when=is_transient)
+FETCH_WIDTH = 4  # vendors throttle: four concurrent fetches of one provider is polite
 
 
-@step("fetch-{asset.symbol}", retry=FETCH_RETRY)
+@step("fetch-{asset.symbol}", retry=FETCH_RETRY, width=FETCH_WIDTH)
 def fetch(asset: Asset, provider: Provider, plan: IngestPlan, lake: Lake,
           done: Callable[[], None] | None = None) -> AssetFetch:
     """One asset's fetch of a run (:func:`fetch_asset` over the plan's window); ``done`` hears

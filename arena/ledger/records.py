@@ -14,9 +14,7 @@ from enum import StrEnum
 from functools import cache
 from typing import Any, NamedTuple
 
-import pandas as pd
-import pyarrow as pa
-
+from arena.core.lazy import LazyMapping, lazy_import
 from arena.core.sessions import TS_UNIT
 from arena.core.text import dumps, is_storable, storable, to_json_literal
 from arena.core.types import CallRecord, Message
@@ -24,6 +22,9 @@ from arena.engine.broker import LevelMove
 from arena.engine.outcomes import OUTCOMES, played
 from arena.engine.portfolio import Fill, Portfolio
 from arena.engine.rules import Rejection
+
+pa = lazy_import("pyarrow")
+pd = lazy_import("pandas")
 
 ANSWER, REPAIR, MONITOR = "answer", "repair", "monitor"
 ROUNDS = (ANSWER, REPAIR)
@@ -112,7 +113,8 @@ def equity_snapshot(portfolio: Portfolio, prices: Mapping[str, float]) -> dict[s
 
 
 # ---------------------------------------------------------------------------------- schemas
-_TS, _S, _F, _I, _B = pa.timestamp(TS_UNIT, tz="UTC"), pa.string(), pa.float64(), pa.int64(), pa.bool_()
+# the columns' Arrow types by name, the types themselves when the schemas are first used
+_TS, _S, _F, _I, _B, _LS = "timestamp", "string", "float64", "int64", "bool", "list<string>"
 _CYCLE_KEY = [("cycle_at", _TS), ("contestant", _S)]
 _MONITOR_KEY = [("window_start", _TS), ("window_end", _TS), ("contestant", _S)]
 _FILL = [("round", _S), ("seq", _I), ("at", _TS), ("symbol", _S), ("side", _S), ("kind", _S),
@@ -122,33 +124,37 @@ _FILL = [("round", _S), ("seq", _I), ("at", _TS), ("symbol", _S), ("side", _S), 
 _ROUND_IDX = [("round", _S), ("decision_index", _I), ("action", _S), ("symbol", _S)]
 
 
-def _schemas(key: list[tuple[str, pa.DataType]],
-             tables: dict[str, list[tuple[str, pa.DataType]]]) -> dict[str, pa.Schema]:
-    return {name: pa.schema(key + cols) for name, cols in tables.items()}
+def _schemas(key: list[tuple[str, str]],
+             tables: dict[str, list[tuple[str, str]]]) -> dict[str, pa.Schema]:
+    arrow = {_TS: pa.timestamp(TS_UNIT, tz="UTC"), _S: pa.string(), _F: pa.float64(),
+             _I: pa.int64(), _B: pa.bool_(), _LS: pa.list_(pa.string())}
+    return {name: pa.schema([(column, arrow[kind]) for column, kind in key + cols])
+            for name, cols in tables.items()}
 
 
-SCHEMAS = _schemas(_CYCLE_KEY, {
+SCHEMAS: Mapping[str, pa.Schema] = LazyMapping(lambda: _schemas(_CYCLE_KEY, {
     "outcome": [("status", _S), ("repaired", _B), ("prompt_sha256", _S), ("prompt_chars", _I),
                 ("n_calls", _I), ("n_fills", _I), ("n_rejections", _I),
                 ("parse_error_answer", _S), ("parse_error_repair", _S),
-                ("errors", pa.list_(_S))],
+                ("errors", _LS)],
     "calls": [("seq", _I), ("role", _S), ("model", _S), ("tokens_in", _I), ("tokens_out", _I),
-              ("latency_s", _F), ("cost_usd", _F), ("retries", _I), ("error", _S)],
+              ("latency_s", _F), ("cost_usd", _F), ("retries", _I), ("error", _S),
+              ("queue_s", _F)],
     "messages": [("seq", _I), ("role", _S), ("chars", _I), ("content", _S),
                  ("prompt_sha256", _S), ("prompt_offset", _I)],
     "responses": [("round", _S), ("text", _S), ("chars", _I), ("extra", _S),
-                  ("notes", pa.list_(_S)), ("raw_json", _S)],
+                  ("notes", _LS), ("raw_json", _S)],
     "decisions": [*_ROUND_IDX, ("decision", _S)],
     "rejections": [*_ROUND_IDX, ("code", _S), ("message", _S)],
     "fills": _FILL,
     "levels": [("round", _S), ("decision_index", _I), ("symbol", _S), ("invalidation_price", _F)],
     "equity": [(f, _I if f == "positions" else _F) for f in EQUITY_FIELDS],
-})
-MONITOR_SCHEMAS = _schemas(_MONITOR_KEY, {
-    "outcome": [("n_fills", _I), ("checked", _S), ("unobserved", pa.list_(_S)),
-                ("errors", pa.list_(_S))],
+}))
+MONITOR_SCHEMAS: Mapping[str, pa.Schema] = LazyMapping(lambda: _schemas(_MONITOR_KEY, {
+    "outcome": [("n_fills", _I), ("checked", _S), ("unobserved", _LS),
+                ("errors", _LS)],
     "fills": _FILL,
-})
+}))
 
 Rows = dict[str, list[dict[str, Any]]]
 

@@ -8,7 +8,9 @@ through its :class:`~arena.core.runner.Runner`):
    market and its own portfolio, folded from the ledger; the assets whose price is stale (their
    data stopped arriving, :attr:`arena.market.types.MarketData.stale`) are decided there too, so
    the briefing flags them and the engine refuses to trade them (``stale_price``) alike;
-2. :func:`play` for every contestant, concurrently - its turn
+2. :func:`play` for every contestant, all at once (a cycle lasts as long as its slowest model
+   call; :class:`ProviderSlots` bounds the calls of one model provider when the season's
+   ``$ARENA_PROVIDER_CONCURRENCY`` says so) - each turn
    (:func:`arena.pipeline.turn.run_contestant_cycle`) runs inside
    :meth:`arena.ledger.store.Ledger.record_cycle`, so a re-run, or two runs at the same time,
    never execute its trades twice;
@@ -24,11 +26,15 @@ so a later run of the cycle can play it.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 
 from arena.agents.base import Contestant, plays_after_others
+from arena.agents.roster import model_provider
+from arena.core.environment import setting
 from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
@@ -52,6 +58,33 @@ def no_slot(contestant: Contestant) -> AbstractContextManager[object]:
     return nullcontext()
 
 
+class ProviderSlots:
+    """The :data:`Slot` of this process: at most ``limit`` contestants of one model provider
+    (:func:`arena.agents.roster.model_provider`) play at once, the others wait for a slot;
+    contestants of other providers, or without a model, never wait. ``None``: no limit."""
+
+    def __init__(self, limit: int | None) -> None:
+        if limit is not None and limit < 1:
+            raise ValueError(f"a provider needs at least one slot, not {limit}")
+        self.limit = limit
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, contestant: Contestant) -> AbstractContextManager[object]:
+        provider = model_provider(getattr(contestant, "spec", None))
+        if self.limit is None or provider is None:
+            return nullcontext()
+        with self._lock:
+            slot = self._slots.setdefault(provider, threading.BoundedSemaphore(self.limit))
+        return slot
+
+
+def provider_slots() -> Slot:
+    """The slot of the command line and a replay: ``$ARENA_PROVIDER_CONCURRENCY`` calls of one
+    provider at once (unset: no limit)."""
+    return ProviderSlots(setting("provider_concurrency"))
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One contestant's line of the cycle report."""
@@ -67,17 +100,22 @@ class Outcome:
     latency_s: float
     error: str | None = None
     transient: bool = True  # a failure that playing again may mend (not a refused record)
+    queue_s: float = 0.0  # how long the turn waited for a thread and its provider's slot
 
     def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 
 def to_record(cycle: ContestantCycle, briefing_prompt: str, prices: Mapping[str, float],
-              at: pd.Timestamp) -> CycleRecord:
-    """The ledger record of a played cycle."""
+              at: pd.Timestamp, queue_s: float = 0.0) -> CycleRecord:
+    """The ledger record of a played cycle; ``queue_s``: how long its turn waited to start,
+    recorded on its first call (the later calls of a turn hold its thread and slot)."""
     rounds: Sequence[Round] = cycle.rounds
     last = rounds[-1].reply
     read = [r for r in rounds if r.parsed is not None and r.parsed.ok]
+    calls = [c for r in rounds for c in r.reply.calls]
+    if calls:
+        calls[0] = replace(calls[0], queue_s=round(queue_s, 6))
     return CycleRecord(
         contestant=cycle.contestant, cycle_at=at, status=cycle.status,
         prompt=briefing_prompt, messages=tuple(last.transcript),
@@ -86,7 +124,7 @@ def to_record(cycle: ContestantCycle, briefing_prompt: str, prices: Mapping[str,
         rejections={r.name: list(r.result.rejections) for r in rounds if r.result},
         fills={r.name: list(r.result.fills) for r in rounds if r.result},
         levels={r.name: list(r.result.levels) for r in rounds if r.result},
-        calls=tuple(c for r in rounds for c in r.reply.calls),
+        calls=tuple(calls),
         equity=equity_snapshot(cycle.state.portfolio, prices),
         parse_errors={r.name: r.parsed.reason for r in rounds
                       if r.parsed is not None and not r.parsed.ok},
@@ -113,7 +151,8 @@ def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: pd.Timestamp
         name, str(recorded), str(outcome["status"]), int(outcome["n_fills"]),
         int(outcome["n_rejections"]), sum(c["tokens_in"] or 0 for c in calls),
         sum(c["tokens_out"] or 0 for c in calls), float(sum(costs)) if costs else None,
-        max((c["latency_s"] for c in calls), default=0.0), "; ".join(errors) or None)
+        max((c["latency_s"] for c in calls), default=0.0), "; ".join(errors) or None,
+        queue_s=float(calls[0].get("queue_s") or 0.0) if calls else 0.0)
 
 
 def earlier_answers(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[str, str]:
@@ -144,35 +183,41 @@ def standings(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[st
 @step("play-{contestant.name}")
 def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
          at: pd.Timestamp, *, rules: Rules = ARENA_RULES, others: Sequence[str] = (),
-         slot: Slot = no_slot) -> Outcome:
+         slot: Slot = no_slot, queued_at: float | None = None) -> Outcome:
     """Play and record one contestant's cycle (at most once per cycle, however often called),
     holding ``slot(contestant)`` meanwhile; ``others``: the contestants whose answers a follower
-    sees. A failure becomes its report line."""
+    sees; ``queued_at``: when the fan-out asked for the turn (Unix seconds: the turn may run in
+    another process), so the time it waited for a thread and its slot is recorded beside its
+    calls' latency. A failure becomes its report line."""
+    queue_s = 0.0
     try:
         with slot(contestant):
-            return _play(contestant, market, ledger, universe, at, rules, others)
+            queue_s = 0.0 if queued_at is None else max(0.0, time.time() - queued_at)
+            return _play(contestant, market, ledger, universe, at, rules, others, queue_s)
     except ContestantFailed as exc:  # the model never answered: nothing happened, nothing recorded
         log.warning("contestant %s failed at %s (nothing recorded): %s", contestant.name, at,
                     exc.reply.error)
         calls = exc.reply.calls
         return Outcome(contestant.name, "not recorded", FAILED, 0, 0,
                        sum(c.tokens_in or 0 for c in calls), sum(c.tokens_out or 0 for c in calls),
-                       None, max((c.latency_s for c in calls), default=0.0), exc.reply.error)
+                       None, max((c.latency_s for c in calls), default=0.0), exc.reply.error,
+                       queue_s=queue_s)
     except DamagedFile as exc:  # a file of its history cannot be read: its book cannot be folded
         log.error("contestant %s at %s: %s (nothing recorded)", contestant.name, at, exc)
-        return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0, str(exc))
+        return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0, str(exc),
+                       queue_s=queue_s)
     except LedgerError as exc:  # refused (a cycle behind its history, a broken chain, a secret)
         log.error("contestant %s at %s: %s", contestant.name, at, exc)
         return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0, str(exc),
-                       transient=isinstance(exc, LedgerBusy))
+                       transient=isinstance(exc, LedgerBusy), queue_s=queue_s)
     except Exception as exc:
         log.exception("contestant %s failed at %s", contestant.name, at)
         return Outcome(contestant.name, "not recorded", FAILED, 0, 0, 0, 0, None, 0.0,
-                       f"{type(exc).__name__}: {exc}")
+                       f"{type(exc).__name__}: {exc}", queue_s=queue_s)
 
 
 def _play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
-          at: pd.Timestamp, rules: Rules, others: Sequence[str]) -> Outcome:
+          at: pd.Timestamp, rules: Rules, others: Sequence[str], queue_s: float) -> Outcome:
     def build() -> CycleRecord:
         state = CycleState(ledger.portfolio(contestant.name), at, stale=market.untradeable)
         briefing = build_briefing(market, contestant.name,
@@ -182,7 +227,7 @@ def _play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: 
                                standings=standings(ledger, at, others))
         cycle = run_contestant_cycle(contestant, briefing, state, market.prices, universe,
                                      rules=rules)
-        return to_record(cycle, briefing.prompt_text, market.prices, at)
+        return to_record(cycle, briefing.prompt_text, market.prices, at, queue_s)
 
     recorded = ledger.record_cycle(at, contestant.name, build)
     return _summary(contestant.name, recorded, ledger, at)
@@ -210,14 +255,18 @@ def secret_names(contestants: Sequence[Contestant]) -> set[str]:
 
 def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequence[Contestant],
               at: pd.Timestamp, *, ledger: Ledger | None = None, runner: Runner = INLINE,
-              rules: Rules = ARENA_RULES, slot: Slot = no_slot) -> list[Outcome]:
+              rules: Rules = ARENA_RULES, slot: Slot | None = None) -> list[Outcome]:
     """The decision cycle at ``at`` (a UTC timestamp) for every contestant (see the module
-    docstring); one report line per contestant, first the ones that answer themselves."""
+    docstring); one report line per contestant, first the ones that answer themselves.
+    ``slot``: what a contestant holds while it plays (default :func:`provider_slots`)."""
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
+    slot = slot or provider_slots()
     market = runner.run(cycle_market, lake, provider, universe, contestants, at, ledger)
     first = [c for c in contestants if not plays_after_others(c)]
     followers = [c for c in contestants if plays_after_others(c)]
-    outcomes = runner.map(play, first, market, ledger, universe, at, rules=rules, slot=slot)
+    outcomes = runner.map(play, first, market, ledger, universe, at, rules=rules, slot=slot,
+                          queued_at=time.time())
     names = tuple(c.name for c in first)
     return outcomes + [runner.run(play, c, market, ledger, universe, at, rules=rules,
-                                  others=names, slot=slot) for c in followers]
+                                  others=names, slot=slot, queued_at=time.time())
+                       for c in followers]

@@ -37,7 +37,7 @@ from arena.ledger.attempts import Attempts
 from arena.ledger.records import CycleRecord, MonitorRecord, equity_snapshot
 from arena.ledger.store import BrokenChain, Ledger, LedgerError
 from arena.market.asof import NoPrices, Providers, cycle_prices, provider_of
-from arena.pipeline.cycle import Outcome, Slot, no_slot, run_cycle
+from arena.pipeline.cycle import Outcome, Slot, run_cycle
 from arena.pipeline.season_ingest import history_start as season_history_start
 from arena.reporting.daily import daily_report, write_daily_report
 
@@ -212,7 +212,7 @@ def record_forfeits(lake: Lake, market: Providers, ledger: Ledger, attempts: Att
 
 def play_cycle(lake: Lake, market: Providers, universe: Universe,
                contestants: Sequence[Contestant], at: pd.Timestamp, *, ledger: Ledger,
-               rules: Rules, runner: Runner, slot: Slot, attempts: Attempts | None,
+               rules: Rules, runner: Runner, slot: Slot | None, attempts: Attempts | None,
                retries: Retries | None) -> tuple[list[Outcome], int]:
     """The cycle at ``at``, played again for the contestants whose model failed while
     ``retries`` allow; each failed attempt goes to ``attempts`` (never to the ledger). Returns
@@ -246,7 +246,7 @@ def play_cycle(lake: Lake, market: Providers, universe: Universe,
 @step("day-{at:%Y-%m-%d}")
 def play_day(lake: Lake, market: Providers, universe: Universe,
              contestants: Sequence[Contestant], at: pd.Timestamp, *, ledger: Ledger,
-             rules: Rules = ARENA_RULES, runner: Runner = INLINE, slot: Slot = no_slot,
+             rules: Rules = ARENA_RULES, runner: Runner = INLINE, slot: Slot | None = None,
              ingest: DayIngest | None = None, attempts: Attempts | None = None,
              forfeit_names: Sequence[str] = (), retries: Retries | None = None) -> DayReport:
     """One season day ending at the cycle ``at`` (see the module docstring). ``ingest``: the

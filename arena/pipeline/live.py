@@ -40,7 +40,7 @@ from arena.market.asof import (
     price_interval,
     provider_of,
 )
-from arena.pipeline.cycle import Outcome, Slot, no_slot, secret_names
+from arena.pipeline.cycle import Outcome, Slot, secret_names
 from arena.pipeline.day import (
     DayReport,
     Retries,
@@ -235,7 +235,7 @@ def season_rules(season: SeasonConfig) -> Rules:
 def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Contestant],
                       at: pd.Timestamp, *, now: pd.Timestamp, universe: Universe | None = None,
                       force_time: bool = False, backfill: bool = False, retry: bool = False,
-                      runner: Runner = INLINE, slot: Slot = no_slot,
+                      runner: Runner = INLINE, slot: Slot | None = None,
                       ledger: Ledger | None = None, attempts: Attempts | None = None,
                       deadline_s: float | None = None,
                       clock: Callable[[], float] = time.monotonic,

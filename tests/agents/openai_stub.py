@@ -154,6 +154,13 @@ class StubResponse:
 Handler = Callable[[RecordedRequest], StubResponse]
 
 
+class _Server(ThreadingHTTPServer):
+    """A model server many clients call at once: a cycle sends every contestant's request
+    together, more than the default listen backlog of 5 would take without refusing some."""
+
+    request_queue_size = 256
+
+
 class OpenAIStub:
     """The scripted loopback server. ``url`` is the ``api_base`` to give litellm
     (``http://127.0.0.1:PORT/v1``)."""
@@ -269,7 +276,7 @@ class OpenAIStub:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout): nothing to answer
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True,

@@ -95,4 +95,4 @@ def test_a_bad_variable_matters_only_to_the_command_that_reads_it(season, capsys
                  "--lake", str(season.root)]) == 0
     from arena.core.environment import setting
 
-    assert setting("provider_concurrency") == 4
+    assert setting("provider_concurrency") is None  # the default: no limit

@@ -73,3 +73,33 @@ def test_a_fan_out_runs_its_items_at_once():
         return item
 
     assert Inline(workers=4).map(wait, [1, 2, 3, 4]) == [1, 2, 3, 4]
+
+
+def test_a_fan_out_is_as_wide_as_its_items_unless_the_step_says_otherwise():
+    """64 items: all in at once (a barrier of 64); a step of width 2: never more than two."""
+    barrier = threading.Barrier(64, timeout=30)
+
+    def wait(item):
+        barrier.wait()  # broken unless all 64 are in together
+        return item
+
+    assert Inline().map(wait, list(range(64))) == list(range(64))
+
+    lock, inside, most = threading.Lock(), [0], [0]
+    pair = threading.Barrier(2, timeout=30)
+
+    @step("narrow-{item}", width=2)
+    def narrow(item):
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        pair.wait()  # two run together...
+        with lock:
+            inside[0] -= 1
+        return item
+
+    assert Inline().map(narrow, list(range(6))) == list(range(6))
+    assert most[0] == 2  # ...and never three
+    assert Inline(workers=1).width(narrow, 6) == 1  # the runner's own bound wins when lower
+    with pytest.raises(ValueError, match="at least 1"):
+        step("bad", width=0)

@@ -1,4 +1,4 @@
--- Per contestant: what its model calls cost and how its answers fared (tokens, cost, latency,
+-- Per contestant: what its model calls cost and how its answers fared (tokens, cost, latency, queue,
 -- retries, rejections, repair outcomes, and its cycles by outcome: traded, no_trade, forfeited,
 -- skipped - see arena.engine.outcomes).
 with calls as (
@@ -10,6 +10,7 @@ with calls as (
         sum(cost_usd) as cost_usd,
         avg(latency_s) as mean_latency_s,
         quantile_cont(latency_s, 0.95) as p95_latency_s,
+        max(queue_s) as max_queue_s,
         cast(sum(retries) as bigint) as retries,
         count(*) filter (where error is not null) as failed_calls
     from {{ ref('stg_ledger__calls') }}
@@ -49,6 +50,7 @@ select
     c.cost_usd / y.cycles as cost_per_cycle_usd,
     c.mean_latency_s,
     c.p95_latency_s,
+    c.max_queue_s,
     coalesce(c.retries, 0) as retries,
     coalesce(c.failed_calls, 0) as failed_calls,
     y.rejections,

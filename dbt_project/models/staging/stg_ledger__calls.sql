@@ -17,6 +17,7 @@ renamed as (
         tokens_in,
         tokens_out,
         latency_s,
+        queue_s,
         cost_usd,
         retries,
         error
