@@ -14,7 +14,9 @@
   local sigmas and ``min_follow_share`` of the jump itself (a crash starts volatility in
   proportion to its size; a splice is carried calmly); a move by a factor of
   ``exp(max_log_move)`` or more is never excused. A null volume ratio (no volume data), traded
-  share or follow-up never excuses a jump. A null jump (first bars, not judged) passes.
+  share or follow-up never excuses a jump. A null jump (first bars, not judged) passes. The
+  rule lives in :func:`arena.data.validation.stats.jumps_explained` (the NumPy evaluation of
+  the suite, :mod:`arena.data.validation.suite`, uses it too).
 
 Classes register themselves with Great Expectations when this module is imported; a suite that
 uses them must be built in code after the import (a suite reloaded from JSON in a process that has
@@ -33,7 +35,7 @@ from great_expectations.expectations.metrics.map_metric_provider import (
     multicolumn_condition_partial,
 )
 
-from arena.data.validation.stats import OHLC_COLUMNS, ohlc_problems
+from arena.data.validation.stats import OHLC_COLUMNS, jumps_explained, ohlc_problems
 
 _DOMAIN_KEYS = ("batch_id", "table", "row_condition", "condition_parser", "ignore_row_if")
 
@@ -68,12 +70,12 @@ class JumpsExplained(MulticolumnMapMetricProvider):
     def _pandas(cls, column_list: pd.DataFrame, max_sigmas: float, min_volume_ratio: float,
                 max_log_move: float, min_follow_sigmas: float, min_follow_share: float,
                 min_traded_share: float, **kwargs) -> pd.Series:
-        jump, volume, reverted, size, followed, traded = (column_list.iloc[:, i]
-                                                          for i in range(6))
-        explained = (size < max_log_move) & (
-            (volume >= min_volume_ratio) | (reverted == 1) | (traded >= min_traded_share)
-            | ((followed >= min_follow_sigmas) & (followed >= min_follow_share * jump)))
-        return jump.isna() | (jump <= max_sigmas) | explained
+        ok = jumps_explained(
+            *(column_list.iloc[:, i].to_numpy(dtype="float64") for i in range(6)),
+            max_sigmas=max_sigmas, min_volume_ratio=min_volume_ratio, max_log_move=max_log_move,
+            min_follow_sigmas=min_follow_sigmas, min_follow_share=min_follow_share,
+            min_traded_share=min_traded_share)
+        return pd.Series(ok, index=column_list.index)
 
 
 class ExpectJumpsToBeExplained(MulticolumnMapExpectation):

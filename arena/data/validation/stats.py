@@ -420,6 +420,24 @@ def ohlc_problems(bars: pd.DataFrame) -> pd.DataFrame:
     }, index=bars.index)
 
 
+def jumps_explained(jump: np.ndarray, volume: np.ndarray, reverted: np.ndarray,
+                    size: np.ndarray, followed: np.ndarray, traded: np.ndarray, *,
+                    max_sigmas: float, min_volume_ratio: float, max_log_move: float,
+                    min_follow_sigmas: float, min_follow_share: float,
+                    min_traded_share: float) -> np.ndarray:
+    """Per bar: whether its move passes the splice check (the rule of the suite's
+    ``ExpectJumpsToBeExplained``): no judged move (null), a move of at most ``max_sigmas``, or
+    - when its |log return| ``size`` is below ``max_log_move`` - a volume ratio of
+    ``min_volume_ratio``, a reversion, ``min_traded_share`` of the move made within the bar, or
+    volatility after it of ``min_follow_sigmas`` and ``min_follow_share`` of its own sigmas.
+    A null volume ratio, traded share or follow-up never excuses a move (NaN compares false)."""
+    with np.errstate(invalid="ignore"):
+        explained = (size < max_log_move) & (
+            (volume >= min_volume_ratio) | (reverted == 1) | (traded >= min_traded_share)
+            | ((followed >= min_follow_sigmas) & (followed >= min_follow_share * jump)))
+        return np.isnan(jump) | (jump <= max_sigmas) | explained
+
+
 def _staleness(calendar: str, interval: str, times: np.ndarray, last: pd.Timestamp | None,
                window: Window, as_of: pd.Timestamp | None, cache: dict[tuple, object]
                ) -> tuple[pd.Timestamp | None, int | None, int | None]:
