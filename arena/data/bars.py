@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
-import pandas as pd
-from pandas.api.internals import create_dataframe_from_blocks
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import (
     CRYPTO,
     DAY_US,
@@ -27,10 +24,17 @@ from arena.core.sessions import (
     utc_stamp,
 )
 
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
+
 # arena.data.providers.base.BAR_COLUMNS, spelt out: the providers import this module
 OHLCV = ("open", "high", "low", "close", "volume")
-_FRAME_COLUMNS = pd.Index(["timestamp", *OHLCV])
-_TIME_PLACE, _VALUE_PLACE = np.array([0]), np.arange(1, len(OHLCV) + 1)
+
+
+@lru_cache(maxsize=1)
+def _frame_layout() -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    """A bar frame's columns and the placements of its two blocks (built once, on first use)."""
+    return pd.Index(["timestamp", *OHLCV]), np.array([0]), np.arange(1, len(OHLCV) + 1)
 
 
 def bar_frame_from_columns(micros: np.ndarray, columns: np.ndarray) -> pd.DataFrame:
@@ -42,9 +46,10 @@ def bar_frame_from_columns(micros: np.ndarray, columns: np.ndarray) -> pd.DataFr
     more than the merge or the resampling that produced the arrays, and the ingest builds a few
     hundred small frames a day. The frame is the one ``DataFrame`` + ``insert`` would give."""
     stamps = pd.array(np.array(micros, dtype=np.int64).view(f"datetime64[{TS_UNIT}]"))
-    return create_dataframe_from_blocks(
-        [(stamps.tz_localize("UTC"), _TIME_PLACE), (columns, _VALUE_PLACE)],
-        index=pd.RangeIndex(len(stamps)), columns=_FRAME_COLUMNS)
+    frame_columns, time_place, value_place = _frame_layout()
+    return pd.api.internals.create_dataframe_from_blocks(
+        [(stamps.tz_localize("UTC"), time_place), (columns, value_place)],
+        index=pd.RangeIndex(len(stamps)), columns=frame_columns)
 
 
 def utc_micros(column: pd.Series | pd.Index) -> np.ndarray:

@@ -39,16 +39,13 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
 from arena.core.environment import setting
+from arena.core.lazy import lazy_import
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bars import bar_frame_from_columns, utc_micros
 from arena.data.errors import DamagedFile, MarketError
@@ -56,12 +53,21 @@ from arena.data.market_store import LocalMarket, Market, open_market, set_market
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 from arena.data.sanity import bar_problem
 
+np = lazy_import("numpy")
+pa = lazy_import("pyarrow")
+pd = lazy_import("pandas")
+pq = lazy_import("pyarrow.parquet")
+
 WRITER_LOCK_TIMEOUT = 600.0  # seconds a publication waits for another one
 
-_BAR_SCHEMA = pa.schema([
-    pa.field("timestamp", pa.timestamp(TS_UNIT, tz="UTC"), nullable=False),
-    *[pa.field(c, pa.float64(), nullable=False) for c in BAR_COLUMNS[1:]],
-])
+
+@cache
+def _bar_schema() -> pa.Schema:
+    """The bars' Arrow schema (built on first use, as pyarrow is imported)."""
+    return pa.schema([
+        pa.field("timestamp", pa.timestamp(TS_UNIT, tz="UTC"), nullable=False),
+        *[pa.field(c, pa.float64(), nullable=False) for c in BAR_COLUMNS[1:]],
+    ])
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -161,9 +167,9 @@ def bars_table(frame: pd.DataFrame) -> pa.Table:
     if missing:
         raise ValueError(f"not a bar frame of the lake's schema: null values in "
                          f"{', '.join(missing)} (the lake's columns are non-nullable)")
-    columns = [pa.array(micros, type=_BAR_SCHEMA.field("timestamp").type)]
+    columns = [pa.array(micros, type=_bar_schema().field("timestamp").type)]
     columns += [pa.array(v) for v in values.values()]
-    return pa.Table.from_arrays(columns, schema=_BAR_SCHEMA)
+    return pa.Table.from_arrays(columns, schema=_bar_schema())
 
 
 def _float_values(column: pd.Series) -> np.ndarray:
@@ -248,7 +254,7 @@ class Lake:
             try:
                 table = pq.ParquetFile(source, pre_buffer=False).read(
                     columns=list(columns), use_threads=False).replace_schema_metadata(None)
-                schema = pa.schema([_BAR_SCHEMA.field(c) for c in columns])
+                schema = pa.schema([_bar_schema().field(c) for c in columns])
                 if not table.schema.equals(schema):  # a file of another writer: Arrow converts it
                     table = table.select(list(columns)).cast(schema)
             except (pa.ArrowException, OSError, KeyError) as exc:

@@ -34,15 +34,12 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from arena.core.errors import Failed
+from arena.core.lazy import lazy_import
 from arena.core.runner import step
 from arena.core.universe import Asset, Universe
 from arena.data.lake import Lake, PartitionKey, swap_dir
@@ -55,6 +52,11 @@ from arena.scoring.arena_luck import arena_zero_skill
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 from arena.scoring.rules_table import rules_table
 from arena.scoring.scorer import default_cost_rate
+
+np = lazy_import("numpy")
+pa = lazy_import("pyarrow")
+pd = lazy_import("pandas")
+pq = lazy_import("pyarrow.parquet")
 
 log = logging.getLogger(__name__)
 
@@ -225,26 +227,32 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
         "arena_rejections": rejected, "start_cash": START_CASH,
         "assets_without_luck_tables": ",".join(missing)}])
     tables = {"season": season, "cycle_prices": prices, "arena_luck": luck_returns,
-              "arena_luck_band": band, "luck_ceiling": _typed(pd.DataFrame(ceilings), LUCK_CEILING_SCHEMA),
+              "arena_luck_band": band, "luck_ceiling": _typed(pd.DataFrame(ceilings), luck_ceiling_schema()),
               "reference_rules": _typed(pd.concat(rules, ignore_index=True) if rules else
-                                        pd.DataFrame(), REFERENCE_RULES_SCHEMA), "correlations": corr}
+                                        pd.DataFrame(), reference_rules_schema()), "correlations": corr}
     return Analytics(tables, seconds)
 
 
 # the per-asset tables' columns, written even when no asset has one yet (a season's first cycle:
 # a zero-skill distribution needs two bars on or after it), so dbt reads typed empty tables
-LUCK_CEILING_SCHEMA = pa.schema(
-    [(c, pa.string()) for c in ("symbol", "asset_class", "grid")]
-    + [(c, pa.int64()) for c in ("bars", "decision_steps")]
-    + [(c, pa.string()) for c in ("step", "draw")]
-    + [(c, pa.int64()) for c in ("players", "seed")]
-    + [(c, pa.float64()) for c in ("cost_rate", *(f"q{round(q * 100):02d}" for q in BAND),
-                                   "mean", "ceiling")])
-REFERENCE_RULES_SCHEMA = pa.schema(
-    [(c, pa.string()) for c in ("symbol", "rule", "kind")]
-    + [(c, pa.float64()) for c in ("return", "turnover", "fees", "percentile", "rank_score")]
-    + [("status", pa.string())] + [(c, pa.int64()) for c in ("history_bars", "needed_bars")]
-    + [("rank", pa.float64())])
+@cache
+def luck_ceiling_schema() -> pa.Schema:
+    return pa.schema(
+        [(c, pa.string()) for c in ("symbol", "asset_class", "grid")]
+        + [(c, pa.int64()) for c in ("bars", "decision_steps")]
+        + [(c, pa.string()) for c in ("step", "draw")]
+        + [(c, pa.int64()) for c in ("players", "seed")]
+        + [(c, pa.float64()) for c in ("cost_rate", *(f"q{round(q * 100):02d}" for q in BAND),
+                                       "mean", "ceiling")])
+
+
+@cache
+def reference_rules_schema() -> pa.Schema:
+    return pa.schema(
+        [(c, pa.string()) for c in ("symbol", "rule", "kind")]
+        + [(c, pa.float64()) for c in ("return", "turnover", "fees", "percentile", "rank_score")]
+        + [("status", pa.string())] + [(c, pa.int64()) for c in ("history_bars", "needed_bars")]
+        + [("rank", pa.float64())])
 
 
 def _typed(frame: pd.DataFrame, schema: pa.Schema) -> pd.DataFrame:

@@ -34,16 +34,23 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-import matplotlib
-import matplotlib.dates as mdates
-import numpy as np
-import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.colors import Normalize, to_rgb
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
+from arena.core.lazy import lazy_import
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+# imported when the first chart is drawn: a season's commands start without matplotlib
+matplotlib = lazy_import("matplotlib")
+backend_svg = lazy_import("matplotlib.backends.backend_svg")
+mcolors = lazy_import("matplotlib.colors")
+mdates = lazy_import("matplotlib.dates")
+mfigure = lazy_import("matplotlib.figure")
+mticker = lazy_import("matplotlib.ticker")
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
 
 # Okabe–Ito (distinguishable with the common colour-vision deficiencies; black and yellow left
 # out: black is for benchmarks, yellow is unreadable on white), then four from tab10.
@@ -127,7 +134,7 @@ def equity_chart(
         return _no_data(title)
     colours = series_colours(list(lines))
     with _style():
-        fig = Figure(figsize=(WIDTH - 2.2, 4.6))
+        fig = mfigure.Figure(figsize=(WIDTH - 2.2, 4.6))
         ax = fig.add_subplot()
         if rows:
             times = _datetimes([r[0] for r in rows])
@@ -146,8 +153,8 @@ def equity_chart(
                     linestyle=LINE_DASHES[(i // len(PALETTE)) % len(LINE_DASHES)],
                     marker="o" if len(ys) == 1 else None)
         _date_axis(ax)
-        ax.yaxis.set_major_locator(MaxNLocator(nbins=7, integer=True))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+        ax.yaxis.set_major_locator(mticker.MaxNLocator(nbins=7, integer=True))
+        ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
         ax.set_ylabel("equity, USD")
         ax.set_title(title)
         handles, labels = ax.get_legend_handles_labels()
@@ -174,7 +181,7 @@ def drawdown_chart(
         return _no_data(title)
     colours = series_colours(list(lines))
     with _style():
-        fig = Figure(figsize=(WIDTH - 1.2, 3.6))
+        fig = mfigure.Figure(figsize=(WIDTH - 1.2, 3.6))
         ax = fig.add_subplot()
         ax.axhline(0.0, color="#888888", linewidth=0.8)
         for i, (name, (times, ys)) in enumerate(lines.items()):
@@ -184,7 +191,7 @@ def drawdown_chart(
         deepest = max(float(np.nanmax(np.abs(ys))) for _, ys in lines.values() if _drawable(ys))
         ax.set_ylim(-max(deepest * 1.08, 0.01), 0.0)
         _date_axis(ax)
-        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.yaxis.set_major_formatter(mticker.PercentFormatter(1.0))
         ax.set_ylabel("below peak")
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
@@ -213,7 +220,7 @@ def scatter_chart(
         return _no_data(title)
     colours = series_colours([n for n, _, _ in shown])
     with _style():
-        fig = Figure(figsize=(WIDTH, 4.8))
+        fig = mfigure.Figure(figsize=(WIDTH, 4.8))
         ax = fig.add_subplot()
         xs = np.array([x for _, x, _ in shown])
         ys = np.array([y for _, _, y in shown])
@@ -227,7 +234,7 @@ def scatter_chart(
         _label_points(ax, shown)
         for percent, axis in ((x_percent, ax.xaxis), (y_percent, ax.yaxis)):
             axis.set_major_formatter(
-                PercentFormatter(1.0) if percent else FuncFormatter(_plain_number)
+                mticker.PercentFormatter(1.0) if percent else mticker.FuncFormatter(_plain_number)
             )
         ax.set_xlabel(x_label)
         ax.set_ylabel(y_label)
@@ -267,7 +274,7 @@ def heatmap_chart(
         return _no_data(title)
     span = limit if limit is not None and limit > 0 else float(np.max(np.abs(finite - centre)))
     span = span if span > 0 else 1.0
-    norm = Normalize(vmin=centre - span, vmax=centre + span, clip=False)
+    norm = mcolors.Normalize(vmin=centre - span, vmax=centre + span, clip=False)
     cmap = matplotlib.colormaps[HEATMAP_CMAP].with_extremes(bad=MISSING_FILL)
     n_rows, n_cols = grid.shape
     annotate = grid.size <= MAX_ANNOTATED_CELLS
@@ -279,7 +286,7 @@ def heatmap_chart(
     width = WIDTH - 0.08 * label_size / 9 * max(len(str(r)) for r in rows)
     height = max(2.5, n_rows * cell_h + (0.05 * longest_col if rotation else 0.2) + 0.8)
     with _style():
-        fig = Figure(figsize=(width, height))
+        fig = mfigure.Figure(figsize=(width, height))
         ax = fig.add_subplot()
         ax.grid(False)
         image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto",
@@ -323,7 +330,7 @@ def _style() -> Iterator[None]:
 def _svg(fig: Figure, title: str) -> str:
     """The figure as an inline ``<svg class="chart" role="img">`` with a ``<title>``: no prolog,
     no metadata, no fixed size, no unreferenced ids. Call inside :func:`_style`."""
-    FigureCanvasSVG(fig)
+    backend_svg.FigureCanvasSVG(fig)
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", pad_inches=0.1,
                 metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
@@ -352,7 +359,7 @@ def _svg(fig: Figure, title: str) -> str:
 def _no_data(title: str) -> str:
     """A small chart that says "no data", for inputs with nothing to draw."""
     with _style():
-        fig = Figure(figsize=(WIDTH, 1.2))
+        fig = mfigure.Figure(figsize=(WIDTH, 1.2))
         ax = fig.add_subplot()
         ax.set_axis_off()
         ax.set_title(title)
@@ -427,7 +434,7 @@ def _plain_number(value: float, _pos: object = None) -> str:
 
 def _ink(rgba: tuple[float, float, float, float]) -> str:
     """Black or white text, whichever reads on a cell of colour ``rgba``."""
-    r, g, b = to_rgb(rgba)
+    r, g, b = mcolors.to_rgb(rgba)
     return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 0.55 else "#FFFFFF"
 
 

@@ -36,11 +36,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-from numpy.lib.stride_tricks import sliding_window_view
-
+from arena.core.lazy import lazy_import
 from arena.core.sessions import NAT, ceil_micros
+
+np = lazy_import("numpy")
+pd = lazy_import("pandas")
 
 MAD_TO_SIGMA = 1.4826  # robust sigma = 1.4826 x median absolute deviation (normal consistency)
 MEAN_AD_TO_SIGMA = 1.2533  # fallback when over half of the returns are identical (MAD = 0)
@@ -99,7 +99,7 @@ def trailing_robust(returns: np.ndarray, lengths: np.ndarray, window: int, min_p
         if 2 * len(k) >= high - low:
             # most windows of the range are needed (a first ingest): evaluate every window of
             # the range in place - those straddling two series are computed and never read
-            windows = sliding_window_view(values, window)
+            windows = np.lib.stride_tricks.sliding_window_view(values, window)
             range_med, range_sig = np.empty(high - low), np.empty(high - low)
             for chunk in _chunks(high - low, window):
                 at = np.arange(chunk.start, min(chunk.stop, high - low))
