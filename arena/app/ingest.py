@@ -65,12 +65,13 @@ def ingest(lake: Lake, *, season: SeasonHandle | None = None, source: str | None
            end: pd.Timestamp | None = None, seed: int | None = None, drop: str | None = None,
            drop_interval: str = "1h", instead_of: str | None = None, full: bool = False,
            clock: Clock = wall_clock, runner: Runner = INLINE,
-           progress: ProgressFn | None = None) -> IngestOutcome:
+           progress: ProgressFn | None = None, data_docs: bool = False) -> IngestOutcome:
     """Ingest ``source`` bars over ``[start, end)`` (default: the last 200 days up to the
     current hour; into a season's lake, from the season's history start until every asset's
     series reaches back to it: :func:`~arena.pipeline.season_ingest.season_window_start`) into
     ``lake``, the lake's ``season`` deciding what it takes (see the module docstring); ``full``:
-    re-fetch every stored bar to look for restatements."""
+    re-fetch every stored bar to look for restatements; ``data_docs``: build Great Expectations'
+    Data Docs for this run (else the first run of the day and a failed validation build them)."""
     universe = load_universe().select(list(symbols) if symbols else None)
     if season is not None:
         plan = season_ingest(season.config, universe, source, seed, explicit=bool(symbols),
@@ -93,7 +94,7 @@ def ingest(lake: Lake, *, season: SeasonHandle | None = None, source: str | None
     try:
         done = run_ingest(provider, universe, start=start or default_start,
                           end=end or default_end, lake=lake, now=now, progress=progress,
-                          full=full, runner=runner)
+                          full=full, runner=runner, data_docs=data_docs)
         manifest, summary = done.manifest, done.summary
     except LakeWriteError:  # a full or read-only disk: nothing more can be written
         raise

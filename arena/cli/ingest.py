@@ -18,7 +18,8 @@ def ingest(*, source: Source | None = None, start: str | None = None, end: str |
            drop_interval: Interval = "1h",
            instead_of: Annotated[Literal["synthetic", "yfinance", "ccxt"] | None,
                                  Parameter(name="--instead-of")] = None,
-           full: bool = False, lake: Lake = None, json: Json = False) -> int:
+           full: bool = False, data_docs: bool = False, lake: Lake = None,
+           json: Json = False) -> int:
     """Fetch (or generate) bars into the lake: validated, published all-or-nothing per asset.
 
     Exit 0 published, 1 an asset did not publish (the others did), 2 unusable arguments.
@@ -45,6 +46,9 @@ def ingest(*, source: Source | None = None, start: str | None = None, end: str |
         filling its partitions
     full
         re-fetch every stored bar to look for restatements (default: the last two days)
+    data_docs
+        build Great Expectations' Data Docs for this run (default: the first run of each UTC
+        day and every run that fails validation build them)
     json
         print the run manifest as JSON
     """
@@ -59,7 +63,7 @@ def ingest(*, source: Source | None = None, start: str | None = None, end: str |
                   symbols=symbol_list(symbols), start=optional_time(start, "--start"),
                   end=optional_time(end, "--end"), seed=seed, drop=drop,
                   drop_interval=drop_interval, instead_of=instead_of, full=full,
-                  progress=notify)
+                  progress=notify, data_docs=data_docs)
     for provider, why in out.watch_problems.items():
         say(NAME, f"the 15-minute bars of the held {', '.join(out.watched)} for the monitor "
                   f"({provider}): {why}")
@@ -90,6 +94,6 @@ def render_summary(summary) -> str:
         "  timings     " + ", ".join(f"{k} {v:.2f}s" for k, v in summary.timings.items()),
         f"  validation  {checks.page if checks else '-'} (every run: "
         f"{checks.index if checks else '-'}; Data Docs, online: "
-        f"{checks.data_docs if checks else '-'})",
+        f"{(checks.data_docs if checks else None) or '-'})",
         f"  published   {summary.market.rstrip('/')}/bars (manifest {summary.run_id}.json)",
     ])

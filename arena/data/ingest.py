@@ -22,6 +22,8 @@ never lose each other's bars.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import logging
 import threading
 import time
 import uuid
@@ -54,6 +56,7 @@ from arena.data.lake import (
     is_disk_error,
     merge_bars,
     os_error_text,
+    write_text,
 )
 from arena.data.manifest import IngestSummary
 from arena.data.providers import is_synthetic
@@ -65,6 +68,7 @@ from arena.data.validation.html import PAGE
 
 np = lazy_import("numpy")
 pd = lazy_import("pandas")
+_log = logging.getLogger(__name__)
 
 EARNINGS_HORIZON = dt.timedelta(days=180)  # how far ahead earnings calendars are kept
 
@@ -564,6 +568,7 @@ class IngestPlan:
     full: bool = False  # re-fetch every stored bar (else the last RESTATEMENT_OVERLAP of them)
     watch: bool = False  # an interval finer than the provider's base, fetched on its own
     source: str = ""  # what fetched the bars, when not the provider whose partitions they fill
+    data_docs: bool = False  # build Data Docs for this run (else: see _data_docs)
 
     @property
     def symbols(self) -> list[str]:
@@ -578,7 +583,7 @@ class IngestPlan:
 
 def plan_ingest(provider: Provider, universe: Universe, *, start: object, end: object,
                 now: object | None = None, full: bool = False,
-                interval: str | None = None) -> IngestPlan:
+                interval: str | None = None, data_docs: bool = False) -> IngestPlan:
     """Check the window and choose the base interval. ``now`` (injected; default the wall clock)
     caps ``end``: a bar that has not closed yet is never ingested. ``full``: re-fetch every
     stored bar of the assets (to look for restatements), not only the last two days.
@@ -608,7 +613,7 @@ def plan_ingest(provider: Provider, universe: Universe, *, start: object, end: o
     closed = tuple(a.symbol for a in served if a not in assets)
     stand_in = "files" if getattr(provider, "stands_in_for", None) else ""
     return IngestPlan(new_run_id(provider.name, started), provider.name, started, start_ts,
-                      end_ts, base, assets, asked_end, closed, full, watch, stand_in)
+                      end_ts, base, assets, asked_end, closed, full, watch, stand_in, data_docs)
 
 
 def _run_interval(provider: Provider, interval: str | None) -> tuple[str, bool]:
@@ -655,18 +660,20 @@ def _quiet(stage: str, done: int, total: int) -> None:
 def run_ingest(provider: Provider, universe: Universe, *, start: object, end: object,
                lake: Lake | None = None, now: object | None = None,
                progress: ProgressFn | None = None, full: bool = False,
-               interval: str | None = None, runner: Runner = INLINE) -> IngestResult:
+               interval: str | None = None, runner: Runner = INLINE,
+               data_docs: bool = False) -> IngestResult:
     """Fetch, validate and publish one provider's bars for ``universe`` over ``[start, end)``
     (``interval``: a watch run of a finer interval than the provider's base, see
     :func:`plan_ingest`). Each asset's fetch is a step of ``runner`` (:func:`fetch`: the
     command line's threads, a flow's tasks), retried only on transient vendor errors.
+    ``data_docs``: build Data Docs for this run (else once a day and for a failed validation).
 
     Raises :class:`IngestError` (after writing the manifest) when any asset did not publish; the
     others are published (all-or-nothing per asset).
     """
     lake = lake or Lake()
     plan = plan_ingest(provider, universe, start=start, end=end, now=now, full=full,
-                       interval=interval)
+                       interval=interval, data_docs=data_docs)
     notify = progress or _quiet
     t0 = time.perf_counter()
     counter = _Counter(notify, "fetch", len(plan.assets))
@@ -823,9 +830,7 @@ def _build_validate_publish(lake: Lake, plan: IngestPlan, universe: Universe,
         timings["validate"] = time.perf_counter() - t0
         if report is not None:
             report.write(lake.root / "validation" / plan.run_id)
-            # Data Docs are rebuilt for every run that validated (about 0.15 s), passed or not
-            docs = report.build_data_docs(lake.root / "validation" / "docs",
-                                          run_name=plan.run_id)
+            docs = _data_docs(lake, report, plan)
         bad = dict(raised)
         suspect_only = {s: True for s in parts}
         for result in report.failed() if report is not None else []:
@@ -847,6 +852,33 @@ def _build_validate_publish(lake: Lake, plan: IngestPlan, universe: Universe,
         if f.symbol not in outcomes:
             _quarantine(lake, plan, outcomes, f.symbol, failure or "not published")
     return failure, report, docs
+
+
+DOCS_BUILT = "arena_built.json"  # in the Data Docs folder: the day and run of the last build
+
+
+def _data_docs(lake: Lake, report, plan: IngestPlan) -> Path | None:
+    """Great Expectations' Data Docs of the lake's validation runs (the index; None: never
+    built). They are built for the first run of each UTC day that validated, for every run that
+    failed validation and for a run asked for them (``plan.data_docs``): building them imports
+    Great Expectations (5-6 s), which the hourly run of a few hundred bars does not pay. Every
+    run keeps its own result and page beside them (``validation/<run id>``). A build that fails
+    is logged: the stored result is what the run needs."""
+    root = lake.root / "validation" / "docs"
+    marker, day = root / DOCS_BUILT, f"{plan.started:%Y-%m-%d}"
+    try:
+        last = json.loads(marker.read_text(encoding="utf-8")).get("day")
+    except (OSError, ValueError, AttributeError):
+        last = None
+    if plan.data_docs or not report.success or last != day:
+        try:
+            index = report.build_data_docs(root, run_name=plan.run_id)
+            write_text(marker, json.dumps({"day": day, "run_id": plan.run_id}))
+            return index
+        except Exception:
+            _log.warning("Data Docs of %s not built", plan.run_id, exc_info=True)
+    index = root / "index.html"
+    return index if index.exists() else None
 
 
 def _validate_plan(parts: list[AssetPartitions], universe: Universe, plan: IngestPlan,
@@ -975,7 +1007,7 @@ def _manifest(lake: Lake, plan: IngestPlan, fetches: Sequence[AssetFetch],
         "validation": None if report is None else {
             "success": report.success, "summary": report.summary(),
             "failed": [r.message for r in report.failed()],
-            "results": str(lake.root / "validation" / plan.run_id), "data_docs": str(docs),
+            "results": str(lake.root / "validation" / plan.run_id), "data_docs": None if docs is None else str(docs),
             "page": str(lake.root / "validation" / plan.run_id / PAGE),
             "index": str(lake.root / "validation" / PAGE)},
         "quarantine": str(lake.root / "quarantine" / plan.run_id) if quarantined else None,
