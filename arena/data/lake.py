@@ -47,6 +47,7 @@ from filelock import FileLock, Timeout
 from arena.core.environment import setting
 from arena.core.lazy import lazy_import
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
+from arena.data.bar_cache import BAR_CACHE_BYTES, BarCache
 from arena.data.bars import bar_frame_from_columns, utc_micros
 from arena.data.errors import DamagedFile, MarketError
 from arena.data.market_store import LocalMarket, Market, open_market, set_market
@@ -180,11 +181,21 @@ def _float_values(column: pd.Series) -> np.ndarray:
     return column.to_numpy(dtype="float64", na_value=np.nan)
 
 
-class Lake:
-    """Reads and atomically publishes partitions under one root directory."""
+_LOOK_UP = object()  # read_bar_table: take the file's signature now
 
-    def __init__(self, root: str | Path | None = None) -> None:
+
+class Lake:
+    """Reads and atomically publishes partitions under one root directory.
+
+    The bar partitions it reads are kept decoded in :attr:`bar_cache` (at most
+    ``bar_cache_bytes``; 0 keeps nothing) under the identity of each file, so a partition is
+    opened once per publication of it however often a run reads it (:mod:`arena.data.bar_cache`).
+    """
+
+    def __init__(self, root: str | Path | None = None, *,
+                 bar_cache_bytes: int = BAR_CACHE_BYTES) -> None:
         self.root = Path(root) if root is not None else default_root()
+        self.bar_cache = BarCache(bar_cache_bytes)
 
     def __repr__(self) -> str:
         return f"Lake({str(self.root)!r})"
@@ -220,17 +231,22 @@ class Lake:
         publication of the key, so a reader can tell that another run overtook its read."""
         return self.market.signature(key.relative.as_posix())
 
+    def signatures(self, keys: Sequence[Key]) -> dict[Key, object | None]:
+        """:meth:`signature` of each key, in one look-up where the store allows (one read of
+        an object store's pointer: one publication)."""
+        found = self.market.signatures([k.relative.as_posix() for k in keys])
+        return {k: found[k.relative.as_posix()] for k in keys}
+
     def read_bars(self, key: PartitionKey, start: object | None = None,
                   end: object | None = None) -> pd.DataFrame:
         """One partition as a bar frame (empty if it does not exist), clipped to ``[start, end)``;
         :class:`~arena.data.errors.DamagedFile` when the file cannot be read or holds bars no
         validated series has (:func:`arena.data.sanity.bar_problem`)."""
         try:
-            table = self.read_bar_table(key)
+            table, problem = self.checked_bar_table(key)
         except FileNotFoundError:
             return empty_bars()
-        problem = bar_problem(table)  # bytes that still decode are not bars for that
-        if problem is not None:
+        if problem is not None:  # bytes that still decode are not bars for that
             raise DamagedFile(self.root / key.relative, problem)
         micros = table.column(0).to_numpy().view(np.int64)
         values = np.vstack([table.column(i).to_numpy() for i in range(1, len(BAR_COLUMNS))])
@@ -243,24 +259,64 @@ class Lake:
             micros, values = micros[keep], values[:, keep]
         return bar_frame_from_columns(micros, values)
 
-    def read_bar_table(self, key: PartitionKey, columns: Sequence[str] = BAR_COLUMNS
-                       ) -> pa.Table:
+    def read_bar_table(self, key: PartitionKey, columns: Sequence[str] = BAR_COLUMNS, *,
+                       signature: object = _LOOK_UP) -> pa.Table:
         """One stored partition as an Arrow table of the lake's schema, ``columns`` only (bar
-        order), without schema metadata. A partition is one small file: read whole in this
-        thread, without pre-buffering or the dataset layer, is the fast way; a window is then
-        clipped in NumPy by the caller."""
+        order), without schema metadata; a window is then clipped in NumPy by the caller.
+
+        Served from :attr:`bar_cache` while the file's signature is the one its columns were
+        read under (``signature``: one the caller looked up, e.g. with :meth:`signatures` for
+        a whole scan; by default taken now). Otherwise the file is read whole in this thread,
+        without pre-buffering or the dataset layer (a partition is one small file: the fast
+        way), decoding only the columns not kept yet. FileNotFoundError when the partition is
+        not published; :class:`~arena.data.errors.DamagedFile` when its file is not a bar
+        partition."""
+        return self._bar_table(key, columns, signature)[0]
+
+    def checked_bar_table(self, key: PartitionKey, columns: Sequence[str] = BAR_COLUMNS, *,
+                          signature: object = _LOOK_UP) -> tuple[pa.Table, str | None]:
+        """:meth:`read_bar_table` and the table's :func:`arena.data.sanity.bar_problem`
+        (judged once per file and set of columns while the file is kept)."""
+        table, read_as = self._bar_table(key, columns, signature)
+        problem = self.bar_cache.problem(key.relative.as_posix(), read_as, columns,
+                                         lambda: bar_problem(table))
+        return table, problem
+
+    def _bar_table(self, key: PartitionKey, columns: Sequence[str], signature: object
+                   ) -> tuple[pa.Table, object]:
+        """The table and the signature of the file it was read from."""
         relative = key.relative.as_posix()
-        with self.market.open(relative) as source:
-            try:
-                table = pq.ParquetFile(source, pre_buffer=False).read(
-                    columns=list(columns), use_threads=False).replace_schema_metadata(None)
-                schema = pa.schema([_bar_schema().field(c) for c in columns])
-                if not table.schema.equals(schema):  # a file of another writer: Arrow converts it
-                    table = table.select(list(columns)).cast(schema)
-            except (pa.ArrowException, OSError, KeyError) as exc:
-                # a file that is there but is not a bar partition (truncated, 0 bytes, bytes
-                # that do not decompress, another schema): named, never read as no bars
-                raise DamagedFile(f"{self.root / relative}", _first_line(exc)) from exc
+        columns = list(columns)
+        if signature is _LOOK_UP:
+            signature = self.market.signature(relative)
+        cached = self.bar_cache.table(relative, signature, columns)
+        if cached is not None:
+            return cached, signature
+        for _ in range(2):  # a second time only when another thread dropped the file's entry
+            source, read_as = self.market.open_signed(relative, signature)
+            with source:
+                table = self._decode(source, relative,
+                                     self.bar_cache.missing(relative, read_as, columns))
+            got = self.bar_cache.add(relative, read_as, table, columns)
+            if got is not None:
+                return got, read_as
+            signature = read_as
+        source, read_as = self.market.open_signed(relative, signature)
+        with source:
+            return self._decode(source, relative, columns), read_as
+
+    def _decode(self, source: pa.NativeFile, relative: str, columns: Sequence[str]) -> pa.Table:
+        """``columns`` of one bar file, of the lake's schema."""
+        try:
+            table = pq.ParquetFile(source, pre_buffer=False).read(
+                columns=list(columns), use_threads=False).replace_schema_metadata(None)
+            schema = pa.schema([_bar_schema().field(c) for c in columns])
+            if not table.schema.equals(schema):  # a file of another writer: Arrow converts it
+                table = table.select(list(columns)).cast(schema)
+        except (pa.ArrowException, OSError, KeyError) as exc:
+            # a file that is there but is not a bar partition (truncated, 0 bytes, bytes
+            # that do not decompress, another schema): named, never read as no bars
+            raise DamagedFile(f"{self.root / relative}", _first_line(exc)) from exc
         return table
 
     def partitions(self, provider: str | None = None, interval: str | None = None) -> list[PartitionKey]:
@@ -304,8 +360,11 @@ class Lake:
         The caller holds :meth:`writer_lock`."""
         run_dir = self._staging(run_id, group)
         journal = self.journal_dir(run_id, group)
-        self.market.publish({key.relative.as_posix(): src for key, src in staged.items()},
-                            journal)
+        try:
+            self.market.publish({key.relative.as_posix(): src for key, src in staged.items()},
+                                journal)
+        finally:  # published or rolled back: the next read of these files opens them
+            self.bar_cache.forget(key.relative.as_posix() for key in staged)
         shutil.rmtree(journal, ignore_errors=True)
         with suppress(OSError):  # the run's journal folder, once its last publication is made
             journal.parent.rmdir()

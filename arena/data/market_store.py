@@ -36,6 +36,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -73,7 +74,10 @@ class Market(Protocol):
     def describe(self) -> str: ...
     def exists(self, key: str) -> bool: ...
     def signature(self, key: str) -> object | None: ...
+    def signatures(self, keys: Sequence[str]) -> dict[str, object | None]: ...
     def open(self, key: str) -> pa.NativeFile: ...
+    def open_signed(self, key: str, signature: object | None = None
+                    ) -> tuple[pa.NativeFile, object]: ...
     def keys(self, top: str) -> list[str]: ...
     def publish(self, staged: Mapping[str, Path], scratch: Path) -> None: ...
     def local_dir(self) -> Path | None: ...
@@ -96,15 +100,31 @@ class LocalMarket:
 
     def signature(self, key: str) -> tuple[int, int, int] | None:
         """Identity of a stored file (inode, size, mtime): ``os.replace`` of a new file
-        changes it."""
+        changes it. None when no file is there (nothing, or not a regular file: as
+        :meth:`exists`)."""
         try:
             st = self.path(key).stat()
         except FileNotFoundError:
             return None
-        return st.st_ino, st.st_size, st.st_mtime_ns
+        return _identity(st) if stat.S_ISREG(st.st_mode) else None
+
+    def signatures(self, keys: Sequence[str]) -> dict[str, tuple[int, int, int] | None]:
+        """:meth:`signature` of each key."""
+        return {key: self.signature(key) for key in keys}
 
     def open(self, key: str) -> pa.NativeFile:
         return pa.OSFile(os.fspath(self.path(key)))
+
+    def open_signed(self, key: str, signature: object | None = None
+                    ) -> tuple[pa.NativeFile, tuple[int, int, int]]:
+        """The file of ``key`` read into memory, with the signature of the very file read
+        (``fstat`` of the open file, so a file replaced since ``signature`` was taken is
+        named by its own). ``signature`` is only a hint here (an object store uses it)."""
+        del signature
+        with open(self.path(key), "rb") as source:
+            st = os.fstat(source.fileno())
+            body = source.read()
+        return pa.BufferReader(body), _identity(st)
 
     def keys(self, top: str) -> list[str]:
         return sorted(p.relative_to(self.root).as_posix()
@@ -252,6 +272,10 @@ class TornPublication:
         return (*self.moved, *self.pending, *self.lost)
 
 
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def _write_journal(scratch: Path, journal: Mapping[str, object]) -> None:
     """Write the journal as a new file, before the first move (no rename: a journal cut by a
     kill is one whose publication moved nothing yet). Not synced, as the lake's other records:
@@ -365,11 +389,22 @@ class ObjectMarket:
     def signature(self, key: str) -> str | None:
         return self.current().get(key)
 
+    def signatures(self, keys: Sequence[str]) -> dict[str, str | None]:
+        """:meth:`signature` of each key, from one read of the pointer (one publication)."""
+        pointer = self.current()
+        return {key: pointer.get(key) for key in keys}
+
     def open(self, key: str) -> pa.NativeFile:
-        version = self.current().get(key)
+        return self.open_signed(key)[0]
+
+    def open_signed(self, key: str, signature: object | None = None
+                    ) -> tuple[pa.NativeFile, str]:
+        """The file of ``key`` and its version: ``signature`` when given (a version read from
+        the pointer, so no second read of it), else the pointer's current one."""
+        version = signature if isinstance(signature, str) else self.current().get(key)
         if version is None:
             raise FileNotFoundError(f"{self.uri}: no {key}")
-        return self.open_version(key, version)
+        return self.open_version(key, version), version
 
     def open_version(self, key: str, version: str) -> pa.NativeFile:
         """The file of one version of ``key`` (one GET of the whole small object, read from

@@ -23,22 +23,31 @@ A position with an ``invalidation_price`` is closed in full at the first observa
 price has reached the level (long: ``price <= level``; short: ``price >= level``), at the observed
 price - worse than the level when the price jumped through it - with a fee of
 ``fee_rate x quantity x price`` (USD).
+
+The search is vectorised: a window's observations are built as arrays (a session's opening
+print and each bar's close, interleaved in bar order, then sorted by time, stably - the order
+one step per bar produced), and the first that reaches a level is found with NumPy. The
+session of an instant is the last NYSE session opening at or before it, if it has not closed
+(:func:`_nyse_session_open`), which is :func:`arena.core.sessions.is_open` for many instants at
+once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from arena.core.lazy import lazy_import
-from arena.core.sessions import NYSE, bar_close_times, is_open, regular_session, utc
+from arena.core.sessions import NYSE, bar_close_times, sessions, utc
 from arena.core.universe import Universe
-from arena.engine.portfolio import CLOSE, FEE_RATE, LONG, Fill, Portfolio, Position, fee
+from arena.engine.portfolio import CLOSE, FEE_RATE, LONG, Fill, Portfolio, fee
 
 np = lazy_import("numpy")
 pd = lazy_import("pandas")
 
 Observation = tuple["pd.Timestamp", float]  # (check time UTC, observed price USD)
+_NAT = -(2**63)  # NaT's integer value (int64's min): an instant in no session
 
 
 @dataclass(frozen=True)
@@ -57,34 +66,102 @@ class MonitorResult:
     unobserved: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class _Observed:
+    """One symbol's observations in a window, time-ordered: epoch nanoseconds, prices, and
+    where each comes from (``row`` of the kept bars; ``close``: the bar's close, else the
+    session's opening print at its open)."""
+
+    ns: np.ndarray
+    price: np.ndarray
+    row: np.ndarray
+    close: np.ndarray
+    opens: pd.DatetimeIndex
+    closes: pd.DatetimeIndex
+
+    def __len__(self) -> int:
+        return len(self.ns)
+
+    def at(self, i: int) -> pd.Timestamp:
+        """The time of observation ``i`` (the bar's own timestamp, in its unit)."""
+        return (self.closes if self.close[i] else self.opens)[int(self.row[i])]
+
+    def after(self, t_ns: int) -> _Observed:
+        """The observations later than ``t_ns``."""
+        later = self.ns > t_ns
+        if later.all():
+            return self
+        return _Observed(self.ns[later], self.price[later], self.row[later], self.close[later],
+                         self.opens, self.closes)
+
+
+def _ns(t: pd.Timestamp) -> int:
+    """Epoch nanoseconds of a timezone-aware time (comparisons exact whatever its unit)."""
+    stamp = pd.Timestamp(t)
+    if stamp.tzinfo is None:
+        raise TypeError(f"the monitor's window needs timezone-aware times, not {t!r}")
+    return int(stamp.value)
+
+
+@lru_cache(maxsize=1)
+def _nyse_sessions() -> tuple[np.ndarray, np.ndarray]:
+    """Every NYSE regular session's open and close (epoch nanoseconds), in time order."""
+    table = sessions("1900-01-01", "2100-12-31")
+    return (pd.DatetimeIndex(table["open"]).as_unit("ns").asi8,
+            pd.DatetimeIndex(table["close"]).as_unit("ns").asi8)
+
+
+def _nyse_session_open(ns: np.ndarray) -> np.ndarray:
+    """For each instant, the open of the NYSE regular session it lies in (``open <= t <
+    close``), ``_NAT`` where none: sessions never overlap, so it is the last one opening at or
+    before the instant, while that one has not closed."""
+    opens, closes = _nyse_sessions()
+    pos = np.searchsorted(opens, ns, side="right") - 1
+    safe = np.maximum(pos, 0)
+    inside = (pos >= 0) & (ns < closes[safe])
+    return np.where(inside, opens[safe], _NAT)
+
+
+def _observed(bars: pd.DataFrame | None, calendar: str, start: pd.Timestamp, end: pd.Timestamp,
+              interval: str) -> _Observed | None:
+    """The observations of one symbol's bars in ``(start, end]`` (None: no bars)."""
+    if bars is None or bars.empty:
+        return None
+    lo, hi = _ns(start), _ns(end)
+    opens = pd.DatetimeIndex(pd.to_datetime(bars["timestamp"], utc=True))
+    closes = bar_close_times(calendar, interval, opens)
+    o_ns, c_ns = opens.as_unit("ns").asi8, closes.as_unit("ns").asi8
+    keep = (o_ns != _NAT) & (c_ns > lo) & (o_ns <= hi)  # may hold an observation in the window
+    rows = np.flatnonzero(keep)
+    o_ns, c_ns = o_ns[rows], c_ns[rows]
+    p_open = bars["open"].to_numpy(dtype="float64", na_value=np.nan)[rows]
+    p_close = bars["close"].to_numpy(dtype="float64", na_value=np.nan)[rows]
+    closing = (c_ns > lo) & (c_ns <= hi)
+    if calendar == NYSE:  # only bars opening inside a regular session; its first bar's open
+        session = _nyse_session_open(o_ns)
+        inside = session != _NAT
+        printing = inside & (session == o_ns) & (o_ns > lo) & (o_ns <= hi)
+        closing &= inside
+    else:
+        printing = np.zeros(len(rows), dtype=bool)
+    # one step per bar: its opening print, then its close; then a stable sort by time
+    ns = np.column_stack([o_ns, c_ns]).ravel()
+    price = np.column_stack([p_open, p_close]).ravel()
+    used = np.column_stack([printing, closing]).ravel()
+    used &= np.isfinite(price) & (price > 0)
+    pick = np.flatnonzero(used)
+    pick = pick[np.argsort(ns[pick], kind="stable")]
+    return _Observed(ns[pick], price[pick], pick // 2, (pick % 2).astype(bool),
+                     opens[rows], closes[rows])
+
+
 def observations(bars: pd.DataFrame | None, calendar: str, start: pd.Timestamp, end: pd.Timestamp,
                  interval: str = "15m") -> list[Observation]:
     """The observations ``(time, price)`` of one symbol's bars in ``(start, end]``, time-ordered."""
-    if bars is None or bars.empty:
+    obs = _observed(bars, calendar, start, end, interval)
+    if obs is None:
         return []
-    opens = pd.DatetimeIndex(pd.to_datetime(bars["timestamp"], utc=True))
-    closes = bar_close_times(calendar, interval, opens)
-    keep = np.asarray((closes > start) & (opens <= end))  # may hold an observation in the window
-    out: list[Observation] = []
-    for o, c, p_open, p_close in zip(opens[keep], closes[keep], bars["open"].to_numpy()[keep],
-                                     bars["close"].to_numpy()[keep], strict=True):
-        if calendar == NYSE:
-            if not is_open(NYSE, o):
-                continue
-            session = regular_session(o)
-            if session is not None and session.open == o and start < o <= end:
-                out.append((o, float(p_open)))
-        if start < c <= end:
-            out.append((c, float(p_close)))
-    out = [(t, p) for t, p in out if np.isfinite(p) and p > 0]
-    out.sort(key=lambda obs: obs[0])
-    return out
-
-
-def _reached(position: Position, price: float) -> bool:
-    level = position.invalidation_price
-    assert level is not None
-    return price <= level if position.side == LONG else price >= level
+    return [(obs.at(i), float(obs.price[i])) for i in range(len(obs))]
 
 
 def check_invalidations(portfolio: Portfolio, bars: Mapping[str, pd.DataFrame],
@@ -103,23 +180,24 @@ def check_invalidations(portfolio: Portfolio, bars: Mapping[str, pd.DataFrame],
         level = position.invalidation_price
         if level is None:
             continue
-        calendar = universe[symbol].calendar
-        obs = observations(bars.get(symbol), calendar, start, end, interval)
-        opened = utc(position.opened_at)
-        obs = [(t, p) for t, p in obs if t > opened]
-        if not obs:
+        obs = _observed(bars.get(symbol), universe[symbol].calendar, start, end, interval)
+        if obs is not None:
+            obs = obs.after(_ns(utc(position.opened_at)))
+        if obs is None or not len(obs):
             unobserved.append(symbol)
-        checked[symbol] = 0
-        for t, price in obs:
-            checked[symbol] += 1
-            if _reached(position, price):
-                fills.append(Fill(
-                    at=t, symbol=symbol, side=position.side, kind=CLOSE,
-                    quantity=position.quantity, price=price,
-                    fee=fee(position.quantity * price, fee_rate),
-                    realised_pnl=position.unrealised(price), automatic=True,
-                    invalidation_price=level))
-                break
+            checked[symbol] = 0
+            continue
+        reached = obs.price <= level if position.side == LONG else obs.price >= level
+        first = int(reached.argmax()) if reached.any() else -1
+        checked[symbol] = first + 1 if first >= 0 else len(obs)
+        if first >= 0:
+            price = float(obs.price[first])
+            fills.append(Fill(
+                at=obs.at(first), symbol=symbol, side=position.side, kind=CLOSE,
+                quantity=position.quantity, price=price,
+                fee=fee(position.quantity * price, fee_rate),
+                realised_pnl=position.unrealised(price), automatic=True,
+                invalidation_price=level))
     fills.sort(key=lambda f: (f.at, f.symbol))
     state = portfolio
     for f in fills:

@@ -9,7 +9,10 @@ the same whether or not the lake already holds later data.
 A cycle reads many series at once: :func:`scan_closed_bars` answers a list of
 :func:`closed_bars` reads from one scan of the partition files they name (each file read once,
 only the columns asked for, close times computed once per calendar and interval), each answer
-exactly what :func:`closed_bars` returns.
+exactly what :func:`closed_bars` returns. The lake keeps the files it read
+(:mod:`arena.data.bar_cache`, by each file's identity), so a cycle's later scans, its monitor
+window and its daily report open no file a second time, nor does a replay's next day while no
+ingest has replaced it.
 
 A price can be known and still **stale**: an asset whose ingest failed keeps its last good bars
 in the lake (ingest publishes all-or-nothing per asset), so its last price is older than the
@@ -41,7 +44,6 @@ from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, PartitionKey, TableKey
 from arena.data.providers import series_base
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
-from arena.data.sanity import bar_problem
 
 np = lazy_import("numpy")
 pa = lazy_import("pyarrow")
@@ -203,7 +205,7 @@ def scan_closed_bars(lake: Lake, reads: Sequence[BarRead], at: pd.Timestamp, *,
     partitions they name (plus one more of the few series a ``window`` left short); each frame
     is exactly what :func:`closed_bars` returns.
 
-    Every file read is checked (:func:`arena.data.sanity.bar_problem` on the rows kept): a file
+    Every file read is checked (:func:`arena.data.sanity.bar_problem` on its rows): a file
     that cannot be read or holds bars no validated series has raises
     :class:`~arena.data.errors.DamagedFile` - or, given ``damage``, is recorded there (symbol ->
     what is wrong, naming the partition) and read as no bars, as is a partition a read needs
@@ -252,8 +254,10 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
                 damage: dict[str, str] | None = None) -> list[pd.DataFrame]:
     """:func:`_scan` of reads that all want ``columns``.
 
-    Each partition file is read whole (:meth:`Lake.read_bar_table`, a fraction of a filtered
-    dataset scan), and the window is then applied in NumPy. Close times are computed on the timestamps
+    Each partition file is read whole (:meth:`Lake.checked_bar_table`, a fraction of a filtered
+    dataset scan; a file the lake read before and nothing has replaced since is served from
+    the lake's cache, with its check: :mod:`arena.data.bar_cache`), after one look-up of every
+    file's identity, and the window is then applied in NumPy. Close times are computed on the timestamps
     alone, and only the rows some read returns (each file's last ``limit`` closed bars, the
     largest limit of its reads) become pandas rows: a price read keeps one bar of the thousands
     its window holds.
@@ -261,9 +265,12 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
     parts: dict[PartitionKey, int] = {}
     calendars: dict[int, str] = {}
     since_of: dict[int, pd.Timestamp | None] = {}
+    # every file's identity in one look-up: the lake's cache serves a file read before
+    signatures = lake.signatures(list(dict.fromkeys(
+        PartitionKey(r.provider, r.interval, r.asset.symbol) for r, _ in reads)))
     for r, since in reads:
         key = PartitionKey(r.provider, r.interval, r.asset.symbol)
-        if not lake.has(key):
+        if signatures[key] is None:
             if damage is not None:
                 damage.setdefault(r.asset.symbol, f"the lake holds no {key} bars")
             continue
@@ -290,22 +297,24 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
         keys = list(parts)
         end = ceil_micros(at)
         tables: list[pa.Table] = []
+        problems: list[str | None] = []
         kept: list[np.ndarray] = []  # each file's rows opened in [since, at), in file order
         for i, key in enumerate(keys):
             try:
-                table = lake.read_bar_table(key, columns)
+                table, problem = lake.checked_bar_table(key, columns, signature=signatures[key])
             except DamagedFile as exc:
                 if damage is None:
                     raise
                 # named by its partition, never by this machine's path: the reason reaches the
                 # prompt and the reports
                 damage.setdefault(key.symbol, f"{key} cannot be read ({exc.problem})")
-                table = _no_bars(columns)
+                table, problem = _no_bars(columns), None
             micros = table.column("timestamp").to_numpy().view(np.int64)
             inside = micros < end
             if since_of[i] is not None:
                 inside &= micros >= ceil_micros(since_of[i])
             tables.append(table)
+            problems.append(problem)
             kept.append(np.flatnonzero(inside))
         groups: dict[tuple[str, str], list[int]] = defaultdict(list)
         for k, i in parts.items():
@@ -324,7 +333,7 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
                     rows = rows[len(rows) - min(tail[i], len(rows)):]
                 kept[i] = rows
         for i, key in enumerate(keys):  # every row read is a bar a validated series could hold
-            problem = bar_problem(tables[i])
+            problem = problems[i]
             if problem is not None:
                 if damage is None:
                     raise DamagedFile(lake.root / key.relative, problem)
