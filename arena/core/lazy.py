@@ -3,16 +3,17 @@
 ``pd = lazy_import("pandas")`` (after a module's imports) binds ``pd`` to a stand-in; the first
 attribute read (``pd.Timestamp``) imports pandas and rebinds ``pd`` in that module to pandas
 itself, so every later use is an ordinary module attribute, and a test patching
-``pyarrow.parquet.write_table`` reaches the product's calls. Importing the arena thus costs
-its own modules only (``tests/core/test_startup.py`` checks that no job loads pandas, numpy,
-pyarrow, matplotlib, ...; ``benchmarks/startup.py`` measures it).
+``pyarrow.parquet.write_table`` reaches the product's calls. Importing a job thus costs the
+arena's own modules and a few light libraries (pydantic, filelock, PyYAML):
+``tests/app/test_startup.py`` checks that none loads pandas, numpy, pyarrow, matplotlib, ...;
+``benchmarks/startup.py`` measures it.
 
 The rule that keeps a library lazy: nothing that runs at import touches it. With
 ``from __future__ import annotations`` the annotations are never evaluated; a module-level
 constant built by the library (a ``pd.Timedelta``, a ``pa.schema``), a default argument, a
-class attribute or an ``isinstance`` at import would load it at once: such a constant is a
-standard-library value the library accepts (``datetime.timedelta``), or built on first use
-(:class:`LazyMapping`, a cached function).
+class attribute, a pydantic field of its type or an ``isinstance`` at import would load it at
+once. Such a constant is a standard-library value the library accepts (``datetime.timedelta``),
+or it is built on first use (:class:`LazyMapping`, a cached function).
 """
 
 from __future__ import annotations
