@@ -444,6 +444,17 @@ class Ledger:
                   for k in self.monitor_records(contestant)]
         return [d.relative_to(self.dir).as_posix() for _, d in sorted(order, key=lambda o: o[0])]
 
+    def folders(self, monitor: bool = False) -> list[Path]:
+        """Every committed record's folder (cycles, or ``monitor`` windows), in key order."""
+        return self._dirs("monitor" if monitor else "cycles", None)
+
+    def read_records(self, name: str, folders: Sequence[Path], *,
+                     monitor: bool = False) -> pa.Table:
+        """Table ``name`` of the records in ``folders`` (from :meth:`folders`), with the
+        table's current columns (a column a record predates is null);
+        :class:`~arena.data.errors.DamagedFile` when one cannot be read."""
+        return self._arrow(name, monitor=monitor, dirs=folders)
+
     def _dirs(self, kind: str, contestant: str | None) -> list[Path]:
         name = "*" if contestant is None else check_name(contestant)
         return sorted(p for p in (self.dir / kind).glob(f"*/contestant={name}")

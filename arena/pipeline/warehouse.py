@@ -1,7 +1,8 @@
 """The analysts' warehouse: dbt builds the marts over the lake, then they are published.
 
-``dbt build`` (dbt-duckdb, ``dbt_project/``) reads the ledger and the season's analytics in place
-and writes a private database, ``<lake>/dbt/warehouse.duckdb``. After a successful build, with
+``dbt build`` (dbt-duckdb, ``dbt_project/``) reads the ledger (its rows gathered into a few
+Parquet parts first, each record copied once: :mod:`arena.pipeline.ledger_tables`) and the
+season's analytics, and writes a private database, ``<lake>/dbt/warehouse.duckdb``. After a successful build, with
 every test passed, the marts are published twice:
 
 * ``<lake>/warehouse.duckdb`` - a copy of the whole database (staging and intermediate schemas
@@ -26,6 +27,7 @@ the project folder, which may be installed read-only.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import time
@@ -41,7 +43,9 @@ from arena.core.runner import INLINE, Runner
 from arena.data.lake import Lake, swap_dir
 from arena.data.market_store import ObjectMarket
 from arena.ledger.store import Ledger
+from arena.pipeline.ledger_tables import gather
 
+log = logging.getLogger(__name__)
 DBT_PROJECT = resources.DBT_PROJECT
 MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "reference_rules",
          "model_calls", "rejections", "zero_skill_band", "asset_correlations", "decisions",
@@ -158,7 +162,9 @@ def _dbt_invoke() -> Invoke:
 def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResult:
     """``dbt build`` the marts of ``lake``; :class:`MartsError` names what failed."""
     invoke = invoke or _dbt_invoke()
-    Ledger(lake).write_schemas()  # the ledger's globs match before the first monitor window
+    gathered = gather(Ledger(lake), lake.root)  # the new records' rows, copied once
+    if gathered.rebuilt:
+        log.warning("the ledger's tables for dbt were gathered again: %s", gathered.rebuilt)
     snapshot_market(lake)
     t0 = time.perf_counter()
     try:

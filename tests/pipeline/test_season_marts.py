@@ -347,6 +347,9 @@ def test_a_failing_dbt_test_publishes_nothing(season, tmp_path):
     frame = table.to_pandas()
     frame["equity"] += 1.0
     pq.write_table(pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False), path)
+    # the ledger's rows gathered for dbt copied the record as committed: gathered again here
+    # (as for a new lake), they carry the bad value to dbt's tests
+    shutil.rmtree(broken.root / "dbt" / "ledger")
     with pytest.raises(MartsError, match="equity_matches_the_engines_snapshots"):
         build_marts(broken)
     assert hashlib.sha256((broken.root / "warehouse.duckdb").read_bytes()).hexdigest() == published
