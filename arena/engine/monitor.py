@@ -34,6 +34,7 @@ once.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -69,7 +70,7 @@ class MonitorResult:
 @dataclass(frozen=True)
 class _Observed:
     """One symbol's observations in a window, time-ordered: epoch nanoseconds, prices, and
-    where each comes from (``row`` of the kept bars; ``close``: the bar's close, else the
+    where each comes from (``row`` of the frame's bars; ``close``: the bar's close, else the
     session's opening print at its open)."""
 
     ns: np.ndarray
@@ -128,14 +129,13 @@ def _observed(bars: pd.DataFrame | None, calendar: str, start: pd.Timestamp, end
     if bars is None or bars.empty:
         return None
     lo, hi = _ns(start), _ns(end)
-    opens = pd.DatetimeIndex(pd.to_datetime(bars["timestamp"], utc=True))
+    opens = _utc_index(bars["timestamp"])
     closes = bar_close_times(calendar, interval, opens)
     o_ns, c_ns = opens.as_unit("ns").asi8, closes.as_unit("ns").asi8
     keep = (o_ns != _NAT) & (c_ns > lo) & (o_ns <= hi)  # may hold an observation in the window
     rows = np.flatnonzero(keep)
     o_ns, c_ns = o_ns[rows], c_ns[rows]
-    p_open = bars["open"].to_numpy(dtype="float64", na_value=np.nan)[rows]
-    p_close = bars["close"].to_numpy(dtype="float64", na_value=np.nan)[rows]
+    p_open, p_close = _prices(bars["open"])[rows], _prices(bars["close"])[rows]
     closing = (c_ns > lo) & (c_ns <= hi)
     if calendar == NYSE:  # only bars opening inside a regular session; its first bar's open
         session = _nyse_session_open(o_ns)
@@ -151,8 +151,24 @@ def _observed(bars: pd.DataFrame | None, calendar: str, start: pd.Timestamp, end
     used &= np.isfinite(price) & (price > 0)
     pick = np.flatnonzero(used)
     pick = pick[np.argsort(ns[pick], kind="stable")]
-    return _Observed(ns[pick], price[pick], pick // 2, (pick % 2).astype(bool),
-                     opens[rows], closes[rows])
+    return _Observed(ns[pick], price[pick], rows[pick // 2], (pick % 2).astype(bool), opens,
+                     closes)
+
+
+def _utc_index(stamps: pd.Series) -> pd.DatetimeIndex:
+    """Bar open times as a UTC index (``pd.to_datetime(..., utc=True)``, which a column of the
+    lake's own type, UTC already, passes through as it is)."""
+    dtype = stamps.dtype
+    if isinstance(dtype, pd.DatetimeTZDtype) and dtype.tz is dt.UTC:
+        return pd.DatetimeIndex(stamps)
+    return pd.DatetimeIndex(pd.to_datetime(stamps, utc=True))
+
+
+def _prices(column: pd.Series) -> np.ndarray:
+    """A price column as float64, a missing price as NaN (never an observation)."""
+    if column.dtype == np.float64:
+        return column.to_numpy()
+    return column.to_numpy(dtype="float64", na_value=np.nan)
 
 
 def observations(bars: pd.DataFrame | None, calendar: str, start: pd.Timestamp, end: pd.Timestamp,

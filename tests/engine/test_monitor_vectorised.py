@@ -103,7 +103,10 @@ def frames(draw):
     opens = draw(st.lists(PRICE, min_size=n, max_size=n))
     closes = draw(st.lists(PRICE, min_size=n, max_size=n))
     stamps = ts("2025-11-26") + pd.to_timedelta(np.asarray(slots, dtype=np.int64) * 15, unit="min")
-    return pd.DataFrame({"timestamp": pd.DatetimeIndex(stamps).as_unit("us"), "open": opens,
+    # the lake's own type, or another unit and zone (converted to UTC as pandas reads it)
+    stamps = pd.DatetimeIndex(stamps).as_unit(draw(st.sampled_from(["us", "ns"]))).tz_convert(
+        draw(st.sampled_from(["UTC", "America/New_York"])))
+    return pd.DataFrame({"timestamp": stamps, "open": opens,
                          "high": 120.0, "low": 80.0, "close": closes, "volume": 1.0})
 
 
