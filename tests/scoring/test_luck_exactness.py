@@ -113,3 +113,49 @@ def test_series_truncation_within_its_bound(scale):
         poly = constant + float(np.sum(np.polynomial.polynomial.polyval(w, power_coef)))
         exact = float(np.sum(np.log1p(w * r[series])))
         assert abs(poly - exact) <= TOLERANCE + 1e-15
+
+
+def _split_by_sorting(r, bar_steps):
+    """The split as first written: a stable sort of the bounds for every number of terms (the
+    oracle of the one-sort split)."""
+    a = np.abs(r)
+    with np.errstate(invalid="ignore"):
+        rho = np.where(a < 1.0, a / (1.0 + np.sqrt(np.maximum(1.0 - a * a, 0.0))), np.inf)
+    best = None
+    for terms in range(1, 17):
+        with np.errstate(over="ignore", invalid="ignore"):
+            bound = np.where(rho < 1.0, 2.0 * rho ** (terms + 1) / ((terms + 1) * (1.0 - rho)),
+                             np.inf)
+        order = np.argsort(bound, kind="stable")
+        n_series = int(np.searchsorted(np.cumsum(bound[order]), TOLERANCE, side="right"))
+        series = np.zeros(a.size, dtype=bool)
+        series[order[:n_series]] = True
+        work = 2.0 * terms * np.unique(bar_steps[series]).size + 4.0 * (a.size - n_series)
+        if best is None or work < best[0]:
+            best = (work, series, terms)
+    return best[1], best[2]
+
+
+def _split_paths():
+    rng = np.random.default_rng(11)
+    for scale in (1e-5, 0.002, 0.01, 0.05, 0.3):
+        r = rng.standard_t(4, 24 * 90) * scale
+        yield f"t4 x {scale}", r, np.arange(r.size) // 24
+    r = np.round(rng.normal(0.0, 0.01, 3000), 4)  # ticks: many equal returns, ties in the bounds
+    yield "ticks", r, np.arange(r.size) // 24
+    r = np.where(rng.random(3000) < 0.3, 0.0, rng.normal(0.0, 0.003, 3000))  # flat hours
+    yield "flat hours", r, np.arange(r.size) // 7
+    r = np.r_[rng.normal(0.0, 0.01, 500), [1.5, -0.6, 2.0], rng.normal(0.0, 0.01, 500)]
+    yield "jumps past 100%", r, np.arange(r.size) // 24
+    r = rng.normal(0.0, 0.004, 2000)
+    yield "unordered steps", r, rng.integers(0, 60, r.size)
+    for name, (prices, steps) in _self_check_paths().items():
+        yield name, prices[1:] / prices[:-1] - 1.0, steps[:-1]
+
+
+@pytest.mark.parametrize("name,r,steps", list(_split_paths()), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_one_sort_split_takes_the_bars_a_sort_per_term_takes(name, r, steps):
+    series, terms = _split_bars(r, steps)
+    expected, expected_terms = _split_by_sorting(r, steps)
+    assert terms == expected_terms
+    np.testing.assert_array_equal(series, expected)
