@@ -41,14 +41,34 @@ from typing import Any
 from arena.core.errors import Failed
 from arena.core.lazy import lazy_import
 from arena.core.runner import step
+from arena.core.sessions import interval_delta, utc
 from arena.core.universe import Asset, Universe
 from arena.data.lake import Lake, PartitionKey, swap_dir
 from arena.data.providers import market_label
 from arena.engine.portfolio import START_CASH
+from arena.engine.rules import ARENA_RULES
 from arena.market.asof import NoPrices, Providers, cycle_prices, provider_label, provider_of
 from arena.market.clocks import Clock, asset_clock
 from arena.pipeline.season_ingest import history_start
-from arena.scoring.arena_luck import arena_zero_skill
+from arena.pipeline.season_state import (
+    BooksCheckpoint,
+    PriceCheckpoint,
+    SeasonReads,
+    SeasonState,
+    StateUnusable,
+    changed_assets,
+    changed_cycle,
+    load_state,
+    price_rows_digest,
+    price_sources,
+    season_inputs,
+)
+from arena.scoring.arena_luck import (
+    MONITOR_INTERVAL,
+    RandomProfile,
+    ZeroSkillBooks,
+    advance_zero_skill,
+)
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 from arena.scoring.rules_table import rules_table
 from arena.scoring.scorer import default_cost_rate
@@ -72,31 +92,189 @@ class AnalyticsError(Failed, RuntimeError):
 
 @dataclass
 class Analytics:
-    """The tables of one build, and how long each step took (seconds)."""
+    """The tables of one build; how long each step took (wall and CPU seconds); how many
+    cycles of each table that grows with the season were kept from the previous build
+    (``cycle_prices``, ``arena_luck``; 0: computed from scratch) and, if none, why; the state
+    the next build starts from (written with the tables)."""
 
     tables: dict[str, pd.DataFrame]
     seconds: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)  # the steps' CPU seconds (this process)
+    kept: dict[str, int] = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)
+    state: SeasonState | None = None
 
 
-def _monitor_bars(lake: Lake, provider: Providers, assets: Sequence[Asset],
-                  start: pd.Timestamp, end: pd.Timestamp) -> dict[str, pd.DataFrame]:
-    return {a.symbol: lake.read_bars(PartitionKey(provider_of(provider, a), "15m", a.symbol),
-                                     start, end) for a in assets}
+def _checkpoints(count: int) -> list[int]:
+    """The cycle counts a build keeps a checkpoint at: the last cycle and the one before."""
+    return [n for n in (count - 1, count) if n >= 1]
 
 
-def arena_luck_tables(prices: pd.DataFrame, universe: Universe, monitor_bars: dict[str, pd.DataFrame],
-                      *, players: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """(players' final returns, equity band per cycle, rejections) of the arena zero-skill
-    players on the cycle prices of the tradable assets."""
+def _at(t: pd.Timestamp) -> str:
+    return f"{t:%Y-%m-%d %H:%M}"
+
+
+def _and_others(changed: Sequence[str]) -> str:
+    return f" (and {len(changed) - 1} other assets')" if len(changed) > 1 else ""
+
+
+@dataclass
+class _Prices:
+    table: pd.DataFrame
+    kept: int
+    why: str
+    since: dict[str, int | None]
+    checkpoints: list[PriceCheckpoint]
+
+
+def season_prices(lake: Lake, provider: Providers, universe: Universe,
+                  times: Sequence[pd.Timestamp], reads: SeasonReads,
+                  stored: SeasonState | None, why: str) -> _Prices:
+    """The ``cycle_prices`` table of ``times``: the rows of the cycles of the latest stored
+    checkpoint whose price bars are unchanged are kept, the later cycles' are read
+    (:func:`~arena.market.asof.cycle_prices`: a cycle's price depends on its own cycle only,
+    so a table read in parts equals one read whole); all of them without such a checkpoint."""
+    intervals = reads.price_intervals()
+    counts = _checkpoints(len(times))
+    ends = [times[n - 1] for n in counts]
+    kept, ahead = 0, None
+    if stored is not None and stored.intervals != intervals:
+        changed = changed_assets(stored.intervals, intervals)
+        why = f"the cycle prices of {changed[0]} come from another interval now"
+    elif stored is not None:
+        points = sorted(stored.prices, key=lambda p: p.cycles, reverse=True)
+        digests = reads.price_digests([stored.cycles[p.cycles - 1] for p in points] + ends,
+                                      stored.since)
+        ahead = digests[len(points):]
+        for point, now in zip(points, digests, strict=False):
+            at = stored.cycles[point.cycles - 1]
+            reason = changed_cycle(stored.cycles, times, point.cycles)
+            if reason is None and (changed := changed_assets(point.bars, now)):
+                reason = (f"the {intervals.get(changed[0], 'price')} bars of {changed[0]} up to "
+                          f"{_at(at)} changed since they were stored{_and_others(changed)}")
+            if reason is None:
+                kept = point.cycles
+                break
+            if point is points[0]:  # the latest checkpoint's reason: the one to say
+                why = reason
+    parts = []
+    if kept:
+        assert stored is not None
+        old = stored.table("cycle_prices")
+        parts.append(old[old["cycle_at"] <= times[kept - 1]])
+    if kept < len(times):
+        try:
+            parts.append(cycle_prices(lake, provider, universe, times[kept:]))
+        except NoPrices as exc:
+            if not kept:
+                raise AnalyticsError(str(exc)) from exc
+    table = parts[0] if len(parts) == 1 and not kept else pd.concat(parts, ignore_index=True)
+    if kept:
+        table = table.sort_values(["cycle_at", "symbol"]).reset_index(drop=True)
+    since = price_sources(table, times, intervals)
+    if ahead is None or stored is None or since != stored.since:
+        ahead = reads.price_digests(ends, since)
+    return _Prices(table, kept, "" if kept else why, since,
+                   [PriceCheckpoint(n, d) for n, d in zip(counts, ahead, strict=True)])
+
+
+@dataclass
+class _Arena:
+    returns: pd.DataFrame
+    band: pd.DataFrame
+    rejections: int
+    kept: int
+    why: str
+    cycles: list[pd.Timestamp]
+    checkpoints: list[BooksCheckpoint]
+
+
+BAND_COLUMNS = tuple(f"q{round(q * 100):02d}" for q in BAND)
+
+
+def arena_luck_tables(reads: SeasonReads, prices: pd.DataFrame, universe: Universe,
+                      stored: SeasonState | None, why: str, *, players: int, seed: int,
+                      say: Callable[[str], None] = lambda _msg: None) -> _Arena:
+    """The players' final returns and the equity band per cycle of the arena's zero-skill
+    players on the cycle prices of the tradable assets: the players of the latest stored
+    checkpoint whose inputs are unchanged advance from their books through the cycles after
+    it, and the band's rows up to it are kept (:func:`~arena.scoring.arena_luck.advance_zero_skill`:
+    the same numbers as a simulation from scratch, bit for bit); without one they play the
+    season from its first cycle."""
     wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
-    tradable = [a.symbol for a in universe.tradable if a.symbol in wide.columns]
-    luck = arena_zero_skill(wide[tradable], universe, players=players, seed=seed,
-                            bars=monitor_bars or None, curves=True)
+    wide = wide[[a.symbol for a in universe.tradable if a.symbol in wide.columns]]
+    tradable = [a.symbol for a in universe.tradable]
+    cycles = [utc(t) for t in wide.index]
+    counts = [n for n in _checkpoints(len(cycles)) if not reads.observed_at_open(cycles[n - 1])]
+    ends = [cycles[n - 1] for n in counts]
+    kept, books, band_kept = 0, None, None
+    trusted: dict[int, BooksCheckpoint] = {}
+    ahead = None
+    if stored is not None:
+        points = sorted(stored.arena, key=lambda p: p.cycles, reverse=True)
+        digests = reads.monitor_digests([stored.arena_cycles[p.cycles - 1] for p in points]
+                                        + ends)
+        ahead = digests[len(points):]
+        for point, now in zip(points, digests, strict=False):
+            at = stored.arena_cycles[point.cycles - 1]
+            reason = changed_cycle(stored.arena_cycles, cycles, point.cycles)
+            if reason is None and price_rows_digest(prices, tradable, at) != point.prices:
+                reason = f"the cycle prices up to {_at(at)} changed since they were stored"
+            if reason is None and (changed := changed_assets(point.monitor_bars, now)):
+                reason = (f"the {MONITOR_INTERVAL} bars of {changed[0]} before {_at(at)} "
+                          f"changed since they were stored{_and_others(changed)}")
+            if reason is None:
+                trusted[point.cycles] = point
+            elif point is points[0]:  # the latest checkpoint's reason: the one to say
+                why = reason
+        if trusted:
+            kept = max(trusted)
+            old = stored.table("arena_luck_band")
+            old = old[old["cycle_at"] <= cycles[kept - 1]].reset_index(drop=True)
+            try:
+                if [utc(t) for t in old["cycle_at"]] != cycles[:kept]:
+                    raise StateUnusable(f"the stored band does not hold the first {kept} cycles")
+                books, band_kept = stored.books(trusted[kept]), old
+            except StateUnusable as exc:
+                kept, trusted, why = 0, {}, str(exc)
+    if books is None:
+        books = ZeroSkillBooks.start(players, seed)
+        say(f"arena luck: {players:,} zero-skill players x {len(cycles)} cycles from the "
+            f"season's first ({why})")
+    else:
+        later = "" if stored is None or kept == max(p.cycles for p in stored.arena) else (
+            f"; not from the later ones: {why}")
+        say(f"arena luck: {players:,} zero-skill players advance {len(cycles) - kept} "
+            f"cycle(s) from their books after {_at(cycles[kept - 1])} "
+            f"(cycle {kept} of {len(cycles)}){later}")
+    since = cycles[0] if not kept else max(reads.times[0], cycles[kept - 1] - interval_delta(
+        MONITOR_INTERVAL))
+    keep = len(cycles) - 1 if len(cycles) - 1 in counts and len(cycles) - 1 >= kept else None
+    played = advance_zero_skill(books, wide, universe, bars=reads.monitor_bars(since) or None,
+                                keep=keep)
+    new = (np.quantile(played.equity, BAND, axis=0).T if played.equity.shape[1]
+           else np.empty((0, len(BAND))))
+    band = pd.DataFrame(new, columns=list(BAND_COLUMNS))
+    band.insert(0, "cycle_at", wide.index[kept:])
+    if band_kept is not None:
+        band = pd.concat([band_kept, band], ignore_index=True)
+    checkpoints = []
+    for n, digest in zip(counts, ahead if ahead is not None else reads.monitor_digests(ends),
+                         strict=True):
+        if n == len(cycles):
+            at_n = played.books
+        elif n == keep:
+            at_n = played.kept
+        elif n in trusted and stored is not None:
+            at_n = stored.books(trusted[n])
+        else:
+            continue
+        checkpoints.append(BooksCheckpoint(n, digest, price_rows_digest(prices, tradable,
+                                                                         cycles[n - 1]), at_n))
     returns = pd.DataFrame({"player": np.arange(players, dtype="int64"),
-                            "final_return": luck.returns})
-    band = pd.DataFrame(luck.band(BAND).T, columns=[f"q{round(q * 100):02d}" for q in BAND])
-    band.insert(0, "cycle_at", wide.index)
-    return returns, band, luck.rejections
+                            "final_return": played.returns})
+    return _Arena(returns, band, played.books.rejections, kept, "" if kept else why, cycles,
+                  checkpoints)
 
 
 def asset_tables(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp, end: pd.Timestamp,
@@ -166,34 +344,57 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
                     cycles: Sequence[pd.Timestamp], *,
                     players: int = DEFAULT_PLAYERS, arena_players: int = ARENA_PLAYERS,
                     seed: int = 0, progress: Callable[[str], None] | None = None,
-                    fan_out: Callable[..., list[Any]] | None = None) -> Analytics:
+                    fan_out: Callable[..., list[Any]] | None = None,
+                    resume: bool = True) -> Analytics:
     """Compute every table of the module docstring for the season of ``cycles`` (``provider``:
     one, or one per asset class). ``fan_out``: a runner's ``map``, to compute the assets' luck
-    and rules tables elsewhere (:func:`asset_luck` on a Dask cluster); else one after another."""
+    and rules tables elsewhere (:func:`asset_luck` on a Dask cluster); else one after another.
+
+    The tables that grow with the season (``cycle_prices``, ``arena_luck``,
+    ``arena_luck_band``) continue from the state the previous build left beside its tables
+    when what it consumed is unchanged (:mod:`arena.pipeline.season_state`; the same numbers as
+    from scratch), else they are computed from the season's first cycle and ``progress`` says
+    why; ``resume=False`` computes them from scratch regardless. Either way the build leaves
+    its own state for the next one (:attr:`Analytics.state`)."""
     if not cycles:
         raise AnalyticsError("a season needs at least one cycle")
     times = sorted(cycles)
     start, end = times[0], times[-1]
     say = progress or (lambda _msg: None)
     seconds: dict[str, float] = {}
-    t0 = time.perf_counter()
+    cpu: dict[str, float] = {}
+    inputs = season_inputs(provider, universe, players=arena_players, seed=seed,
+                           rules=ARENA_RULES, profile=RandomProfile())
+    stored, why = (load_state(analytics_dir(lake), inputs) if resume
+                   else (None, "asked to compute from scratch"))
+    reads = SeasonReads(lake, provider, universe, times)
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
-        prices = cycle_prices(lake, provider, universe, times)
+        priced = season_prices(lake, provider, universe, times, reads, stored, why)
     except NoPrices as exc:
         raise AnalyticsError(str(exc)) from exc
+    prices = priced.table
+    if priced.kept < len(times):
+        say(f"cycle prices: {len(times) - priced.kept} cycle(s) read, {priced.kept} kept"
+            + (f" ({priced.why})" if priced.why else ""))
     seconds["cycle_prices"] = time.perf_counter() - t0
+    cpu["cycle_prices"] = time.process_time() - c0
 
-    t0 = time.perf_counter()
-    say(f"arena luck: {arena_players:,} zero-skill players x {len(times)} cycles")
-    bars = _monitor_bars(lake, provider, universe.tradable, start, end)
-    bars = {s: b for s, b in bars.items() if len(b)}
-    luck_returns, band, rejected = arena_luck_tables(prices, universe, bars, players=arena_players,
-                                                     seed=seed)
+    t0, c0 = time.perf_counter(), time.process_time()
+    arena = arena_luck_tables(reads, prices, universe, stored, why, players=arena_players,
+                              seed=seed, say=say)
+    if arena.why and stored is not None:
+        log.info("arena luck from the season's first cycle: %s", arena.why)
+    luck_returns, band, rejected = arena.returns, arena.band, arena.rejections
     if rejected:
         log.warning("arena zero-skill players got %d rejections (expected none)", rejected)
     seconds["arena_luck"] = time.perf_counter() - t0
+    cpu["arena_luck"] = time.process_time() - c0
+    state = SeasonState(inputs, times, reads.price_intervals(), priced.since,
+                        priced.checkpoints, arena.cycles, arena.checkpoints)
+    del reads  # the season's bars: not held through the per-asset tables
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ceilings, rules, missing = [], [], []
     assets = list(universe.tradable)
     if fan_out is None:
@@ -214,10 +415,12 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
         ceilings.append(result[0])
         rules.append(result[1])
     seconds["asset_luck"] = time.perf_counter() - t0
+    cpu["asset_luck"] = time.process_time() - c0
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     corr = correlations(lake, provider, universe, end)
     seconds["correlations"] = time.perf_counter() - t0
+    cpu["correlations"] = time.process_time() - c0
     season = pd.DataFrame([{
         "provider": provider_label(provider, universe),
         "market": "+".join(sorted({market_label(provider_of(provider, a)) for a in universe})),
@@ -230,7 +433,10 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
               "arena_luck_band": band, "luck_ceiling": _typed(pd.DataFrame(ceilings), luck_ceiling_schema()),
               "reference_rules": _typed(pd.concat(rules, ignore_index=True) if rules else
                                         pd.DataFrame(), reference_rules_schema()), "correlations": corr}
-    return Analytics(tables, seconds)
+    return Analytics(tables, seconds, cpu,
+                     {"cycle_prices": priced.kept, "arena_luck": arena.kept},
+                     {k: w for k, w in (("cycle_prices", priced.why), ("arena_luck", arena.why))
+                      if w}, state)
 
 
 # the per-asset tables' columns, written even when no asset has one yet (a season's first cycle:
@@ -265,8 +471,9 @@ def analytics_dir(lake: Lake) -> Path:
 
 
 def write_analytics(lake: Lake, analytics: Analytics) -> Path:
-    """Publish the tables as ``<lake>/analytics/<table>.parquet``, replacing the previous set as
-    a whole (staged, then swapped in with two renames)."""
+    """Publish the tables as ``<lake>/analytics/<table>.parquet`` and the build's state in
+    ``<lake>/analytics/_state/``, replacing the previous set as a whole (staged, then swapped in
+    with two renames)."""
     final = analytics_dir(lake)
     staging = lake.root / f".{ANALYTICS_DIR}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
     staging.mkdir(parents=True)
@@ -274,6 +481,8 @@ def write_analytics(lake: Lake, analytics: Analytics) -> Path:
         for name, frame in analytics.tables.items():
             table = pa.Table.from_pandas(frame, preserve_index=False)
             pq.write_table(table, staging / f"{name}.parquet", compression="zstd")
+        if analytics.state is not None:  # after the tables, whose files it vouches for
+            analytics.state.write(staging)
         swap_dir(staging, final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -16,7 +16,14 @@ import pytest
 from arena.core.sessions import bar_close_times, is_trading_day
 from arena.core.universe import UniverseError
 from arena.engine.portfolio import CLOSE, LONG, OPEN, Portfolio
-from arena.scoring.arena_luck import ArenaLuck, RandomProfile, arena_zero_skill, play_player
+from arena.scoring.arena_luck import (
+    ArenaLuck,
+    RandomProfile,
+    ZeroSkillBooks,
+    advance_zero_skill,
+    arena_zero_skill,
+    play_player,
+)
 from tests.conftest import ts
 
 START = ts("2025-01-13")  # a Monday
@@ -217,3 +224,67 @@ def test_bad_inputs_are_refused(prices, universe):
         RandomProfile(open_prob=1.5)
     with pytest.raises(ValueError, match="level range"):
         RandomProfile(level_min=0.3, level_max=0.1)
+
+
+def _from(bars: dict[str, pd.DataFrame], since: pd.Timestamp) -> dict[str, pd.DataFrame]:
+    """The bars opened at or after ``since``: all the monitor needs after that time."""
+    return {s: b[b["timestamp"] >= since].reset_index(drop=True) for s, b in bars.items()}
+
+
+@pytest.mark.parametrize("profile", [RandomProfile(), BUSY, TIGHT], ids=["default", "busy", "tight"])
+@pytest.mark.parametrize("steps", [(1,) * 28, (3, 1, 5, 2, 9, 8), (27, 1)],
+                         ids=["one by one", "uneven", "all but one"])
+def test_books_advanced_publication_by_publication_equal_one_simulation_from_scratch(
+        prices, universe, bars, profile, steps):
+    """N advances of k cycles each (each given only the bars from the cycle before its first
+    one on) play the same season as one simulation over the 28 cycles: the same returns,
+    equity after every cycle, equity band and rejections, bit for bit."""
+    whole = arena_zero_skill(prices, universe, players=40, seed=6, bars=bars, profile=profile,
+                             curves=True)
+    books, equity, automatic = ZeroSkillBooks.start(40, seed=6), [], 0
+    for k in steps:
+        n = books.cycles + k
+        since = CYCLES[max(books.cycles - 1, 0)] - pd.Timedelta(minutes=15)
+        played = advance_zero_skill(books, prices.iloc[:n], universe, bars=_from(bars, since),
+                                    profile=profile)
+        assert played.books.cycles == n and played.books.last_cycle == CYCLES[n - 1]
+        books = played.books
+        equity.append(played.equity)
+    equity = np.hstack(equity)
+    np.testing.assert_array_equal(played.returns, whole.returns)
+    np.testing.assert_array_equal(equity, whole.equity)
+    assert books.rejections == whole.rejections == 0
+    band = np.hstack([np.quantile(equity[:, a:b], (0.05, 0.5, 0.95), axis=0)
+                      for a, b in ((0, 10), (10, 11), (11, 28))])  # a band appended in parts
+    np.testing.assert_array_equal(band, whole.band())
+    if profile is TIGHT:  # the monitor closed positions in windows that open at a seam
+        seams = np.cumsum(steps)[:-1]
+        windows = [(CYCLES[n - 1], CYCLES[n]) for n in seams]
+        for player in range(10):
+            automatic += sum(f.automatic and any(a < f.at <= b for a, b in windows)
+                             for f in play_player(prices, universe, player, seed=6, bars=bars,
+                                                  profile=TIGHT).fills)
+        assert automatic > 0 or len(seams) < 5
+
+
+def test_books_kept_after_a_cycle_are_the_books_of_that_cycle(prices, universe, bars):
+    start = ZeroSkillBooks.start(10, seed=2)
+    played = advance_zero_skill(start, prices.iloc[:20], universe, bars=bars, keep=13)
+    upto = advance_zero_skill(start, prices.iloc[:13], universe, bars=bars)
+    assert played.kept == upto.books
+    again = advance_zero_skill(played.kept, prices.iloc[:20], universe, bars=bars)
+    assert again.books == played.books
+    np.testing.assert_array_equal(again.returns, played.returns)
+    assert advance_zero_skill(upto.books, prices.iloc[:13], universe, keep=13).kept == upto.books
+
+
+def test_books_refuse_cycles_they_did_not_play(prices, universe):
+    books = advance_zero_skill(ZeroSkillBooks.start(3), prices.iloc[:5], universe).books
+    with pytest.raises(ValueError, match="is not cycle 5"):
+        advance_zero_skill(books, prices.iloc[1:9], universe)
+    with pytest.raises(ValueError, match="only 4"):
+        advance_zero_skill(books, prices.iloc[:4], universe)
+    with pytest.raises(ValueError, match="keep=3 is not between 5 and 9"):
+        advance_zero_skill(books, prices.iloc[:9], universe, keep=3)
+    with pytest.raises(ValueError, match="at least one player"):
+        ZeroSkillBooks.start(0)
