@@ -11,14 +11,23 @@ Conventions used everywhere in the product:
   (15:30-16:00 for ``1h``); ``4h`` bars are the session's first four hours and the rest; a daily bar
   opens at the session open and a weekly bar at the first session open of the (Monday-based) week.
   Nothing is ever expected outside a session.
+
+The NYSE schedule is built once per process, on first use, and kept between processes in a file
+named by the exchange-calendars version (:func:`schedule_file`): a later process reads it
+instead of importing the library and building the calendar again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import importlib.metadata
+import os
+import tempfile
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from arena.core.errors import UnusableInput
 from arena.core.lazy import LazyMapping, lazy_import
@@ -126,12 +135,71 @@ def _xnys():
     return xcals.get_calendar(NYSE, start=_CAL_START, end=_CAL_END)
 
 
+_SCHEDULE_FORMAT = 1  # of the file below: another layout takes another name
+
+
+def schedule_file() -> Path | None:
+    """Where the NYSE sessions of the installed exchange-calendars are kept between processes
+    (``$XDG_CACHE_HOME/arena``, else ``~/.cache/arena``), or None without the library. Named by
+    the library's version and the calendar's span, so a release with other sessions (a holiday
+    added, say) is never read from the file of an older one."""
+    try:
+        version = importlib.metadata.version("exchange-calendars")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return root / "arena" / f"xnys-{version}-{_CAL_START}-{_CAL_END}-v{_SCHEDULE_FORMAT}.npy"
+
+
+def _session_times() -> np.ndarray:
+    """The NYSE sessions as int64 nanoseconds, one row each: the session's date (naive
+    midnight), its open and its close as New York wall-clock time after that midnight.
+
+    Read from :func:`schedule_file`; else built from exchange-calendars (its import and the
+    calendar cost about 0.35 s of CPU, every process) and written there, atomically; a file that
+    cannot be read is built again, one that cannot be written is skipped. Wall-clock times, not
+    UTC: the file holds what the library decides (sessions, hours, early closes), and the process
+    reading it turns them into UTC with its own time zone rules, as the library would."""
+    path = schedule_file()
+    if path is not None:
+        with suppress(OSError, ValueError, EOFError):
+            times = np.load(path, allow_pickle=False)
+            if times.dtype == np.int64 and times.ndim == 2 and times.shape[0] == 3:
+                return times
+    sched = _xnys().schedule
+    days = sched.index.as_unit("ns").asi8
+    times = np.stack([days, *(pd.DatetimeIndex(sched[c]).tz_convert(NY).tz_localize(None)
+                              .as_unit("ns").asi8 - days for c in ("open", "close"))])
+    if path is not None:
+        with suppress(OSError):
+            _write_atomically(path, times)
+    return times
+
+
+def _write_atomically(path: Path, times: np.ndarray) -> None:
+    """``times`` as ``path`` (``.npy``), whole or not at all: a reader never sees a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as f:
+        tmp = Path(f.name)
+    try:
+        with tmp.open("wb") as f:
+            np.save(f, times)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 @lru_cache(maxsize=1)
 def _schedule() -> pd.DataFrame:
     """All NYSE sessions: index = session date (naive), columns open/close (UTC), early_close."""
-    sched = _xnys().schedule[["open", "close"]].copy()
-    sched["open"] = sched["open"].dt.tz_convert("UTC")
-    sched["close"] = sched["close"].dt.tz_convert("UTC")
+    days, opens, closes = _session_times()
+
+    def as_utc(after_midnight: np.ndarray) -> pd.DatetimeIndex:
+        wall = pd.DatetimeIndex((days + after_midnight).view("datetime64[ns]"))
+        return wall.tz_localize(NY).tz_convert("UTC")
+
+    index = pd.DatetimeIndex(days.view("datetime64[ns]"))
+    sched = pd.DataFrame({"open": as_utc(opens), "close": as_utc(closes)}, index=index)
     ny_close = sched["close"].dt.tz_convert(NY)
     sched["early_close"] = (ny_close.dt.hour * 60 + ny_close.dt.minute) < 16 * 60
     return sched
