@@ -2,12 +2,21 @@
 
 An ingest run fetches, derives and validates what it adds plus the trailing context its checks
 need (and re-fetches two days to look for restatements), so its cost should not grow with the
-stored history. Measured in one warm process (imports and the lake's initial build are printed
-apart): the one-hour run on a lake of ``--short`` days and on one of ``--days`` days, and - as
-the baseline measured in the same run - deriving and validating the whole stored series the way
-every run did before ingest was incremental.
+stored history. Printed:
+
+1. the whole ``arena ingest`` command for one new hour of the 62 assets (248 new 15-minute
+   bars), as a subprocess on a prepared lake of ``--short`` days whose Data Docs of the day are
+   built (as on every hourly run but the day's first): its CPU time (user + system, imports
+   included), best and median of ``--repeat`` runs, each on a fresh copy of the lake. With
+   ``--before TREE`` (a worktree of an older commit) the same command of that tree runs on the
+   same copies, alternately, and the ratio is printed;
+2. in one warm process (imports and the lake's initial build apart): the one-hour run on a lake
+   of ``--short`` days and on one of ``--days`` days, and - as the baseline measured in the same
+   run - deriving and validating the whole stored series the way every run did before ingest
+   was incremental (``--no-growth`` skips it).
 
     python benchmarks/incremental_ingest.py [--days 365] [--short 90] [--repeat 3]
+        [--before /tmp/before-ingest] [--no-growth]
 """
 
 from __future__ import annotations
@@ -17,6 +26,13 @@ import time
 T_IMPORT = time.perf_counter()
 
 import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import resource  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -32,14 +48,16 @@ from arena.data.validation.checks import Window, validate_bars  # noqa: E402
 
 IMPORTS = time.perf_counter() - T_IMPORT
 END = pd.Timestamp("2025-11-03 15:00", tz="UTC")  # a Monday, inside the NYSE session
+HOUR = pd.Timedelta(hours=1)
+TARGET_CPU_S = 2.0  # the whole command, imports included
 
 
 def one_hour_runs(lake: Lake, universe, provider, repeat: int) -> list[float]:
     """Seconds of ``repeat`` consecutive one-hour ingests (each the next hour)."""
     times = []
     for i in range(repeat):
-        start = END + pd.Timedelta(hours=i)
-        end = start + pd.Timedelta(hours=1)
+        start = END + i * HOUR
+        end = start + HOUR
         t0 = time.perf_counter()
         result = run_ingest(provider, universe, start=start, end=end, lake=lake, now=end)
         times.append(time.perf_counter() - t0)
@@ -63,17 +81,77 @@ def whole_series_baseline(lake: Lake, universe) -> float:
     return time.perf_counter() - t0
 
 
+def command(tree: Path | None, lake: Path, start: pd.Timestamp) -> tuple[float, dict]:
+    """CPU seconds (user + system) of ``arena ingest`` for the hour from ``start`` as a
+    subprocess (``tree``: the source tree it runs from; None: the installed arena), and its
+    manifest."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    args = [sys.executable, "-m", "arena.cli", "ingest", "--start", start.isoformat(),
+            "--end", (start + HOUR).isoformat(), "--lake", str(lake), "--json"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(args, env=env, capture_output=True, text=True, check=False,
+                          cwd=tree or Path.cwd())
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"arena ingest failed ({done.returncode}): {done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, json.loads(done.stdout)
+
+
+def whole_command(root: Path, universe, provider, days: int, repeat: int,
+                  before: Path | None) -> None:
+    """Section 1 of the module docstring."""
+    prepared = root / "prepared"
+    run_ingest(provider, universe, start=END - pd.Timedelta(days=days), end=END,
+               lake=Lake(prepared), now=END)
+    command(None, prepared, END)  # the day's first hourly run: it builds the day's Data Docs
+    hour = END + HOUR
+    trees = {"after": None, **({"before": before} if before is not None else {})}
+    cpu: dict[str, list[float]] = {name: [] for name in trees}
+    manifest = {}
+    for i in range(repeat):
+        for name, tree in trees.items():
+            copy = root / f"{name}-{i}"
+            shutil.copytree(prepared, copy, symlinks=True)
+            seconds, manifest[name] = command(tree, copy, hour)
+            cpu[name].append(seconds)
+            shutil.rmtree(copy)
+    m = manifest["after"]
+    new = sum(s["new"] for s in m["got"].values())
+    print(f"whole command: arena ingest of one hour into a lake of {days} days "
+          f"({len(m['published'])} assets, {new} new 15m bars; "
+          f"{m['validation']['summary'].split(':')[0]}: {m['validation']['summary']})")
+    for name in trees:
+        runs = cpu[name]
+        print(f"  {name:<6} {min(runs):.2f} s CPU best, {statistics.median(runs):.2f} median "
+              f"of {repeat} ({', '.join(f'{t:.2f}' for t in runs)}); target {TARGET_CPU_S:.1f} s")
+    if before is not None:
+        print(f"  ratio  after / before {min(cpu['after']) / min(cpu['before']):.3f} (best), "
+              f"{statistics.median(cpu['after']) / statistics.median(cpu['before']):.3f} "
+              "(median)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=365, help="history of the long lake")
     parser.add_argument("--short", type=int, default=90, help="history of the short lake")
     parser.add_argument("--repeat", type=int, default=3, help="one-hour runs per lake")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a source tree of an older commit to run the command from too")
+    parser.add_argument("--no-growth", action="store_true",
+                        help="only the whole command (section 1)")
     args = parser.parse_args()
     prepare_process()
     universe, provider = load_universe(), SyntheticProvider()
-    print(f"imports: {IMPORTS:.2f} s (not counted below)")
+    print(f"imports: {IMPORTS:.2f} s (not counted in section 2)")
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
+        whole_command(Path(tmp) / "command", universe, provider, args.short, args.repeat,
+                      args.before)
+        if args.no_growth:
+            return
         for days in (args.short, args.days):
             lake = Lake(Path(tmp) / f"lake{days}")
             t0 = time.perf_counter()

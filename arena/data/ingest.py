@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from arena.core.errors import Failed, UnusableInput
@@ -36,23 +37,24 @@ from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Retry, Runner, step
 from arena.core.sessions import (
     INTERVAL_ORDER,
+    NAT,
     NY,
     NYSE,
     bar_close_times,
+    ceil_micros,
     coarser_or_equal,
     expected_bars,
     interval_delta,
     utc,
 )
 from arena.core.universe import Asset, Universe
-from arena.data.bars import drop_unclosed, resample
+from arena.data.bars import drop_unclosed, resample, utc_micros
 from arena.data.errors import NoDataError, ProviderError, UnsupportedError, is_transient
 from arena.data.lake import (
     Key,
     Lake,
     PartitionKey,
     TableKey,
-    concat_partitions,
     is_disk_error,
     merge_bars,
     os_error_text,
@@ -62,7 +64,7 @@ from arena.data.manifest import IngestSummary
 from arena.data.providers import is_synthetic
 from arena.data.providers.base import BAR_COLUMNS, Provider
 from arena.data.recovery import recover_publications
-from arena.data.validation.checks import Window, validate_bars
+from arena.data.validation.checks import Window, validate_series
 from arena.data.validation.config import ValidationConfig
 from arena.data.validation.html import PAGE
 
@@ -174,6 +176,9 @@ class AssetFetch:
     # the holes between the asked window and the stored series that the fetch covered too, so
     # the stored series stays contiguous: {"side": "before"|"after", "from": t, "to": t}
     filled: list[dict[str, object]] = field(default_factory=list)
+    # the first fetched bar that is new or differs from ``stored`` (see _first_change), found
+    # by the fetch's comparison; None: nothing stored
+    first_change: pd.Timestamp | None = None
 
 
 def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Timestamp,
@@ -214,7 +219,9 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
     out = AssetFetch(asset.symbol, bars, fetched_from=fetch_from, stored=stored,
                      stored_signature=signature, filled=_filled(bars, holes))
     if stored is not None and not stored.empty:
-        changed = restated_bars(stored, bars)
+        compared = _Comparison(stored, bars)
+        out.first_change = compared.first_change()
+        changed = compared.restated()
         if len(changed):
             out.restatement = _restate(provider, asset, interval, stored, bars, changed, end)
             whole = out.restatement.pop("base")
@@ -270,24 +277,49 @@ def restated_bars(stored: pd.DataFrame, fetched: pd.DataFrame, rtol: float = 1e-
     """The fetched bars at times the lake holds whose open, high, low, close or volume differ
     from the stored ones (relative tolerance ``rtol``), with the stored close as ``close_old``.
     Only the stored bars from the fetch's first on are read."""
-    got, old, differ = _compare(stored, fetched, rtol)
-    out = fetched.iloc[got[differ]][["timestamp", *_PRICES]].assign(close_old=old[differ, 3])
-    return out.sort_values("timestamp", kind="stable", ignore_index=True)
+    return _Comparison(stored, fetched).restated(rtol)
 
 
 _PRICES = list(BAR_COLUMNS[1:])  # open, high, low, close, volume: what a restatement changes
 
 
-def _compare(stored: pd.DataFrame, fetched: pd.DataFrame, rtol: float
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rows of the fetched bars whose time the lake holds, the stored values there (rows x
-    :data:`_PRICES`), and whether each differs (relative tolerance ``rtol``). Values are taken
-    row-first per column: a run compares a few re-fetched bars with a long stored series."""
-    got, held = _stored_matches(stored, fetched)
-    new, old = (np.column_stack([f[c].to_numpy(dtype=float)[rows] for c in _PRICES])
-                for f, rows in ((fetched, got), (stored, held)))
-    differ = ~np.isclose(new, old, rtol=rtol, atol=0.0, equal_nan=True).all(axis=1)
-    return got, old, differ
+class _Comparison:
+    """The fetched bars against the stored series: ``got``, the rows of the fetched bars whose
+    time the lake holds, and the fetched and stored values there (rows x :data:`_PRICES`).
+    Values are taken row-first per column: a run compares a few re-fetched bars with a long
+    stored series. One comparison serves the restatement check and the first change."""
+
+    def __init__(self, stored: pd.DataFrame, fetched: pd.DataFrame) -> None:
+        self.stored, self.fetched = stored, fetched
+        self.got, held = _stored_matches(stored, fetched)
+        self.new, self.old = (np.column_stack([f[c].to_numpy(dtype=float)[rows] for c in _PRICES])
+                              for f, rows in ((fetched, self.got), (stored, held)))
+
+    def differ(self, rtol: float) -> np.ndarray:
+        """Per matched row: whether a value differs (relative tolerance ``rtol``)."""
+        if rtol == 0.0:  # exactly equal, nulls equal: the same answer as isclose, cheaper
+            same = (self.new == self.old) | (np.isnan(self.new) & np.isnan(self.old))
+            return ~same.all(axis=1)
+        return ~np.isclose(self.new, self.old, rtol=rtol, atol=0.0, equal_nan=True).all(axis=1)
+
+    def restated(self, rtol: float = 1e-9) -> pd.DataFrame:
+        """See :func:`restated_bars`."""
+        differ = self.differ(rtol)
+        rows = self.got[differ]
+        out = self.fetched.iloc[rows][["timestamp", *_PRICES]].assign(
+            close_old=self.old[differ, 3])
+        if not out["timestamp"].is_monotonic_increasing:
+            out = out.sort_values("timestamp", kind="stable")
+        return out.reset_index(drop=True)
+
+    def first_change(self) -> pd.Timestamp:
+        """See :func:`_first_change`."""
+        same = np.zeros(len(self.fetched), dtype=bool)
+        same[self.got] = ~self.differ(0.0)
+        if not same.all():
+            return self.fetched["timestamp"].iloc[np.flatnonzero(~same)].min()
+        return max(self.stored["timestamp"].iloc[-1], self.fetched["timestamp"].max()) + \
+            pd.Timedelta(microseconds=1)
 
 
 def _stored_matches(stored: pd.DataFrame, fetched: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -374,9 +406,13 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     existing = fetched.stored if reuse else lake.read_bars(base_key)
     if restated:
         merged, revised = fetched.base.reset_index(drop=True), len(existing)
+    elif existing.empty and _is_bar_series(fetched.base):  # the fetch is the series: no copy
+        merged, revised = fetched.base, 0
     else:
         merged, revised = merge_bars(existing, fetched.base)
-    changed_from = None if restated or existing.empty else _first_change(existing, fetched.base)
+    changed_from = None if restated or existing.empty else (
+        fetched.first_change if reuse and fetched.first_change is not None
+        else _first_change(existing, fetched.base))
     frames: dict[Key, pd.DataFrame] = {base_key: merged}
     judge: dict[PartitionKey, tuple[pd.DataFrame, pd.Timestamp | None]] = {}
     not_yet = []
@@ -422,6 +458,23 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     return AssetPartitions(asset.symbol, frames, stats, read, judge)
 
 
+def _is_bar_series(bars: pd.DataFrame) -> bool:
+    """Whether ``bars`` is what :func:`~arena.data.lake.merge_bars` makes of it alone: the bar
+    columns in order (times in microseconds, values float64), a default index, times strictly
+    increasing."""
+    if tuple(bars.columns) != tuple(BAR_COLUMNS) or not isinstance(bars.index, pd.RangeIndex) \
+            or bars.index.start != 0 or bars.index.step != 1:
+        return False
+    times = bars["timestamp"].array
+    if not isinstance(times, pd.arrays.DatetimeArray) or times.unit != "us" \
+            or str(times.tz) != "UTC":
+        return False
+    if any(bars[c].dtype != np.float64 for c in BAR_COLUMNS[1:]):
+        return False
+    micros = times.asi8
+    return bool(len(micros)) and micros[0] != NAT and bool(np.all(micros[1:] > micros[:-1]))
+
+
 def _next_open(stored: pd.DataFrame, interval: str, base: pd.DataFrame) -> pd.Timestamp:
     """Where a stored derived series ends (its last bar's open plus the interval; the first base
     bar when it holds none): a bar of it from there on is missing if its base bars are there."""
@@ -437,10 +490,12 @@ def _merge_table(stored: pd.DataFrame, fetched: pd.DataFrame, key: list[str]) ->
             .sort_values(key).reset_index(drop=True))
 
 
+@lru_cache(maxsize=256)
 def _completes_a_bar(calendar: str, interval: str, changed_from: pd.Timestamp,
                      last_close: pd.Timestamp) -> bool:
     """Whether a bar of ``interval`` that holds a base bar from ``changed_from`` on is complete
-    by ``last_close`` (the close of the last base bar): else that interval has nothing new."""
+    by ``last_close`` (the close of the last base bar): else that interval has nothing new.
+    Cached: the assets of a calendar mostly share both times in a run."""
     opens = expected_bars(calendar, interval, changed_from - interval_delta(interval),
                           last_close)
     closes = bar_close_times(calendar, interval, opens)
@@ -450,13 +505,10 @@ def _completes_a_bar(calendar: str, interval: str, changed_from: pd.Timestamp,
 def _first_change(stored: pd.DataFrame, fetched: pd.DataFrame) -> pd.Timestamp:
     """Open time of the first fetched bar that is new or differs from the stored one; just after
     the last bar when there is none (the bars before the fetch are the stored ones, unchanged)."""
-    got, _, differ = _compare(stored, fetched, rtol=0.0)
-    same = np.zeros(len(fetched), dtype=bool)
-    same[got] = ~differ
-    if not same.all():
-        return fetched.loc[~same, "timestamp"].min()
-    return max(stored["timestamp"].iloc[-1], fetched["timestamp"].max()) + pd.Timedelta(
-        microseconds=1)
+    return _Comparison(stored, fetched).first_change()
+
+
+_SESSION_BARS = {"15m": 26, "1h": 7, "4h": 2}  # the most bars of one NYSE session
 
 
 def _to_judge(series: pd.DataFrame, changed_from: pd.Timestamp | None, calendar: str,
@@ -466,11 +518,14 @@ def _to_judge(series: pd.DataFrame, changed_from: pd.Timestamp | None, calendar:
     change - and the time from which they are judged."""
     if changed_from is None:
         return series, None
-    times = pd.DatetimeIndex(series["timestamp"])
-    first = int(times.searchsorted(changed_from))
-    if calendar == NYSE and interval in ("15m", "1h", "4h"):
-        day = times[:first].tz_convert(NY).normalize()
-        starts = np.flatnonzero(np.r_[True, day[1:] != day[:-1]]) if first else np.array([0])
+    first = int(np.searchsorted(utc_micros(series["timestamp"]), ceil_micros(changed_from)))
+    if calendar == NYSE and interval in _SESSION_BARS:
+        # the sessions of the last (context_bars + 1) x a session's bars before the change hold
+        # the last context_bars session starts (the first of them may start mid-session)
+        low = max(first - (context_bars + 1) * _SESSION_BARS[interval], 0)
+        day = pd.DatetimeIndex(series["timestamp"].iloc[low:first]).tz_convert(NY).normalize()
+        starts = low + np.flatnonzero(np.r_[True, day[1:] != day[:-1]]) if first > low else \
+            np.array([low])
         begin = int(starts[max(len(starts) - context_bars, 0)])
     else:
         begin = max(first - context_bars, 0)
@@ -520,8 +575,9 @@ def validate_partitions(parts: Sequence[AssetPartitions], universe: Universe, *,
                                    pd.DatetimeIndex(f["timestamp"].iloc[-1:]))[0]
                    for k, f in bar_frames if k.interval == base and not f.empty), default=as_of)
     market = _stored_market(lake, provider, universe, {k for k, _ in bar_frames})
-    return validate_bars(concat_partitions(bar_frames), windows, as_of=max(as_of, horizon),
-                         market=market)
+    return validate_series([(w, judged) for w, (_, judged) in zip(windows, bar_frames,
+                                                                  strict=True)],
+                           as_of=max(as_of, horizon), market=market)
 
 
 def _count_from(start: pd.Timestamp, judged: pd.DataFrame, since: pd.Timestamp | None

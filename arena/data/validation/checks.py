@@ -240,10 +240,13 @@ class ValidationReport:
 def validate_bars(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestamp | None,
                   config: ValidationConfig = ValidationConfig(),
                   market: Mapping[tuple[str, str], pd.Series] | None = None,
-                  great_expectations: bool = False) -> ValidationReport:
+                  great_expectations: bool = False,
+                  moves: tuple[np.ndarray, np.ndarray] | None = None) -> ValidationReport:
     """Validate every series of ``bars`` (columns ``symbol``, ``interval`` + the bar columns)
     against what ``windows`` asked for: the suite checked once over the batch. ``as_of`` (the
     ingest's "now") judges staleness and completeness; ``None`` skips both (they pass).
+    ``moves``: the market's move at each row, from a larger batch (see
+    :func:`validate_series`).
 
     ``market``: for a batch without its benchmark (one series, say), the benchmark's closes per
     (calendar, interval), indexed by bar open time (e.g. SPY's bars from the lake): the splice
@@ -252,7 +255,8 @@ def validate_bars(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Ti
     frame too (see the module docstring)."""
     started = time.perf_counter()
     as_of = None if as_of is None else utc(as_of)
-    frame, stats = cs.prepare(bars, windows, as_of=as_of, config=config, market=market)
+    frame, stats = cs.prepare(bars, windows, as_of=as_of, config=config, market=market,
+                              moves=moves)
     outcomes = evaluate(frame, candle_expectations(config))
     failures: dict[str, set[int]] = {}
     for outcome in outcomes:
@@ -272,6 +276,71 @@ def validate_bars(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Ti
         bars=int(frame[cs.IS_BAR].sum()), seconds=time.perf_counter() - started,
         expectations=tuple(_expectation_result(frame, o) for o in outcomes), engine=engine,
         ge_result=ge_result)
+
+
+# a batch of up to SINGLE_PASS_ROWS bars (an hourly run with its context) is prepared at once,
+# a larger one CHUNK_ROWS at a time: preparing a bar peaks at ~730 bytes (its 33 columns and the
+# statistics' intermediates)
+SINGLE_PASS_ROWS = 150_000
+CHUNK_ROWS = 50_000
+
+
+def validate_series(series: Sequence[tuple[Window, pd.DataFrame]], *,
+                    as_of: pd.Timestamp | None, config: ValidationConfig = ValidationConfig(),
+                    market: Mapping[tuple[str, str], pd.Series] | None = None,
+                    great_expectations: bool = False, chunk_rows: int = CHUNK_ROWS,
+                    single_pass_rows: int = SINGLE_PASS_ROWS) -> ValidationReport:
+    """:func:`validate_bars` of the series laid end to end (each frame: its window's bar
+    columns): at once up to ``single_pass_rows`` bars, else a group of consecutive series of at
+    most ``chunk_rows`` bars at a time (a longer series alone) once the market's move at every
+    bar has been computed over the whole batch
+    (:func:`arena.data.validation.stats.series_market`): the results are those of one pass over
+    the batch, the memory that of a group (a first ingest of years of 15-minute bars). A
+    report of several groups carries no Great Expectations result (its Data Docs render the
+    expectations' results)."""
+    windows = [w for w, _ in series]
+    if sum(len(f) for _, f in series) <= single_pass_rows:
+        return validate_bars(_end_to_end(series), windows, as_of=as_of, config=config,
+                             market=market, great_expectations=great_expectations)
+    started = time.perf_counter()
+    moves = cs.series_market(series, config, market)
+    reports, group, rows = [], [], 0
+    for i, (_, bars) in enumerate([*series, (None, None)]):
+        if group and (bars is None or rows + len(bars) > chunk_rows):
+            reports.append(validate_bars(
+                _end_to_end([series[j] for j in group]), [windows[j] for j in group],
+                as_of=as_of, config=config, market=market, great_expectations=great_expectations,
+                moves=(np.concatenate([moves[j][0] for j in group]),
+                       np.concatenate([moves[j][1] for j in group]))))
+            group, rows = [], 0
+        if bars is not None:
+            group.append(i)
+            rows += len(bars)
+    return _merged(reports, time.perf_counter() - started)
+
+
+def _end_to_end(series: Sequence[tuple[Window, pd.DataFrame]]) -> pd.DataFrame:
+    """One frame of the series' bars with ``symbol`` and ``interval`` columns."""
+    parts = [bars.assign(symbol=w.symbol, interval=w.interval) for w, bars in series
+             if not bars.empty]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _merged(reports: Sequence[ValidationReport], seconds: float) -> ValidationReport:
+    """One report of the reports of consecutive groups of a batch's series."""
+    first = reports[0]
+    expectations = tuple(
+        ExpectationResult(parts[0].expectation, all(p.success for p in parts),
+                          sum(p.element_count for p in parts), sum(p.missing_count for p in parts),
+                          sum(p.unexpected_count for p in parts),
+                          tuple(v for p in parts for v in p.partial_unexpected_list
+                                )[:PARTIAL_UNEXPECTED])
+        for parts in zip(*(r.expectations for r in reports), strict=True))
+    return ValidationReport(
+        success=all(r.success for r in reports),
+        results=tuple(x for r in reports for x in r.results), as_of=first.as_of,
+        bars=sum(r.bars for r in reports), seconds=seconds, expectations=expectations,
+        engine=first.engine)
 
 
 def _check_results(frame: pd.DataFrame, stats: Mapping[tuple[str, str], cs.SeriesStats],
@@ -465,4 +534,4 @@ def _unexpected_rows(ge_result: Any) -> tuple[dict[str, set[int]], list[CheckRes
 
 __all__ = ["CheckResult", "ExpectationResult", "UnusableInputError", "ValidationConfig",
            "ValidationReport", "Window", "build_data_docs", "load_price_file", "validate_bars",
-           "validate_file"]
+           "validate_file", "validate_series"]

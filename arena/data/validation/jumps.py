@@ -246,18 +246,7 @@ def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.nd
     out = SeriesJumps(*(np.full(n, np.nan) for _ in range(9)), newest=np.zeros(n, dtype=bool),
                       overnight=np.zeros(n, dtype=bool), returns=np.zeros(count, dtype=np.int64),
                       sigma=[None] * count, overnight_sigma=[None] * count)
-    usable = np.isfinite(close) & (close > 0) & (bar_time != NAT)
-    ordered = []  # per series: its usable rows, by time
-    for rows in series:
-        ok, times = usable[rows], bar_time[rows]
-        if len(rows) > 1 and not bool(np.all(times[1:] > times[:-1])):  # unsorted or repeated
-            first_seen = np.zeros(len(rows), dtype=bool)
-            first_seen[np.unique(times, return_index=True)[1]] = True
-            pos = np.flatnonzero(ok & first_seen)
-            pos = pos[np.argsort(times[pos], kind="stable")]
-        else:
-            pos = np.flatnonzero(ok)
-        ordered.append(rows[pos])
+    ordered = _ordered_rows(close, bar_time, series)  # per series: its usable rows, by time
     lengths = np.array([len(p) for p in ordered], dtype=np.int64)
     rows = np.concatenate(ordered) if count else np.zeros(0, dtype=np.int64)
     first_bar = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
@@ -347,6 +336,37 @@ def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.nd
     return out
 
 
+def _ordered_rows(close: np.ndarray, bar_time: np.ndarray, series: Sequence[np.ndarray]
+                  ) -> list[np.ndarray]:
+    """Per series: its rows a return is computed over - usable closes (finite, above zero) with
+    a time, the first of each repeated time - in time order."""
+    usable = np.isfinite(close) & (close > 0) & (bar_time != NAT)
+    ordered = []
+    for rows in series:
+        ok, times = usable[rows], bar_time[rows]
+        if len(rows) > 1 and not bool(np.all(times[1:] > times[:-1])):  # unsorted or repeated
+            first_seen = np.zeros(len(rows), dtype=bool)
+            first_seen[np.unique(times, return_index=True)[1]] = True
+            pos = np.flatnonzero(ok & first_seen)
+            pos = pos[np.argsort(times[pos], kind="stable")]
+        else:
+            pos = np.flatnonzero(ok)
+        ordered.append(rows[pos])
+    return ordered
+
+
+def log_returns(close: np.ndarray, bar_time: np.ndarray) -> np.ndarray:
+    """Per row of one series (in the order given): the close-to-close log return into it, as
+    :func:`batch_jump_statistics` computes it (null for the series' first usable bar and for
+    the rows no return is computed over)."""
+    out = np.full(len(close), np.nan)
+    rows = _ordered_rows(close, bar_time, [np.arange(len(close))])[0]
+    if len(rows) > 1:
+        log_close = np.log(close[rows])
+        out[rows[1:]] = log_close[1:] - log_close[:-1]
+    return out
+
+
 def _what_follows(r: np.ndarray, centre: np.ndarray, scale: np.ndarray, gap: np.ndarray,
                   left: np.ndarray, bars: int) -> np.ndarray:
     """Per return: the robust sigma (1.2533 x mean absolute deviation) of the ``bars`` returns
@@ -409,25 +429,60 @@ def _leave_one_out(group: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, n
 def market_moves(frame: pd.DataFrame, calendars: np.ndarray, benchmarks: Mapping[str, str],
                  external: Mapping[tuple[str, str], pd.Series] | None, *, min_others: int
                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`market_moves_of` the prepared frame's columns: ``frame`` holds ``symbol``,
+    ``interval``, ``bar_time`` and ``log_return``; ``calendars`` is the calendar of each row."""
+    return market_moves_of(frame["log_return"].to_numpy(),
+                           pd.DatetimeIndex(frame["bar_time"]).asi8, calendars,
+                           frame["interval"].to_numpy(), frame["symbol"].to_numpy(), benchmarks,
+                           external, min_others=min_others)
+
+
+def market_moves_of(r: np.ndarray, bar_time: np.ndarray, calendars: np.ndarray,
+                    intervals: np.ndarray, symbols: np.ndarray, benchmarks: Mapping[str, str],
+                    external: Mapping[tuple[str, str], pd.Series] | None, *, min_others: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Per row of the prepared frame: the market's log return at the row's bar and where it came
     from (0 none, 1 the batch's benchmark, 2 a market series passed in, 3 the median of the
     batch's other series of the same calendar and interval).
 
-    ``frame`` holds ``symbol``, ``interval``, ``bar_time`` and ``log_return``; ``calendars`` is
-    the calendar of each row; ``benchmarks`` maps a calendar to its benchmark symbol (SPY for
+    The rows' log returns ``r``, bar open times (epoch microseconds, ``NAT``: none), calendars,
+    intervals and symbols; ``benchmarks`` maps a calendar to its benchmark symbol (SPY for
     XNYS, BTC for 24/7); ``external`` maps (calendar, interval) to the benchmark's closes indexed
     by bar open time (the lake's benchmark, for a batch that does not hold it). The benchmark's
-    own rows are judged against the median of the others (here one other is enough)."""
-    n = len(frame)
-    move, source = np.full(n, np.nan), np.zeros(n, dtype=np.int8)
+    own rows are judged against the median of the others (here one other is enough). Rows of
+    different (calendar, interval) never meet: the moves of a batch are those of each of its
+    (calendar, interval) parts."""
+    n = len(r)
     if not n:
-        return move, source
-    r = frame["log_return"].to_numpy()
-    times = pd.DatetimeIndex(frame["bar_time"])
-    group = _bar_groups(calendars, frame["interval"], times.asi8)
+        return np.full(n, np.nan), np.zeros(n, dtype=np.int8)
     is_bench = np.zeros(n, dtype=bool)  # the row is its calendar's benchmark
     for cal, symbol in benchmarks.items():
-        is_bench |= (calendars == cal) & (frame["symbol"] == symbol).to_numpy(dtype=bool)
+        is_bench |= (calendars == cal) & (symbols == symbol)
+    return _moves(r, bar_time, _bar_groups(calendars, intervals, bar_time), is_bench,
+                  [((calendars == cal) & (intervals == interval), closes)
+                   for (cal, interval), closes in (external or {}).items()], min_others)
+
+
+def part_market_moves(r: np.ndarray, bar_time: np.ndarray, is_bench: np.ndarray,
+                      closes: pd.Series | None, *, min_others: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`market_moves_of` the rows of one (calendar, interval): ``is_bench`` marks the
+    rows of its benchmark, ``closes`` are the benchmark's closes passed in for it (None:
+    none). The same moves as over a batch holding other parts too, from less memory."""
+    if not len(r):
+        return np.full(0, np.nan), np.zeros(0, dtype=np.int8)
+    return _moves(r, bar_time, pd.factorize(bar_time)[0], is_bench,
+                  [] if closes is None else [(np.ones(len(r), dtype=bool), closes)], min_others)
+
+
+def _moves(r: np.ndarray, bar_time: np.ndarray, group: np.ndarray, is_bench: np.ndarray,
+           external: Sequence[tuple[np.ndarray, pd.Series]], min_others: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The moves of :func:`market_moves_of`: ``group`` numbers the rows' (calendar, interval,
+    bar time), ``external`` pairs the rows of a (calendar, interval) with the closes passed in
+    for it."""
+    n = len(r)
+    move, source = np.full(n, np.nan), np.zeros(n, dtype=np.int8)
     # 1. the benchmark in the batch
     bench_rows = np.flatnonzero(is_bench & np.isfinite(r))
     if len(bench_rows):
@@ -437,7 +492,7 @@ def market_moves(frame: pd.DataFrame, calendars: np.ndarray, benchmarks: Mapping
         use = ~is_bench & np.isfinite(hit)
         move[use], source[use] = hit[use], 1
     # 2. a market series passed in (for a batch without its benchmark)
-    for (cal, interval), closes in (external or {}).items():
+    for part, closes in external:
         closes = closes.dropna()
         closes = closes[closes > 0]
         if len(closes) < 2:
@@ -446,9 +501,8 @@ def market_moves(frame: pd.DataFrame, calendars: np.ndarray, benchmarks: Mapping
         idx = idx.tz_localize("UTC") if idx.tz is None else idx.tz_convert("UTC")
         ext = pd.Series(np.r_[np.nan, np.diff(np.log(closes.to_numpy()))], index=idx.asi8)
         ext = ext[~ext.index.duplicated()]
-        rows = np.flatnonzero((calendars == cal) & (frame["interval"] == interval).to_numpy(dtype=bool)
-                              & (source == 0) & ~is_bench)
-        hit = ext.reindex(times.asi8[rows]).to_numpy()
+        rows = np.flatnonzero(part & (source == 0) & ~is_bench)
+        hit = ext.reindex(bar_time[rows]).to_numpy()
         ok = np.isfinite(hit)
         move[rows[ok]], source[rows[ok]] = hit[ok], 2
     # 3. the median of the batch's other series at that bar

@@ -36,7 +36,9 @@ from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
 from arena.data.validation.config import ValidationConfig, Window
 from arena.data.validation.jumps import (
     batch_jump_statistics,
+    log_returns,
     market_moves,
+    part_market_moves,
     sigmas,
 )
 
@@ -123,12 +125,15 @@ MARKET_SOURCES = ("none", "benchmark", "market series", "batch median")
 
 def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestamp | None,
             config: ValidationConfig,
-            market: Mapping[tuple[str, str], pd.Series] | None = None
+            market: Mapping[tuple[str, str], pd.Series] | None = None,
+            moves: tuple[np.ndarray, np.ndarray] | None = None
             ) -> tuple[pd.DataFrame, dict[tuple[str, str], SeriesStats]]:
     """The frame to validate (one row per judged bar - a window's context rows feed the
     statistics and leave, but for the series' first row - plus a placeholder per empty series)
     and the statistics of each series, keyed by (symbol, interval). ``market``: the benchmark's closes
-    per (calendar, interval), indexed by bar open time, for batches that do not hold it."""
+    per (calendar, interval), indexed by bar open time, for batches that do not hold it.
+    ``moves``: the market's move and its source per row of ``bars``, computed over a larger
+    batch these bars are part of (:func:`series_market`); None: computed over ``bars``."""
     frame = _normalise(bars)
     for w in windows:
         if w.calendar not in CALENDARS:
@@ -202,7 +207,7 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     frame[JUMP_NEWEST] = newest
     for name, values in columns.items():
         frame[name] = values
-    _judge_against_market(frame, calendar, config, market, stats, context, groups)
+    _judge_against_market(frame, calendar, config, market, stats, context, groups, moves)
     if context.any():  # judged by earlier runs: only their series' first row stays (it carries
         # the series' columns); the suite checks the rest
         context[[idx[0] for idx in groups.values()]] = False
@@ -215,6 +220,25 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     return frame, stats
 
 
+def _read_times(column: pd.Series) -> pd.Series:
+    """A time column as the checks read it: UTC microseconds, NaT where it holds no time."""
+    return pd.to_datetime(column, utc=True, errors="coerce").dt.as_unit(TS_UNIT)
+
+
+def _read_numbers(column: pd.Series) -> pd.Series:
+    """A price or volume column as the checks read it: float64, null where not a number."""
+    return pd.to_numeric(column, errors="coerce").astype("float64")
+
+
+def _utc_micros(column: pd.Series) -> np.ndarray:
+    """:func:`_read_times` in epoch microseconds (``NAT``: no time)."""
+    return pd.DatetimeIndex(_read_times(column)).asi8
+
+
+def _float_values(column: pd.Series) -> np.ndarray:
+    return _read_numbers(column).to_numpy()
+
+
 def _normalise(bars: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in ("symbol", "interval", *BAR_COLUMNS) if c not in bars.columns]
     if missing and bars.empty:  # nothing arrived at all: every window fails with "zero bars"
@@ -224,10 +248,9 @@ def _normalise(bars: pd.DataFrame) -> pd.DataFrame:
     frame = bars[["symbol", "interval", *BAR_COLUMNS]].reset_index(drop=True).copy()
     frame["symbol"] = frame["symbol"].astype(str)
     frame["interval"] = frame["interval"].astype(str)
-    ts = pd.to_datetime(frame["timestamp"], utc=True, errors="coerce")
-    frame["timestamp"] = ts.dt.as_unit(TS_UNIT)
+    frame["timestamp"] = _read_times(frame["timestamp"])
     for c in (*PRICE_COLUMNS, "volume"):
-        frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
+        frame[c] = _read_numbers(frame[c])
     return frame
 
 
@@ -262,10 +285,7 @@ class _SeriesPrep:
     def __init__(self, ts: np.ndarray, midnights: np.ndarray, window: Window,
                  as_of: pd.Timestamp | None, cache: dict[tuple, object]) -> None:
         cal, interval = window.calendar, window.interval
-        if cal == NYSE and interval in ("1d", "1w") and len(ts):  # date labels -> session opens
-            self.bar_time = canonical_labels(utc_index(ts), cal, interval).as_unit(TS_UNIT).asi8
-        else:
-            self.bar_time = ts
+        self.bar_time = _bar_times(ts, window)
         valid = self.bar_time != NAT
         times = self.bar_time[valid]
         first = utc_stamp(times.min()) if len(times) else None
@@ -327,6 +347,52 @@ class _SeriesPrep:
             returns=0, sigma=None, overnight_sigma=None, max_jump=None)
 
 
+def _bar_times(ts: np.ndarray, window: Window) -> np.ndarray:
+    """The series' labels (epoch microseconds) on the calendar's convention: date labels of
+    daily and weekly stock bars mapped onto the session opens."""
+    if window.calendar == NYSE and window.interval in ("1d", "1w") and len(ts):
+        return canonical_labels(utc_index(ts), window.calendar, window.interval).as_unit(
+            TS_UNIT).asi8
+    return ts
+
+
+def series_market(series: Sequence[tuple[Window, pd.DataFrame]], config: ValidationConfig,
+                  market: Mapping[tuple[str, str], pd.Series] | None = None
+                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per series of a batch (its rows in the order given): the market's log return at each bar
+    and where it came from, as :func:`prepare` computes them over the whole batch - for a batch
+    prepared a group of series at a time (pass each group's part as ``prepare(moves=...)``).
+    The market is the only statistic that crosses series, and it never crosses a (calendar,
+    interval): it is computed one (calendar, interval) at a time, from each series' bar times
+    and log returns alone."""
+    parts: dict[tuple[str, str], list[int]] = {}
+    for i, (window, _) in enumerate(series):
+        parts.setdefault((window.calendar, window.interval), []).append(i)
+    out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0, dtype=np.int8))] * \
+        len(series)
+    for (calendar, interval), members in parts.items():
+        times, returns, bench = [], [], []
+        benchmark = dict(config.benchmarks).get(calendar)
+        for i in members:
+            window, bars = series[i]
+            if bars.empty:
+                continue
+            micros = _bar_times(_utc_micros(bars["timestamp"]), window)
+            times.append(micros)
+            returns.append(log_returns(_float_values(bars["close"]), micros))
+            bench.append(np.full(len(bars), window.symbol == benchmark))
+        if not times:
+            continue
+        move, source = part_market_moves(
+            np.concatenate(returns), np.concatenate(times), np.concatenate(bench),
+            (market or {}).get((calendar, interval)), min_others=config.market_min_others)
+        bounds = np.cumsum([len(t) for t in times])[:-1]
+        full = [i for i in members if not series[i][1].empty]
+        for i, m, src in zip(full, np.split(move, bounds), np.split(source, bounds), strict=True):
+            out[i] = (m, src)
+    return out
+
+
 def _new_york_midnights(ts: pd.DatetimeIndex, rows: np.ndarray | None) -> np.ndarray:
     """Per row: the epoch microseconds of New York midnight of the row's day (``NAT`` for rows
     not in ``rows`` and rows without a time). One time zone conversion for the whole batch:
@@ -340,13 +406,18 @@ def _new_york_midnights(ts: pd.DatetimeIndex, rows: np.ndarray | None) -> np.nda
 def _judge_against_market(frame: pd.DataFrame, calendar: np.ndarray, config: ValidationConfig,
                           market: Mapping[tuple[str, str], pd.Series] | None,
                           stats: dict[tuple[str, str], SeriesStats],
-                          context: np.ndarray, groups: Mapping[tuple[str, str], np.ndarray]
-                          ) -> None:
+                          context: np.ndarray, groups: Mapping[tuple[str, str], np.ndarray],
+                          moves: tuple[np.ndarray, np.ndarray] | None = None) -> None:
     """Add the market's move at each bar, the move net of it in local sigmas, and the judged
     move (the smaller of the two; null on ``context`` rows, which are not judged again); record
     the largest judged move of each series in ``stats``. ``groups``: the rows of each series."""
-    move, source = market_moves(frame, calendar, dict(config.benchmarks), market,
-                                min_others=config.market_min_others)
+    if moves is None:
+        move, source = market_moves(frame, calendar, dict(config.benchmarks), market,
+                                    min_others=config.market_min_others)
+    else:
+        move, source = moves
+        if len(move) != len(frame):
+            raise ValueError(f"{len(move)} market moves for {len(frame)} bars")
     frame[MARKET_RETURN] = move
     frame[MARKET_SOURCE] = source.astype("float64")
     centre, scale = frame["_centre"].to_numpy(), frame["_scale"].to_numpy()
