@@ -19,7 +19,8 @@ What is kept: per file, the columns read so far (a price read decodes ``timestam
 ``close``; a later full read adds only the missing ones) and the result of
 :func:`arena.data.sanity.bar_problem` per set of columns checked. Entries are evicted least
 recently used beyond ``max_bytes`` (the demo's whole market, five intervals of 62 assets over
-a year, is about 45 MB of columns); ``max_bytes=0`` keeps nothing, every read opens its file.
+a year, is about 45 MB of columns; a cycle's reads about 20 MB); ``max_bytes=0`` keeps nothing,
+every read opens its file.
 Arrow tables are immutable, so callers share cached columns safely. Thread-safe; a pickled cache
 (a lake sent to a worker process) arrives empty.
 """
@@ -35,7 +36,7 @@ from arena.core.lazy import lazy_import
 
 pa = lazy_import("pyarrow")
 
-BAR_CACHE_BYTES = 512 * 2**20
+BAR_CACHE_BYTES = 256 * 2**20
 """The default bound of a lake's cache of decoded bar columns (bytes)."""
 
 _UNCHECKED = object()
@@ -109,8 +110,8 @@ class BarCache:
         ``columns`` of the file: the new ones with those already kept for that signature (None
         when some of ``columns`` are neither: the file's entry was dropped since
         :meth:`missing`)."""
-        self.stats.files_read += 1
         with self._lock:
+            self.stats.files_read += 1
             entry = self._entries.get(relative)
             if entry is not None and entry.signature != signature:
                 self._drop(relative)

@@ -44,7 +44,6 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from arena.core.environment import setting
 from arena.core.lazy import lazy_import
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bar_cache import BAR_CACHE_BYTES, BarCache
@@ -138,6 +137,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def default_root() -> Path:
+    from arena.core.environment import setting  # pydantic-settings, loaded when read
+
     return setting("lake")
 
 

@@ -26,7 +26,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from arena.core.environment import setting
 from arena.core.errors import UnusableInput
 from arena.core.resources import MODELS
 
@@ -48,6 +47,8 @@ class Prompts:
     """The templates of one directory (default ``models/prompts``; ``$ARENA_PROMPTS`` overrides)."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        from arena.core.environment import setting  # pydantic-settings, loaded when read
+
         self.directory = Path(directory or setting("prompts") or PROMPTS_DIR)
 
     def __repr__(self) -> str:

@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 
 from arena.agents.base import Contestant, plays_after_others
 from arena.agents.roster import model_provider
-from arena.core.environment import setting
 from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
@@ -82,6 +81,8 @@ class ProviderSlots:
 def provider_slots() -> Slot:
     """The slot of the command line and a replay: ``$ARENA_PROVIDER_CONCURRENCY`` calls of one
     provider at once (unset: no limit)."""
+    from arena.core.environment import setting  # pydantic-settings, loaded when read
+
     return ProviderSlots(setting("provider_concurrency"))
 
 

@@ -13,7 +13,7 @@ import pytest
 JOBS = ("cycle", "ingest", "monitor", "replay", "publish", "status", "serve", "verify", "handle")
 HEAVY = ("pandas", "numpy", "pyarrow", "duckdb", "matplotlib", "great_expectations", "litellm",
          "prefect", "dbt", "exchange_calendars", "jinja2", "markdown_it", "rich", "yfinance",
-         "ccxt", "tiktoken", "mcp", "websockets")
+         "ccxt", "tiktoken", "mcp", "websockets", "pydantic_settings")
 DRAWS_HELP = ("rich", "markdown_it")  # what cyclopts renders a command's help with
 
 

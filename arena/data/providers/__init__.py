@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.core.environment import setting
 from arena.core.errors import BadArgument
 from arena.data.providers.base import Provider
 
@@ -70,6 +69,8 @@ def make_provider(source: str, *, seed: int | None = None, drop: str | Path | No
 
         return CcxtProvider()
     if source == "files":
+        from arena.core.environment import setting  # pydantic-settings, loaded when read
+
         folder = drop or setting("drop_dir")
         if not folder:
             raise BadArgument("the files source needs a drop folder: --drop DIR or $ARENA_DROP_DIR")
