@@ -173,5 +173,7 @@ def drop_unclosed(bars: pd.DataFrame, interval: str, calendar: str, as_of: pd.Ti
     """Keep only bars that have closed by ``as_of`` (a still-forming bar is not a bar yet)."""
     if bars.empty:
         return bars
-    closes = bar_close_times(calendar, interval, pd.DatetimeIndex(bars["timestamp"]))
-    return bars[np.asarray(closes <= as_of)].reset_index(drop=True)
+    closed = np.asarray(bar_close_times(calendar, interval, bars["timestamp"]) <= as_of)
+    if closed.all():  # the usual case: every bar fetched up to as_of has closed
+        return bars.reset_index(drop=True)
+    return bars[closed].reset_index(drop=True)

@@ -221,8 +221,8 @@ def fetch_asset(provider: Provider, asset: Asset, interval: str, start: pd.Times
     if stored is not None and not stored.empty:
         compared = _Comparison(stored, bars)
         out.first_change = compared.first_change()
-        changed = compared.restated()
-        if len(changed):
+        if compared.any_restated():
+            changed = compared.restated()
             out.restatement = _restate(provider, asset, interval, stored, bars, changed, end)
             whole = out.restatement.pop("base")
             if whole is not None:
@@ -312,14 +312,19 @@ class _Comparison:
             out = out.sort_values("timestamp", kind="stable")
         return out.reset_index(drop=True)
 
+    def any_restated(self, rtol: float = 1e-9) -> bool:
+        return bool(self.differ(rtol).any())
+
     def first_change(self) -> pd.Timestamp:
         """See :func:`_first_change`."""
         same = np.zeros(len(self.fetched), dtype=bool)
         same[self.got] = ~self.differ(0.0)
+        times = self.fetched["timestamp"]
         if not same.all():
-            return self.fetched["timestamp"].iloc[np.flatnonzero(~same)].min()
-        return max(self.stored["timestamp"].iloc[-1], self.fetched["timestamp"].max()) + \
-            pd.Timedelta(microseconds=1)
+            return times.iloc[np.flatnonzero(~same)].min()
+        last = self.stored["timestamp"].iloc[-1]
+        newest = times.iloc[-1] if times.is_monotonic_increasing else times.max()
+        return max(last, newest) + pd.Timedelta(microseconds=1)
 
 
 def _stored_matches(stored: pd.DataFrame, fetched: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -327,8 +332,7 @@ def _stored_matches(stored: pd.DataFrame, fetched: pd.DataFrame) -> tuple[np.nda
     stored series is sorted by time)."""
     if stored.empty or fetched.empty:
         return np.array([], dtype=np.int64), np.array([], dtype=np.int64)
-    held = pd.DatetimeIndex(stored["timestamp"]).as_unit("us").asi8
-    want = pd.DatetimeIndex(fetched["timestamp"]).as_unit("us").asi8
+    held, want = utc_micros(stored["timestamp"]), utc_micros(fetched["timestamp"])
     pos = np.clip(np.searchsorted(held, want), 0, len(held) - 1)
     got = np.flatnonzero(held[pos] == want)
     return got, pos[got]
