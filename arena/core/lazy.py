@@ -23,7 +23,7 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -55,7 +55,7 @@ def lazy_import(name: str) -> types.ModuleType:
     return stand_in
 
 
-class LazyMapping(Mapping[K, V], Generic[K, V]):
+class LazyMapping(Mapping[K, V]):
     """A read-only mapping built by ``build`` on first use (a table of ``pyarrow`` schemas, say),
     once per process, whichever thread reads it first."""
 
