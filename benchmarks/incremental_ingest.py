@@ -122,7 +122,7 @@ def whole_command(root: Path, universe, provider, days: int, repeat: int,
     new = sum(s["new"] for s in m["got"].values())
     print(f"whole command: arena ingest of one hour into a lake of {days} days "
           f"({len(m['published'])} assets, {new} new 15m bars; "
-          f"{m['validation']['summary'].split(':')[0]}: {m['validation']['summary']})")
+          f"{m['validation']['summary']})")
     for name in trees:
         runs = cpu[name]
         print(f"  {name:<6} {min(runs):.2f} s CPU best, {statistics.median(runs):.2f} median "

@@ -575,9 +575,12 @@ def validate_partitions(parts: Sequence[AssetPartitions], universe: Universe, *,
                       start=_count_from(start, judged, since) if k.interval == base else None,
                       judged_from=since)
                for p in parts for k, (judged, since) in p.judge.items()]
-    horizon = max((bar_close_times(universe[k.symbol].calendar, k.interval,
-                                   pd.DatetimeIndex(f["timestamp"].iloc[-1:]))[0]
-                   for k, f in bar_frames if k.interval == base and not f.empty), default=as_of)
+    lasts: dict[str, list[pd.Timestamp]] = {}  # per calendar: the last bar of each base series
+    for k, f in bar_frames:
+        if k.interval == base and not f.empty:
+            lasts.setdefault(universe[k.symbol].calendar, []).append(f["timestamp"].iloc[-1])
+    horizon = max((bar_close_times(calendar, base, pd.DatetimeIndex(times)).max()
+                   for calendar, times in lasts.items()), default=as_of)
     market = _stored_market(lake, provider, universe, {k for k, _ in bar_frames})
     return validate_series([(w, judged) for w, (_, judged) in zip(windows, bar_frames,
                                                                   strict=True)],

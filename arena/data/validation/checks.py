@@ -321,9 +321,15 @@ def validate_series(series: Sequence[tuple[Window, pd.DataFrame]], *,
 
 def _end_to_end(series: Sequence[tuple[Window, pd.DataFrame]]) -> pd.DataFrame:
     """One frame of the series' bars with ``symbol`` and ``interval`` columns."""
-    parts = [bars.assign(symbol=w.symbol, interval=w.interval) for w, bars in series
-             if not bars.empty]
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    full = [(w, bars) for w, bars in series if not bars.empty]
+    if not full:
+        return pd.DataFrame()
+    frame = pd.concat([bars for _, bars in full], ignore_index=True)
+    lengths = [len(bars) for _, bars in full]
+    for column in ("symbol", "interval"):  # set once, not per series: a column per frame costs
+        values = np.array([getattr(w, column) for w, _ in full], dtype=object)
+        frame[column] = np.repeat(values, lengths)
+    return frame
 
 
 def _merged(reports: Sequence[ValidationReport], seconds: float) -> ValidationReport:
