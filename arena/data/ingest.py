@@ -935,9 +935,8 @@ def _data_docs(lake: Lake, report, plan: IngestPlan) -> Path | None:
         last = None
     if plan.data_docs or not report.success or last != day:
         try:
-            index = report.build_data_docs(root, run_name=plan.run_id)
+            report.build_data_docs(root, run_name=plan.run_id)
             write_text(marker, json.dumps({"day": day, "run_id": plan.run_id}))
-            return index
         except Exception:
             _log.warning("Data Docs of %s not built", plan.run_id, exc_info=True)
     index = root / "index.html"
