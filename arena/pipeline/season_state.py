@@ -240,12 +240,14 @@ class SeasonReads:
 
 
 def price_rows_digest(prices: pd.DataFrame, symbols: Sequence[str], end: pd.Timestamp) -> str:
-    """Digest of the long cycle prices of ``symbols`` at the cycles up to ``end``."""
-    rows = prices[(prices["cycle_at"] <= end) & prices["symbol"].isin(list(symbols))]
-    digest = hashlib.sha256()
-    digest.update(pd.DatetimeIndex(rows["cycle_at"]).as_unit("us").asi8.tobytes())
-    digest.update(rows["price"].to_numpy(dtype="float64").tobytes())
-    digest.update("\0".join(rows["symbol"].astype(str)).encode())
+    """Digest of the long cycle prices of ``symbols`` at the cycles up to ``end`` (each row's
+    cycle, its symbol's place in ``symbols`` and its price)."""
+    codes = pd.Categorical(prices["symbol"], categories=list(symbols)).codes
+    rows = np.flatnonzero((prices["cycle_at"] <= end).to_numpy() & (codes >= 0))
+    digest = hashlib.sha256("\0".join(symbols).encode())
+    digest.update(pd.DatetimeIndex(prices["cycle_at"]).as_unit("us").asi8[rows].tobytes())
+    digest.update(codes[rows].astype(np.int64).tobytes())
+    digest.update(prices["price"].to_numpy(dtype="float64")[rows].tobytes())
     return digest.hexdigest()
 
 

@@ -480,8 +480,9 @@ def advance_zero_skill(books: ZeroSkillBooks, cycle_prices: pd.DataFrame, univer
     equity = np.empty((books.players, total - done))
     returns = np.empty(books.players)
     after, kept = [], []
+    rng = np.random.Generator(np.random.PCG64(0))  # one generator, set to each player's state
     for i, book in enumerate(books.books):
-        rng = book.generator()
+        rng.bit_generator.state = dict(book.rng_state)
         run = _play(season, rng, book.portfolio, rules, profile, first=done - first,
                     rejections=book.rejections, curve=True, keep=local_keep)
         equity[i] = run.equity
