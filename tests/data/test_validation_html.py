@@ -196,3 +196,70 @@ def test_the_pages_render_offline_in_chromium(ingested, browser, tmp_path):
         assert page.locator("tbody tr").count() == 90 and "PASSED" in page.inner_text("h1")
     finally:
         page.close()
+
+
+# --- a run's pages cost the same whatever the runs kept --------------------------------------
+
+def _run_id(day: int, hour: int) -> str:
+    return f"202610{day:02d}T{hour:02d}0000-synthetic-{day:02d}{hour:02d}aa"
+
+
+def test_the_index_lists_the_newest_runs_and_every_day_links_all_of_its_runs(root, monkeypatch):
+    from arena.data.validation import html
+
+    monkeypatch.setattr(html, "INDEX_RUNS", 3)
+    runs = [_run_id(day, hour) for day in (26, 27, 28) for hour in (9, 16)]
+    for i, run in enumerate(runs):
+        failure = (CheckResult("SPY", "1d", "ohlc", False, {}, "SPY: bad"),) if i == 1 else ()
+        report(*failure).write(root / run)
+    index = (root / PAGE).read_text()
+    assert "6 runs kept, 1 failed. Newest first, the newest 3." in index
+    newest = [f"{r}/{PAGE}" for r in sorted(runs, reverse=True)[:3]]
+    days = [f"days/2026-10-{d}.html" for d in (28, 27, 26)]
+    assert hrefs(root / PAGE) == newest + days
+    for day, href in zip((28, 27, 26), days, strict=True):
+        page = root / href
+        links = hrefs(page)
+        assert links[0] == f"../{PAGE}"  # back to the index
+        assert links[1:] == [f"../{_run_id(day, h)}/{PAGE}" for h in (16, 9)]
+        assert all((page.parent / link).resolve().is_file() for link in links)
+    assert "2 runs, 1 failed" in (root / "days" / "2026-10-26.html").read_text()
+    # a rebuild from the runs' folders gives the same pages
+    before = {p: p.read_text() for p in [root / PAGE, *(root / "days").glob("*.html")]}
+    write_index(root)
+    assert {p: p.read_text() for p in before} == before
+
+
+def test_listing_a_run_reads_no_other_run(root):
+    for hour in (9, 10, 11):
+        report().write(root / _run_id(27, hour))
+    for hour in (9, 10, 11):  # what listing the next run would have to read, made unreadable
+        (root / _run_id(27, hour) / SUMMARY).write_text("not json")
+        (root / _run_id(27, hour) / RESULTS).write_text("not json")
+    report(CheckResult("SPY", "1d", "ohlc", False, {}, "SPY: bad")).write(root / _run_id(27, 12))
+    index = (root / PAGE).read_text()
+    assert "4 runs kept, 1 failed" in index and "unreadable" not in index
+    assert hrefs(root / PAGE) == [f"{_run_id(27, h)}/{PAGE}" for h in (12, 11, 10, 9)]
+    report().write(root / _run_id(27, 12))  # the same run written again: listed once, passed
+    assert "4 runs kept, 0 failed" in (root / PAGE).read_text()
+
+
+def test_runs_listed_at_once_are_all_listed(root):
+    import threading
+
+    barrier = threading.Barrier(6, timeout=30)
+
+    def write(worker: int) -> None:
+        barrier.wait()
+        for hour in range(4):
+            report().write(root / _run_id(10 + worker, hour))
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert "24 runs kept, 0 failed" in (root / PAGE).read_text()
+    assert len(hrefs(root / PAGE)) == 24
+    assert json.loads((root / "index.json").read_text())["days"]["2026-10-12"] == {
+        "runs": 4, "failed": 0}

@@ -8,9 +8,16 @@ Every ingest run keeps its result as ``<lake>/validation/<run id>/candle_validat
 * ``summary.json``: the few numbers the index shows, so that rebuilding the index reads one
   small file per run, never the full results (thousands of runs stay cheap);
 
-and rebuilds ``<lake>/validation/index.html``, every kept run newest first (run ids start with
-their UTC start, ``20261028T160000-synthetic-09b76f``, so they sort by time), each linked by a
-relative path. A run kept from before these pages gets its summary on the next rebuild.
+and lists the run in ``<lake>/validation/index.html``: the newest ``INDEX_RUNS`` kept runs,
+newest first (run ids start with their UTC start, ``20261028T160000-synthetic-09b76f``, so they
+sort by time), each linked by a relative path, with the count of every run kept; when there are
+more, every UTC day's runs on a page of that day (``days/2026-10-28.html``), linked from the
+index. Listing a run reads and writes the index's state (``index.json``: the newest runs and a
+count per day) and its day's list (``days/<day>.json``), never another run's file: an hourly
+ingest and a watch run every 15 minutes keep tens of thousands of runs a year, and a run's pages
+must not cost more with every run kept. :func:`write_index` rebuilds all of it from the runs'
+folders (when the state is missing or unreadable, and on demand: a run kept from before these
+pages, or copied in by hand, gets its summary then). One writer at a time (a lock file).
 
 The pages are self-contained: inline CSS, no JavaScript, no URL outside the page (no CDN, web
 font or image), unlike Great Expectations' Data Docs, which render empty offline. Every value
@@ -29,11 +36,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from filelock import FileLock
+
 from arena.data.lake import write_text
 
 RESULTS = "candle_validation.json"  # the stored result of one run
 SUMMARY = "summary.json"  # what the index needs of one run
 PAGE = "index.html"  # a run's page, and the index beside the runs
+STATE = "index.json"  # what the index shows: the newest runs, runs and failures per day
+DAYS = "days"  # days/<YYYY-MM-DD>.json (that day's run summaries) and .html (their page)
+INDEX_RUNS = 200  # runs the index lists; every run is on its day's page
+_LOCK = ".index.lock"
+_UNDATED = "undated"  # the day of a run whose id does not start with its time
 _RUN_ID = re.compile(r"(?P<stamp>\d{8}T\d{6})-(?P<provider>.+)-[0-9a-f]{6}")
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,Arial,sans-serif;margin:1.5rem;
@@ -59,7 +73,7 @@ def write_pages(directory: str | os.PathLike[str], data: Mapping[str, Any]) -> P
     summary = run_summary(directory.name, data)
     page = write_text(directory / PAGE, render_run(directory.name, data))
     write_text(directory / SUMMARY, json.dumps(summary, indent=1))
-    write_index(directory.parent)
+    add_to_index(directory.parent, summary)
     return page
 
 
@@ -71,10 +85,39 @@ def run_summary(run_id: str, data: Mapping[str, Any]) -> dict[str, Any]:
             **{k: data.get(k, 0) for k in ("bars", "series", "checks", "failed")}}
 
 
-def write_index(root: str | os.PathLike[str]) -> Path:
-    """Rebuild ``root/index.html`` from every run kept in ``root/*/candle_validation.json``,
-    reading each run's summary (made from its result, once, when missing)."""
+def add_to_index(root: str | os.PathLike[str], summary: Mapping[str, Any]) -> Path:
+    """List one run (its :func:`run_summary`) in ``root``'s index and on its day's page, from
+    the index's state (see the module docstring); rebuilt whole (:func:`write_index`) when the
+    state is missing or unreadable. Returns the index."""
     root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(root / _LOCK):
+        state = _read_json(root / STATE)
+        if not isinstance(state, dict) or not isinstance(state.get("days"), dict) \
+                or not isinstance(state.get("recent"), list):
+            return _rebuild(root)
+        day = _day(str(summary["run_id"]))
+        listed = _read_json(root / DAYS / f"{day}.json")
+        runs = [*(s for s in (listed if isinstance(listed, list) else [])
+                  if s.get("run_id") != summary["run_id"]), dict(summary)]
+        _write_day(root, day, runs)
+        state["days"][day] = _counts(runs)
+        recent = [s for s in state["recent"] if s.get("run_id") != summary["run_id"]]
+        state["recent"] = _newest([*recent, dict(summary)])[:INDEX_RUNS]
+        return _write_state(root, state)
+
+
+def write_index(root: str | os.PathLike[str]) -> Path:
+    """Rebuild ``root``'s index, its state and the day pages from every run kept in
+    ``root/*/candle_validation.json``, reading each run's summary (made from its result, once,
+    when missing). Returns the index."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(root / _LOCK):
+        return _rebuild(root)
+
+
+def _rebuild(root: Path) -> Path:
     summaries = []
     for results in root.glob(f"*/{RESULTS}"):
         try:
@@ -89,7 +132,46 @@ def write_index(root: str | os.PathLike[str]) -> Path:
         except (OSError, ValueError):
             summary = {"run_id": results.parent.name, "unreadable": True}
         summaries.append(summary)
-    return write_text(root / PAGE, render_index(summaries))  # runs may rebuild it at once
+    by_day: dict[str, list[dict[str, Any]]] = {}
+    for summary in summaries:
+        by_day.setdefault(_day(str(summary.get("run_id"))), []).append(summary)
+    for day, runs in by_day.items():
+        _write_day(root, day, runs)
+    return _write_state(root, {"days": {d: _counts(r) for d, r in by_day.items()},
+                               "recent": _newest(summaries)[:INDEX_RUNS]})
+
+
+def _write_day(root: Path, day: str, runs: list[dict[str, Any]]) -> None:
+    runs = _newest(runs)
+    write_text(root / DAYS / f"{day}.json", json.dumps(runs, indent=0))
+    write_text(root / DAYS / f"{day}.html", render_day(day, runs))
+
+
+def _write_state(root: Path, state: dict[str, Any]) -> Path:
+    write_text(root / STATE, json.dumps(state, indent=0))
+    return write_text(root / PAGE, render_index(state["recent"], state["days"]))
+
+
+def _counts(runs: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Runs and failed runs (a day's entry in the state)."""
+    return {"runs": len(runs), "failed": sum(1 for s in runs if not s.get("success"))}
+
+
+def _newest(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return sorted((dict(s) for s in summaries), key=lambda s: str(s.get("run_id")),
+                  reverse=True)
+
+
+def _day(run_id: str) -> str:
+    stamp, _ = _id_parts(run_id)
+    return stamp[:10] if stamp else _UNDATED
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def render_run(run_id: str, data: Mapping[str, Any]) -> str:
@@ -114,18 +196,46 @@ def render_run(run_id: str, data: Mapping[str, Any]) -> str:
     return _document(f"Candle validation {run_id}", body)
 
 
-def render_index(summaries: Sequence[Mapping[str, Any]]) -> str:
-    """The index of runs (a complete HTML document), newest first, each linked to its page."""
-    ordered = sorted(summaries, key=lambda s: str(s.get("run_id")), reverse=True)
-    failed = sum(1 for s in ordered if not s.get("success"))
-    rows = "\n".join(_index_row(s) for s in ordered) or '<tr><td colspan="9">no runs</td></tr>'
+def render_index(summaries: Sequence[Mapping[str, Any]],
+                 days: Mapping[str, Mapping[str, int]] | None = None) -> str:
+    """The index of runs (a complete HTML document): ``summaries`` newest first, each linked to
+    its page; ``days`` (runs and failed runs per day; None: the summaries are every run) counts
+    every run kept and, when the summaries are not all of them, links each day's page."""
+    ordered = _newest(summaries)
+    counts = days if days is not None else {"": _counts(ordered)}
+    total = sum(c["runs"] for c in counts.values())
+    failed = sum(c["failed"] for c in counts.values())
+    shown = f"Newest first{f', the newest {len(ordered)}' if total > len(ordered) else ''}."
     body = (
         "<h1>Candle validation runs</h1>"
-        f"<p>{len(ordered)} runs kept, {failed} failed. Newest first.</p>"
-        "<table><thead><tr><th>Run</th><th>Provider</th><th>Started (UTC)</th><th>As of</th>"
-        "<th>Result</th><th>Bars</th><th>Series</th><th>Checks</th><th>Failed checks</th>"
-        f"</tr></thead><tbody>\n{rows}\n</tbody></table>")
+        f"<p>{total} runs kept, {failed} failed. {shown}</p>" + _runs_table(ordered, ""))
+    if total > len(ordered):
+        rows = "\n".join(
+            f'<tr><td><a href="{DAYS}/{_esc(quote(day))}.html">{_esc(day)}</a></td>'
+            f'<td class="num">{_count(c["runs"])}</td><td class="num">{_count(c["failed"])}'
+            "</td></tr>" for day, c in sorted(days.items(), reverse=True))
+        body += ("<h2>Every run, by day (UTC)</h2><table><thead><tr><th>Day</th><th>Runs</th>"
+                 f"<th>Failed</th></tr></thead><tbody>\n{rows}\n</tbody></table>")
     return _document("Candle validation runs", body)
+
+
+def render_day(day: str, summaries: Sequence[Mapping[str, Any]]) -> str:
+    """The page of one day's runs (a complete HTML document), newest first."""
+    ordered = _newest(summaries)
+    failed = sum(1 for s in ordered if not s.get("success"))
+    body = (f'<p><a href="../{PAGE}">All validation runs</a></p>'
+            f"<h1>Candle validation runs of {_esc(day)}</h1>"
+            f"<p>{len(ordered)} runs, {failed} failed. Newest first.</p>"
+            + _runs_table(ordered, "../"))
+    return _document(f"Candle validation runs of {day}", body)
+
+
+def _runs_table(ordered: Sequence[Mapping[str, Any]], up: str) -> str:
+    rows = "\n".join(_index_row(s, up) for s in ordered) or \
+        '<tr><td colspan="9">no runs</td></tr>'
+    return ("<table><thead><tr><th>Run</th><th>Provider</th><th>Started (UTC)</th>"
+            "<th>As of</th><th>Result</th><th>Bars</th><th>Series</th><th>Checks</th>"
+            f"<th>Failed checks</th></tr></thead><tbody>\n{rows}\n</tbody></table>")
 
 
 def _check_row(r: Mapping[str, Any]) -> str:
@@ -141,9 +251,9 @@ def _check_row(r: Mapping[str, Any]) -> str:
             + f"<td><code>{_esc(observed if observed != '{}' else '')}</code></td></tr>")
 
 
-def _index_row(s: Mapping[str, Any]) -> str:
+def _index_row(s: Mapping[str, Any], up: str = "") -> str:
     run_id = str(s.get("run_id"))
-    link = f'<a href="{_esc(quote(run_id))}/{PAGE}">{_esc(run_id)}</a>'
+    link = f'<a href="{up}{_esc(quote(run_id))}/{PAGE}">{_esc(run_id)}</a>'
     if s.get("unreadable"):
         return f'<tr class="fail"><td>{link}</td><td colspan="8">result unreadable</td></tr>'
     counts = "".join(f'<td class="num">{_count(s.get(k))}</td>'
@@ -188,5 +298,5 @@ def _esc(value: Any) -> str:
     return "" if value is None else html.escape(str(value), quote=True)
 
 
-__all__ = ["PAGE", "RESULTS", "SUMMARY", "render_index", "render_run", "run_summary",
-           "write_index", "write_pages"]
+__all__ = ["INDEX_RUNS", "PAGE", "RESULTS", "STATE", "SUMMARY", "add_to_index", "render_day",
+           "render_index", "render_run", "run_summary", "write_index", "write_pages"]
