@@ -44,6 +44,7 @@ from typing import Any
 from arena.core.lazy import lazy_import
 from arena.core.sessions import bar_close_times, interval_delta, utc, utc_index
 from arena.core.universe import Universe
+from arena.data.bars import bar_frame_from_columns, utc_micros
 from arena.data.lake import Lake, PartitionKey
 from arena.data.providers.base import BAR_COLUMNS
 from arena.engine.monitor import observations
@@ -101,35 +102,32 @@ def _micros(t: pd.Timestamp) -> int:
 # ----------------------------------------------------------------------------- what is read
 @dataclass
 class _Rows:
-    """One partition's bars as read: the frame, its open times (epoch microseconds) and, built
-    on first use, each row's bytes (open time and the five values, 48 bytes) for hashing."""
+    """One partition's bars as read, packed: per row its open time (epoch microseconds) and the
+    bits of its five values, 48 bytes (what is hashed); ``opens``: the open times."""
 
-    frame: pd.DataFrame
+    packed: np.ndarray
     opens: np.ndarray
-    _packed: np.ndarray | None = None
 
     @classmethod
     def of(cls, frame: pd.DataFrame) -> _Rows:
-        opens = pd.DatetimeIndex(frame["timestamp"]).as_unit("us").asi8
-        return cls(frame, opens)
+        opens = np.ascontiguousarray(utc_micros(frame["timestamp"]), dtype=np.int64)
+        packed = np.empty((len(opens), len(BAR_COLUMNS)), dtype=np.int64)
+        packed[:, 0] = opens
+        packed[:, 1:] = frame[list(BAR_COLUMNS[1:])].to_numpy(dtype="float64").view(np.int64)
+        return cls(packed, opens)
 
-    def packed(self) -> np.ndarray:
-        if self._packed is None:
-            packed = np.empty((len(self.opens), len(BAR_COLUMNS)), dtype=np.int64)
-            packed[:, 0] = self.opens
-            packed[:, 1:] = self.frame[list(BAR_COLUMNS[1:])].to_numpy(
-                dtype="float64").view(np.int64)
-            self._packed = packed
-        return self._packed
+    def frame(self, start: int, stop: int) -> pd.DataFrame:
+        """Rows ``[start, stop)`` as the lake's bar frame."""
+        values = np.ascontiguousarray(self.packed[start:stop, 1:].T).view(np.float64)
+        return bar_frame_from_columns(self.opens[start:stop], values)
 
     def digests(self, first: int, ends: Sequence[int]) -> list[str]:
         """SHA-256 of rows ``[first, end)`` for each of ``ends``, in one pass."""
-        packed = self.packed()
         out: dict[int, str] = {}
         digest, at = hashlib.sha256(), first
         for end in sorted(set(ends)):
             if end > at:
-                digest.update(packed[at:end].tobytes())
+                digest.update(self.packed[at:end].tobytes())
                 at = end
             out[end] = digest.copy().hexdigest()
         return [out[e] for e in ends]
@@ -167,7 +165,7 @@ class SeasonReads:
             rows = self.rows(self._monitor_key(asset.symbol))
             a, b = np.searchsorted(rows.opens, [lo, hi], side="left")
             if b > a:
-                out[asset.symbol] = rows.frame.iloc[a:b].reset_index(drop=True)
+                out[asset.symbol] = rows.frame(int(a), int(b))
         return out
 
     def monitor_digests(self, ends: Sequence[pd.Timestamp]) -> list[dict[str, str]]:
