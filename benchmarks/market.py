@@ -118,31 +118,35 @@ def _market_section(lake: Lake, universe, cycles, held, repeat: int) -> None:
           f"{total_old / total_new:6.2f}x  (results identical)")
 
 
-def _day_section(lake: Lake, universe, cycles) -> None:
+def _day_section(lake: Lake, universe, cycles, repeat: int) -> None:
     held_book = [s for s in HELD if s in universe and universe[s].tradable]
     print(f"one day's reads (monitor window of {len(held_book)} held assets, market, report), "
-          "per cycle:")
+          f"per cycle, CPU best of {repeat}:")
     print("                          keeping nothing             kept across the cycles")
     print("  cycle                    files    CPU s             files    CPU s   CPU ratio")
-    kept = Lake(lake.root)
-    sums = [0, 0.0, 0, 0.0]
+    books = {at: _book(lake, universe, held_book, at, 0.01) for at in cycles.values()}
+    cpu = {at: [float("inf"), float("inf")] for at in cycles.values()}
+    files: dict[pd.Timestamp, list[int]] = {}
+    for _ in range(repeat):
+        kept = Lake(lake.root)  # each repetition from cold: the first cycle opens its files
+        for at in cycles.values():
+            every = Lake(lake.root, bar_cache_bytes=0)
+            t0 = time.process_time()
+            want = _day_reads(every, universe, at, books[at], held_book)
+            cpu[at][0] = min(cpu[at][0], time.process_time() - t0)
+            opened_before = kept.bar_cache.stats.files_read
+            t0 = time.process_time()
+            got = _day_reads(kept, universe, at, books[at], held_book)
+            cpu[at][1] = min(cpu[at][1], time.process_time() - t0)
+            assert _same_reads(got, want), f"the reads differ at {at}"
+            files[at] = [every.bar_cache.stats.files_read,
+                         kept.bar_cache.stats.files_read - opened_before]
     for name, at in cycles.items():
-        book = _book(lake, universe, held_book, at, 0.01)
-        every = Lake(lake.root, bar_cache_bytes=0)
-        t0 = time.process_time()
-        want = _day_reads(every, universe, at, book, held_book)
-        old = time.process_time() - t0
-        opened_before = kept.bar_cache.stats.files_read
-        t0 = time.process_time()
-        got = _day_reads(kept, universe, at, book, held_book)
-        new = time.process_time() - t0
-        assert _same_reads(got, want), f"the reads differ at {at}"
-        files_old, files_new = every.bar_cache.stats.files_read, \
-            kept.bar_cache.stats.files_read - opened_before
-        for i, v in enumerate((files_old, old, files_new, new)):
-            sums[i] += v
+        (files_old, files_new), (old, new) = files[at], cpu[at]
         print(f"  {name:<9} {at:%Y-%m-%d %a}   {files_old:6d} {old:8.3f}            "
               f"{files_new:6d} {new:8.3f}   {old / new:6.2f}x")
+    sums = [sum(f[0] for f in files.values()), sum(c[0] for c in cpu.values()),
+            sum(f[1] for f in files.values()), sum(c[1] for c in cpu.values())]
     print(f"  all cycles               {sums[0]:6d} {sums[1]:8.3f}            {sums[2]:6d} "
           f"{sums[3]:8.3f}   {sums[1] / sums[3]:6.2f}x  (results identical; "
           f"{kept.bar_cache.nbytes / 2**20:.0f} MB kept)")
@@ -212,12 +216,15 @@ def _demo_section(tmp: str, days: int) -> None:
             t0 = time.process_time()
             played = replay(lake, start=dt.date.fromisoformat(DEMO_START), days=days,
                             env=os.environ)
-            results[label] = played.board.to_dict("records")
+            results[label] = played.board
             print(f"  {label:<16} {sum(opened.values()):6d} bar files opened "
                   f"({', '.join(f'{k} {v}' for k, v in opened.most_common())}); "
                   f"{time.process_time() - t0:.1f} CPU s")
-        assert results["kept"] == results["keeping nothing"], "the leaderboards differ"
-        print("  leaderboards identical")
+        # to 1e-9, as the golden season: DuckDB's parallel sums in the marts may round apart
+        pd.testing.assert_frame_equal(results["kept"], results["keeping nothing"],
+                                      check_exact=False, rtol=1e-9, atol=1e-12,
+                                      obj="the leaderboards")
+        print("  leaderboards equal (to 1e-9)")
     finally:
         market_store.LocalMarket.open_signed = real
 
@@ -244,7 +251,7 @@ def main() -> None:
               f"{len(lake.partitions('synthetic'))} partitions "
               f"(ingest {time.perf_counter() - t0:.1f} s)")
         _market_section(lake, universe, cycles, held, args.repeat)
-        _day_section(lake, universe, cycles)
+        _day_section(lake, universe, cycles, args.repeat)
         _monitor_section(lake, universe, cycles, args.repeat)
         if args.days >= 6:
             _report_section(tmp, universe, start, args.days)
