@@ -32,7 +32,9 @@ Conventions:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from arena.core.indicators import ema, midrange, rsi_wilder, seeded_ewm, sma
 from arena.core.lazy import lazy_import
@@ -75,8 +77,32 @@ def lookback(days: float, periods_per_year: float) -> int:
 
 
 # --------------------------------------------------------------------------------- indicators
+_CHECKED: ContextVar[tuple[pd.DataFrame, tuple[pd.Series, pd.Series, pd.Series]] | None] = \
+    ContextVar("checked_bars", default=None)
+
+
+@contextmanager
+def checked_once(bars: pd.DataFrame) -> Iterator[None]:
+    """Inside, every rule given this very frame reads the close, high and low of one check of
+    it (:func:`_prices`), not one check per rule: a table of rules scores a dozen on one frame.
+    The rules never change their inputs, so sharing them changes no position."""
+    token = _CHECKED.set((bars, _checked_prices(bars)))
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
 def _prices(bars: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """close, high, low as floats on ``bars.index``, after the input checks."""
+    """close, high, low as floats on ``bars.index``, after the input checks (done once per
+    frame inside :func:`checked_once`)."""
+    held = _CHECKED.get()
+    if held is not None and held[0] is bars:
+        return held[1]
+    return _checked_prices(bars)
+
+
+def _checked_prices(bars: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
     missing = {"timestamp", "high", "low", "close"} - set(bars.columns)
     if missing:
         raise ValueError(f"bars lack the column(s) {sorted(missing)}")

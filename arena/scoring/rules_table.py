@@ -18,7 +18,7 @@ from pathlib import Path
 from arena.core.lazy import lazy_import
 from arena.core.sessions import utc
 from arena.scoring.asset_luck import DEFAULT_PLAYERS, LuckResult, luck
-from arena.scoring.reference_rules import BASELINES, RULES, warmup_bars
+from arena.scoring.reference_rules import BASELINES, RULES, checked_once, warmup_bars
 from arena.scoring.scorer import ScorerInputError, score
 from arena.scoring.self_check import ensure_self_checked
 
@@ -74,22 +74,23 @@ def rules_table(bars: pd.DataFrame, *, cost_rate: float, periods_per_year: float
     history = int(len(closes) - keep.sum())  # the display window is the tail of the bars
     ruler = luck(shown, players=players, seed=seed, cost_rate=cost_rate, calendar=calendar)
     rows = []
-    for kind, table in (("rule", RULES), ("baseline", BASELINES)):
-        for name, rule in table.items():
-            needed = warmup_bars(name, periods_per_year=periods_per_year)
-            known = {"status": SCORED, "history_bars": history, "needed_bars": needed}
-            if start is not None and history < needed:
-                rows.append({"rule": name, "kind": kind, "return": np.nan, "turnover": np.nan,
-                             "fees": np.nan, "percentile": np.nan, "rank_score": np.nan,
-                             **known, "status": INSUFFICIENT_HISTORY})
-                continue
-            positions = pd.Series(rule(bars, periods_per_year=periods_per_year).to_numpy(),
-                                  index=closes.index)[keep]
-            result = score(shown, positions, cost_rate)
-            p, rank = ruler.place(result.total_return)
-            rows.append({"rule": name, "kind": kind, "return": result.total_return,
-                         "turnover": result.turnover, "fees": result.fees, "percentile": p,
-                         "rank_score": rank, **known})
+    with checked_once(bars):  # the bars are checked once for all the rules
+        for kind, table in (("rule", RULES), ("baseline", BASELINES)):
+            for name, rule in table.items():
+                needed = warmup_bars(name, periods_per_year=periods_per_year)
+                known = {"status": SCORED, "history_bars": history, "needed_bars": needed}
+                if start is not None and history < needed:
+                    rows.append({"rule": name, "kind": kind, "return": np.nan,
+                                 "turnover": np.nan, "fees": np.nan, "percentile": np.nan,
+                                 "rank_score": np.nan, **known, "status": INSUFFICIENT_HISTORY})
+                    continue
+                positions = pd.Series(rule(bars, periods_per_year=periods_per_year).to_numpy(),
+                                      index=closes.index)[keep]
+                result = score(shown, positions, cost_rate)
+                p, rank = ruler.place(result.total_return)
+                rows.append({"rule": name, "kind": kind, "return": result.total_return,
+                             "turnover": result.turnover, "fees": result.fees, "percentile": p,
+                             "rank_score": rank, **known})
     table = pd.DataFrame(rows)
     is_rule = (table["kind"] == "rule") & (table["status"] == SCORED)
     table["rank"] = np.nan

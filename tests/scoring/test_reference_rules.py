@@ -13,6 +13,7 @@ from arena.scoring.reference_rules import (
     BASELINES,
     RULES,
     bars_per_day,
+    checked_once,
     lookback,
     random_positions,
     rsi_wilder,
@@ -137,6 +138,25 @@ def test_bad_input_is_refused() -> None:
     nan.loc[5, "close"] = np.nan
     with pytest.raises(ValueError, match="prices"):
         RULES["rsi_14_reversion"](nan, periods_per_year=DAILY)
+
+
+@pytest.mark.parametrize("ppy", [DAILY, HOURLY])
+def test_rules_read_one_check_of_a_frame_and_give_the_same_positions(ppy) -> None:
+    """Inside ``checked_once`` the rules share one check of the frame (what the rules table
+    does); every position is the one the rule gives on its own, and another frame (a bad one)
+    is still checked."""
+    bars = make_bars(WALK, wicks=True)
+    alone = {name: rule(bars, periods_per_year=ppy) for name, rule in ALL.items()}
+    with checked_once(bars):
+        for name, rule in ALL.items():
+            pd.testing.assert_series_equal(rule(bars, periods_per_year=ppy), alone[name],
+                                           check_exact=True)
+        nan = bars.copy()
+        nan.loc[5, "close"] = np.nan
+        with pytest.raises(ValueError, match="prices"):
+            RULES["rsi_14_reversion"](nan, periods_per_year=ppy)
+    with pytest.raises(ValueError, match="sorted"), checked_once(bars.iloc[::-1]):
+        pass
 
 
 # ------------------------------------------------------------------------------ no lookahead
