@@ -23,6 +23,17 @@ computed here, once per season, through the same modules the rest of the product
 Layout: ``<lake>/analytics/<table>.parquet``, one set for the lake's season. A build writes the
 whole set into a staging directory and swaps it in with two renames, so readers see the old set
 or the new one, never a mix; a failed build leaves the old set as it was.
+
+A live season builds them after every cycle. What grows with the season does not cost the
+season again: beside the tables, in ``_state/`` (:mod:`arena.pipeline.season_state`), a build
+leaves the arena's zero-skill players' books at its last two cycles and the digests of the bars
+and prices they and the cycle prices consumed; the next build keeps the rows of
+``cycle_prices`` and ``arena_luck_band`` up to the latest checkpoint whose inputs are unchanged
+and computes the cycles after it (the players advance from their books with the same draws),
+which equals a build from scratch, bit for bit. The per-asset tables and the correlations are
+computed whole each time: the correlations read a bounded window, and a zero-skill player of
+an asset draws its positions as one block over the season's decision steps, so a longer season
+redraws them all (their cost grows with the bars, not with the players' books).
 """
 
 from __future__ import annotations
