@@ -435,6 +435,11 @@ def changed_assets(stored: Mapping[str, str], now: Mapping[str, str]) -> list[st
     return [s for s in sorted(set(stored) | set(now)) if stored.get(s) != now.get(s)]
 
 
+def _short(value: object, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def _book_files(cycles: int) -> tuple[str, str]:
     return f"books-{cycles}.parquet", f"positions-{cycles}.parquet"
 
@@ -460,8 +465,9 @@ def load_state(analytics: Path, inputs: Mapping[str, object]) -> tuple[SeasonSta
         stored = manifest["inputs"]
         for key in sorted(set(stored) | set(inputs)):
             if stored.get(key) != inputs.get(key):
-                return None, (f"the stored state was computed for {key} {stored.get(key)!r}; "
-                              f"this build is for {inputs.get(key)!r}")
+                return None, (f"the stored state was computed for {key} "
+                              f"{_short(stored.get(key))}; this build is for "
+                              f"{_short(inputs.get(key))}")
         state = SeasonState(
             dict(stored), [utc(t) for t in manifest["cycles"]], dict(manifest["intervals"]),
             dict(manifest["since"]),

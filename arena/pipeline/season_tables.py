@@ -126,7 +126,7 @@ def _at(t: pd.Timestamp) -> str:
 
 
 def _and_others(changed: Sequence[str]) -> str:
-    return f" (and {len(changed) - 1} other assets')" if len(changed) > 1 else ""
+    return f" (and those of {len(changed) - 1} more assets)" if len(changed) > 1 else ""
 
 
 @dataclass
@@ -154,6 +154,7 @@ def season_prices(lake: Lake, provider: Providers, universe: Universe,
         why = f"the cycle prices of {changed[0]} come from another interval now"
     elif stored is not None:
         points = sorted(stored.prices, key=lambda p: p.cycles, reverse=True)
+        why = "the stored state holds no cycle prices to continue from"
         digests = reads.price_digests([stored.cycles[p.cycles - 1] for p in points] + ends,
                                       stored.since)
         ahead = digests[len(points):]
@@ -223,6 +224,7 @@ def arena_luck_tables(reads: SeasonReads, prices: pd.DataFrame, universe: Univer
     ahead = None
     if stored is not None:
         points = sorted(stored.arena, key=lambda p: p.cycles, reverse=True)
+        why = "the stored state holds no books to continue from"
         digests = reads.monitor_digests([stored.arena_cycles[p.cycles - 1] for p in points]
                                         + ends)
         ahead = digests[len(points):]
