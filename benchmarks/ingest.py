@@ -91,6 +91,16 @@ def throughput(days: int, end: pd.Timestamp, baseline_series: int) -> None:
               f"than per-series validation")
 
 
+def _high_water_bytes() -> int:
+    """This process's peak RSS (``VmHWM``: the high-water mark of its own memory since exec;
+    ``ru_maxrss`` would carry the parent's peak into a child)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def memory_child(days: int, end: pd.Timestamp) -> None:
     """In a fresh process: a first ingest of ``days`` days; prints its RSS figures as JSON."""
     from arena.core.sessions import expected_bars
@@ -99,13 +109,13 @@ def memory_child(days: int, end: pd.Timestamp) -> None:
     prepare_process()
     universe, provider = load_universe(), SyntheticProvider()
     expected_bars("XNYS", "1h", end - pd.Timedelta(days=7), end)  # the calendar, loaded
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    base = _high_water_bytes()
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.process_time()
         result = run_ingest(provider, universe, start=end - pd.Timedelta(days=days), end=end,
                             lake=Lake(tmp), now=end)
         cpu = time.process_time() - t0
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        peak = _high_water_bytes()
     print(json.dumps({"base": base, "peak": peak, "bars": result.manifest["bars_published"],
                       "cpu": cpu, "status": result.manifest["status"]}))
 
