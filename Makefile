@@ -11,8 +11,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# the package's bytecode compiled once at installation: a machine that sets
+# PYTHONDONTWRITEBYTECODE would otherwise compile every module at every command's start
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m compileall -q arena
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed

@@ -41,7 +41,7 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
     logger.info("monitor of season %s up to %s: %d symbol(s) held, %d automatic close(s)",
                 handle.id, tick.end, len(tick.held), tick.automatic_closes)
     return {"season": handle.id, "end": tick.end.isoformat(), "held": tick.held,
-            "automatic_closes": tick.automatic_closes}
+            "contestants": tick.contestants, "automatic_closes": tick.automatic_closes}
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from arena.core.lazy import LazyMapping, lazy_import
@@ -20,7 +21,7 @@ from arena.core.text import dumps, is_storable, storable, to_json_literal
 from arena.core.types import CallRecord, Message
 from arena.engine.broker import LevelMove
 from arena.engine.outcomes import OUTCOMES, played
-from arena.engine.portfolio import Fill, Portfolio
+from arena.engine.portfolio import Fill, Portfolio, Position
 from arena.engine.rules import Rejection
 
 pa = lazy_import("pyarrow")
@@ -188,6 +189,28 @@ def fill_row(f: Fill, rnd: str, seq: int) -> dict[str, Any]:
             "fee": f.fee, "realised_pnl": f.realised_pnl, "decision_index": f.decision_index,
             "automatic": f.automatic, "invalidation_price": f.invalidation_price,
             "thesis": f.thesis, "invalidation": f.invalidation}
+
+
+def portfolio_to_json(state: Portfolio) -> dict[str, Any]:
+    """A portfolio as JSON values that :func:`portfolio_from_json` reads back equal (floats
+    written by ``repr``, so exactly; times as ISO strings to the nanosecond; the positions in
+    the order the fold opened them, so sums over them add in the same order)."""
+    return {"cash": state.cash, "fees_paid": state.fees_paid, "realised_pnl": state.realised_pnl,
+            "positions": [{"symbol": p.symbol, "side": p.side, "quantity": p.quantity,
+                           "entry_price": p.entry_price, "opened_at": p.opened_at.isoformat(),
+                           "invalidation_price": p.invalidation_price, "thesis": p.thesis,
+                           "invalidation": p.invalidation}
+                          for p in state.positions.values()]}  # in the fold's order
+
+
+def portfolio_from_json(value: Mapping[str, Any]) -> Portfolio:
+    """The portfolio :func:`portfolio_to_json` wrote (KeyError, TypeError, ValueError: not one)."""
+    positions = {p["symbol"]: Position(p["symbol"], p["side"], float(p["quantity"]),
+                                       float(p["entry_price"]), pd.Timestamp(p["opened_at"]),
+                                       p["invalidation_price"], p["thesis"], p["invalidation"])
+                 for p in value["positions"]}
+    return Portfolio(float(value["cash"]), MappingProxyType(positions),
+                     float(value["fees_paid"]), float(value["realised_pnl"]))
 
 
 def fill_from_row(row: Mapping[str, Any]) -> Fill:

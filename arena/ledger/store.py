@@ -82,6 +82,7 @@ exact copy in ``responses.raw_json``, so nothing a model sends can make a record
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -98,7 +99,7 @@ from arena.core.lazy import lazy_import
 from arena.core.text import from_json_literal
 from arena.core.types import Message
 from arena.data.errors import DamagedFile
-from arena.data.lake import Lake, default_root, is_disk_error, os_error_text
+from arena.data.lake import Lake, default_root, is_disk_error, os_error_text, write_text
 from arena.engine.portfolio import Fill, Portfolio
 from arena.ledger.chain import BrokenChain as BrokenChain  # re-exported
 from arena.ledger.chain import check_history, make_link, previous_link, write_head
@@ -122,6 +123,8 @@ from arena.ledger.records import (
     fill_from_row,
     monitor_rows,
     outcome_status,
+    portfolio_from_json,
+    portfolio_to_json,
     stamp,
     unstamp,
 )
@@ -130,6 +133,8 @@ ds = lazy_import("pyarrow.dataset")
 pa = lazy_import("pyarrow")
 pd = lazy_import("pandas")
 pq = lazy_import("pyarrow.parquet")
+
+BOOKS_DIR = "_books"  # each contestant's state after its records so far (Ledger._book)
 
 log = logging.getLogger(__name__)
 
@@ -494,23 +499,30 @@ class Ledger:
         new_monitor = [d for d in monitor if d not in seen]
         if not new_cycles and not new_monitor:
             return list(cached)
-        rank = {ANSWER: 0, REPAIR: 1}
-        events: list[tuple[tuple[Any, ...], Fill | tuple[str, float]]] = list(cached)
-        if new_cycles:
-            for row in self._arrow("fills", dirs=new_cycles).to_pylist():
-                events.append(((pd.Timestamp(row["cycle_at"]), 1, rank[row["round"]], 0,
-                                row["seq"]), fill_from_row(row)))
-            for row in self._arrow("levels", dirs=new_cycles).to_pylist():
-                events.append(((pd.Timestamp(row["cycle_at"]), 1, rank[row["round"]], 1,
-                                row["decision_index"]), (row["symbol"], row["invalidation_price"])))
-        if new_monitor:
-            for row in self._arrow("fills", monitor=True, dirs=new_monitor).to_pylist():
-                fill = fill_from_row(row)
-                events.append(((fill.at, 0, 0, 0, row["seq"]), fill))
+        events = list(cached) + self._read_events(new_cycles, new_monitor)
         events.sort(key=lambda e: e[0])
         with self._cache_lock:
             self._event_cache[contestant] = (seen | set(new_cycles) | set(new_monitor),
                                              tuple(events))
+        return events
+
+    def _read_events(self, cycles: Sequence[Path], monitor: Sequence[Path]
+                     ) -> list[tuple[tuple[Any, ...], Fill | tuple[str, float]]]:
+        """The fills and level moves of the records in ``cycles`` and ``monitor`` (unsorted),
+        each with its fold key."""
+        rank = {ANSWER: 0, REPAIR: 1}
+        events: list[tuple[tuple[Any, ...], Fill | tuple[str, float]]] = []
+        if cycles:
+            for row in self._arrow("fills", dirs=cycles).to_pylist():
+                events.append(((pd.Timestamp(row["cycle_at"]), 1, rank[row["round"]], 0,
+                                row["seq"]), fill_from_row(row)))
+            for row in self._arrow("levels", dirs=cycles).to_pylist():
+                events.append(((pd.Timestamp(row["cycle_at"]), 1, rank[row["round"]], 1,
+                                row["decision_index"]), (row["symbol"], row["invalidation_price"])))
+        if monitor:
+            for row in self._arrow("fills", monitor=True, dirs=monitor).to_pylist():
+                fill = fill_from_row(row)
+                events.append(((fill.at, 0, 0, 0, row["seq"]), fill))
         return events
 
     def fills(self, contestant: str) -> list[Fill]:
@@ -521,13 +533,52 @@ class Ledger:
                   until: pd.Timestamp | None = None) -> Portfolio:
         """The contestant's state: ``start`` (default $10,000 cash) with every recorded fill and
         level move applied in order - all of them, or those up to the cycle at ``until`` (that
-        cycle and the monitor window ending at it included)."""
+        cycle and the monitor window ending at it included). The state after all of them
+        continues from the contestant's book (:meth:`_book`): a process that has read nothing
+        yet (a monitor tick, a cycle of a live season) reads only the records after it."""
+        if start is None and until is None and contestant not in self._event_cache:
+            return self._book(contestant)
         state = start or Portfolio()
         end = until
         for key, event in self._events(contestant):
             if end is not None and key[0] > end:
                 break
             state = state.apply(event) if isinstance(event, Fill) else state.with_level(*event)
+        return state
+
+    def _book(self, contestant: str) -> Portfolio:
+        """The contestant's state after every record, continued from its book: the state after
+        its first ``records`` records in fold order (:meth:`chain_keys`), kept in
+        ``_books/contestant=<name>.json`` with the last of them. History is append-only, so
+        when the first ``records`` records are still those, the state is the book's with the
+        later records' events applied (they all fold after the book's); otherwise (a record
+        moved aside by a repair, a damaged or missing book) it is folded from the first record.
+        The book is written back when it moved (never on a read-only lake)."""
+        order = self.chain_keys(contestant)
+        path = self.dir / BOOKS_DIR / f"contestant={check_name(contestant)}.json"
+        state, done = Portfolio(), 0
+        try:
+            book = json.loads(path.read_text(encoding="utf-8"))
+            count = int(book["records"])
+            if 0 < count <= len(order) and order[count - 1] == book["through"]:
+                state, done = portfolio_from_json(book["portfolio"]), count
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("the book of %s (%s) cannot be read, folded from its first record: %s",
+                        contestant, path, exc)
+        rest = [self.dir / key for key in order[done:]]
+        if not rest:
+            return state
+        events = self._read_events([d for d in rest if d.parts[-3] == "cycles"],
+                                   [d for d in rest if d.parts[-3] == "monitor"])
+        for _, event in sorted(events, key=lambda e: e[0]):
+            state = state.apply(event) if isinstance(event, Fill) else state.with_level(*event)
+        try:
+            write_text(path, json.dumps({"records": len(order), "through": order[-1],
+                                         "portfolio": portfolio_to_json(state)}))
+        except OSError as exc:  # a lake an analyst reads: the next writer keeps the book
+            log.debug("the book of %s is not written: %s", contestant, exc)
         return state
 
     def record_rows(self, name: str, cycle_at: pd.Timestamp, contestant: str) -> list[dict[str, Any]]:

@@ -126,13 +126,15 @@ def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Unive
     """Record every contestant's (or named contestant's) automatic closes up to ``end`` from
     the 15-minute bars of ``provider`` (one, or one per asset class); returns how many.
 
-    Each contestant's window starts where its watch stopped: at its last cycle record before
-    ``end`` or the end of its last monitor window, whichever is later (a replay's day: the
-    previous cycle; a live cycle: the live monitor's last tick, or the contestant's own last
-    cycle when a cycle was missed). So windows never overlap or leave a gap, and running the
-    monitor tick by tick records the same closes as one window. A contestant that never played
-    holds nothing and is left alone, as is one monitored up to ``end`` already (a re-run
-    records nothing twice)."""
+    Each contestant's window starts where its book last changed: at its last cycle record
+    before ``end`` or the end of its last recorded monitor window, whichever is later. A window
+    is recorded only when it closed something: one that closed nothing left the book as it
+    was, so the next window starts where this one started and watches its bars again (a tick
+    every 15 minutes of a live season writes a record when a level is reached, not 96 a day;
+    a bar ingested late is still watched). So recorded windows never overlap or leave a gap,
+    and running the monitor tick by tick records the same closes as one window. A contestant
+    that never played, or holds nothing, is left alone, as is one monitored up to ``end``
+    already (a re-run records nothing twice)."""
     closes = 0
     for who in (c if isinstance(c, str) else c.name for c in contestants):
         marks = [k.cycle_at for k in ledger.records(who) if k.cycle_at < end]
@@ -141,7 +143,7 @@ def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Unive
             continue
         since = max(marks)
 
-        def build(name: str = who, since: pd.Timestamp = since) -> MonitorRecord:
+        def watch(name: str = who, since: pd.Timestamp = since) -> MonitorRecord:
             portfolio = ledger.portfolio(name)
             bars = {s: lake.read_bars(PartitionKey(provider if isinstance(provider, str)
                                                    else provider_of(provider, universe[s]),
@@ -151,7 +153,9 @@ def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Unive
             return MonitorRecord(name, since, end, result.fills, result.checked, result.unobserved)
 
         try:
-            ledger.record_monitor(since, end, who, build)
+            if not watch().fills:  # the book stays as it is: nothing to record
+                continue
+            ledger.record_monitor(since, end, who, watch)  # watched again under its lock
         except (BrokenChain, DamagedFile) as exc:  # its cycle refuses it too, by name
             log.error("the monitor cannot watch %s up to %s: %s", who, end, exc)
             continue

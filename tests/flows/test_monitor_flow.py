@@ -28,8 +28,11 @@ def test_the_monitor_flow_ingests_and_records_a_window(prefect_server, local_sto
     out = monitor_flow(lake_root=str(lake.root), at="2025-11-24T18:10:00Z",
                        now="2025-11-24T18:10:00Z")
     assert out["end"] == "2025-11-24T18:00:00+00:00"
-    assert {(k.start, k.end) for k in Ledger(lake).monitor_records()} == {
+    assert out["contestants"] == ["momentum", "random"]  # both watched since their cycle
+    # a window is recorded when it closed something: from the cycle, up to the tick
+    assert {(k.start, k.end) for k in Ledger(lake).monitor_records()} <= {
         (first, ts("2025-11-24 18:00"))}
+    assert out["automatic_closes"] == len(Ledger(lake).table("fills", monitor=True))
     with pytest.raises(MonitorRefused, match="in the future"):
         monitor_flow(lake_root=str(lake.root), at="2025-11-24T19:00:00Z",
                      now="2025-11-24T18:30:00Z")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import threading
 import time
@@ -346,6 +347,62 @@ def test_portfolio_is_the_fold_of_the_recorded_events(tmp_path):
     assert ledger.record_cycle(C2, "momentum", lambda: simple_record("momentum", C2, [OPEN_BTC])) \
         == RecordStatus.ALREADY_RECORDED
     assert ledger.portfolio("momentum") == expected
+
+
+def _folded(ledger: Ledger, name: str) -> Portfolio:
+    """The contestant's state folded from its first record (a start is given: no book)."""
+    return ledger.portfolio(name, start=Portfolio())
+
+
+def test_a_new_process_continues_the_book_and_reads_only_the_later_records(tmp_path, monkeypatch):
+    """Each step a fresh Ledger, as each live tick and cycle is a process of its own: its state
+    continues the book, equal to the fold from the first record, and reads only the records
+    recorded since the book was written."""
+    steps = [lambda led: led.record_cycle(C1, "momentum", full_record),
+             lambda led: led.record_cycle(C2, "momentum", lambda: simple_record(
+                 "momentum", C2, [CLOSE_ETH, OPEN_BTC])),
+             lambda led: led.record_monitor(C2, C3, "momentum", lambda: MonitorRecord(
+                 "momentum", C2, C3, [STOP_BTC], checked={"BTC": 45})),
+             lambda led: led.record_cycle(C3, "momentum", lambda: simple_record(
+                 "momentum", C3, status=FORFEITED))]
+    read: list[int] = []
+    original = Ledger._read_events
+
+    def counting(self, cycles, monitor):
+        read.append(len(cycles) + len(monitor))
+        return original(self, cycles, monitor)
+
+    monkeypatch.setattr(Ledger, "_read_events", counting)
+    for step in steps:
+        step(Ledger(tmp_path))
+        read.clear()
+        state = Ledger(tmp_path).portfolio("momentum")
+        assert read == [1]  # the newest record only: the book holds the others
+        assert state == _folded(Ledger(tmp_path), "momentum")
+        assert Ledger(tmp_path).portfolio("momentum") == state
+    assert state.realised_pnl == pytest.approx(45.0)
+    assert list(state.positions) == list(_folded(Ledger(tmp_path), "momentum").positions)
+
+
+@pytest.mark.parametrize("damage", ["garbled", "another record", "record moved aside"])
+def test_a_book_that_does_not_match_the_records_is_folded_again(tmp_path, damage, caplog):
+    ledger = Ledger(tmp_path)
+    _season(ledger)
+    expected = Ledger(tmp_path).portfolio("momentum")  # writes the book
+    book = tmp_path / "ledger" / "_books" / "contestant=momentum.json"
+    assert book.is_file()
+    if damage == "garbled":
+        book.write_text("{not json")
+    elif damage == "another record":  # a book of other records: its last one is not ours
+        text = book.read_text().replace("cycle=", "cycle=1")
+        book.write_text(text)
+    else:  # the monitor's stop leaves (a repair moved it aside): the state must not hold it
+        shutil.move(ledger.monitor_dir(C2, C3, "momentum"), tmp_path / "aside")
+        before, expected = expected, _folded(Ledger(tmp_path), "momentum")
+        assert expected != before and "BTC" in expected.positions
+    assert Ledger(tmp_path).portfolio("momentum") == expected
+    if damage == "garbled":
+        assert "cannot be read" in caplog.text
 
 
 def test_monitor_records_are_once_per_window_and_never_overlap(tmp_path):

@@ -42,11 +42,10 @@ def test_64_contestants_call_their_model_at_the_same_time(tmp_path_factory, univ
     assert [o.status for o in outcomes] == ["no_trade"] * 64, {o.error for o in outcomes}
     calls = Ledger(tmp_path).table("calls")
     assert len(calls) == 64
-    # the queue time is recorded beside the latency: a turn waits for no thread, so it waited
-    # less than its call took (the call was held until the last request arrived)
+    # the time each turn waited to start is recorded beside its call's latency (what it waited
+    # for a slot is pinned by the test below)
     assert calls["queue_s"].notna().all() and (calls["queue_s"] >= 0).all()
-    assert (calls["queue_s"] < calls["latency_s"]).all()
-    assert {o.queue_s for o in outcomes} == set(calls["queue_s"])
+    assert sorted(round(o.queue_s, 6) for o in outcomes) == sorted(calls["queue_s"])
 
 
 def test_a_provider_limit_queues_that_providers_calls_and_records_the_wait(

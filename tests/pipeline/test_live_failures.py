@@ -121,7 +121,7 @@ def test_an_outage_then_the_retry_command_plays_only_the_failed_contestant(lake,
     season = load_season(lake)
     contestants, _ = season_contestants(lake, {})
     tick = run_monitor(lake, season, contestants, MON + pd.Timedelta(hours=2), now=TUE)
-    assert {k.contestant for k in Ledger(lake).monitor_records()} == {"momentum"}
+    assert {k.contestant for k in Ledger(lake).monitor_records()} <= {"momentum"}
     assert tick.contestants == ["momentum"]
     asked = len(stub.chat_requests)
     stub.default = StubResponse.answer(HOLD)

@@ -42,7 +42,9 @@ def test_a_season_replays_and_resumes_without_duplicates(tmp_path, universe, con
                                            ts("2025-11-26 16:00"), ts("2025-11-27 16:00")]
     ledger = Ledger(straight)
     assert len(ledger.records()) == DAYS * len(contestants)
-    assert len(ledger.monitor_records()) == (DAYS - 1) * len(contestants)
+    # a day's monitor window is recorded when it closed something (the book moved)
+    assert len(ledger.monitor_records()) <= (DAYS - 1) * len(contestants)
+    assert (ledger.table("outcome", monitor=True)["n_fills"] > 0).all()
     assert report.trades > 0
 
     # interrupted after two days, then run again for the whole season
