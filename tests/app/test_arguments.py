@@ -3,9 +3,12 @@ traceback, never an internal message."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from arena.cli import main
+from arena.ledger.records import MonitorRecord
+from arena.ledger.store import Ledger
 from tests.market_lakes import season_lake
 
 HOUSE = "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
@@ -40,6 +43,13 @@ def test_a_tick_inside_a_watched_window_is_refused_by_name(season, capsys):
     lake = str(season.root)
     assert main(["cycle", "--no-publish", "--lake", lake]) == 0
     assert main(["monitor", "--at", "2025-11-26T22:00:00Z", "--no-ingest", "--lake", lake]) == 0
+    # a window recorded up to 22:00 (what a tick that closed something writes; written here
+    # directly, whatever this market's levels did)
+    ledger = Ledger(season.root)
+    start, end = max(k.cycle_at for k in ledger.records()), pd.Timestamp("2025-11-26 22:00Z")
+    if not ledger.monitor_records():
+        name = ledger.records()[0].contestant
+        ledger.record_monitor(start, end, name, lambda: MonitorRecord(name, start, end))
     capsys.readouterr()
     assert main(["monitor", "--at", "2025-11-26T20:00:00Z", "--no-ingest", "--lake", lake]) == 2
     err = capsys.readouterr().err
