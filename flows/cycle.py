@@ -26,6 +26,7 @@ from arena.flows.artifacts import cycle_artifacts, cycle_rows, report_link
 from arena.flows.tasks import ensure_limits, ledger_slot, provider_slot, run_name, season_runner
 from arena.pipeline.live import OffSeason
 
+
 def _kind(backfill: bool, retry: bool) -> Kind:
     return Kind.BACKFILL if backfill else Kind.RETRY if retry else Kind.CYCLE
 

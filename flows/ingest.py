@@ -13,13 +13,12 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from arena.app.handle import SeasonHandle
 from arena.app.ingest import ingest
 from arena.app.params import clock_of, optional_time, symbol_list
-from arena.core.settings import prepare_process
 from arena.core.runner import width_of
+from arena.core.settings import prepare_process
 from arena.data.ingest import IngestError, fetch
 from arena.data.lake import Lake
 from arena.flows.artifacts import ingest_artifacts
 from arena.flows.tasks import PrefectRunner, run_name
-
 
 
 @flow(name="ingest", flow_run_name=run_name("ingest"),
