@@ -536,7 +536,7 @@ class Ledger:
         cycle and the monitor window ending at it included). The state after all of them
         continues from the contestant's book (:meth:`_book`): a process that has read nothing
         yet (a monitor tick, a cycle of a live season) reads only the records after it."""
-        if start is None and until is None and contestant not in self._event_cache:
+        if start is None and until is None:  # the book stays current for the next process
             return self._book(contestant)
         state = start or Portfolio()
         end = until
