@@ -18,12 +18,14 @@ offset (the column header says UTC). Every numeric cell keeps the exact value in
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from numbers import Real
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup
@@ -168,6 +170,18 @@ def environment() -> Environment:
                        anchor_id=anchor_id, contents=contents)
     env.tests["missing"] = missing
     return env
+
+
+@cache
+def templates_digest() -> str:
+    """A digest of the templates, the stylesheet and the code that fills them: a page written
+    under another digest was laid out by another version of the reports."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted([*(here / "templates").iterdir(), *here.glob("*.py")]):
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def render(template: str, **context: object) -> str:

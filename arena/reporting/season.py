@@ -12,6 +12,8 @@ This module reads the marts into the values the page shows (rows, columns, count
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import math
 import os
@@ -27,7 +29,7 @@ from arena.data.lake import Lake, write_text
 from arena.data.persistence import last_boot
 from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.reporting.daily import DAILY_DIR, answer_reasoning, render_daily_html
-from arena.reporting.layout import Column, anchor_id, macro, records, render
+from arena.reporting.layout import Column, anchor_id, macro, records, render, templates_digest
 from arena.reporting.leaderboard import LEADERBOARD, sorted_board
 from arena.reporting.plots import (
     drawdown_chart,
@@ -41,6 +43,7 @@ np = lazy_import("numpy")
 pd = lazy_import("pandas")
 
 SEASON_FILE = "season.html"
+PAGES_FILE = "_pages.json"  # each daily page's digest (its Markdown, link back and the code)
 TOP_TRADES = 15
 START_CASH = 10_000.0
 # dbt_project.yml's vars, quoted in the conventions (a test keeps them equal)
@@ -249,25 +252,32 @@ class _Cycle:
     decisions: list[_Decision]
 
 
-def _cycles(mine: pd.DataFrame, links: _Links) -> list[_Cycle]:
-    """A contestant's decisions, cycle by cycle (an answer before its repair)."""
-    out = []
-    order = mine.assign(_round=mine["round"].map({"answer": 0, "repair": 1}).fillna(2))
-    for (at, _, round_), group in order.sort_values(["cycle_at", "_round", "decision_index"]) \
-            .groupby(["cycle_at", "_round", "round"], sort=True):
-        reasoning = answer_reasoning(group["answer_text"].dropna().iloc[0]) \
-            if group["answer_text"].notna().any() else None
-        decisions = []
-        for r in records(group.drop(columns="_round")):
+def _cycles(decisions: pd.DataFrame, links: _Links) -> dict[str, list[_Cycle]]:
+    """Each contestant's decisions, cycle by cycle (an answer before its repair): the frame
+    is sorted once and turned into rows once, then grouped in order (a season's decisions in
+    one pass, not a frame operation per cycle)."""
+    order = decisions.assign(_round=decisions["round"].map({"answer": 0, "repair": 1}).fillna(2))
+    order = order.sort_values(["contestant", "cycle_at", "_round", "round", "decision_index"],
+                              kind="stable")
+    keys = zip(order["contestant"], order["cycle_at"], order["_round"], order["round"], strict=True)
+    rows = records(order.drop(columns="_round"))
+    out: dict[str, list[_Cycle]] = {}
+    for (name, at, _, round_), group in itertools.groupby(zip(keys, rows, strict=True), key=lambda kr: kr[0]):
+        group_rows = [r for _, r in group]
+        answers = [r["answer_text"] for r in group_rows if r.get("answer_text") is not None]
+        reasoning = answer_reasoning(answers[0]) if answers else None
+        choices = []
+        for r in group_rows:
             decision = r.get("decision")
             try:
                 pretty = json.dumps(json.loads(str(decision)), indent=2, ensure_ascii=False)
             except ValueError:
                 pretty = str(decision)
             r["accepted"] = {True: "yes", False: "rejected"}.get(r.get("accepted"), "–")
-            decisions.append(_Decision(decision_anchor(r["contestant"], r["cycle_at"], r["round"],
-                                                       r["decision_index"]), r, pretty))
-        out.append(_Cycle(at, links.day(at), str(round_), reasoning, decisions))
+            choices.append(_Decision(decision_anchor(r["contestant"], r["cycle_at"], r["round"],
+                                                     r["decision_index"]), r, pretty))
+        out.setdefault(str(name), []).append(_Cycle(at, links.day(at), str(round_), reasoning,
+                                                    choices))
     return out
 
 
@@ -291,7 +301,7 @@ class _Contestant:
 
 
 def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame,
-                links: _Links, colour: str) -> _Contestant:
+                links: _Links, colour: str, cycles: list[_Cycle]) -> _Contestant:
     board = marts["leaderboard"]
     row = records(board[board["contestant"] == name])[0]
     entered = entry(board)[board["contestant"] == name].iloc[0]
@@ -311,7 +321,7 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
         name=name, anchor=contestant_anchor(name), colour=colour, place=row["place"],
         entered=str(entered), stats=stats,
         trades=_with_why(trades.sort_values(["opened_at", "symbol"])), closed=len(closed),
-        cycles=_cycles(decisions, links), decisions=len(decisions),
+        cycles=cycles, decisions=len(decisions),
         rejections=records(rejections.sort_values("cycle_at")),
         rejected=int(rejections["rejections"].sum()) if len(rejections) else 0,
         calls=records(calls))
@@ -489,6 +499,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     rules = marts["reference_rules"]
     corr = marts["asset_correlations"]
     board = board.assign(entry=entry(board))
+    cycles = _cycles(marts["decisions"], links)
     return render(
         "season.html.j2",
         title=title, market=market,
@@ -504,8 +515,9 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         key_trades=_with_why(_key_trades(trades)), trade_columns=_trade_columns(links),
         held=_with_why(held), held_columns=_open_columns(links),
         unrealised=float(held["unrealised_pnl"].sum()) if len(held) else 0.0,
-        contestants=[_contestant(str(name), marts, held, links, colours[str(name)])
-                for name in board["contestant"]],
+        contestants=[_contestant(str(name), marts, held, links, colours[str(name)],
+                                 cycles.get(str(name), []))
+                     for name in board["contestant"]],
         own_trade_columns=_trade_columns(links, who=False), decision_columns=DECISION_COLUMNS,
         stat_columns=STAT_COLUMNS, rejection_columns=REJECTION_COLUMNS,
         call_columns=CALL_COLUMNS,
@@ -524,15 +536,32 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
 def daily_pages(lake: Lake, report: Path) -> dict[str, str]:
     """Render every daily report of the lake as HTML beside its Markdown (each linking back to
     the lake's own season report); each day's page as a link relative to ``report``'s folder
-    (the lake's season report, or one written elsewhere with ``--out``)."""
+    (the lake's season report, or one written elsewhere with ``--out``).
+
+    A page is rendered again only when its Markdown, its link back or the reports' code changed
+    since it was written (``PAGES_FILE`` keeps each page's digest), so a publication renders
+    the new day, not the whole season."""
     folder = (lake.root / DAILY_DIR).resolve()
     home = (lake.root / "reports" / SEASON_FILE).resolve()
+    manifest = folder / PAGES_FILE
+    try:
+        written = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        written = {}
+    written = written if isinstance(written, dict) else {}
+    digests: dict[str, str] = {}
     out: dict[str, str] = {}
     for md in sorted(folder.glob("*.md")):
         page_path = md.with_suffix(".html")
         back = os.path.relpath(home, page_path.parent)
-        write_text(page_path, render_daily_html(md.read_text(encoding="utf-8"), back=back))
+        text = md.read_text(encoding="utf-8")
+        digest = hashlib.sha256("\0".join((templates_digest(), back, text)).encode()).hexdigest()
+        if written.get(md.stem) != digest or not page_path.is_file():
+            write_text(page_path, render_daily_html(text, back=back))
+        digests[md.stem] = digest
         out[md.stem] = Path(os.path.relpath(page_path, report.resolve().parent)).as_posix()
+    if digests != written:
+        write_text(manifest, json.dumps(digests, indent=0, sort_keys=True))
     return out
 
 

@@ -12,6 +12,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+import os
 import re
 import shutil
 from pathlib import Path
@@ -502,6 +503,38 @@ def test_the_season_report_ends_with_the_storage_verdict_of_a_served_season(seas
     record_boot(served, 4, dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
     html = write_season_report(served).read_text()
     assert '<section id="storage">' in html and "storage volatile at boot 5" in html
+
+
+def test_a_publication_renders_again_only_the_daily_pages_that_changed(season, tmp_path):
+    """Each daily page keeps its digest: writing the report again leaves an unchanged day's
+    page untouched (the same file), renders a day whose Markdown changed and a page that was
+    deleted; a report written elsewhere links to the same pages."""
+    from arena.reporting.season import PAGES_FILE, write_season_report
+
+    lake, *_ = season
+    copy = Lake(tmp_path / "copy")
+    for folder in ("marts", "reports"):
+        shutil.copytree(lake.root / folder, copy.root / folder)
+    write_season_report(copy)
+    daily = copy.root / "reports" / "daily"
+    pages = sorted(daily.glob("*.html"))
+    first, changed, deleted = pages[0], pages[1], pages[2]
+    inode = {p: p.stat().st_ino for p in pages}
+    md = changed.with_suffix(".md")
+    md.write_text(md.read_text() + "\nA line added after the fact.\n")
+    deleted.unlink()
+    write_season_report(copy)
+    assert first.stat().st_ino == inode[first]  # not written again
+    assert changed.stat().st_ino != inode[changed]
+    assert "A line added after the fact." in changed.read_text()
+    assert deleted.is_file()
+    digests = json.loads((daily / PAGES_FILE).read_text())
+    assert sorted(digests) == [p.stem for p in pages]
+    elsewhere = tmp_path / "out" / "deep" / "season.html"
+    html = write_season_report(copy, elsewhere).read_text()
+    assert first.stat().st_ino == inode[first]  # the pages link to the lake's own report
+    link = os.path.relpath(first, elsewhere.parent)
+    assert f'href="{link}"' in html and (elsewhere.parent / link).resolve() == first.resolve()
 
 
 def test_daily_reports_say_synthetic_only_on_a_synthetic_market(season, universe, tmp_path):
