@@ -1,6 +1,10 @@
 """One decision cycle with 64 LLM contestants against a loopback OpenAI-compatible server that
 answers every call after 1 s: is the cycle as fast as its slowest call?
 
+The model server runs in a process of its own (as a model's server is never in the arena's
+process: its HTTP handling would share the arena's interpreter lock); ``--server thread`` runs
+it in the arena's process instead, as the tests do.
+
 Printed: the call phase (from the fan-out of the turns, once the market is built, to the last
 answer: the first request's arrival, the spread of the arrivals, the most requests the server
 held at once), the whole
@@ -9,12 +13,14 @@ measured in the same run on the same lake: the fan-out bounded to 4 threads (``-
 contestants), the command line's default before every call started at once.
 
     python benchmarks/cycle.py [--contestants 64] [--latency 1.0] [--baseline 32]
+                               [--server process|thread]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import statistics
 import sys
 import tempfile
@@ -49,10 +55,10 @@ class Timed(Inline):
     """The command line's runner, noting when the cycle's fan-out of turns started (after the
     market step)."""
 
-    started = 0.0
+    started = 0.0  # Unix seconds: the server's arrivals may be stamped in another process
 
     def map(self, fn, items, /, *args, **kwargs):  # type: ignore[no-untyped-def]
-        self.started = time.perf_counter()
+        self.started = time.time()
         return super().map(fn, items, *args, **kwargs)
 
 
@@ -63,20 +69,78 @@ def contestants(url: str, count: int, tag: str) -> list[LLMContestant]:
         for i in range(count)]
 
 
-def one_cycle(lake: Lake, universe, url: str, arrivals: list[float], count: int, tag: str,
+class Server:
+    """The loopback model: answers every call after ``latency`` seconds, noting when each
+    request arrived (Unix seconds) and how many it held at once; in a process of its own, or
+    (``thread``) on threads of this one."""
+
+    def __init__(self, latency: float, where: str) -> None:
+        self.latency, self.where = latency, where
+
+    def __enter__(self) -> Server:
+        if self.where == "thread":
+            self.arrivals: list[float] = []
+            self.lock = threading.Lock()
+
+            def answer(request: object) -> StubResponse:
+                with self.lock:
+                    self.arrivals.append(time.time())
+                return StubResponse.answer(ANSWER, delay=self.latency)
+
+            self.stub = OpenAIStub(handler=answer).__enter__()
+            self.url = self.stub.url
+        else:
+            self.conn, child = multiprocessing.get_context("spawn").Pipe()
+            self.process = multiprocessing.get_context("spawn").Process(
+                target=serve, args=(child, self.latency), daemon=True)
+            self.process.start()
+            self.url = self.conn.recv()
+        return self
+
+    def read(self) -> tuple[list[float], int]:
+        """The arrivals and the most requests held at once since the last read."""
+        if self.where == "thread":
+            with self.lock:
+                out = (list(self.arrivals), self.stub.max_in_flight)
+                self.arrivals.clear()
+                self.stub.max_in_flight = 0
+            return out
+        self.conn.send("read")
+        return self.conn.recv()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.where == "thread":
+            self.stub.__exit__(*exc)
+        else:
+            self.conn.send("stop")
+            self.process.join(10)
+
+
+def serve(conn, latency: float) -> None:  # type: ignore[no-untyped-def]
+    """The server process of :class:`Server`."""
+    with Server(latency, "thread") as server:
+        conn.send(server.url)
+        while (message := conn.recv()) != "stop":
+            if message == "read":
+                conn.send(server.read())
+
+
+def one_cycle(lake: Lake, universe, server: Server, count: int, tag: str,
               at: pd.Timestamp, runner: Timed, latency: float) -> dict[str, float]:
-    arrivals.clear()
-    t0, c0 = time.perf_counter(), time.process_time()
-    outcomes = run_cycle(lake, "synthetic", universe, contestants(url, count, tag), at,
+    server.read()  # from here on
+    t0, c0 = time.time(), time.process_time()
+    outcomes = run_cycle(lake, "synthetic", universe, contestants(server.url, count, tag), at,
                          ledger=Ledger(lake), runner=runner)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    wall, cpu = time.time() - t0, time.process_time() - c0
+    arrivals, in_flight = server.read()
     if len(arrivals) != count:
         raise SystemExit(f"{len(arrivals)} requests for {count} contestants: "
                          f"{sorted({o.status for o in outcomes})}")
     start = runner.started
     first, last = min(arrivals) - start, max(arrivals) - start
     return {"wall": wall, "cpu": cpu, "market": start - t0, "first": first,
-            "spread": last - first, "call_phase": last + latency, "queue_max": max(o.queue_s for o in outcomes),
+            "spread": last - first, "call_phase": last + latency, "in_flight": in_flight,
+            "queue_max": max(o.queue_s for o in outcomes),
             "queue_median": statistics.median(o.queue_s for o in outcomes),
             "traded": sum(o.status == "traded" for o in outcomes)}
 
@@ -87,32 +151,26 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--baseline", type=int, default=32,
                         help="contestants of the 4-thread baseline (0: none)")
+    parser.add_argument("--server", choices=("process", "thread"), default="process",
+                        help="where the loopback model runs (default: a process of its own)")
     args = parser.parse_args()
     prepare_process()  # the process edge: litellm offline
     universe = load_universe()
     load_litellm()
-    arrivals: list[float] = []
-    lock = threading.Lock()
-
-    def answer(request: object) -> StubResponse:
-        with lock:
-            arrivals.append(time.perf_counter())
-        return StubResponse.answer(ANSWER, delay=args.latency)
-
-    with tempfile.TemporaryDirectory() as tmp, OpenAIStub(handler=answer) as stub:
+    with tempfile.TemporaryDirectory() as tmp, Server(args.latency, args.server) as server:
         lake = Lake(tmp)
         run_ingest(SyntheticProvider(), universe, start=AT - pd.Timedelta(days=220),
                    end=AT, lake=lake, now=AT)
-        wide = one_cycle(lake, universe, stub.url, arrivals, args.contestants, "wide", AT,
-                         Timed(), args.latency)
-        narrow = (one_cycle(lake, universe, stub.url, arrivals, args.baseline, "narrow", AT,
+        wide = one_cycle(lake, universe, server, args.contestants, "wide", AT, Timed(),
+                         args.latency)
+        narrow = (one_cycle(lake, universe, server, args.baseline, "narrow", AT,
                             Timed(workers=4), args.latency) if args.baseline else None)
         ledger = Ledger(lake)
         prompts = ledger.table("outcome")
         tokens = prompt_tokens(ledger.messages("wide-00", AT)[:2])
-        in_flight = stub.max_in_flight
+        in_flight = wide["in_flight"]
     print(f"{args.contestants} LLM contestants, every call answered after {args.latency:.1f} s "
-          "(loopback server)")
+          f"(loopback server, in {'a process of its own' if args.server == 'process' else 'this process'})")
     print(f"  call phase          {wide['call_phase']:.2f} s (fan-out start to the last answer; "
           f"first request after {wide['first']:.2f} s, arrivals spread over "
           f"{wide['spread']:.2f} s, {in_flight} in the server at once)")

@@ -150,6 +150,28 @@ def load_litellm() -> ModuleType:
     return _litellm
 
 
+_warmed = False
+
+
+def warm_calls() -> None:
+    """Import litellm and what its first completion of a process imports besides (about 40
+    modules, 0.4 s: HTTP/2, the proxy's types...), by one mocked completion (no request, no
+    key), once per process. A fan-out calls it before its turns start: otherwise every turn's
+    first call queues on the import locks of the first one, and the calls leave one by one."""
+    global _warmed
+    if _warmed:
+        return
+    litellm = load_litellm()
+    with _import_lock:
+        if not _warmed:
+            try:
+                litellm.completion(model="openai/warm-up", mock_response="-",
+                                   messages=[{"role": "user", "content": "-"}])
+            except Exception as exc:  # the first real call imports them instead
+                log.debug("litellm's warm-up call failed: %s", exc)
+            _warmed = True
+
+
 # -- error classification ------------------------------------------------------------------------
 
 

@@ -31,7 +31,7 @@ from arena.pipeline.day import DayReport
 from arena.pipeline.season import SeasonOutputs, SeasonReport, finish_season, replay_season
 from arena.pipeline.season_config import REPLAY, default_providers, init_season, make_season
 from arena.pipeline.season_tables import ARENA_PLAYERS
-from arena.pipeline.warehouse import Invoke
+from arena.pipeline.warehouse import Invoke, parse_ahead
 from arena.reporting.leaderboard import sorted_board
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
@@ -72,6 +72,8 @@ def replay(lake: Lake, *, start: dt.date, days: int, env: Mapping[str, str],
                                            providers=default_providers(), seed=seed),
                          roster=roster)
     handle = SeasonHandle(lake, config, env)
+    if invoke is None:  # dbt's own runner: its parse runs beside the season's days
+        parse_ahead(lake)
     if on_start:
         on_start(handle, len(contestants))
     played = replay_season(provider, handle.universe, contestants, config.times, lake=lake,

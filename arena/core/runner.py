@@ -17,9 +17,10 @@ runner honours all three, so a step behaves the same on the command line and in 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -118,15 +119,52 @@ class Inline:
             except capture as exc:
                 return exc
 
-        pool = ThreadPoolExecutor(max_workers=self.width(fn, len(items)),
+        width = self.width(fn, len(items))
+        pool = ThreadPoolExecutor(max_workers=width,
                                   thread_name_prefix=getattr(fn, "__name__", "step"))
+        # every item is handed to the pool before the first one runs: submitting (and starting
+        # a thread) waits for the interpreter lock, which running items hold in turn, so the
+        # last of 64 turns would otherwise start a second after the first
+        go, stop = threading.Event(), threading.Event()
+
+        def gated(item: Any) -> Any:
+            go.wait()
+            if stop.is_set():
+                raise CancelledError("the fan-out was interrupted before this item started")
+            try:
+                return one(item)
+            except BaseException:  # the items not started yet stay so, whichever thread is next
+                stop.set()
+                raise
+
         try:
-            results = list(pool.map(one, items))
+            _start_threads(pool, width)
+            futures = [pool.submit(gated, item) for item in items]
+            go.set()
+            results = [f.result() for f in futures]
         except BaseException:  # an interrupt or an error: the items not started never start
+            stop.set()
+            go.set()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
         return results
+
+
+def _start_threads(pool: ThreadPoolExecutor, width: int) -> None:
+    """Start the pool's ``width`` threads before any item runs. A pool starts a thread per
+    item submitted, and each start waits for the interpreter lock, which the items already
+    running hold in turn: the 64th turn of a cycle would start a second after the first.
+    Started while nothing runs, every thread is there when the items arrive."""
+    if width < 2:
+        return
+    ready = threading.Barrier(width + 1)
+    for _ in range(width):
+        pool.submit(ready.wait, 60.0)
+    try:
+        ready.wait(60.0)
+    except threading.BrokenBarrierError:  # a thread slow to start: the items still run
+        log.warning("the fan-out's %d threads did not all start within 60 s", width)
 
 
 INLINE = Inline()

@@ -342,8 +342,8 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
         bars = pa.concat_tables([t.take(rows) for t, rows in zip(tables, kept, strict=True)]
                                 ).to_pandas()
         offset = 0
-        for i, rows in enumerate(kept):
-            frames[i] = bars.iloc[offset:offset + len(rows)].reset_index(drop=True)
+        for i, rows in enumerate(kept):  # indexed anew once, below
+            frames[i] = bars.iloc[offset:offset + len(rows)]
             offset += len(rows)
     out = []
     for r, since in reads:

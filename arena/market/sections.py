@@ -10,7 +10,7 @@ asset uses the same decimals. How candles are shown is set per interval in :data
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from arena.engine.rules import Rules
@@ -23,6 +23,31 @@ from arena.market.types import AssetDetail, Candle, MarketData, stale_marker
 # every candle in full: MarketData.as_dict(), the tools of agents that want more).
 CANDLE_STYLE: dict[str, str] = {"1w": "close", "1d": "close", "4h": "close"}
 NA = "NA"
+
+
+class _Rendered:
+    """Texts rendered from one object (an asset's detail, the universe's table), kept while
+    that very object is the one asked for: every contestant of a cycle is shown the same parts
+    of the cycle's market, so each is rendered once per cycle, not once per contestant. Bounded
+    (a few cycles' parts); one dict operation per look-up, so threads share it as it is."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._texts: dict[tuple[int, Hashable], tuple[object, str]] = {}
+        self._size = size
+
+    def get(self, source: object, how: Hashable, render: Callable[[], str]) -> str:
+        key = (id(source), how)
+        hit = self._texts.get(key)
+        if hit is not None and hit[0] is source:
+            return hit[1]
+        text = render()
+        if len(self._texts) >= self._size:
+            self._texts.clear()
+        self._texts[key] = (source, text)
+        return text
+
+
+_rendered = _Rendered()
 
 
 def price_decimals(price: float | None) -> int:
@@ -101,6 +126,10 @@ def header(market: MarketData) -> str:
 
 
 def universe_table(market: MarketData) -> str:
+    return _rendered.get(market.table, "universe", lambda: _universe_table(market))
+
+
+def _universe_table(market: MarketData) -> str:
     cols = ("symbol,class,sector,tradeable_today,price,ret_1d,ret_10d,ret_30d,vol_30d,rsi_14d,"
             "off_30d_high,adv_usd,earnings_in_days")
     rows = [cols]
@@ -130,6 +159,11 @@ def asset_block(d: AssetDetail, style: Mapping[str, str] | None = None,
     """One asset's full depth: a summary line and its weekly, daily and 4-hour candles;
     ``stale_since``: when its last price printed, if that price is stale (flagged)."""
     style = style or CANDLE_STYLE
+    return _rendered.get(d, (stale_since, tuple(sorted(style.items()))),
+                         lambda: _asset_block(d, style, stale_since))
+
+
+def _asset_block(d: AssetDetail, style: Mapping[str, str], stale_since: str | None) -> str:
     dec = price_decimals(d.price)
     head = [f"### {d.symbol} price {fmt_price(d.price, dec)}", f"rsi_4h {fmt_num(d.rsi_4h, 0)}",
             f"rsi_1d {fmt_num(d.rsi_1d, 0)}", f"rsi_1w {fmt_num(d.rsi_1w, 0)}"]

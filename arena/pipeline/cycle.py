@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 
-from arena.agents.base import Contestant, plays_after_others
+from arena.agents.base import Contestant, KeysStayBehind, plays_after_others
 from arena.agents.roster import model_provider
 from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner, step
@@ -265,6 +265,11 @@ def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequen
     market = runner.run(cycle_market, lake, provider, universe, contestants, at, ledger)
     first = [c for c in contestants if not plays_after_others(c)]
     followers = [c for c in contestants if plays_after_others(c)]
+    if not getattr(runner, "distributes", False) and any(isinstance(c, KeysStayBehind)
+                                                          for c in contestants):
+        from arena.agents.llm import warm_calls  # litellm's module: imported when a model plays
+
+        warm_calls()  # the turns run in this process: their calls leave together
     outcomes = runner.map(play, first, market, ledger, universe, at, rules=rules, slot=slot,
                           queued_at=time.time())
     names = tuple(c.name for c in first)

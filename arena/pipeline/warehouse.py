@@ -30,6 +30,9 @@ import json
 import logging
 import os
 import shutil
+import subprocess
+import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -159,6 +162,52 @@ def _dbt_invoke() -> Invoke:
     return dbtRunner().invoke
 
 
+PARSE_FILE = "partial_parse.msgpack"  # dbt's saved parse, in its target folder
+_ahead: dict[Path, subprocess.Popen[bytes]] = {}
+_ahead_lock = threading.Lock()
+
+
+def parse_ahead(lake: Lake) -> bool:
+    """Start dbt's parse of the project for ``lake`` in a process of its own, when the lake has
+    no saved parse yet (a new lake): the build that follows (:func:`run_dbt`, which waits for
+    it) then reads the saved parse instead of parsing again, and the parse ran beside the work
+    before the build (a replay's days) on another core. Returns whether it started. Its log is
+    ``<lake>/dbt/logs/parse-ahead.log``; a parse that fails costs nothing but itself (the build
+    parses in full, as it would have)."""
+    if (build_dir(lake) / "target" / PARSE_FILE).is_file():
+        return False
+    key = lake.root.resolve()
+    with _ahead_lock:
+        if key in _ahead:
+            return False
+        logs = build_dir(lake) / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / "parse-ahead.log", "wb") as out:
+            _ahead[key] = subprocess.Popen(
+                [sys.executable, "-m", "dbt.cli.main", *dbt_args(lake, "parse", "--quiet")],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    return True
+
+
+def _wait_for_parse(lake: Lake, timeout: float = 600.0) -> None:
+    """Wait for :func:`parse_ahead`'s process of ``lake``, if one was started (killed after
+    ``timeout`` seconds: the build then parses in full)."""
+    with _ahead_lock:
+        process = _ahead.pop(lake.root.resolve(), None)
+    if process is None:
+        return
+    try:
+        code = process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        code = None
+    if code != 0:
+        log.warning("dbt's parse ahead of the build of %s ended with %s (see %s): the build "
+                    "parses the project itself", lake.root, code,
+                    build_dir(lake) / "logs" / "parse-ahead.log")
+
+
 def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResult:
     """``dbt build`` the marts of ``lake``; :class:`MartsError` names what failed."""
     invoke = invoke or _dbt_invoke()
@@ -166,6 +215,7 @@ def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResul
     if gathered.rebuilt:
         log.warning("the ledger's tables for dbt were gathered again: %s", gathered.rebuilt)
     snapshot_market(lake)
+    _wait_for_parse(lake)
     t0 = time.perf_counter()
     try:
         # the signal server's models read its own store, never a season's lake

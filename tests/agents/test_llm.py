@@ -340,3 +340,36 @@ def test_litellm_is_imported_lazily():
             "print('litellm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_warm_up_before_a_fan_out_sends_nothing_and_leaves_little_for_the_first_call(
+        monkeypatch):
+    """``warm_calls`` imports what litellm's first completion of a process imports, by a
+    mocked completion: no request leaves (run in a fresh interpreter, where the first call is
+    really the first), and the first real call after it imports almost nothing more."""
+    script = (
+        "import sys, json\n"
+        "from arena.core.settings import prepare_process\n"
+        "prepare_process()\n"
+        "from arena.agents.llm import load_litellm, warm_calls\n"
+        "from tests.agents.openai_stub import OpenAIStub, StubResponse\n"
+        "litellm = load_litellm()\n"
+        "with OpenAIStub(default=StubResponse.answer('{}')) as stub:\n"
+        "    before = set(sys.modules)\n"
+        "    warm_calls()\n"
+        "    warmed = len(set(sys.modules) - before)\n"
+        "    sent = len(stub.requests)\n"
+        "    before = set(sys.modules)\n"
+        "    litellm.completion(model='openai/x', api_base=stub.url, api_key='k', num_retries=0,\n"
+        "                       messages=[{'role': 'user', 'content': 'hi'}])\n"
+        "    print(json.dumps({'warmed': warmed, 'sent': sent, 'after': len(stub.requests),\n"
+        "                      'first_call': sorted(set(sys.modules) - before)}))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, check=True)
+    import json
+
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["sent"] == 0 and got["after"] == 1  # the warm-up reached no server
+    assert got["warmed"] >= 20  # litellm's modules its first completion imports...
+    left = [m for m in got["first_call"] if m.startswith("litellm")]
+    assert len(left) <= 5, left  # ...are not left for the first real call (its HTTP ones are)

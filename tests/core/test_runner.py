@@ -103,3 +103,43 @@ def test_a_fan_out_is_as_wide_as_its_items_unless_the_step_says_otherwise():
     assert Inline(workers=1).width(narrow, 6) == 1  # the runner's own bound wins when lower
     with pytest.raises(ValueError, match="at least 1"):
         step("bad", width=0)
+
+
+def test_every_thread_of_a_fan_out_is_running_before_its_first_item_starts():
+    """A pool starts a thread per item submitted, each start waiting for the interpreter lock
+    the running items hold: the fan-out starts its threads first, so the first item already
+    sees all sixteen."""
+    seen: list[int] = []
+    lock = threading.Lock()
+
+    def each(item):
+        with lock:
+            seen.append(threading.active_count())
+        return item
+
+    before = threading.active_count()
+    assert Inline().map(each, list(range(16))) == list(range(16))
+    assert min(seen) - before >= 16
+
+
+def test_a_failed_item_cancels_the_items_not_started_and_the_running_ones_finish():
+    """Width 2, four items: the first fails while the second runs; the second finishes, the
+    last two never start, and the failure reaches the caller."""
+    started: list[int] = []
+    finished: list[int] = []
+    second_in = threading.Event()
+
+    @step("item-{item}", width=2)
+    def each(item):
+        started.append(item)
+        if item == 0:
+            second_in.wait(20)
+            raise Permanent("the first item fails")
+        second_in.set()
+        threading.Event().wait(0.2)
+        finished.append(item)
+        return item
+
+    with pytest.raises(Permanent):
+        Inline().map(each, [0, 1, 2, 3])
+    assert sorted(started) == [0, 1] and finished == [1]
