@@ -25,6 +25,7 @@ from arena.core.errors import BadArgument
 from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner
 from arena.core.universe import load_universe
+from arena.data.ingest import docs_beside
 from arena.data.lake import Lake
 from arena.data.providers import make_provider
 from arena.pipeline.day import DayReport
@@ -76,8 +77,9 @@ def replay(lake: Lake, *, start: dt.date, days: int, env: Mapping[str, str],
         parse_ahead(lake)
     if on_start:
         on_start(handle, len(contestants))
-    played = replay_season(provider, handle.universe, contestants, config.times, lake=lake,
-                           runner=runner, ingest=ingest, progress=progress, say=say)
+    with docs_beside():  # the ingests' Data Docs are built beside the season's days
+        played = replay_season(provider, handle.universe, contestants, config.times, lake=lake,
+                               runner=runner, ingest=ingest, progress=progress, say=say)
     if say:
         say(f"season played: {len(played.days)} cycles, {played.trades} trades; building the "
             "luck tables, marts and report")

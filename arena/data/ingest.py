@@ -27,10 +27,12 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from arena.core.errors import Failed, UnusableInput
 from arena.core.lazy import lazy_import
@@ -920,13 +922,62 @@ def _build_validate_publish(lake: Lake, plan: IngestPlan, universe: Universe,
 DOCS_BUILT = "arena_built.json"  # in the Data Docs folder: the day and run of the last build
 
 
+class _DocsBeside:
+    """Where :func:`_data_docs` builds: here (the default), or, inside :func:`docs_beside`, in
+    a process of its own while the caller goes on, waited for when the block ends."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.pool: Any = None
+        self.pending: list[tuple[Any, str]] = []
+
+
+_beside = _DocsBeside()
+
+
+@contextmanager
+def docs_beside() -> Iterator[None]:
+    """Inside this block, an ingest's Data Docs are built in a process of their own (Great
+    Expectations' import and build, 5-6 s, on another core) while the block goes on - a
+    replay's days; the block's end waits for them (a build that failed is logged, as always).
+    Nesting is allowed; the outermost block waits."""
+    with _beside.lock:
+        _beside.depth += 1
+    try:
+        yield
+    finally:
+        with _beside.lock:
+            _beside.depth -= 1
+            done = _beside.depth == 0
+            pending, pool = (_beside.pending, _beside.pool) if done else ([], None)
+            if done:
+                _beside.pending, _beside.pool = [], None
+        for future, run_id in pending:
+            try:
+                future.result(timeout=600)
+            except Exception:
+                _log.warning("Data Docs of %s not built", run_id, exc_info=True)
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+def _build_docs(report, root: Path, run_id: str, day: str) -> Path:
+    """Build the Data Docs of one run and note the day of the build (in a process of its own
+    under :func:`docs_beside`)."""
+    index = report.build_data_docs(root, run_name=run_id)
+    write_text(root / DOCS_BUILT, json.dumps({"day": day, "run_id": run_id}))
+    return index
+
+
 def _data_docs(lake: Lake, report, plan: IngestPlan) -> Path | None:
     """Great Expectations' Data Docs of the lake's validation runs (the index; None: never
     built). They are built for the first run of each UTC day that validated, for every run that
     failed validation and for a run asked for them (``plan.data_docs``): building them imports
     Great Expectations (5-6 s), which the hourly run of a few hundred bars does not pay. Every
     run keeps its own result and page beside them (``validation/<run id>``). A build that fails
-    is logged: the stored result is what the run needs."""
+    is logged: the stored result is what the run needs. Inside :func:`docs_beside` the build
+    runs in a process of its own, and the index returned is where it will be."""
     root = lake.root / "validation" / "docs"
     marker, day = root / DOCS_BUILT, f"{plan.started:%Y-%m-%d}"
     try:
@@ -934,9 +985,19 @@ def _data_docs(lake: Lake, report, plan: IngestPlan) -> Path | None:
     except (OSError, ValueError, AttributeError):
         last = None
     if plan.data_docs or not report.success or last != day:
+        with _beside.lock:
+            if _beside.depth:
+                if _beside.pool is None:
+                    import multiprocessing
+                    from concurrent.futures import ProcessPoolExecutor
+
+                    _beside.pool = ProcessPoolExecutor(
+                        max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+                _beside.pending.append((_beside.pool.submit(_build_docs, report, root,
+                                                            plan.run_id, day), plan.run_id))
+                return root / "index.html"
         try:
-            report.build_data_docs(root, run_name=plan.run_id)
-            write_text(marker, json.dumps({"day": day, "run_id": plan.run_id}))
+            _build_docs(report, root, plan.run_id, day)
         except Exception:
             _log.warning("Data Docs of %s not built", plan.run_id, exc_info=True)
     index = root / "index.html"

@@ -18,7 +18,12 @@ Before a contestant's next record is built (under its lock, before any model is 
 recorded, and :func:`check_history` that every record the book is folded from is the one the
 chain recorded (each link follows the record before it; the fold's files hash as recorded):
 otherwise :class:`BrokenChain`, naming the file, and nothing is recorded for that contestant.
-:func:`verify_contestant` walks the whole chain, every file (``arena season verify``).
+The fold continues from the contestant's book (``ledger/_books``: its state after its first
+records, with the digest of the last of them and a checksum of its own), so the records checked
+are the ones after the book: a record's cost does not grow with the season. The older records
+are not read again by the fold; :func:`verify_contestant` walks the whole chain, every file
+(``arena season verify``), and the rows dbt reads are checked once, before they are copied
+(:mod:`arena.pipeline.ledger_tables`).
 
 Records written before the chain existed carry no ``chain.json``: they are reported as
 unchained, never as damage, and the first chained record links to the newest of them by key.
@@ -214,17 +219,25 @@ FOLDED = ("fills.parquet", "levels.parquet")
 
 
 def check_history(ledger_dir: Path, contestant: str, records: list[str],
-                  known: dict[str, str | None] | None = None) -> None:
+                  known: dict[str, str | None] | None = None, *,
+                  after: tuple[int, Previous] | None = None) -> None:
     """Every record the contestant's book is folded from is the one its chain recorded: each
     link follows the record before it (none missing, none inserted) and each file the fold reads
     (:data:`FOLDED`) hashes as recorded. ``known``: records already checked by this process
-    (key -> digest), skipped and extended. :class:`BrokenChain` naming the first damage.
+    (key -> digest), skipped and extended. ``after``: ``(n, link)`` when the fold continues from
+    a book kept after the first ``n`` records, the last of them ``link`` (its key and digest, as
+    its ``chain.json`` holds them): only the later records are checked, each following the one
+    before it from that link on (the earlier ones are not read by the fold; ``arena season
+    verify`` walks them). :class:`BrokenChain` naming the first damage.
 
     Reads one small JSON file and hashes the fold's files per record not yet known: the same
     order of work as the fold itself, which reads those files anyway."""
     known = {} if known is None else known
     hint = _restore_hint(contestant)
     before: Previous | None = None
+    if after is not None:
+        count, before = after
+        records = records[count:]
     for key in records:
         if key in known:
             before = Previous(key, known[key])

@@ -82,6 +82,7 @@ exact copy in ``responses.raw_json``, so nothing a model sends can make a record
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -102,7 +103,14 @@ from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, default_root, is_disk_error, os_error_text, write_text
 from arena.engine.portfolio import Fill, Portfolio
 from arena.ledger.chain import BrokenChain as BrokenChain  # re-exported
-from arena.ledger.chain import check_history, make_link, previous_link, write_head
+from arena.ledger.chain import (
+    Previous,
+    check_history,
+    make_link,
+    previous_link,
+    read_link,
+    write_head,
+)
 from arena.ledger.errors import LedgerError
 from arena.ledger.records import (
     ANSWER,
@@ -135,6 +143,11 @@ pd = lazy_import("pandas")
 pq = lazy_import("pyarrow.parquet")
 
 BOOKS_DIR = "_books"  # each contestant's state after its records so far (Ledger._book)
+
+
+def _book_sum(body: Mapping[str, Any]) -> str:
+    """A book's checksum: the SHA-256 of its canonical JSON (a damaged book is refused)."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 log = logging.getLogger(__name__)
 
@@ -366,7 +379,8 @@ class Ledger:
             previous = previous_link(self.dir, contestant, keys)
             with self._cache_lock:
                 known = self._chain_known.setdefault(contestant, {})
-            check_history(self.dir, contestant, keys, known)  # every record the fold reads
+            # every record the fold reads: the ones after the contestant's book
+            check_history(self.dir, contestant, keys, known, after=self._book_link(contestant, keys))
             rows, texts = make()
             _refuse_secrets(rows, texts, where, self.secret_names)
             tables = {n: pa.Table.from_pylist(rows.get(n, []), schema=s) for n, s in schemas.items()}
@@ -546,6 +560,45 @@ class Ledger:
             state = state.apply(event) if isinstance(event, Fill) else state.with_level(*event)
         return state
 
+    def _book_path(self, contestant: str) -> Path:
+        return self.dir / BOOKS_DIR / f"contestant={check_name(contestant)}.json"
+
+    def _read_book(self, contestant: str, order: Sequence[str]) -> dict[str, Any] | None:
+        """The contestant's book, when it is whole (its checksum holds) and still follows
+        ``order`` (the records it was kept after are still the first ones); else None, and the
+        fold starts from the first record."""
+        path = self._book_path(contestant)
+        try:
+            book = json.loads(path.read_text(encoding="utf-8"))
+            body = {k: book[k] for k in ("records", "through", "digest", "portfolio")}
+            count = int(body["records"])
+            if book["sha256"] != _book_sum(body):
+                log.warning("the book of %s (%s) does not match its checksum: folded from its "
+                            "first record", contestant, path)
+                return None
+            if 0 < count <= len(order) and order[count - 1] == body["through"]:
+                return body
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("the book of %s (%s) cannot be read, folded from its first record: %s",
+                        contestant, path, exc)
+        return None
+
+    def _book_link(self, contestant: str, order: list[str]) -> tuple[int, Previous] | None:
+        """Where the history the fold reads begins (:func:`check_history`'s ``after``): after
+        the book's records, when the book names the very link its last record holds."""
+        book = self._read_book(contestant, order)
+        if book is None or book["digest"] is None:
+            return None
+        try:
+            link = read_link(self.dir / book["through"])
+        except BrokenChain:
+            return None  # checked from the first record, which names the damage
+        if link is None or link.digest != book["digest"]:
+            return None
+        return int(book["records"]), Previous(link.key, link.digest)
+
     def _book(self, contestant: str) -> Portfolio:
         """The contestant's state after every record, continued from its book: the state after
         its first ``records`` records in fold order (:meth:`chain_keys`), kept in
@@ -555,18 +608,10 @@ class Ledger:
         moved aside by a repair, a damaged or missing book) it is folded from the first record.
         The book is written back when it moved (never on a read-only lake)."""
         order = self.chain_keys(contestant)
-        path = self.dir / BOOKS_DIR / f"contestant={check_name(contestant)}.json"
         state, done = Portfolio(), 0
-        try:
-            book = json.loads(path.read_text(encoding="utf-8"))
-            count = int(book["records"])
-            if 0 < count <= len(order) and order[count - 1] == book["through"]:
-                state, done = portfolio_from_json(book["portfolio"]), count
-        except FileNotFoundError:
-            pass
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("the book of %s (%s) cannot be read, folded from its first record: %s",
-                        contestant, path, exc)
+        book = self._read_book(contestant, order)
+        if book is not None:
+            state, done = portfolio_from_json(book["portfolio"]), int(book["records"])
         rest = [self.dir / key for key in order[done:]]
         if not rest:
             return state
@@ -575,9 +620,12 @@ class Ledger:
         for _, event in sorted(events, key=lambda e: e[0]):
             state = state.apply(event) if isinstance(event, Fill) else state.with_level(*event)
         try:
-            write_text(path, json.dumps({"records": len(order), "through": order[-1],
-                                         "portfolio": portfolio_to_json(state)}))
-        except OSError as exc:  # a lake an analyst reads: the next writer keeps the book
+            link = read_link(self.dir / order[-1])
+            body = {"records": len(order), "through": order[-1],
+                    "digest": None if link is None else link.digest,
+                    "portfolio": portfolio_to_json(state)}
+            write_text(self._book_path(contestant), json.dumps({**body, "sha256": _book_sum(body)}))
+        except (OSError, BrokenChain) as exc:  # a lake an analyst reads: the next writer keeps it
             log.debug("the book of %s is not written: %s", contestant, exc)
         return state
 

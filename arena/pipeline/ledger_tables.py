@@ -20,7 +20,10 @@ trusted: a record it holds is gone from the ledger (moved aside by ``arena seaso
 --repair``), a part is missing or unreadable, or the tables' columns changed. A part is written
 before the manifest that names it, and a part no manifest names (a build killed in between) is
 removed before dbt reads, so dbt never counts a record twice. The records are immutable once
-committed (:mod:`arena.ledger.store`), so a record's rows, once copied, stay true.
+committed (:mod:`arena.ledger.store`), so a record's rows, once copied, stay true; before they
+are copied, each record's files are checked against its chain link
+(:func:`arena.ledger.chain.check_link`): a record damaged since its commit stops the build
+(:class:`~arena.ledger.chain.BrokenChain`, naming the file) instead of reaching the marts.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.core.lazy import lazy_import
+from arena.ledger.chain import check_link
 from arena.ledger.records import MONITOR_SCHEMAS, SCHEMAS
 from arena.ledger.store import Ledger
 
@@ -200,6 +204,8 @@ def gather(ledger: Ledger, lake_root: Path) -> Gathered:
     for kind, part in kinds.items():
         part.sweep()
         new = sorted(set(listed[kind]) - part.records)
+        for record in new:  # copied once, so checked once: its files are the ones it recorded
+            check_link(listed[kind][record])
         if new:
             part.append(ledger, [listed[kind][r] for r in new])
         out.merged += part.merge()

@@ -45,6 +45,7 @@ from arena.core.errors import Failed
 from arena.core.runner import INLINE, Runner
 from arena.data.lake import Lake, swap_dir
 from arena.data.market_store import ObjectMarket
+from arena.ledger.chain import BrokenChain
 from arena.ledger.store import Ledger
 from arena.pipeline.ledger_tables import gather
 
@@ -211,7 +212,11 @@ def _wait_for_parse(lake: Lake, timeout: float = 600.0) -> None:
 def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResult:
     """``dbt build`` the marts of ``lake``; :class:`MartsError` names what failed."""
     invoke = invoke or _dbt_invoke()
-    gathered = gather(Ledger(lake), lake.root)  # the new records' rows, copied once
+    try:
+        gathered = gather(Ledger(lake), lake.root)  # the new records' rows, copied once
+    except BrokenChain as exc:
+        raise MartsError(f"the ledger is damaged, nothing published: {exc} (arena season "
+                         "verify tells how to restore it)") from exc
     if gathered.rebuilt:
         log.warning("the ledger's tables for dbt were gathered again: %s", gathered.rebuilt)
     snapshot_market(lake)

@@ -197,3 +197,58 @@ def test_the_monitor_window_of_a_broken_contestant_is_refused_too(tmp_path):
     with pytest.raises(BrokenChain):
         Ledger(tmp_path).record_monitor(C3, end, "momentum",
                                         lambda: MonitorRecord("momentum", C3, end, (STOP_BTC,)))
+
+
+def _double_quantity(fills) -> None:
+    table = pq.ParquetFile(fills).read()
+    pq.write_table(table.set_column(table.schema.get_field_index("quantity"), "quantity",
+                                    [[q * 2 for q in table.column("quantity").to_pylist()]]),
+                   fills)
+
+
+def test_a_new_process_checks_the_records_after_the_book_not_the_whole_history(tmp_path,
+                                                                              monkeypatch):
+    """With the contestant's book (its state after its records so far), a new process's next
+    record hashes the head's files and the records after the book, however long the history:
+    an older record changed since is not read by the fold (the cycle goes on, and the whole
+    chain still names it), while a changed record after the book refuses the contestant."""
+    import arena.ledger.chain as chain
+
+    ledger = _three(tmp_path)
+    Ledger(tmp_path).portfolio("momentum")  # the book, after the four records
+    old = ledger.record_dir(C1, "momentum") / "fills.parquet"
+    _double_quantity(old)
+    hashed: list[str] = []
+    real = chain.file_sha256
+    monkeypatch.setattr(chain, "file_sha256", lambda p: hashed.append(p.name) or real(p))
+    built, record = _builds(Ledger(tmp_path))
+    assert record() == RecordStatus.RECORDED and built == [True]
+    assert hashed.count("fills.parquet") == 1 + 1  # the head (C3) and the new link, no fold's
+    damage, _ = verify_contestant(ledger.dir, "momentum", ledger.chain_keys("momentum"))
+    assert [d.path for d in damage] == [str(old)]
+
+    c5, c6 = C4 + pd.Timedelta(days=1), C4 + pd.Timedelta(days=2)
+    assert _builds(Ledger(tmp_path), c5)[1]() == RecordStatus.RECORDED  # C4, C5 after the book
+    after = ledger.record_dir(C4, "momentum") / "fills.parquet"
+    _double_quantity(after)
+    built, record = _builds(Ledger(tmp_path), c6)
+    with pytest.raises(BrokenChain, match=rf"{after} has changed since it was recorded"):
+        record()
+    assert built == []
+
+
+def test_a_book_whose_checksum_or_link_does_not_hold_is_not_trusted(tmp_path, caplog):
+    """A book edited by hand (its checksum fails) is folded from the first record, and its
+    history checked from the first record too."""
+    ledger = _three(tmp_path)
+    Ledger(tmp_path).portfolio("momentum")
+    book = tmp_path / "ledger" / "_books" / "contestant=momentum.json"
+    data = json.loads(book.read_text())
+    data["portfolio"]["cash"] = data["portfolio"]["cash"] + 1000.0
+    book.write_text(json.dumps(data))
+    old = ledger.record_dir(C1, "momentum") / "fills.parquet"
+    _double_quantity(old)
+    built, record = _builds(Ledger(tmp_path))
+    with pytest.raises(BrokenChain, match=rf"{old} has changed since it was recorded"):
+        record()
+    assert built == [] and "does not match its checksum" in caplog.text

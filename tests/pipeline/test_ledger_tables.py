@@ -115,3 +115,26 @@ def test_a_copy_that_cannot_be_trusted_is_rebuilt_from_the_ledger(tmp_path, dama
     assert done.copied["cycles"] == len(ledger.folders())  # every record copied again
     assert "gathered tables are rebuilt" in caplog.text
     _same_as_ledger(ledger, tmp_path)
+
+
+def test_a_record_damaged_before_it_was_gathered_stops_the_copy_by_name(tmp_path):
+    """A record's files are checked against its chain link before its rows are copied: one
+    rewritten since its commit stops the gathering (naming the file) and nothing of it is
+    copied; the records gathered before stay as they were."""
+    import pyarrow.parquet as pq
+
+    from arena.ledger.chain import BrokenChain
+
+    ledger = Ledger(tmp_path)
+    _day(ledger, 0)
+    gather(ledger, tmp_path)
+    before = _read(tmp_path, "cycles", "fills")
+    _day(ledger, 1)
+    fills = ledger.record_dir(DAY0 + pd.Timedelta(days=1), "beta") / "fills.parquet"
+    table = pq.ParquetFile(fills).read()
+    pq.write_table(table.set_column(table.schema.get_field_index("quantity"), "quantity",
+                                    [[q * 2 for q in table.column("quantity").to_pylist()]]),
+                   fills)
+    with pytest.raises(BrokenChain, match=rf"{fills} has changed since it was recorded"):
+        gather(ledger, tmp_path)
+    pd.testing.assert_frame_equal(_read(tmp_path, "cycles", "fills"), before)
