@@ -349,8 +349,16 @@ def test_a_failing_dbt_test_publishes_nothing(season, tmp_path):
     frame["equity"] += 1.0
     pq.write_table(pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False), path)
     # the ledger's rows gathered for dbt copied the record as committed: gathered again here
-    # (as for a new lake), they carry the bad value to dbt's tests
+    # (as for a new lake), the changed file no longer hashes as its record's link says
     shutil.rmtree(broken.root / "dbt" / "ledger")
+    with pytest.raises(MartsError, match=rf"the ledger is damaged.*{path} has changed"):
+        build_marts(broken)
+    assert hashlib.sha256((broken.root / "warehouse.duckdb").read_bytes()).hexdigest() == published
+    # a record written that way (an engine whose snapshot disagrees with its fills: its link
+    # made over the wrong value) passes the chain, and dbt's own test stops the build
+    from arena.ledger.chain import make_link, read_link
+
+    make_link(path.parent, read_link(path.parent).key, read_link(path.parent).previous)
     with pytest.raises(MartsError, match="equity_matches_the_engines_snapshots"):
         build_marts(broken)
     assert hashlib.sha256((broken.root / "warehouse.duckdb").read_bytes()).hexdigest() == published
