@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -941,6 +942,7 @@ def docs_beside() -> Iterator[None]:
     """Inside this block, an ingest's Data Docs are built in a process of their own (Great
     Expectations' import and build, 5-6 s, on another core) while the block goes on - a
     replay's days; the block's end waits for them (a build that failed is logged, as always).
+    A process that imported Great Expectations already builds them itself, as outside it.
     Nesting is allowed; the outermost block waits."""
     with _beside.lock:
         _beside.depth += 1
@@ -986,7 +988,8 @@ def _data_docs(lake: Lake, report, plan: IngestPlan) -> Path | None:
         last = None
     if plan.data_docs or not report.success or last != day:
         with _beside.lock:
-            if _beside.depth:
+            # a process that has Great Expectations imported already builds them itself
+            if _beside.depth and "great_expectations" not in sys.modules:
                 if _beside.pool is None:
                     import multiprocessing
                     from concurrent.futures import ProcessPoolExecutor

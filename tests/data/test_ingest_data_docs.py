@@ -95,3 +95,35 @@ def test_a_run_after_the_days_first_imports_no_great_expectations(lake, universe
     assert out["ge"] is False
     assert out["validation"]["summary"].startswith("candle validation passed")
     assert out["validation"]["data_docs"].endswith("index.html")  # the day's, built before
+
+
+def test_inside_docs_beside_they_are_built_in_a_process_of_their_own(lake):
+    """A replay's ingests build their Data Docs in a process of their own while its days go
+    on: the ingest returns without importing Great Expectations, and when the block ends the
+    day's docs and their marker are there (run in a fresh interpreter, where Great
+    Expectations is not imported yet)."""
+    code = textwrap.dedent(f"""
+        import json, sys
+        import pandas as pd
+        from arena.core.universe import load_universe
+        from arena.data.ingest import docs_beside, run_ingest
+        from arena.data.lake import Lake
+        from arena.data.providers.synthetic import SyntheticProvider
+        end = pd.Timestamp("2025-10-27 14:00", tz="UTC")
+        lake = Lake({str(lake.root)!r})
+        with docs_beside():
+            result = run_ingest(SyntheticProvider(), load_universe().select({SYMBOLS!r}),
+                                start=pd.Timestamp("2025-10-06", tz="UTC"), end=end,
+                                lake=lake, now=end)
+            ge_inside = "great_expectations" in sys.modules
+        print(json.dumps({{"ge": ge_inside or "great_expectations" in sys.modules,
+                           "run_id": result.run_id,
+                           "docs": result.manifest["validation"]["data_docs"]}}))
+        """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=300)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    index, marker = _docs(lake)
+    assert out["ge"] is False  # built by the other process
+    assert out["docs"] == str(index) and index.is_file()
+    assert json.loads(marker.read_text()) == {"day": "2025-10-27", "run_id": out["run_id"]}
