@@ -456,12 +456,14 @@ class Ledger:
     def chain_keys(self, contestant: str) -> list[str]:
         """The contestant's records (folders relative to the ledger) in fold order, newest last:
         by time, a monitor window ending at ``t`` before the cycle at ``t``
-        (:mod:`arena.ledger.chain`)."""
-        order = [((k.cycle_at, 1), self.record_dir(k.cycle_at, contestant))
-                 for k in self.records(contestant)]
-        order += [((k.end, 0), self.monitor_dir(k.start, k.end, contestant))
-                  for k in self.monitor_records(contestant)]
-        return [d.relative_to(self.dir).as_posix() for _, d in sorted(order, key=lambda o: o[0])]
+        (:mod:`arena.ledger.chain`). From one listing of each kind, the folders' stamps parsed
+        once per process."""
+        order = [((unstamp(d.parent.name.split("=", 1)[1]), 1), d)
+                 for d in self._dirs("cycles", contestant)]
+        order += [((unstamp(d.parent.name.split("=", 1)[1].split("_")[1]), 0), d)
+                  for d in self._dirs("monitor", contestant)]
+        order.sort(key=lambda o: o[0])
+        return [f"{d.parent.parent.name}/{d.parent.name}/{d.name}" for _, d in order]
 
     def folders(self, monitor: bool = False) -> list[Path]:
         """Every committed record's folder (cycles, or ``monitor`` windows), in key order."""
@@ -475,9 +477,29 @@ class Ledger:
         return self._arrow(name, monitor=monitor, dirs=folders)
 
     def _dirs(self, kind: str, contestant: str | None) -> list[Path]:
-        name = "*" if contestant is None else check_name(contestant)
-        return sorted(p for p in (self.dir / kind).glob(f"*/contestant={name}")
-                      if p.is_dir() and p.name != f"contestant={SCHEMA_DIR}")
+        """The record folders of ``kind`` (one contestant's, or everyone's), in key order: one
+        listing of the kind's folder (and one existence check per cycle or window for one
+        contestant), names compared as strings."""
+        root = self.dir / kind
+        try:
+            outer = sorted(e.name for e in os.scandir(root) if e.is_dir())
+        except FileNotFoundError:
+            return []
+        schema = f"contestant={SCHEMA_DIR}"
+        if contestant is not None:
+            name = f"contestant={check_name(contestant)}"
+            return [root / o / name for o in outer
+                    if name != schema and os.path.isdir(os.path.join(root, o, name))]
+        out = []
+        for o in outer:
+            try:
+                inner = sorted(e.name for e in os.scandir(root / o)
+                               if e.name.startswith("contestant=") and e.name != schema
+                               and e.is_dir())
+            except FileNotFoundError:  # moved aside while listed
+                continue
+            out += [root / o / i for i in inner]
+        return out
 
     def _arrow(self, name: str, contestant: str | None = None, monitor: bool = False,
                dirs: Sequence[Path] | None = None) -> pa.Table:
@@ -570,6 +592,10 @@ class Ledger:
         path = self._book_path(contestant)
         try:
             book = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(book, dict) and "sha256" not in book:  # kept by an earlier version
+                log.debug("the book of %s has no checksum: folded from its first record",
+                          contestant)
+                return None
             body = {k: book[k] for k in ("records", "through", "digest", "portfolio")}
             count = int(body["records"])
             if book["sha256"] != _book_sum(body):
