@@ -145,6 +145,13 @@ pq = lazy_import("pyarrow.parquet")
 BOOKS_DIR = "_books"  # each contestant's state after its records so far (Ledger._book)
 
 
+def _key_time(key: str) -> pd.Timestamp:
+    """When a record (a folder of :meth:`Ledger.chain_keys`) folds: its cycle, or its window's
+    end."""
+    stamp_text = key.split("/")[1].split("=", 1)[1]
+    return unstamp(stamp_text.split("_")[-1])
+
+
 def _book_sum(body: Mapping[str, Any]) -> str:
     """A book's checksum: the SHA-256 of its canonical JSON (a damaged book is refused)."""
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -574,6 +581,10 @@ class Ledger:
         yet (a monitor tick, a cycle of a live season) reads only the records after it."""
         if start is None and until is None:  # the book stays current for the next process
             return self._book(contestant)
+        if start is None:  # at or after its last record (a day's report): its book holds them all
+            keys = self.chain_keys(contestant)
+            if not keys or _key_time(keys[-1]) <= until:
+                return self._book(contestant)
         state = start or Portfolio()
         end = until
         for key, event in self._events(contestant):

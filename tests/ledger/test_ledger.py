@@ -566,3 +566,27 @@ def test_a_cycle_behind_the_contestants_history_is_refused_before_it_runs(tmp_pa
     assert built == [] and ledger.records() == [RecordKey(C2, "momentum")]
     assert ledger.record_cycle(C3, "momentum", lambda: simple_record("momentum", C3)) \
         == RecordStatus.RECORDED  # the window ending at the cycle folds before it: fine
+
+
+def test_the_state_at_or_after_the_last_record_is_the_book_and_before_it_the_fold(
+        tmp_path, monkeypatch):
+    """``portfolio(until=t)``: at or after the contestant's last record (a day's report of the
+    cycle just played) it is the book's state, reading no record in a new process; before it,
+    the fold of the records up to ``t``."""
+    ledger = Ledger(tmp_path)
+    _season(ledger)
+    full = Ledger(tmp_path).portfolio("momentum")  # writes the book
+    read: list[int] = []
+    original = Ledger._read_events
+    monkeypatch.setattr(Ledger, "_read_events",
+                        lambda self, c, m: read.append(len(c) + len(m)) or original(self, c, m))
+    last = max(k.cycle_at for k in ledger.records("momentum"))
+    assert Ledger(tmp_path).portfolio("momentum", until=last) == full and read == []
+    assert Ledger(tmp_path).portfolio("momentum", until=last + pd.Timedelta(days=1)) == full
+    early = min(k.cycle_at for k in ledger.records("momentum"))
+    folded = Portfolio()
+    for fill in Ledger(tmp_path).fills("momentum"):
+        if fill.at <= early:
+            folded = folded.apply(fill)
+    assert Ledger(tmp_path).portfolio("momentum", until=early).cash == folded.cash
+    assert read  # the records were read for it
