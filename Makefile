@@ -25,13 +25,18 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 run: $(VENV)/.installed
 	$(BIN)/arena demo
 
+# One more test worker than cores, at most four: many tests wait on a server, a browser or a
+# subprocess, so a third worker on two cores fills the time they wait; idle workers steal the
+# queued tests of busy ones, so the suite does not end on one worker's backlog
+TEST_WORKERS ?= $(shell python3 -c 'import os; print(min(4, (os.cpu_count() or 1) + 1))')
+
 # Debian's Chromium: the season report's tests open it in a real (headless) browser
 CHROMIUM := /usr/bin/chromium
 
 test: $(VENV)/.installed-test
 	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation)
 	$(MAKE) lint
-	$(BIN)/python -m pytest -n auto --maxprocesses 4
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 # The pure core (engine, scorer, contract, sessions, indicators): well under a minute
 FAST := tests/core tests/engine tests/scoring/test_scorer.py tests/scoring/test_metrics.py \

@@ -81,12 +81,16 @@ def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
     assert {r["market"] for r in json.loads(board.data)} == {"SYNTHETIC"}
     assert "SYNTHETIC market data: not real prices" in board.description
 
-    # the engine's recorded equity no longer matches the fills: the dbt test, and the flow, fail
+    # the engine's recorded equity no longer matches the fills (a record written that way: its
+    # chain link made over the wrong value): the dbt test, and the flow, fail
+    from arena.ledger.chain import make_link, read_link
+
     path = next((lake / "ledger" / "cycles").glob("cycle=*/contestant=momentum/equity.parquet"))
     table = pq.ParquetFile(path).read()
     frame = table.to_pandas()
     frame["equity"] += 1.0
     pq.write_table(pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False), path)
+    make_link(path.parent, read_link(path.parent).key, read_link(path.parent).previous)
     shutil.rmtree(lake / "dbt" / "ledger")  # gathered again, the rows carry the bad value to dbt
     failed = season_flow(**kwargs, return_state=True)
     assert failed.is_failed()
