@@ -180,3 +180,15 @@ def test_the_command_synopsis_names_every_command():
     named = set(re.findall(r"^arena (\S+)", synopsis, flags=re.M)) | set(
         re.findall(r"\| (\w+)", synopsis))
     assert {name for _, name, _ in COMMANDS} <= named | {"score", "luck", "rules"}, named
+
+
+def test_the_demo_builds_its_marts_from_the_parse_it_ran_beside_its_days(after_make_run):
+    """``make run``'s replay parsed the dbt project in a process of its own while it played
+    its days (``pipeline.warehouse.parse_ahead``), and the build read that saved parse instead
+    of parsing again; its Data Docs were built beside the days too."""
+    cwd, _ = after_make_run
+    lake = cwd / "data_lake" / "demo"
+    assert (lake / "dbt" / "logs" / "parse-ahead.log").is_file()
+    log = (lake / "dbt" / "logs" / "dbt.log").read_text(encoding="utf-8")
+    assert "Partial parsing enabled, no changes found, skipping parsing" in log
+    assert (lake / "validation" / "docs" / "index.html").is_file()
