@@ -1,4 +1,4 @@
-"""Synthetic lakes shared by the screener, briefing and prompt tests (built once per session).
+"""Synthetic lakes shared by the screener, briefing and prompt tests (built once per test run).
 
 * ``cut_fri``: ingested up to Friday 2025-11-21 16:00 UTC (an NYSE session, before its close);
 * ``cut_sat``: the same, then ingested on up to Saturday 2025-11-22 16:00 UTC;
@@ -9,6 +9,8 @@ Each starts 220 days before Friday, so 26 weekly candles (and then some) exist.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -43,16 +45,28 @@ _built: dict[str, Lakes] = {}
 
 
 def market_lakes(tmp_path_factory, universe: Universe) -> Lakes:
-    """The three lakes, ingested once per test session (about 20 s)."""
+    """The three lakes, ingested once per test run (about 20 s): the first pytest-xdist worker
+    to need them builds them in the run's shared base folder, the others wait for it and read
+    the same lakes (every test reads them, or copies them before it writes)."""
     if "lakes" not in _built:
-        root = tmp_path_factory.mktemp("market_lakes")
-        provider = SyntheticProvider()
+        from filelock import FileLock
+
+        base = tmp_path_factory.getbasetemp()
+        shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+        key = hashlib.sha256(",".join(sorted(universe.symbols)).encode()).hexdigest()[:12]
+        root, done = shared / f"market_lakes-{key}", shared / f"market_lakes-{key}.done"
         fri, sat, full = (Lake(root / name) for name in ("cut_fri", "cut_sat", "full"))
-        run_ingest(provider, universe, start=START, end=FRI, lake=fri, now=NOW)
-        shutil.copytree(fri.root, sat.root)
-        run_ingest(provider, universe, start=FRI.normalize(), end=SAT, lake=sat, now=NOW)
-        shutil.copytree(sat.root, full.root)
-        run_ingest(provider, universe, start=SAT.normalize(), end=FULL_END, lake=full, now=NOW)
+        with FileLock(str(shared / f"market_lakes-{key}.lock")):
+            if not done.is_file():
+                shutil.rmtree(root, ignore_errors=True)
+                provider = SyntheticProvider()
+                run_ingest(provider, universe, start=START, end=FRI, lake=fri, now=NOW)
+                shutil.copytree(fri.root, sat.root)
+                run_ingest(provider, universe, start=FRI.normalize(), end=SAT, lake=sat, now=NOW)
+                shutil.copytree(sat.root, full.root)
+                run_ingest(provider, universe, start=SAT.normalize(), end=FULL_END, lake=full,
+                           now=NOW)
+                done.write_text("built\n", encoding="utf-8")
         _built["lakes"] = Lakes(fri, sat, full)
     return _built["lakes"]
 
