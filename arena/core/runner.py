@@ -122,9 +122,9 @@ class Inline:
         width = self.width(fn, len(items))
         pool = ThreadPoolExecutor(max_workers=width,
                                   thread_name_prefix=getattr(fn, "__name__", "step"))
-        # every item is handed to the pool before the first one runs: submitting (and starting
-        # a thread) waits for the interpreter lock, which running items hold in turn, so the
-        # last of 64 turns would otherwise start a second after the first
+        # every item is handed to the pool (each submit starting its thread, which then waits on
+        # the gate) before the first one runs: submitting waits for the interpreter lock, which
+        # running items would hold in turn, so the last of 64 turns would start a second late
         go, stop = threading.Event(), threading.Event()
 
         def gated(item: Any) -> Any:
@@ -138,7 +138,6 @@ class Inline:
                 raise
 
         try:
-            _start_threads(pool, width)
             futures = [pool.submit(gated, item) for item in items]
             go.set()
             results = [f.result() for f in futures]
@@ -149,22 +148,6 @@ class Inline:
             raise
         pool.shutdown(wait=True)
         return results
-
-
-def _start_threads(pool: ThreadPoolExecutor, width: int) -> None:
-    """Start the pool's ``width`` threads before any item runs. A pool starts a thread per
-    item submitted, and each start waits for the interpreter lock, which the items already
-    running hold in turn: the 64th turn of a cycle would start a second after the first.
-    Started while nothing runs, every thread is there when the items arrive."""
-    if width < 2:
-        return
-    ready = threading.Barrier(width + 1)
-    for _ in range(width):
-        pool.submit(ready.wait, 60.0)
-    try:
-        ready.wait(60.0)
-    except threading.BrokenBarrierError:  # a thread slow to start: the items still run
-        log.warning("the fan-out's %d threads did not all start within 60 s", width)
 
 
 INLINE = Inline()

@@ -145,11 +145,10 @@ pq = lazy_import("pyarrow.parquet")
 BOOKS_DIR = "_books"  # each contestant's state after its records so far (Ledger._book)
 
 
-def _key_time(key: str) -> pd.Timestamp:
-    """When a record (a folder of :meth:`Ledger.chain_keys`) folds: its cycle, or its window's
-    end."""
-    stamp_text = key.split("/")[1].split("=", 1)[1]
-    return unstamp(stamp_text.split("_")[-1])
+def _fold_time(folder: str) -> pd.Timestamp:
+    """When a record folds, from its folder's name (``cycle=<t>`` or ``window=<start>_<end>``):
+    its cycle, or its window's end."""
+    return unstamp(folder.split("=", 1)[1].split("_")[-1])
 
 
 def _book_sum(body: Mapping[str, Any]) -> str:
@@ -465,10 +464,8 @@ class Ledger:
         by time, a monitor window ending at ``t`` before the cycle at ``t``
         (:mod:`arena.ledger.chain`). From one listing of each kind, the folders' stamps parsed
         once per process."""
-        order = [((unstamp(d.parent.name.split("=", 1)[1]), 1), d)
-                 for d in self._dirs("cycles", contestant)]
-        order += [((unstamp(d.parent.name.split("=", 1)[1].split("_")[1]), 0), d)
-                  for d in self._dirs("monitor", contestant)]
+        order = [((_fold_time(d.parent.name), 1), d) for d in self._dirs("cycles", contestant)]
+        order += [((_fold_time(d.parent.name), 0), d) for d in self._dirs("monitor", contestant)]
         order.sort(key=lambda o: o[0])
         return [f"{d.parent.parent.name}/{d.parent.name}/{d.name}" for _, d in order]
 
@@ -583,7 +580,7 @@ class Ledger:
             return self._book(contestant)
         if start is None:  # at or after its last record (a day's report): its book holds them all
             keys = self.chain_keys(contestant)
-            if not keys or _key_time(keys[-1]) <= until:
+            if not keys or _fold_time(keys[-1].split("/")[1]) <= until:
                 return self._book(contestant)
         state = start or Portfolio()
         end = until

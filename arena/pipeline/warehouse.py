@@ -174,9 +174,8 @@ def parse_ahead(lake: Lake) -> bool:
     it) then reads the saved parse instead of parsing again, and the parse ran beside the work
     before the build (a replay's days) on another core; not in a process that has loaded dbt
     already (a long-lived worker), where it would only add dbt's import. Returns whether it
-    started. Its log is
-    ``<lake>/dbt/logs/parse-ahead.log``; a parse that fails costs nothing but itself (the build
-    parses in full, as it would have)."""
+    started. Its log is ``<lake>/dbt/logs/parse-ahead.log``; a parse that fails costs nothing
+    but itself (the build parses in full, as it would have)."""
     if (build_dir(lake) / "target" / PARSE_FILE).is_file():
         return False
     if "dbt.cli.main" in sys.modules:  # dbt is loaded here: a process of its own would load it
