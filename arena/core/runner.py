@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -77,6 +77,10 @@ class Runner(Protocol):
         ...
 
 
+class _NotStarted(CancelledError):
+    """An item of a fan-out that never ran: another item failed or the fan-out was interrupted."""
+
+
 class Inline:
     """Steps run in this process; a fan-out runs its items on threads of its own, as many at
     once as the step's width allows (every item, unless the step says otherwise) and at most
@@ -130,7 +134,7 @@ class Inline:
         def gated(item: Any) -> Any:
             go.wait()
             if stop.is_set():
-                raise CancelledError("the fan-out was interrupted before this item started")
+                raise _NotStarted("the fan-out was interrupted before this item started")
             try:
                 return one(item)
             except BaseException:  # the items not started yet stay so, whichever thread is next
@@ -140,6 +144,12 @@ class Inline:
         try:
             futures = [pool.submit(gated, item) for item in items]
             go.set()
+            wait(futures)
+            # the error that stopped the fan-out, not an item it kept from starting (which may
+            # come earlier in the order: its thread looked at the gate after the error)
+            errors = [e for e in (f.exception() for f in futures) if e is not None]
+            if errors:
+                raise next((e for e in errors if not isinstance(e, _NotStarted)), errors[0])
             results = [f.result() for f in futures]
         except BaseException:  # an interrupt or an error: the items not started never start
             stop.set()
