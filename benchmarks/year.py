@@ -18,11 +18,13 @@ then prints:
   20% above its early one (its sum over the season grows with the square of its length).
 
     python benchmarks/year.py [--days 365] [--contestants 20] [--early 28] [--symbols ...]
+                              [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import re
@@ -109,6 +111,8 @@ def main() -> None:
     parser.add_argument("--early", type=int, default=28, help="the early publication's day")
     parser.add_argument("--month", type=int, default=30, help="days in a month's mean")
     parser.add_argument("--symbols", help="comma-separated house symbols (default: all)")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="leave the season's lake in DIR/season (a new folder) to profile it")
     args = parser.parse_args()
     if args.days < args.early + 2 or args.days < 2 * args.month + 1:
         parser.error("--days must exceed --early + 1 and twice --month")
@@ -122,7 +126,10 @@ def main() -> None:
     slowest: dict[int, str] = {}
     t_start = time.perf_counter()
 
-    with tempfile.TemporaryDirectory() as tmp, OpenAIStub(handler=Trader()) as stub:
+    if args.keep is not None and (args.keep / "season").exists():
+        parser.error(f"{args.keep / 'season'} exists: --keep needs a new folder")
+    with (contextlib.nullcontext(str(args.keep)) if args.keep is not None
+          else tempfile.TemporaryDirectory()) as tmp, OpenAIStub(handler=Trader()) as stub:
         lake = Lake(Path(tmp) / "season")
         contestants = [LLMContestant(ContestantSpec(
             name=f"model-{i:02d}", kind="llm", model="openai/scripted", api_base=stub.url,
