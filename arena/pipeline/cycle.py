@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from arena.agents.base import Contestant, KeysStayBehind, plays_after_others
 from arena.agents.roster import model_provider
 from arena.core.lazy import lazy_import
-from arena.core.runner import INLINE, Runner, step
+from arena.core.runner import INLINE, Runner, steady_heap, step
 from arena.core.universe import Universe
 from arena.data.errors import DamagedFile
 from arena.data.lake import Lake
@@ -270,8 +270,9 @@ def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequen
         from arena.agents.llm import warm_calls  # litellm's module: imported when a model plays
 
         warm_calls()  # the turns run in this process: their calls leave together
-    outcomes = runner.map(play, first, market, ledger, universe, at, rules=rules, slot=slot,
-                          queued_at=time.time())
+    with steady_heap():  # no collector's pass over the whole process as the calls leave
+        outcomes = runner.map(play, first, market, ledger, universe, at, rules=rules,
+                              slot=slot, queued_at=time.time())
     names = tuple(c.name for c in first)
     return outcomes + [runner.run(play, c, market, ledger, universe, at, rules=rules,
                                   others=names, slot=slot, queued_at=time.time())

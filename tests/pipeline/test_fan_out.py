@@ -8,6 +8,7 @@ the ledger beside the call's latency.
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -46,6 +47,27 @@ def test_64_contestants_call_their_model_at_the_same_time(tmp_path_factory, univ
     # for a slot is pinned by the test below)
     assert calls["queue_s"].notna().all() and (calls["queue_s"] >= 0).all()
     assert sorted(round(o.queue_s, 6) for o in outcomes) == sorted(calls["queue_s"])
+
+
+def test_the_turns_play_while_the_heap_alive_before_them_is_kept_from_the_collector(
+        tmp_path_factory, universe, tmp_path):
+    """A full pass of the collector over the process (libraries, price map, market) stops every
+    thread for about a quarter of a second, and the fan-out's own allocations trigger one as its
+    calls are about to leave: the turns play with the heap frozen, and it is thawed after."""
+    lake = market_lakes(tmp_path_factory, universe).full
+    frozen: list[int] = []
+
+    def answer(request: object) -> StubResponse:
+        frozen.append(gc.get_freeze_count())
+        return StubResponse.answer(ANSWER)
+
+    assert gc.get_freeze_count() == 0
+    with OpenAIStub(handler=answer) as stub:
+        outcomes = run_cycle(lake, PROVIDER, universe, _llms(stub.url, 3), MON,
+                             ledger=Ledger(tmp_path))
+    assert [o.status for o in outcomes] == ["no_trade"] * 3
+    assert len(frozen) == 3 and min(frozen) > 0
+    assert gc.get_freeze_count() == 0
 
 
 def test_a_provider_limit_queues_that_providers_calls_and_records_the_wait(
