@@ -15,15 +15,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arena.agents.base import Contestant
 from arena.agents.roster import Roster, Skipped
 from arena.core.lazy import lazy_import
 from arena.core.universe import Universe
 from arena.data.lake import Lake
-from arena.ledger.attempts import Attempts
-from arena.ledger.store import Ledger
-from arena.pipeline.live import closed_at
 from arena.pipeline.season_config import (
     SeasonConfig,
     find_season,
@@ -33,6 +31,10 @@ from arena.pipeline.season_config import (
 )
 
 pd = lazy_import("pandas")
+
+if TYPE_CHECKING:  # a season's ledger and its live state: imported where a command uses them
+    from arena.ledger.attempts import Attempts
+    from arena.ledger.store import Ledger
 
 Clock = Callable[[], "pd.Timestamp"]
 
@@ -99,10 +101,14 @@ class SeasonHandle:
 
     @cached_property
     def ledger(self) -> Ledger:
+        from arena.ledger.store import Ledger
+
         return Ledger(self.lake, secret_names=self.secret_names)
 
     @cached_property
     def attempts(self) -> Attempts:
+        from arena.ledger.attempts import Attempts
+
         return Attempts(self.lake, secret_names=self.secret_names)
 
     def roster(self, at: pd.Timestamp | None = None) -> Roster:
@@ -119,4 +125,6 @@ class SeasonHandle:
     @property
     def closed_at(self) -> str | None:
         """When the season was closed (None: it is open)."""
+        from arena.pipeline.live import closed_at
+
         return closed_at(self.lake)

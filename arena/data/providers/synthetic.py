@@ -128,6 +128,9 @@ class SyntheticProvider:
         self._lock = threading.Lock()
         self._factors: dict[int, np.ndarray] = {}
         self._levels: dict[str, tuple[np.ndarray, ...]] = {}
+        # shared by every asset of a class (the regime uniforms are the market's): one walk each
+        self._regimes: dict[tuple[int, int], np.ndarray] = {}
+        self._earnings: dict[str, list[pd.Timestamp]] = {}
 
     def __repr__(self) -> str:
         return f"SyntheticProvider(seed={self.seed})"
@@ -235,8 +238,10 @@ class SyntheticProvider:
         doy = days.dayofyear.to_numpy() - 1
         factors = np.vstack([self._factor_year(int(y))[doy[years == y]] for y in np.unique(years)])
         market, sector_f, crypto_f = factors[:, 0], factors[:, 1 + p.sector], factors[:, len(_SECTORS)]
-        regime_u = factors[:, -1] if p.crypto else factors[:, -2]
-        regime = _regime_path(regime_u)
+        column = -1 if p.crypto else -2
+        regime = self._regimes.get((column, n_days))
+        if regime is None:
+            regime = self._regimes[(column, n_days)] = _regime_path(factors[:, column])
 
         idio = np.empty(n_days)
         jumps = np.zeros(n_days)
@@ -274,17 +279,17 @@ class SyntheticProvider:
         event = earn + jumps
         log_level = np.cumsum(ret)
         log_level = log_level - log_level[anchor] + np.log(p.ref_price)
-        last_close = np.log(p.ref_price)
+        # a session opens from the previous session's close (the reference price before the
+        # first), moved by the non-session news, a quarter of its own move and its events
+        session = np.flatnonzero(trading)
+        last_close = np.concatenate([[np.log(p.ref_price)], log_level[session[:-1]]])
+        prior = log_level[session] - ret[session]  # level after the non-session news
+        overnight = ((prior - last_close) + 0.25 * (ret[session] - event[session])
+                     + event[session])
+        log_open = np.full(n_days, np.nan)
+        log_open[session] = last_close + overnight
         overnight_gap = np.zeros(n_days)
-        for i in range(n_days):
-            if trading[i]:
-                prior = log_level[i] - ret[i]  # level after the non-session news
-                overnight = (prior - last_close) + 0.25 * (ret[i] - event[i]) + event[i]
-                log_open[i] = last_close + overnight
-                overnight_gap[i] = overnight
-                last_close = log_level[i]
-            else:
-                log_open[i] = np.nan
+        overnight_gap[session] = overnight
         # before the first session of the series there is no printed close: start from the level
         first = np.flatnonzero(trading)[:1]
         if first.size:
@@ -293,10 +298,14 @@ class SyntheticProvider:
         return log_level, log_open, volume_mult, overnight_gap
 
     def _earnings_days(self, asset: Asset) -> list[pd.Timestamp]:
-        p = _params(asset)
-        sched = sessions(EPOCH, pd.Timestamp("2035-12-31"))
-        picks = sched.index[(np.arange(len(sched)) + p.earnings_phase) % _EARNINGS_EVERY == 0]
-        return [pd.Timestamp(d).tz_localize("UTC") for d in picks]
+        days = self._earnings.get(asset.symbol)
+        if days is None:
+            p = _params(asset)
+            sched = sessions(EPOCH, pd.Timestamp("2035-12-31"))
+            picks = sched.index[(np.arange(len(sched)) + p.earnings_phase) % _EARNINGS_EVERY == 0]
+            days = self._earnings[asset.symbol] = [pd.Timestamp(d).tz_localize("UTC")
+                                                   for d in picks]
+        return days
 
     # ------------------------------------------------------------------ intraday model
     def _bars_15m(self, asset: Asset, first_day: pd.Timestamp, last_day: pd.Timestamp) -> pd.DataFrame:
