@@ -119,6 +119,35 @@ def test_stop_signals_raise_interrupted_and_restore_the_handlers():
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+def test_a_stop_signal_dropped_inside_a_finaliser_still_stops_the_block(monkeypatch):
+    """The interpreter runs a handler wherever it is, a ``__del__`` included, and drops what a
+    finaliser raises: the stop must not be lost with it."""
+
+    class Stops:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGTERM)
+
+    dropped: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: dropped.append(u.exc_value))
+    ran_on = False
+    with pytest.raises(Interrupted) as caught, stop_signals():
+        Stops()  # collected at once: its finaliser gets the signal, and the interrupt is dropped
+        ran_on = True
+    assert ran_on  # the block did run on: only its exit could stop it
+    assert caught.value.signum == signal.SIGTERM
+    assert [type(e) for e in dropped] == [Interrupted]  # what Python printed and dropped
+
+
+def test_a_stop_signal_turned_into_another_error_by_a_cleanup_is_still_a_stop():
+    with pytest.raises(Interrupted) as caught, stop_signals():
+        try:
+            signal.raise_signal(signal.SIGTERM)
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("a cleanup that reports its own failure") from exc
+    assert caught.value.signum == signal.SIGTERM
+    assert isinstance(caught.value.__cause__, RuntimeError)
+
+
 @pytest.fixture
 def cycle_lake(tmp_path_factory, tmp_path, universe):
     """A one-day season (2025-11-26) with a house contestant and a slow model (4 s an answer)."""

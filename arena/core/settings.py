@@ -59,10 +59,6 @@ class Interrupted(KeyboardInterrupt):
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
-    raise Interrupted(signum)
-
-
 @contextmanager
 def stop_signals() -> Iterator[None]:
     """While inside, ``SIGTERM`` raises :class:`Interrupted` in the main thread (Python's default
@@ -70,16 +66,36 @@ def stop_signals() -> Iterator[None]:
     Python's own handler is in place: that one already raises ``KeyboardInterrupt``, and
     ``asyncio.run`` only cancels its task gracefully on Ctrl-C while it is there. A signal the
     process was started to ignore stays ignored; outside the main thread (where no handler can be
-    set) nothing changes. The previous handlers come back on the way out."""
+    set) nothing changes. The previous handlers come back on the way out.
+
+    A stop is never lost: the interpreter runs a handler between any two bytecodes, also inside
+    a finaliser (``__del__``, a weakref callback) whose exceptions it prints and drops, so the
+    signal is remembered as well as raised, and a block that still ends without an interrupt
+    propagating (it ran on to completion) raises :class:`Interrupted` on the way out."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    received: list[int] = []
+
+    def interrupted(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        raise Interrupted(signum)
+
     previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
     for signum, handler in previous.items():
         if handler not in (signal.SIG_IGN, signal.default_int_handler):
-            signal.signal(signum, _raise_interrupted)
+            signal.signal(signum, interrupted)
     try:
         yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        if received:  # a cleanup turned the interrupt into an error of its own: the stop wins
+            raise Interrupted(received[0]) from exc
+        raise
+    else:
+        if received:  # the interrupt was dropped where it was raised (see above)
+            raise Interrupted(received[0])
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
