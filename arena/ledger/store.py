@@ -88,6 +88,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -143,6 +144,9 @@ pd = lazy_import("pandas")
 pq = lazy_import("pyarrow.parquet")
 
 BOOKS_DIR = "_books"  # each contestant's state after its records so far (Ledger._book)
+# a record folder's listing is reused while its modification time stays, once that time is this
+# far in the past: beyond any file system's timestamp granularity (FAT's is 2 s)
+SETTLED_NS = 3_000_000_000
 
 
 def _fold_time(folder: str) -> pd.Timestamp:
@@ -270,6 +274,8 @@ class Ledger:
         # contestant -> (record folders read, their events in fold order): see _events
         self._event_cache: dict[str, tuple[frozenset[Path], tuple[Any, ...]]] = {}
         self._chain_known: dict[str, dict[str, str | None]] = {}  # checked: key -> digest
+        # kind -> folder -> (its mtime, its contestants' record folders): see _dirs
+        self._listings: dict[str, dict[str, tuple[int, dict[str, Path]]]] = {}
         self._cache_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -283,6 +289,7 @@ class Ledger:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.dir, self.secret_names = state["dir"], state["secret_names"]
         self._schemas_written, self._event_cache, self._chain_known = False, {}, {}
+        self._listings = {}
         self._cache_lock = threading.Lock()
 
     # ------------------------------------------------------------------ addresses
@@ -481,28 +488,50 @@ class Ledger:
         return self._arrow(name, monitor=monitor, dirs=folders)
 
     def _dirs(self, kind: str, contestant: str | None) -> list[Path]:
-        """The record folders of ``kind`` (one contestant's, or everyone's), in key order: one
-        listing of the kind's folder (and one existence check per cycle or window for one
-        contestant), names compared as strings."""
+        """The record folders of ``kind`` (one contestant's, or everyone's), in key order.
+
+        One listing of the kind's folder and one ``stat`` per cycle (or window) folder: the
+        contestants inside a folder are listed again only when its modification time moved
+        (an entry added or removed), so a season's last day reads its hundreds of folders for
+        the price of their ``stat``s, whoever asks. A folder modified less than
+        :data:`SETTLED_NS` before the listing is never taken from the cache: a change within
+        the file system's timestamp granularity would leave its time as it was."""
         root = self.dir / kind
         try:
             outer = sorted(e.name for e in os.scandir(root) if e.is_dir())
         except FileNotFoundError:
             return []
-        schema = f"contestant={SCHEMA_DIR}"
-        if contestant is not None:
-            name = f"contestant={check_name(contestant)}"
-            return [root / o / name for o in outer
-                    if name != schema and os.path.isdir(os.path.join(root, o, name))]
+        name = None if contestant is None else f"contestant={check_name(contestant)}"
+        if name == f"contestant={SCHEMA_DIR}":
+            return []
+        now = time.time_ns()
+        with self._cache_lock:
+            known = dict(self._listings.get(kind, {}))
+        listed: dict[str, tuple[int, dict[str, Path]]] = {}
         out = []
+        base = os.fspath(root)
         for o in outer:
+            folder = f"{base}/{o}"
             try:
-                inner = sorted(e.name for e in os.scandir(root / o)
-                               if e.name.startswith("contestant=") and e.name != schema
-                               and e.is_dir())
+                mtime = os.stat(folder).st_mtime_ns
             except FileNotFoundError:  # moved aside while listed
                 continue
-            out += [root / o / i for i in inner]
+            hit = known.get(o)
+            if hit is None or hit[0] != mtime:
+                try:
+                    inner = sorted(e.name for e in os.scandir(folder)
+                                   if e.name.startswith("contestant=") and e.is_dir())
+                except FileNotFoundError:
+                    continue
+                hit = (mtime, {i: root / o / i for i in inner if i != f"contestant={SCHEMA_DIR}"})
+            if now - mtime > SETTLED_NS:
+                listed[o] = hit
+            if name is None:
+                out += hit[1].values()
+            elif name in hit[1]:
+                out.append(hit[1][name])
+        with self._cache_lock:
+            self._listings[kind] = listed
         return out
 
     def _arrow(self, name: str, contestant: str | None = None, monitor: bool = False,

@@ -590,3 +590,39 @@ def test_the_state_at_or_after_the_last_record_is_the_book_and_before_it_the_fol
             folded = folded.apply(fill)
     assert Ledger(tmp_path).portfolio("momentum", until=early).cash == folded.cash
     assert read  # the records were read for it
+
+
+def _age(folder: Path, seconds: float) -> int:
+    """Set ``folder``'s modification time ``seconds`` in the past; that time (ns)."""
+    mtime = time.time_ns() - int(seconds * 1e9)
+    os.utime(folder, ns=(mtime, mtime))
+    return mtime
+
+
+def test_a_listing_reused_from_an_earlier_one_still_sees_every_later_record(tmp_path):
+    """The listing reuses a settled folder's contestants while its time stays: a record another
+    process commits later into an old cycle (a forfeit recorded at the next cycle) moves that
+    time, and a folder modified within the timestamp granularity is never reused."""
+    writer, reader = Ledger(tmp_path), Ledger(tmp_path)  # two processes' instances
+    writer.record_cycle(C1, "momentum", lambda: simple_record("momentum", C1))
+    writer.record_cycle(C2, "momentum", lambda: simple_record("momentum", C2))
+    old = writer.record_dir(C1, "momentum").parent
+    _age(old, 60)
+    assert reader.records() == [RecordKey(C1, "momentum"), RecordKey(C2, "momentum")]
+    assert reader.records("reverse") == []
+    writer.record_cycle(C1, "reverse", lambda: simple_record("reverse", C1, status=FORFEITED))
+    assert reader.records("reverse") == [RecordKey(C1, "reverse")]
+    assert [k.contestant for k in reader.records()] == ["momentum", "reverse", "momentum"]
+    # a change the file system's clock did not see (the folder's time put back where it was)
+    recent = writer.record_dir(C2, "momentum").parent
+    stamp = _age(recent, 0.5)  # modified just now: listed, never reused
+    assert reader.records("reverse") == [RecordKey(C1, "reverse")]
+    writer.record_cycle(C2, "reverse", lambda: simple_record("reverse", C2))
+    os.utime(recent, ns=(stamp, stamp))
+    assert reader.records("reverse") == [RecordKey(C1, "reverse"), RecordKey(C2, "reverse")]
+    # the reused listing is the listing: a settled folder read from the cache gives the same
+    settled = Ledger(tmp_path)
+    _age(recent, 60)
+    first = settled.folders()
+    assert settled.folders() == first == Ledger(tmp_path).folders()
+    assert len(first) == 4
