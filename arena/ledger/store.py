@@ -275,7 +275,7 @@ class Ledger:
         self._event_cache: dict[str, tuple[frozenset[Path], tuple[Any, ...]]] = {}
         self._chain_known: dict[str, dict[str, str | None]] = {}  # checked: key -> digest
         # kind -> folder -> (its mtime, its contestants' record folders): see _dirs
-        self._listings: dict[str, dict[str, tuple[int, dict[str, Path]]]] = {}
+        self._listings: dict[str, dict[str, tuple[int, dict[str, tuple[str, Path, str]]]]] = {}
         self._cache_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -334,12 +334,12 @@ class Ledger:
         """
         final = self.record_dir(cycle_at, contestant)
 
-        def rows() -> tuple[Rows, dict[str, str]]:
-            later = ([k.cycle_at for k in self.records(contestant) if k.cycle_at > cycle_at]
-                     + [k.end for k in self.monitor_records(contestant) if k.end > cycle_at])
-            if later:
+        def rows(keys: Sequence[str]) -> tuple[Rows, dict[str, str]]:
+            # the history in fold order: a cycle or a window's end after this cycle is its last
+            last = _fold_time(keys[-1].split("/")[1]) if keys else None
+            if last is not None and last > cycle_at:
                 raise LedgerError(f"the cycle at {cycle_at} of {contestant} comes after its history: "
-                                  f"a record up to {max(later)} exists, and history is append-only")
+                                  f"a record up to {last} exists, and history is append-only")
             record = build()
             if (record.contestant, record.cycle_at) != (contestant, cycle_at):
                 raise LedgerError(f"build() returned the record of {record.contestant} at "
@@ -354,7 +354,8 @@ class Ledger:
         overlaps another recorded window of the contestant is refused (:class:`LedgerError`)."""
         final = self.monitor_dir(start, end, contestant)
 
-        def rows() -> tuple[Rows, dict[str, str]]:
+        def rows(keys: Sequence[str]) -> tuple[Rows, dict[str, str]]:
+            del keys  # the windows' starts matter here: read from their own listing
             clash = [k for k in self.monitor_records(contestant) if start < k.end and k.start < end]
             if clash:
                 raise LedgerError(f"monitor window ({start}, {end}] of {contestant} overlaps the "
@@ -371,7 +372,8 @@ class Ledger:
 
         return self._commit(final, contestant, rows, MONITOR_SCHEMAS, wait)
 
-    def _commit(self, final: Path, contestant: str, make: Callable[[], tuple[Rows, dict[str, str]]],
+    def _commit(self, final: Path, contestant: str,
+                make: Callable[[Sequence[str]], tuple[Rows, dict[str, str]]],
                 schemas: Mapping[str, pa.Schema], wait: float | None) -> RecordStatus:
         if final.is_dir():
             return RecordStatus.ALREADY_RECORDED
@@ -394,7 +396,7 @@ class Ledger:
                 known = self._chain_known.setdefault(contestant, {})
             # every record the fold reads: the ones after the contestant's book
             check_history(self.dir, contestant, keys, known, after=self._book_link(contestant, keys))
-            rows, texts = make()
+            rows, texts = make(keys)
             _refuse_secrets(rows, texts, where, self.secret_names)
             tables = {n: pa.Table.from_pylist(rows.get(n, []), schema=s) for n, s in schemas.items()}
             tmp = staging / f"{contestant}+{final.parent.name}+{os.getpid()}+{uuid.uuid4().hex[:8]}"
@@ -471,10 +473,10 @@ class Ledger:
         by time, a monitor window ending at ``t`` before the cycle at ``t``
         (:mod:`arena.ledger.chain`). From one listing of each kind, the folders' stamps parsed
         once per process."""
-        order = [((_fold_time(d.parent.name), 1), d) for d in self._dirs("cycles", contestant)]
-        order += [((_fold_time(d.parent.name), 0), d) for d in self._dirs("monitor", contestant)]
+        order = [((_fold_time(o), 1), key) for o, _, key in self._listing("cycles", contestant)]
+        order += [((_fold_time(o), 0), key) for o, _, key in self._listing("monitor", contestant)]
         order.sort(key=lambda o: o[0])
-        return [f"{d.parent.parent.name}/{d.parent.name}/{d.name}" for _, d in order]
+        return [key for _, key in order]
 
     def folders(self, monitor: bool = False) -> list[Path]:
         """Every committed record's folder (cycles, or ``monitor`` windows), in key order."""
@@ -488,7 +490,12 @@ class Ledger:
         return self._arrow(name, monitor=monitor, dirs=folders)
 
     def _dirs(self, kind: str, contestant: str | None) -> list[Path]:
-        """The record folders of ``kind`` (one contestant's, or everyone's), in key order.
+        """The record folders of ``kind`` (one contestant's, or everyone's), in key order."""
+        return [path for _, path, _ in self._listing(kind, contestant)]
+
+    def _listing(self, kind: str, contestant: str | None) -> list[tuple[str, Path, str]]:
+        """``(outer folder, record folder, key)`` of each record of ``kind`` (one contestant's,
+        or everyone's) in key order; the key is the folder relative to the ledger.
 
         One listing of the kind's folder and one ``stat`` per cycle (or window) folder: the
         contestants inside a folder are listed again only when its modification time moved
@@ -501,14 +508,15 @@ class Ledger:
             outer = sorted(e.name for e in os.scandir(root) if e.is_dir())
         except FileNotFoundError:
             return []
+        schema = f"contestant={SCHEMA_DIR}"
         name = None if contestant is None else f"contestant={check_name(contestant)}"
-        if name == f"contestant={SCHEMA_DIR}":
+        if name == schema:
             return []
         now = time.time_ns()
         with self._cache_lock:
-            known = dict(self._listings.get(kind, {}))
-        listed: dict[str, tuple[int, dict[str, Path]]] = {}
-        out = []
+            known = self._listings.get(kind, {})
+        listed: dict[str, tuple[int, dict[str, tuple[str, Path, str]]]] = {}
+        out: list[tuple[str, Path, str]] = []
         base = os.fspath(root)
         for o in outer:
             folder = f"{base}/{o}"
@@ -523,13 +531,14 @@ class Ledger:
                                    if e.name.startswith("contestant=") and e.is_dir())
                 except FileNotFoundError:
                     continue
-                hit = (mtime, {i: root / o / i for i in inner if i != f"contestant={SCHEMA_DIR}"})
+                hit = (mtime, {i: (o, root / o / i, f"{kind}/{o}/{i}") for i in inner
+                               if i != schema})
             if now - mtime > SETTLED_NS:
                 listed[o] = hit
             if name is None:
                 out += hit[1].values()
-            elif name in hit[1]:
-                out.append(hit[1][name])
+            elif (record := hit[1].get(name)) is not None:
+                out.append(record)
         with self._cache_lock:
             self._listings[kind] = listed
         return out
