@@ -20,6 +20,27 @@ def test_day_by_day_equals_the_whole_range(synthetic, universe, symbol):
     pd.testing.assert_frame_equal(whole, pieces)
 
 
+@pytest.mark.parametrize("symbol", ["ETH", "AAPL"])
+def test_days_kept_from_earlier_requests_are_the_days_made_afresh(universe, symbol):
+    """An ingest asks for every interval of an asset in turn: the days one request made serve
+    the next, and give the bars a provider that never saw them makes, across a rebuild of
+    the daily levels (a later year) and past the symbols it keeps."""
+    asset, kept = universe[symbol], SyntheticProvider()
+    for interval in ("15m", "1h", "1w"):
+        kept.fetch_bars(asset, interval, ts("2025-02-03"), ts("2025-03-17"))
+    for other in [a for a in universe if a.symbol != symbol][:20]:  # more than it keeps
+        kept.fetch_bars(other, "15m", ts("2025-03-03"), ts("2025-03-04"))
+    for interval, start, end in (("15m", "2025-03-03", "2025-03-10"),
+                                 ("4h", "2025-01-20", "2025-03-17"),
+                                 ("1d", "2026-12-20", "2027-01-10")):  # levels grow to 2027
+        pd.testing.assert_frame_equal(
+            kept.fetch_bars(asset, interval, ts(start), ts(end)),
+            SyntheticProvider().fetch_bars(asset, interval, ts(start), ts(end)))
+    pd.testing.assert_frame_equal(  # days made before the rebuild are not served after it
+        kept.fetch_bars(asset, "15m", ts("2025-02-03"), ts("2025-02-05")),
+        SyntheticProvider().fetch_bars(asset, "15m", ts("2025-02-03"), ts("2025-02-05")))
+
+
 def test_coarse_bars_do_not_depend_on_the_window(synthetic, universe):
     asset = universe["MSFT"]
     short = synthetic.fetch_bars(asset, "1d", ts("2025-06-02"), ts("2025-06-07"))

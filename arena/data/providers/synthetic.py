@@ -27,6 +27,7 @@ calendar for stocks.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import zlib
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ _REGIME_MULT = np.array([0.7, 1.0, 1.6]) / np.sqrt((0.49 + 1.0 + 2.56) / 3)
 _REGIME_STAY = 0.97
 _STOCK_BARS = 26
 _CRYPTO_BARS = 96
+_CHUNK_SYMBOLS = 16  # symbols whose days' bars are kept (about 1.5 MB a year of crypto each)
 _EARNINGS_EVERY = 63  # sessions between two earnings days (about a quarter)
 
 # Reference prices at the anchor date; stocks without an entry get a deterministic one.
@@ -131,6 +133,8 @@ class SyntheticProvider:
         # shared by every asset of a class (the regime uniforms are the market's): one walk each
         self._regimes: dict[tuple[int, int], np.ndarray] = {}
         self._earnings: dict[str, list[pd.Timestamp]] = {}
+        # symbol -> (the daily levels, day -> that day's bars): see _chunks
+        self._day_chunks: dict[str, tuple[tuple[np.ndarray, ...], dict[int, np.ndarray]]] = {}
 
     def __repr__(self) -> str:
         return f"SyntheticProvider(seed={self.seed})"
@@ -309,33 +313,55 @@ class SyntheticProvider:
 
     # ------------------------------------------------------------------ intraday model
     def _bars_15m(self, asset: Asset, first_day: pd.Timestamp, last_day: pd.Timestamp) -> pd.DataFrame:
-        log_level, log_open, volume_mult, event = self._daily_levels(asset, last_day)
+        levels = self._daily_levels(asset, last_day)
+        log_level, log_open, volume_mult, event = levels
         p = _params(asset)
         opens = expected_bars(asset.calendar, "15m", first_day, last_day + pd.Timedelta(days=1))
         if opens.empty:
             return pd.DataFrame(columns=list(BAR_COLUMNS))
         day_index = ((opens.normalize() - EPOCH) // pd.Timedelta(days=1)).to_numpy()
-        chunks = [
-            self._day_bars(p, int(d), opens[day_index == d], float(log_open[d]),
-                           float(log_level[d]), float(volume_mult[d]), float(event[d]))
-            for d in np.unique(day_index)
-        ]
-        frame = pd.DataFrame(np.vstack(chunks), columns=list(BAR_COLUMNS[1:]))
+        # the bars are in time order: each day is one run of them
+        cuts = np.concatenate([[0], np.flatnonzero(day_index[1:] != day_index[:-1]) + 1,
+                               [len(day_index)]])
+        hours = (opens.hour.to_numpy() + opens.minute.to_numpy() / 60) if p.crypto else None
+        chunks = self._chunks(asset.symbol, levels)
+        out = []
+        for lo, hi in itertools.pairwise(cuts.tolist()):
+            d = int(day_index[lo])
+            chunk = chunks.get(d)
+            if chunk is None or len(chunk) != hi - lo:
+                chunk = chunks[d] = self._day_bars(
+                    p, d, hi - lo, None if hours is None else hours[lo:hi], float(log_open[d]),
+                    float(log_level[d]), float(volume_mult[d]), float(event[d]))
+            out.append(chunk)
+        frame = pd.DataFrame(np.vstack(out), columns=list(BAR_COLUMNS[1:]))
         frame.insert(0, "timestamp", opens)
         return frame
 
-    def _day_bars(self, p: _Params, day: int, ts: pd.DatetimeIndex, log_open: float,
+    def _chunks(self, symbol: str, levels: tuple[np.ndarray, ...]) -> dict[int, np.ndarray]:
+        """The day's bars of ``symbol`` made so far from ``levels`` (day -> rows): an ingest asks
+        for the same days once per interval. Kept for the last :data:`_CHUNK_SYMBOLS` symbols
+        asked for, and dropped when the daily levels they came from were rebuilt."""
+        with self._lock:
+            kept = self._day_chunks.pop(symbol, None)
+            if kept is None or kept[0] is not levels:
+                kept = (levels, {})
+            self._day_chunks[symbol] = kept  # the most recent last
+            while len(self._day_chunks) > _CHUNK_SYMBOLS:
+                del self._day_chunks[next(iter(self._day_chunks))]
+        return kept[1]
+
+    def _day_bars(self, p: _Params, day: int, n: int, hours: np.ndarray | None, log_open: float,
                   log_close: float, volume_mult: float, event: float) -> np.ndarray:
-        """OHLCV rows of one day's 15-minute bars moving from the day's open to its close.
+        """OHLCV rows of one day's ``n`` 15-minute bars moving from the day's open to its close
+        (``hours``: a crypto bar's open hour of day, with its minutes as a fraction).
 
         ``event`` is a crypto jump (log return placed inside one random bar) or a stock's
         overnight gap (log return already in ``log_open``; it only lifts the opening volume).
         """
-        n = len(ts)
         rng = self._rng(4, p.key, day)
         z, hl, noise = rng.standard_normal(n), np.abs(rng.standard_normal((2, n))), rng.standard_normal(n)
-        if p.crypto:
-            hours = ts.hour.to_numpy() + ts.minute.to_numpy() / 60
+        if hours is not None:
             profile = 1.0 + 0.35 * np.cos((hours - 15.0) / 24 * 2 * np.pi)
             bars_per_day = _CRYPTO_BARS
         else:
