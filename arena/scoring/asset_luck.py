@@ -28,15 +28,16 @@ well under a second.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from arena.core.lazy import lazy_import
 from arena.core.sessions import NY
 from arena.scoring.scorer import (
     ScorerInputError,
     check_cost_rate,
-    percentile,
     rank_score,
     score_arrays,
+    sorted_percentile,
 )
 
 np = lazy_import("numpy")
@@ -68,9 +69,13 @@ class Distribution:
         """The luck ceiling: the 95th percentile of zero-skill returns."""
         return self.quantile(0.95)
 
+    @cached_property
+    def _sorted(self) -> np.ndarray:
+        return np.sort(np.asarray(self.returns, dtype="float64"))
+
     def place(self, value: float) -> tuple[float, float]:
-        """(percentile, rank score) of a return among the players."""
-        p = percentile(value, self.returns)
+        """(percentile, rank score) of a return among the players (sorted once for all)."""
+        p = sorted_percentile(value, self._sorted)
         return p, rank_score(p, self.players)
 
     def summary(self) -> dict[str, object]:

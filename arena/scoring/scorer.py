@@ -96,7 +96,12 @@ def score(closes: pd.Series, positions: pd.Series, cost_rate: float) -> ScoreRes
 # ----------------------------------------------------------------------------- rank score
 def percentile(value: float, distribution: np.ndarray) -> float:
     """Share of ``distribution`` below ``value``, ties counted half (mid-rank), in [0, 1]."""
-    d = np.sort(np.asarray(distribution, dtype="float64"))
+    return sorted_percentile(value, np.sort(np.asarray(distribution, dtype="float64")))
+
+
+def sorted_percentile(value: float, d: np.ndarray) -> float:
+    """:func:`percentile` among ``d``, already sorted (float64): a distribution that places
+    many results sorts once."""
     if d.size == 0:
         raise ScorerInputError("empty distribution")
     if not math.isfinite(value) or not np.all(np.isfinite(d)):
