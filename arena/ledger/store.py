@@ -473,10 +473,10 @@ class Ledger:
         by time, a monitor window ending at ``t`` before the cycle at ``t``
         (:mod:`arena.ledger.chain`). From one listing of each kind, the folders' stamps parsed
         once per process."""
-        order = [((_fold_time(o), 1), key) for o, _, key in self._listing("cycles", contestant)]
-        order += [((_fold_time(o), 0), key) for o, _, key in self._listing("monitor", contestant)]
-        order.sort(key=lambda o: o[0])
-        return [key for _, key in order]
+        order = [(_fold_time(o).value, 1, key) for o, _, key in self._listing("cycles", contestant)]
+        order += [(_fold_time(o).value, 0, key) for o, _, key in self._listing("monitor", contestant)]
+        order.sort()  # by time in ns, then kind (no two records share both)
+        return [key for _, _, key in order]
 
     def folders(self, monitor: bool = False) -> list[Path]:
         """Every committed record's folder (cycles, or ``monitor`` windows), in key order."""

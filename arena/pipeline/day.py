@@ -136,12 +136,15 @@ def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Unive
     that never played, or holds nothing, is left alone, as is one monitored up to ``end``
     already (a re-run records nothing twice)."""
     closes = 0
+    # where each book last changed, from one listing of each kind for the whole roster
+    last: dict[str, pd.Timestamp] = {}
+    for who, at in [*((k.contestant, k.cycle_at) for k in ledger.records() if k.cycle_at < end),
+                    *((k.contestant, k.end) for k in ledger.monitor_records() if k.end <= end)]:
+        last[who] = max(at, last.get(who, at))
     for who in (c if isinstance(c, str) else c.name for c in contestants):
-        marks = [k.cycle_at for k in ledger.records(who) if k.cycle_at < end]
-        marks += [k.end for k in ledger.monitor_records(who) if k.end <= end]
-        if not marks or max(marks) >= end:
+        since = last.get(who)
+        if since is None or since >= end:
             continue
-        since = max(marks)
 
         def watch(name: str = who, since: pd.Timestamp = since) -> MonitorRecord:
             portfolio = ledger.portfolio(name)
