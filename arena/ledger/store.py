@@ -155,6 +155,11 @@ def _fold_time(folder: str) -> pd.Timestamp:
     return unstamp(folder.split("=", 1)[1].split("_")[-1])
 
 
+def _key_fold_time(key: str) -> pd.Timestamp:
+    """When the record of a chain key (``<kind>/<folder>/contestant=<name>``) folds."""
+    return _fold_time(key.split("/")[1])
+
+
 def _book_sum(body: Mapping[str, Any]) -> str:
     """A book's checksum: the SHA-256 of its canonical JSON (a damaged book is refused)."""
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -336,7 +341,7 @@ class Ledger:
 
         def rows(keys: Sequence[str]) -> tuple[Rows, dict[str, str]]:
             # the history in fold order: a cycle or a window's end after this cycle is its last
-            last = _fold_time(keys[-1].split("/")[1]) if keys else None
+            last = _key_fold_time(keys[-1]) if keys else None
             if last is not None and last > cycle_at:
                 raise LedgerError(f"the cycle at {cycle_at} of {contestant} comes after its history: "
                                   f"a record up to {last} exists, and history is append-only")
@@ -354,8 +359,7 @@ class Ledger:
         overlaps another recorded window of the contestant is refused (:class:`LedgerError`)."""
         final = self.monitor_dir(start, end, contestant)
 
-        def rows(keys: Sequence[str]) -> tuple[Rows, dict[str, str]]:
-            del keys  # the windows' starts matter here: read from their own listing
+        def rows(_keys: Sequence[str]) -> tuple[Rows, dict[str, str]]:  # windows: own listing
             clash = [k for k in self.monitor_records(contestant) if start < k.end and k.start < end]
             if clash:
                 raise LedgerError(f"monitor window ({start}, {end}] of {contestant} overlaps the "
@@ -618,7 +622,7 @@ class Ledger:
             return self._book(contestant)
         if start is None:  # at or after its last record (a day's report): its book holds them all
             keys = self.chain_keys(contestant)
-            if not keys or _fold_time(keys[-1].split("/")[1]) <= until:
+            if not keys or _key_fold_time(keys[-1]) <= until:
                 return self._book(contestant)
         state = start or Portfolio()
         end = until
