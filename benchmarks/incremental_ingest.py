@@ -90,6 +90,9 @@ def command(tree: Path | None, lake: Path, start: pd.Timestamp) -> tuple[float, 
     subprocess (``tree``: the source tree it runs from; None: the installed arena), and its
     manifest."""
     env = dict(os.environ)
+    # as a scheduled run: the interpreter keeps the compiled modules it imports (a machine
+    # that sets PYTHONDONTWRITEBYTECODE would otherwise compile every changed module each run)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
     args = [sys.executable, "-m", "arena.cli", "ingest", "--start", start.isoformat(),
@@ -113,6 +116,11 @@ def whole_command(root: Path, universe, provider, days: int, repeat: int,
     command(None, prepared, END)  # the day's first hourly run: it builds the day's Data Docs
     hour = END + HOUR
     trees = {"after": None, **({"before": before} if before is not None else {})}
+    for name, tree in trees.items():  # one run of each tree first: its modules compiled
+        warm = root / f"warm-{name}"
+        shutil.copytree(prepared, warm, symlinks=True)
+        command(tree, warm, hour)
+        shutil.rmtree(warm)
     cpu: dict[str, list[float]] = {name: [] for name in trees}
     manifest = {}
     for i in range(repeat):

@@ -428,12 +428,11 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
     last_close = bar_close_times(asset.calendar, base,
                                  pd.DatetimeIndex(merged["timestamp"].iloc[-1:]))[0]
     for key in keys:
-        stored_key = None if key.interval == base or changed_from is None else \
-            lake.read_bars(key)
+        derived_again = key.interval != base and changed_from is not None
         # from the first change, or earlier where the stored interval stops short of its base
         # bars (a publication torn before journals, a partial copy): derived again from there
-        since = changed_from if stored_key is None else min(
-            changed_from, _next_open(stored_key, key.interval, merged))
+        since = changed_from if not derived_again else min(
+            changed_from, _next_open(lake.last_bar_open(key), key.interval, merged))
         if key.interval == base:
             derived = merged
         elif since is not None and not _completes_a_bar(asset.calendar, key.interval, since,
@@ -442,6 +441,7 @@ def build_partitions(lake: Lake, provider_name: str, asset: Asset, fetched: Asse
                 not_yet.append(key.interval)
             continue  # no bar of this interval holds a changed base bar and is complete
         else:
+            stored_key = lake.read_bars(key) if derived_again else None
             fresh = derive_complete(source if since == changed_from else merged[
                 merged["timestamp"] >= (since - DERIVE_CONTEXT).normalize()],
                 base, key.interval, asset.calendar)
@@ -482,12 +482,14 @@ def _is_bar_series(bars: pd.DataFrame) -> bool:
     return bool(len(micros)) and micros[0] != NAT and bool(np.all(micros[1:] > micros[:-1]))
 
 
-def _next_open(stored: pd.DataFrame, interval: str, base: pd.DataFrame) -> pd.Timestamp:
-    """Where a stored derived series ends (its last bar's open plus the interval; the first base
-    bar when it holds none): a bar of it from there on is missing if its base bars are there."""
-    if stored.empty:
+def _next_open(last_open: pd.Timestamp | None, interval: str, base: pd.DataFrame
+               ) -> pd.Timestamp:
+    """Where a stored derived series ends (its last bar's open ``last_open`` plus the interval;
+    the first base bar when it holds none): a bar of it from there on is missing if its base
+    bars are there."""
+    if last_open is None:
         return base["timestamp"].iloc[0]
-    return stored["timestamp"].iloc[-1] + interval_delta(interval)
+    return last_open + interval_delta(interval)
 
 
 def _merge_table(stored: pd.DataFrame, fetched: pd.DataFrame, key: list[str]) -> pd.DataFrame:
@@ -1071,8 +1073,7 @@ def _publish(lake: Lake, plan: IngestPlan, universe: Universe, good: list[AssetP
                         continue
                     lake.discard(plan.run_id, symbol)
                     lake.stage(plan.run_id, part.frames, group=symbol)
-                staged = {k: lake.root / "staging" / plan.run_id / symbol / k.relative
-                          for k in part.frames}
+                staged = {k: lake.staged_path(plan.run_id, k, symbol) for k in part.frames}
                 lake.publish(plan.run_id, staged, group=symbol)
             except Exception as exc:
                 if is_disk_error(exc):  # the lake's, not the asset's: the run stops here

@@ -109,6 +109,27 @@ class TableKey:
 Key = PartitionKey | TableKey
 
 
+def staged_name(key: Key) -> str:
+    """The file name a staged ``key`` waits under: its folders in the lake joined by ``~``
+    (``bars~provider=synthetic~interval=15m~symbol=BTC.parquet``). Staged files lie flat in one
+    folder per run and asset: a folder tree per key would cost a mkdir and an rmdir per level
+    (the slowest calls of staging on this kind of disk)."""
+    return "~".join(key.relative.parent.parts) + ".parquet"
+
+
+def key_of_staged(name: str) -> Key:
+    """The key a :func:`staged_name` names; ValueError for any other name."""
+    top, *rest = name.removesuffix(".parquet").split("~")
+    try:
+        parts = dict(p.split("=", 1) for p in rest)
+        if top == "bars":
+            return PartitionKey(parts.pop("provider"), parts.pop("interval"),
+                                parts.pop("symbol"))
+        return TableKey(top, parts.pop("provider"), parts.pop("symbol", None))
+    except (KeyError, ValueError):
+        raise ValueError(f"not the name of a staged file: {name!r}") from None
+
+
 # what a full, read-only or forbidden disk raises: the lake's environment, not its data
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM,
                          errno.EIO})
@@ -260,6 +281,32 @@ class Lake:
             micros, values = micros[keep], values[:, keep]
         return bar_frame_from_columns(micros, values)
 
+    def last_bar_open(self, key: PartitionKey) -> pd.Timestamp | None:
+        """The open time of the last bar of partition ``key`` (None when it is not published or
+        holds no bars), read from the file's footer - its timestamp statistics - without
+        decoding a bar (an ingest asks it of every interval, and derives again only those a
+        new base bar completes a bar of); a file without those statistics (another writer's)
+        is read whole. :class:`~arena.data.errors.DamagedFile` when the footer cannot be read."""
+        relative = key.relative.as_posix()
+        try:
+            source = self.market.open(relative)
+        except FileNotFoundError:
+            return None
+        try:
+            with source:
+                meta = pq.ParquetFile(source, pre_buffer=False).metadata
+        except (pa.ArrowException, OSError) as exc:
+            raise DamagedFile(f"{self.root / relative}", _first_line(exc)) from exc
+        if meta.num_rows == 0:
+            return None
+        stats = [meta.row_group(i).column(0).statistics for i in range(meta.num_row_groups)]
+        if (meta.schema.column(0).name != "timestamp"
+                or meta.schema.to_arrow_schema().field(0).type != _bar_schema().field(0).type
+                or any(s is None or not s.has_min_max for s in stats)):
+            bars = self.read_bars(key)
+            return None if bars.empty else bars["timestamp"].iloc[-1]
+        return pd.Timestamp(max(s.max_raw for s in stats), unit=TS_UNIT, tz="UTC")
+
     def read_bar_table(self, key: PartitionKey, columns: Sequence[str] = BAR_COLUMNS, *,
                        signature: object = _LOOK_UP) -> pa.Table:
         """One stored partition as an Arrow table of the lake's schema, ``columns`` only (bar
@@ -335,16 +382,26 @@ class Lake:
               group: str | None = None) -> dict[Key, Path]:
         """Write every frame under ``staging/<run_id>/[<group>/]`` (nothing published yet)."""
         staged: dict[Key, Path] = {}
-        run_dir = self._staging(run_id, group)
+        os.makedirs(self._staging(run_id, group), exist_ok=True)
         for key, frame in frames.items():
-            path = run_dir / key.relative
-            os.makedirs(path.parent, exist_ok=True)
+            path = self.staged_path(run_id, key, group)
             if isinstance(key, PartitionKey):
                 _write_bars(frame, path)
             else:
                 frame.to_parquet(path, index=False, compression="zstd")
             staged[key] = path
         return staged
+
+    def staged_path(self, run_id: str, key: Key, group: str | None = None) -> Path:
+        """Where :meth:`stage` writes ``key``: side by side in the run's (or asset's) one
+        staging folder, under :func:`staged_name`."""
+        return self._staging(run_id, group) / staged_name(key)
+
+    def staged(self, run_id: str, group: str | None = None) -> dict[Key, Path]:
+        """Every file staged for the run (or one asset of it), by key."""
+        folder = self._staging(run_id, group)
+        found = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        return {key_of_staged(path.name): path for path in found}
 
     def read_table(self, key: TableKey) -> pd.DataFrame:
         """A funding/earnings table (empty frame if absent)."""

@@ -5,7 +5,7 @@ import pytest
 
 from arena.core.runner import Inline
 from arena.data.ingest import IngestError, derive_complete, run_ingest
-from arena.data.lake import PartitionKey, TableKey
+from arena.data.lake import PartitionKey, TableKey, staged_name
 from arena.data.providers.files import FilesProvider
 from arena.data.providers.synthetic import SyntheticProvider
 from tests.conftest import ts
@@ -105,7 +105,7 @@ def test_a_failed_expectation_quarantines_only_its_asset(tmp_path, lake, univers
     assert manifest["not_published"] == {"SOL": sol["reason"]}
     kept = lake.root / "quarantine" / manifest["run_id"] / "SOL"
     assert sol["quarantine"] == str(kept) and manifest["quarantine"] == str(kept.parent)
-    assert (kept / PartitionKey("files", "1h", "SOL").relative).is_file()
+    assert (kept / staged_name(PartitionKey("files", "1h", "SOL"))).is_file()
     assert "jumps" in (kept / "reason.txt").read_text()
     assert not (lake.root / "staging" / manifest["run_id"]).exists()
 

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.data.lake import PartitionKey, TableKey, merge_bars
+from arena.data.lake import PartitionKey, TableKey, key_of_staged, merge_bars, staged_name
 from tests.conftest import ts
 
 
@@ -33,6 +33,19 @@ def test_stage_publish_roundtrip_and_listing(lake):
     assert lake.read_bars(PartitionKey("synthetic", "1h", "SOL")).empty
 
 
+def test_staged_files_lie_flat_in_one_folder_and_name_their_keys(lake):
+    keys = [PartitionKey("synthetic", "15m", "BRK.B"), PartitionKey("files", "1w", "BTC"),
+            TableKey("funding", "synthetic", "BTC"), TableKey("earnings", "synthetic")]
+    staged = lake.stage("run-3", {k: _bars("2025-11-01", 3) for k in keys}, group="X")
+    folder = lake.root / "staging" / "run-3" / "X"
+    assert {p.parent for p in staged.values()} == {folder}  # no folder per level of a key
+    assert staged_name(keys[0]) == "bars~provider=synthetic~interval=15m~symbol=BRK.B.parquet"
+    assert [key_of_staged(staged_name(k)) for k in keys] == keys
+    assert lake.staged("run-3", "X") == staged and lake.staged("run-4") == {}
+    with pytest.raises(ValueError, match="not the name of a staged file: 'data.parquet'"):
+        key_of_staged("data.parquet")
+
+
 def test_quarantine_leaves_published_partition_byte_for_byte(lake):
     key = PartitionKey("synthetic", "1h", "ETH")
     lake.publish("good", lake.stage("good", {key: _bars("2025-11-01", 5)}))
@@ -40,7 +53,7 @@ def test_quarantine_leaves_published_partition_byte_for_byte(lake):
     lake.stage("bad", {key: _bars("2025-11-01", 8, close0=1.0)})
     moved = lake.quarantine("bad")
     assert lake.path(key).read_bytes() == before
-    assert moved is not None and (moved / key.relative).is_file()
+    assert moved is not None and (moved / staged_name(key)).is_file()
 
 
 def test_merge_fetched_wins_and_counts_revisions():
@@ -62,7 +75,7 @@ def test_one_assets_files_are_published_or_quarantined_with_their_reason(lake):
         moved = lake.quarantine("run-2", "SOL", reason="validation: SOL 1h: a splice")
     assert lake.partitions() == [eth]
     assert moved == lake.root / "quarantine" / "run-2" / "SOL"
-    assert (moved / sol.relative).is_file()
+    assert (moved / staged_name(sol)).is_file()
     assert (moved / "reason.txt").read_text() == "validation: SOL 1h: a splice\n"
     assert not (lake.root / "staging" / "run-2").exists()
 
@@ -118,6 +131,27 @@ def test_read_bars_of_a_file_in_another_schema_is_converted(lake):
     pd.testing.assert_frame_equal(lake.read_bars(key), frame, check_exact=True)
     pd.testing.assert_frame_equal(lake.read_bars(key, start=ts("2025-11-01 02:00")),
                                   frame.iloc[2:].reset_index(drop=True), check_exact=True)
+
+
+def test_the_last_bar_open_is_read_from_the_footer_as_from_the_bars(lake):
+    from arena.data.errors import DamagedFile
+
+    key = PartitionKey("synthetic", "1h", "ETH")
+    assert lake.last_bar_open(key) is None  # not published
+    frame = _bars("2025-11-01", 30)
+    lake.publish("r", lake.stage("r", {key: frame}))
+    assert lake.last_bar_open(key) == frame["timestamp"].iloc[-1] == ts("2025-11-02 05:00")
+    lake.publish("e", lake.stage("e", {key: frame.iloc[:0]}))
+    assert lake.last_bar_open(key) is None  # a partition of no bars
+    path = lake.path(key)  # another writer's file: nanoseconds, no statistics, two row groups
+    frame.assign(timestamp=frame["timestamp"].dt.as_unit("ns")).to_parquet(
+        path, index=False, write_statistics=False, row_group_size=7)
+    assert lake.last_bar_open(key) == ts("2025-11-02 05:00")
+    frame.to_parquet(path, index=False, row_group_size=7)  # statistics of every row group
+    assert lake.last_bar_open(key) == ts("2025-11-02 05:00")
+    path.write_bytes(b"PAR1 not a footer")
+    with pytest.raises(DamagedFile, match="data.parquet"):
+        lake.last_bar_open(key)
 
 
 def _reference_merge(existing: pd.DataFrame, fetched: pd.DataFrame) -> pd.DataFrame:

@@ -44,14 +44,7 @@ _KILLED = textwrap.dedent("""
 
     root, run_id, after = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     lake = Lake(root)
-    group = root / "staging" / run_id / "BTC"
-    staged = {}
-    for path in sorted(group.rglob("data.parquet")):
-        parts = dict(p.split("=", 1) for p in path.relative_to(group).parts[1:-1])
-        top = path.relative_to(group).parts[0]
-        key = (PartitionKey(parts["provider"], parts["interval"], parts["symbol"])
-               if top == "bars" else TableKey(top, parts["provider"], parts.get("symbol")))
-        staged[key] = path
+    staged = lake.staged(run_id, "BTC")
     market = [str(root / "bars"), str(root / "funding")]
     real, moves = os.replace, [0]
 
@@ -112,8 +105,7 @@ def _oracle_4h(base: pd.DataFrame) -> pd.DataFrame:
 
 def test_a_publication_killed_after_each_rename_is_rolled_forward(staged_lake, tmp_path,
                                                                    universe):
-    staged = sorted((staged_lake.root / "staging" / RUN / "BTC").rglob("data.parquet"))
-    total = len(staged)
+    total = len(staged_lake.staged(RUN, "BTC"))
     assert total == 5  # BTC's 15m, 1d, 1h, 4h bars and its funding rates (no week completes)
     whole = _copy(staged_lake, tmp_path / "whole")  # the publication, not killed
     with whole.writer_lock():
@@ -205,16 +197,7 @@ def test_a_roll_back_a_kill_cut_short_is_finished_by_the_next_run(staged_lake, t
 
 
 def _staged_keys(lake: Lake) -> dict[PartitionKey | TableKey, Path]:
-    group = lake.root / "staging" / RUN / "BTC"
-    keys: dict[PartitionKey | TableKey, Path] = {}
-    for path in sorted(group.rglob("data.parquet")):
-        relative = path.relative_to(group).parts
-        parts = dict(p.split("=", 1) for p in relative[1:-1])
-        key = (PartitionKey(parts["provider"], parts["interval"], parts["symbol"])
-               if relative[0] == "bars" else TableKey(relative[0], parts["provider"],
-                                                      parts.get("symbol")))
-        keys[key] = path
-    return keys
+    return lake.staged(RUN, "BTC")
 
 
 def test_the_journal_names_every_file_before_the_first_move(staged_lake, tmp_path):

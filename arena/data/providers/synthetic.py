@@ -119,6 +119,17 @@ def _params(asset: Asset) -> _Params:
                    int(u[4] * _EARNINGS_EVERY))
 
 
+@dataclass(frozen=True)
+class _DayGrid:
+    """The days from EPOCH a daily model is built over: their dates, days of the year (0-based),
+    each calendar year with its days' mask, and whether each day is an NYSE session."""
+
+    days: pd.DatetimeIndex
+    doy: np.ndarray
+    years: list[tuple[int, np.ndarray]]
+    trading: np.ndarray
+
+
 class SyntheticProvider:
     """Deterministic synthetic bars for every asset of the universe (no I/O, no network)."""
 
@@ -132,6 +143,7 @@ class SyntheticProvider:
         self._levels: dict[str, tuple[np.ndarray, ...]] = {}
         # shared by every asset of a class (the regime uniforms are the market's): one walk each
         self._regimes: dict[tuple[int, int], np.ndarray] = {}
+        self._grids: dict[int, _DayGrid] = {}  # n_days -> the calendar of those days
         self._earnings: dict[str, list[pd.Timestamp]] = {}
         # symbol -> (the daily levels, day -> that day's bars): see _chunks
         self._day_chunks: dict[str, tuple[tuple[np.ndarray, ...], dict[int, np.ndarray]]] = {}
@@ -235,12 +247,23 @@ class SyntheticProvider:
                 self._levels[asset.symbol] = cached
         return cached
 
+    def _grid(self, n_days: int) -> _DayGrid:
+        """The calendar of the ``n_days`` days from EPOCH, shared by every asset."""
+        grid = self._grids.get(n_days)
+        if grid is None:
+            days = EPOCH + pd.to_timedelta(np.arange(n_days), unit="D")
+            years = days.year.to_numpy()
+            grid = self._grids[n_days] = _DayGrid(
+                days, days.dayofyear.to_numpy() - 1,
+                [(int(y), years == y) for y in np.unique(years)],
+                np.asarray(days.tz_localize(None).isin(sessions(days[0], days[-1]).index)))
+        return grid
+
     def _build_levels(self, asset: Asset, n_days: int) -> tuple[np.ndarray, ...]:
         p = _params(asset)
-        days = EPOCH + pd.to_timedelta(np.arange(n_days), unit="D")
-        years = days.year.to_numpy()
-        doy = days.dayofyear.to_numpy() - 1
-        factors = np.vstack([self._factor_year(int(y))[doy[years == y]] for y in np.unique(years)])
+        grid = self._grid(n_days)
+        days, doy = grid.days, grid.doy
+        factors = np.vstack([self._factor_year(y)[doy[sel]] for y, sel in grid.years])
         market, sector_f, crypto_f = factors[:, 0], factors[:, 1 + p.sector], factors[:, len(_SECTORS)]
         column = -1 if p.crypto else -2
         regime = self._regimes.get((column, n_days))
@@ -249,9 +272,8 @@ class SyntheticProvider:
 
         idio = np.empty(n_days)
         jumps = np.zeros(n_days)
-        for y in np.unique(years):
-            sel = years == y
-            rng = self._rng(2, p.key, int(y))
+        for y, sel in grid.years:
+            rng = self._rng(2, p.key, y)
             draws = rng.standard_t(_T_DF, size=366) * _T_SCALE
             jump_u, jump_z = rng.random(366), rng.standard_normal(366)
             idio[sel] = draws[doy[sel]]
@@ -269,7 +291,7 @@ class SyntheticProvider:
         log_open = np.concatenate([[log_level[0] - ret[0]], log_level[:-1]])
         if p.crypto:  # a jump lands inside one 15-minute bar of its day
             return log_level, log_open, volume_mult, jumps
-        trading = np.asarray(days.tz_localize(None).isin(sessions(days[0], days[-1]).index))
+        trading = grid.trading
         earn = np.zeros(n_days)
         if asset.asset_class == "stock":
             earn_days = pd.DatetimeIndex(self._earnings_days(asset))
