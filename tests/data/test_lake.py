@@ -42,7 +42,7 @@ def test_staged_files_lie_flat_in_one_folder_and_name_their_keys(lake):
     assert staged_name(keys[0]) == "bars~provider=synthetic~interval=15m~symbol=BRK.B.parquet"
     assert [key_of_staged(staged_name(k)) for k in keys] == keys
     assert lake.staged("run-3", "X") == staged and lake.staged("run-4") == {}
-    with pytest.raises(ValueError, match="not the name of a staged file: 'data.parquet'"):
+    with pytest.raises(ValueError, match=r"not the name of a staged file: 'data\.parquet'"):
         key_of_staged("data.parquet")
 
 
@@ -150,7 +150,7 @@ def test_the_last_bar_open_is_read_from_the_footer_as_from_the_bars(lake):
     frame.to_parquet(path, index=False, row_group_size=7)  # statistics of every row group
     assert lake.last_bar_open(key) == ts("2025-11-02 05:00")
     path.write_bytes(b"PAR1 not a footer")
-    with pytest.raises(DamagedFile, match="data.parquet"):
+    with pytest.raises(DamagedFile, match=r"data\.parquet"):
         lake.last_bar_open(key)
 
 
