@@ -117,8 +117,14 @@ def exact(value: object) -> str | None:
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, object]]:
-    """A frame's rows as dicts, missing values as None."""
-    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    """A frame's rows as dicts of Python values (a Timestamp for a time), missing values as
+    None: the frame is converted once as a whole, not a row or a column at a time."""
+    values = frame.astype(object).to_numpy()
+    missing_values = frame.isna().to_numpy()
+    if missing_values.any():
+        values[missing_values] = None
+    names = list(frame.columns)
+    return [dict(zip(names, row, strict=True)) for row in values.tolist()]
 
 
 def slug(text: str) -> str:

@@ -13,7 +13,6 @@ This module reads the marts into the values the page shows (rows, columns, count
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import math
 import os
@@ -29,6 +28,7 @@ from arena.data.lake import Lake, write_text
 from arena.data.persistence import last_boot
 from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.reporting.daily import DAILY_DIR, answer_reasoning, render_daily_html
+from arena.reporting.fragments import FRAGMENTS_FILE, Fragments, digest, rendered_rows
 from arena.reporting.layout import Column, anchor_id, macro, records, render, templates_digest
 from arena.reporting.leaderboard import LEADERBOARD, sorted_board
 from arena.reporting.plots import (
@@ -82,8 +82,12 @@ class _Links:
 
     def __init__(self, daily: Mapping[str, str], decisions: pd.DataFrame) -> None:
         self.daily = daily  # "YYYY-MM-DD" -> href of that day's HTML report
-        self.known = {decision_anchor(r.contestant, r.cycle_at, r.round, r.decision_index)
-                      for r in decisions.itertuples()} if len(decisions) else set()
+        # every decision the page shows, as (contestant, cycle time in ns, round, index)
+        self.known = set(zip(decisions["contestant"].astype(str),
+                             _nanos(decisions["cycle_at"]).tolist(),
+                             decisions["round"].astype(str),
+                             decisions["decision_index"].astype("int64").tolist(),
+                             strict=True)) if len(decisions) else set()
 
     def day(self, at: object) -> str | None:
         if at is None or pd.isna(at):
@@ -94,8 +98,14 @@ class _Links:
                  ) -> str | None:
         if any(v is None or pd.isna(v) for v in (at, round_, index)):
             return None
-        anchor = decision_anchor(contestant, at, round_, index)
-        return f"#{anchor}" if anchor in self.known else None
+        if (str(contestant), pd.Timestamp(at).value, str(round_), int(index)) not in self.known:  # type: ignore[call-overload]
+            return None
+        return f"#{decision_anchor(contestant, at, round_, index)}"
+
+
+def _nanos(times: pd.Series) -> np.ndarray:
+    """Times as integer nanoseconds since the epoch (UTC)."""
+    return pd.to_datetime(times, utc=True).to_numpy(dtype="datetime64[ns]").view("int64")
 
 
 # ----------------------------------------------------------------------------- columns
@@ -252,33 +262,65 @@ class _Cycle:
     decisions: list[_Decision]
 
 
-def _cycles(decisions: pd.DataFrame, links: _Links) -> dict[str, list[_Cycle]]:
-    """Each contestant's decisions, cycle by cycle (an answer before its repair): the frame
-    is sorted once and turned into rows once, then grouped in order (a season's decisions in
-    one pass, not a frame operation per cycle)."""
+# what a cycle's rendering shows of its decisions' rows (its key digests these)
+DECISION_SHOWN = ("contestant", "cycle_at", "round", "decision_index", "action", "symbol",
+                  "accepted", "thesis", "decision", "answer_text")
+
+
+def _cycles(decisions: pd.DataFrame, links: _Links, fragments: Fragments
+            ) -> dict[str, list[Markup]]:
+    """Each contestant's decisions, cycle by cycle (an answer before its repair), each cycle's
+    round rendered (``season_parts.html.j2``) or taken from ``fragments`` when its rows and
+    its link are those it was rendered from: the frame is sorted once, its rows digested in
+    one vectorised pass, and only the cycles not kept are turned into rows and rendered."""
+    if decisions.empty:
+        return {}
     order = decisions.assign(_round=decisions["round"].map({"answer": 0, "repair": 1}).fillna(2))
     order = order.sort_values(["contestant", "cycle_at", "_round", "round", "decision_index"],
-                              kind="stable")
-    keys = zip(order["contestant"], order["cycle_at"], order["_round"], order["round"], strict=True)
-    rows = records(order.drop(columns="_round"))
-    out: dict[str, list[_Cycle]] = {}
-    for (name, at, _, round_), group in itertools.groupby(zip(keys, rows, strict=True), key=lambda kr: kr[0]):
-        group_rows = [r for _, r in group]
-        answers = [r["answer_text"] for r in group_rows if r.get("answer_text") is not None]
-        reasoning = answer_reasoning(answers[0]) if answers else None
-        choices = []
-        for r in group_rows:
-            decision = r.get("decision")
-            try:
-                pretty = json.dumps(json.loads(str(decision)), indent=2, ensure_ascii=False)
-            except ValueError:
-                pretty = str(decision)
-            r["accepted"] = {True: "yes", False: "rejected"}.get(r.get("accepted"), "–")
-            choices.append(_Decision(decision_anchor(r["contestant"], r["cycle_at"], r["round"],
-                                                     r["decision_index"]), r, pretty))
-        out.setdefault(str(name), []).append(_Cycle(at, links.day(at), str(round_), reasoning,
-                                                    choices))
+                              kind="stable").drop(columns="_round").reset_index(drop=True)
+    names = order["contestant"].astype(str).to_numpy()
+    nanos = _nanos(order["cycle_at"])
+    rounds = order["round"].astype(str).to_numpy()
+    starts = np.flatnonzero(np.r_[True, (names[1:] != names[:-1]) | (nanos[1:] != nanos[:-1])
+                                  | (rounds[1:] != rounds[:-1])])
+    ends = np.r_[starts[1:], len(order)]
+    shown = order[[c for c in DECISION_SHOWN if c in order.columns]]
+    hashes = np.column_stack([pd.util.hash_pandas_object(shown, index=False, hash_key=k)
+                              .to_numpy() for k in ("arena.decisions.", "season.report.v1")])
+    _, first, which = np.unique(nanos[starts], return_index=True, return_inverse=True)
+    at_href = [links.day(order["cycle_at"].iat[starts[g]]) for g in first.tolist()]
+    hrefs = [at_href[i] for i in which.tolist()]
+    keys = [digest("cycle", repr(hrefs[g]), hashes[a:b].tobytes())
+            for g, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True))]
+    missing = [g for g, key in enumerate(keys) if not fragments.has(key)]
+    rows: dict[int, list[dict[str, object]]] = {}
+    if missing:  # the rows of the cycles to render, made in one pass
+        picked = np.concatenate([np.arange(starts[g], ends[g]) for g in missing])
+        made = iter(records(order.iloc[picked]))
+        rows = {g: [next(made) for _ in range(ends[g] - starts[g])] for g in missing}
+    render = macro("season_parts.html.j2", "decision_cycle")
+    out: dict[str, list[Markup]] = {}
+    for g, key in enumerate(keys):
+        out.setdefault(str(names[starts[g]]), []).append(fragments.get(
+            key, lambda g=g: render(_cycle(rows[g], hrefs[g]), DECISION_COLUMNS)))
     return out
+
+
+def _cycle(rows: list[dict[str, object]], href: str | None) -> _Cycle:
+    """One cycle's round of a contestant's decisions from its rows (in order)."""
+    answers = [r["answer_text"] for r in rows if r.get("answer_text") is not None]
+    reasoning = answer_reasoning(answers[0]) if answers else None
+    choices = []
+    for r in rows:
+        decision = r.get("decision")
+        try:
+            pretty = json.dumps(json.loads(str(decision)), indent=2, ensure_ascii=False)
+        except ValueError:
+            pretty = str(decision)
+        r["accepted"] = {True: "yes", False: "rejected"}.get(r.get("accepted"), "–")
+        choices.append(_Decision(decision_anchor(r["contestant"], r["cycle_at"], r["round"],
+                                                 r["decision_index"]), r, pretty))
+    return _Cycle(rows[0]["cycle_at"], href, str(rows[0]["round"]), reasoning, choices)
 
 
 @dataclass(frozen=True)
@@ -291,17 +333,18 @@ class _Contestant:
     place: object
     entered: str
     stats: dict[str, object]
-    trades: list[dict[str, object]]
+    trades: list[Markup]  # rows rendered (fragments.rendered_rows)
     closed: int
-    cycles: list[_Cycle]
+    cycles: list[Markup]  # each cycle's round of decisions, rendered
     decisions: int
-    rejections: list[dict[str, object]]
+    rejections: list[Markup]
     rejected: int
     calls: list[dict[str, object]]
 
 
 def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame,
-                links: _Links, colour: str, cycles: list[_Cycle]) -> _Contestant:
+                links: _Links, colour: str, cycles: list[Markup], fragments: Fragments
+                ) -> _Contestant:
     board = marts["leaderboard"]
     row = records(board[board["contestant"] == name])[0]
     entered = entry(board)[board["contestant"] == name].iloc[0]
@@ -320,9 +363,11 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
     return _Contestant(
         name=name, anchor=contestant_anchor(name), colour=colour, place=row["place"],
         entered=str(entered), stats=stats,
-        trades=_with_why(trades.sort_values(["opened_at", "symbol"])), closed=len(closed),
-        cycles=cycles, decisions=len(decisions),
-        rejections=records(rejections.sort_values("cycle_at")),
+        trades=rendered_rows(_with_why(trades.sort_values(["opened_at", "symbol"])),
+                             _trade_columns(links, who=False), fragments),
+        closed=len(closed), cycles=cycles, decisions=len(decisions),
+        rejections=rendered_rows(records(rejections.sort_values("cycle_at")),
+                                 REJECTION_COLUMNS, fragments),
         rejected=int(rejections["rejections"].sum()) if len(rejections) else 0,
         calls=records(calls))
 
@@ -471,10 +516,14 @@ def _market(board: pd.DataFrame) -> str:
 
 
 def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season report",
-                  storage: str | None = None, daily: Mapping[str, str] | None = None) -> str:
+                  storage: str | None = None, daily: Mapping[str, str] | None = None,
+                  fragments: Fragments | None = None) -> str:
     """The season report's HTML from the marts; a SYNTHETIC season opens with a banner.
     ``storage``: the last persistence verdict of a served season (a closing section);
-    ``daily``: each day's ("YYYY-MM-DD") daily report, as a link from this page."""
+    ``daily``: each day's ("YYYY-MM-DD") daily report, as a link from this page;
+    ``fragments``: the rows and cycles kept from the last rendering (the page is the same
+    with or without them)."""
+    fragments = fragments if fragments is not None else Fragments()
     board = sorted_board(marts["leaderboard"])
     if board.empty:
         raise ReportError("the leaderboard is empty: no contestant played this season")
@@ -499,7 +548,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     rules = marts["reference_rules"]
     corr = marts["asset_correlations"]
     board = board.assign(entry=entry(board))
-    cycles = _cycles(marts["decisions"], links)
+    cycles = _cycles(marts["decisions"], links, fragments)
     return render(
         "season.html.j2",
         title=title, market=market,
@@ -516,7 +565,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         held=_with_why(held), held_columns=_open_columns(links),
         unrealised=float(held["unrealised_pnl"].sum()) if len(held) else 0.0,
         contestants=[_contestant(str(name), marts, held, links, colours[str(name)],
-                                 cycles.get(str(name), []))
+                                 cycles.get(str(name), []), fragments)
                      for name in board["contestant"]],
         own_trade_columns=_trade_columns(links, who=False), decision_columns=DECISION_COLUMNS,
         stat_columns=STAT_COLUMNS, rejection_columns=REJECTION_COLUMNS,
@@ -570,11 +619,17 @@ def write_season_report(lake: Lake, path: Path | None = None, *, title: str = "S
     """Write the season report (and each daily report's HTML page) from the lake's published
     marts; returns the report's path."""
     boot = last_boot(lake)
-    target = path or lake.root / "reports" / SEASON_FILE
+    own = lake.root / "reports" / SEASON_FILE
+    target = path or own
     marts = read_marts(lake)
+    # the lake's own report keeps its rendered rows and cycles for the next publication
+    fragments = Fragments(own.parent / FRAGMENTS_FILE
+                          if target.resolve() == own.resolve() else None)
     text = season_report(marts, title=title, storage=None if boot is None else boot.describe(),
-                         daily=daily_pages(lake, target.resolve()))
-    return write_text(target, text)
+                         daily=daily_pages(lake, target.resolve()), fragments=fragments)
+    write_text(target, text)
+    fragments.save()
+    return target
 
 
 __all__: Sequence[str] = ("ReportError", "read_marts", "season_report", "write_season_report")

@@ -21,6 +21,7 @@ from arena.reporting.layout import (
     environment,
     fmt,
     page,
+    records,
     render,
     sign_class,
     table,
@@ -172,3 +173,27 @@ def test_anchors_of_distinct_names_never_collide():
     assert len({decision_anchor(n, "2026-10-01 16:00Z", "answer", 0) for n in names}) == len(names)
     assert anchor_id("BRK.B") != anchor_id("BRK-B")
     assert all(re.fullmatch(r"[A-Za-z0-9._~-]+", contestant_anchor(n)) for n in names)
+
+
+def test_records_are_python_values_with_none_for_every_kind_of_missing():
+    """records converts the frame as a whole: the rows equal pandas' own row-by-row
+    conversion (to_dict of the frame as objects), value for value and type for type."""
+    frame = pd.DataFrame({
+        "name": ["a", None, "c"],
+        "count": pd.Series([1, 2, 3], dtype="int64"),
+        "maybe": pd.Series([1, None, 3], dtype="Int64"),
+        "value": [1.5, float("nan"), -0.0],
+        "flag": [True, False, True],
+        "at": pd.to_datetime(["2026-10-01 16:00", None, "2026-10-03 16:00"], utc=True),
+        "symbols": [["BTC", "ETH"], None, []],
+    })
+    expected = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    got = records(frame)
+    assert got == expected
+    assert [[type(v) for v in row.values()] for row in got] == \
+        [[type(v) for v in row.values()] for row in expected]
+    assert got[1] == {"name": None, "count": 2, "maybe": None, "value": None, "flag": False,
+                      "at": None, "symbols": None}
+    assert type(got[0]["count"]) is int and type(got[0]["value"]) is float
+    assert got[0]["at"] == pd.Timestamp("2026-10-01 16:00", tz="UTC")
+    assert records(frame.iloc[:0]) == []
