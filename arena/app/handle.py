@@ -17,24 +17,19 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.agents.base import Contestant
-from arena.agents.roster import Roster, Skipped
 from arena.core.lazy import lazy_import
 from arena.core.universe import Universe
 from arena.data.lake import Lake
-from arena.pipeline.season_config import (
-    SeasonConfig,
-    find_season,
-    load_season,
-    season_contestants,
-    season_roster,
-)
+from arena.pipeline.season_files import config_path
 
 pd = lazy_import("pandas")
 
-if TYPE_CHECKING:  # a season's ledger and its live state: imported where a command uses them
+if TYPE_CHECKING:  # a season's config, roster and ledger: imported where a command uses them
+    from arena.agents.base import Contestant
+    from arena.agents.roster import Roster, Skipped
     from arena.ledger.attempts import Attempts
     from arena.ledger.store import Ledger
+    from arena.pipeline.season_config import SeasonConfig
 
 Clock = Callable[[], "pd.Timestamp"]
 
@@ -75,6 +70,8 @@ class SeasonHandle:
              env: Mapping[str, str] | None = None) -> SeasonHandle:
         """The lake's season; :class:`~arena.pipeline.season_config.SeasonConfigError` (an
         unusable input) saying how to start one when the lake holds none."""
+        from arena.pipeline.season_config import load_season
+
         where = as_lake(lake)
         return cls(where, load_season(where), os.environ if env is None else env)
 
@@ -83,6 +80,10 @@ class SeasonHandle:
              env: Mapping[str, str] | None = None) -> SeasonHandle | None:
         """The lake's season, or None when the lake holds none."""
         where = as_lake(lake)
+        if not config_path(where).is_file():  # no season: its config's code is not imported
+            return None
+        from arena.pipeline.season_config import find_season
+
         config = find_season(where)
         return None if config is None else cls(where, config, os.environ if env is None else env)
 
@@ -113,11 +114,15 @@ class SeasonHandle:
 
     def roster(self, at: pd.Timestamp | None = None) -> Roster:
         """The season's roster at the cycle ``at`` (its whole roster copy when None)."""
+        from arena.pipeline.season_config import season_roster
+
         return season_roster(self.lake, at)
 
     def contestants(self, at: pd.Timestamp) -> Contestants:
         """The contestants of the cycle at ``at`` that can play with the keys in the handle's
         environment, each model call capped by the season's ``call_timeout_s``."""
+        from arena.pipeline.season_config import season_contestants
+
         playing, skipped = season_contestants(self.lake, self.env, at=at,
                                               call_timeout=self.config.call_timeout_s)
         return Contestants(playing, skipped)

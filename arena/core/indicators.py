@@ -46,6 +46,9 @@ def midrange(high: pd.Series, low: pd.Series, n: int) -> pd.Series:
     return (high.rolling(n, min_periods=n).max() + low.rolling(n, min_periods=n).min()) / 2.0
 
 
+LOOP_MAX = 2_000  # values above which a Wilder average is pandas' rather than a Python loop
+
+
 def _wilder_averages(values: np.ndarray, n: int) -> np.ndarray:
     """:func:`seeded_ewm` of ``values`` with ``alpha = 1 / n`` as a float loop, bit for bit.
 
@@ -55,8 +58,12 @@ def _wilder_averages(values: np.ndarray, n: int) -> np.ndarray:
     each step is divided by the sum of its weights, a value equal to the average leaves it
     untouched, a NaN inside the series only ages the average, and at ``n = 2`` the value after
     such a gap weighs what the aged average does not), and the seed is the same
-    NaN-skipping mean, so the RSI matches :func:`seeded_ewm` exactly, not just closely.
+    NaN-skipping mean, so the RSI matches :func:`seeded_ewm` exactly, not just closely. A
+    series longer than :data:`LOOP_MAX` (a reference rule over a season of hourly bars) goes
+    through pandas itself, whose loop is compiled.
     """
+    if len(values) > LOOP_MAX:
+        return seeded_ewm(pd.Series(values), n, 1.0 / n).to_numpy()
     out = np.full(len(values), np.nan)
     valid = ~np.isnan(values)
     if not valid.any():

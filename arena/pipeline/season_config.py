@@ -31,12 +31,10 @@ from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake, write_text
 from arena.data.providers import SOURCES, SYNTHETIC
 from arena.engine.rules import ARENA_RULES
+from arena.pipeline.season_files import ROSTER, SEASON_DIR, config_path, roster_path
 
 pd = lazy_import("pandas")
 
-SEASON_DIR = "season"
-CONFIG = "season.json"
-ROSTER = "roster.yaml"
 LIVE, REPLAY = "live", "replay"
 LOCAL_DASK = "local"  # a Dask cluster of this machine's cores, started for each fan-out
 FORMAT = 1
@@ -184,14 +182,6 @@ def season_slug(season_id: str) -> str:
 def default_providers(crypto: str = SYNTHETIC, stocks: str = SYNTHETIC) -> dict[str, str]:
     """Asset class -> provider: crypto from one source, stocks and ETFs (SPY) from another."""
     return {"crypto": crypto, "stock": stocks, "etf": stocks}
-
-
-def config_path(lake: Lake) -> Path:
-    return lake.root / SEASON_DIR / CONFIG
-
-
-def roster_path(lake: Lake) -> Path:
-    return lake.root / SEASON_DIR / ROSTER
 
 
 def find_season(lake: Lake) -> SeasonConfig | None:

@@ -505,3 +505,21 @@ def test_rsi_and_vol_targeting_match_plain_loops() -> None:
     out = volatility_targeting(make_bars(WALK), periods_per_year=DAILY).to_numpy()
     assert not out[:20].any()
     np.testing.assert_allclose(out[20:], weights, rtol=1e-9)
+
+
+@pytest.mark.parametrize("n", [2, 3, 14])
+def test_wilder_averages_are_pandas_bit_for_bit_either_way(n: int) -> None:
+    """The Python loop of a short series and pandas' of a long one give the same bits: the
+    RSI of a long series (rules over a season of hourly bars) does not depend on the switch."""
+    from arena.core import indicators
+
+    rng = np.random.default_rng(7)
+    values = rng.normal(0.0, 1.0, 3 * indicators.LOOP_MAX)
+    values[:5] = np.nan  # a leading block
+    values[100:103] = np.nan  # and a gap inside
+    values[200:210] = values[199]  # a run equal to the average's input
+    loop = indicators._wilder_averages(values[:indicators.LOOP_MAX], n)
+    long = indicators._wilder_averages(values, n)
+    reference = indicators.seeded_ewm(pd.Series(values), n, 1.0 / n).to_numpy()
+    np.testing.assert_array_equal(long, reference)
+    np.testing.assert_array_equal(loop, reference[:indicators.LOOP_MAX])
