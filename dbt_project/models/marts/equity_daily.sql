@@ -1,18 +1,44 @@
 -- Cash, market value, equity and drawdown per contestant after each cycle of the season.
 -- cash = start + every cash movement of the fold up to the cycle; equity = cash + market value;
 -- drawdown from the running peak, the start cash being the first peak (SPEC §4).
-with money as (
+-- The money moved up to a cycle is a running sum over the fold's events in effective order, read
+-- at each cycle by an as-of join (the work grows with the cycles and the events, not their product).
+with moves as (
+    select
+        contestant,
+        effective_at,
+        sum(cash_delta) as cash_delta,
+        sum(fee) as fee,
+        sum(realised_pnl) as realised_pnl,
+        count(event) filter (where event = 'fill') as fills
+    from {{ ref('int_positions_folded') }}
+    group by contestant, effective_at
+),
+
+moved as (
+    select
+        contestant,
+        effective_at,
+        sum(cash_delta) over w as cash_delta,
+        sum(fee) over w as fee,
+        sum(realised_pnl) over w as realised_pnl,
+        cast(sum(fills) over w as bigint) as fills
+    from moves
+    window w as (partition by contestant order by effective_at
+                 rows between unbounded preceding and current row)
+),
+
+money as (
     select
         g.contestant,
         g.cycle_at,
-        {{ var('start_cash') }} + coalesce(sum(f.cash_delta), 0.0) as cash,
-        coalesce(sum(f.fee), 0.0) as fees_paid,
-        coalesce(sum(f.realised_pnl), 0.0) as realised_pnl,
-        count(f.event) filter (where f.event = 'fill') as fills_to_date
+        {{ var('start_cash') }} + coalesce(m.cash_delta, 0.0) as cash,
+        coalesce(m.fee, 0.0) as fees_paid,
+        coalesce(m.realised_pnl, 0.0) as realised_pnl,
+        coalesce(m.fills, 0) as fills_to_date
     from {{ ref('int_season_cycles_listed') }} as g
-    left join {{ ref('int_positions_folded') }} as f
-        on f.contestant = g.contestant and f.effective_at <= g.cycle_at
-    group by g.contestant, g.cycle_at
+    asof left join moved as m
+        on m.contestant = g.contestant and m.effective_at <= g.cycle_at
 ),
 
 book as (

@@ -1,15 +1,40 @@
 -- Open positions per contestant after each cycle of the season, marked to market at the cycle's
 -- prices: the last folded state of each (contestant, symbol) by then, when something is held.
-with latest as (
+-- "Last" is the state of the highest symbol_event effective by the cycle. A state that a later
+-- event takes effect no later than is never that one, so it is dropped (superseded); the states
+-- left are in effective_at order, and each (cycle, symbol) takes the last of them by an as-of join:
+-- the work grows with the cycles and the events, not with their product.
+with ranked as (
+    select
+        *,
+        min(effective_at) over (
+            partition by contestant, symbol order by symbol_event desc
+            rows between unbounded preceding and 1 preceding
+        ) as superseded_at
+    from {{ ref('int_positions_folded') }}
+),
+
+states as (
+    select * from ranked
+    where superseded_at is null or effective_at < superseded_at
+),
+
+grid as (
+    select g.contestant, g.cycle_at, s.symbol
+    from {{ ref('int_season_cycles_listed') }} as g
+    inner join (select distinct contestant, symbol from states) as s
+        on s.contestant = g.contestant
+),
+
+latest as (
     select
         g.contestant,
         g.cycle_at,
-        f.symbol,
-        arg_max(f, f.symbol_event) as state
-    from {{ ref('int_season_cycles_listed') }} as g
-    inner join {{ ref('int_positions_folded') }} as f
-        on f.contestant = g.contestant and f.effective_at <= g.cycle_at
-    group by g.contestant, g.cycle_at, f.symbol
+        g.symbol,
+        s as state
+    from grid as g
+    asof inner join states as s
+        on s.contestant = g.contestant and s.symbol = g.symbol and s.effective_at <= g.cycle_at
 ),
 
 held as (
