@@ -262,9 +262,11 @@ class _Cycle:
     decisions: list[_Decision]
 
 
-# what a cycle's rendering shows of its decisions' rows (its key digests these)
-DECISION_SHOWN = ("contestant", "cycle_at", "round", "decision_index", "action", "symbol",
-                  "accepted", "thesis", "decision", "answer_text")
+# what a cycle's rendering shows of its decisions' rows (its key digests these): the anchor's
+# parts, the columns, the decision's JSON and the answer (its reasoning)
+DECISION_SHOWN = tuple(dict.fromkeys(["contestant", "cycle_at", "round", "decision_index",
+                                      *(c.key for c in DECISION_COLUMNS), "decision",
+                                      "answer_text"]))
 
 
 def _cycles(decisions: pd.DataFrame, links: _Links, fragments: Fragments
@@ -343,8 +345,8 @@ class _Contestant:
 
 
 def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame,
-                links: _Links, colour: str, cycles: list[Markup], fragments: Fragments
-                ) -> _Contestant:
+                colour: str, cycles: list[Markup], trade_columns: Sequence[Column],
+                fragments: Fragments) -> _Contestant:
     board = marts["leaderboard"]
     row = records(board[board["contestant"] == name])[0]
     entered = entry(board)[board["contestant"] == name].iloc[0]
@@ -364,7 +366,7 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
         name=name, anchor=contestant_anchor(name), colour=colour, place=row["place"],
         entered=str(entered), stats=stats,
         trades=rendered_rows(_with_why(trades.sort_values(["opened_at", "symbol"])),
-                             _trade_columns(links, who=False), fragments),
+                             trade_columns, fragments),
         closed=len(closed), cycles=cycles, decisions=len(decisions),
         rejections=rendered_rows(records(rejections.sort_values("cycle_at")),
                                  REJECTION_COLUMNS, fragments),
@@ -549,6 +551,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     corr = marts["asset_correlations"]
     board = board.assign(entry=entry(board))
     cycles = _cycles(marts["decisions"], links, fragments)
+    own_trade_columns = _trade_columns(links, who=False)
     return render(
         "season.html.j2",
         title=title, market=market,
@@ -564,10 +567,10 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         key_trades=_with_why(_key_trades(trades)), trade_columns=_trade_columns(links),
         held=_with_why(held), held_columns=_open_columns(links),
         unrealised=float(held["unrealised_pnl"].sum()) if len(held) else 0.0,
-        contestants=[_contestant(str(name), marts, held, links, colours[str(name)],
-                                 cycles.get(str(name), []), fragments)
+        contestants=[_contestant(str(name), marts, held, colours[str(name)],
+                                 cycles.get(str(name), []), own_trade_columns, fragments)
                      for name in board["contestant"]],
-        own_trade_columns=_trade_columns(links, who=False), decision_columns=DECISION_COLUMNS,
+        own_trade_columns=own_trade_columns, decision_columns=DECISION_COLUMNS,
         stat_columns=STAT_COLUMNS, rejection_columns=REJECTION_COLUMNS,
         call_columns=CALL_COLUMNS,
         luck=_luck_rows(marts["luck_ceiling"], rules), luck_columns=LUCK_COLUMNS,
