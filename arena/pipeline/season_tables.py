@@ -80,7 +80,7 @@ from arena.scoring.arena_luck import (
     ZeroSkillBooks,
     advance_zero_skill,
 )
-from arena.scoring.asset_luck import DEFAULT_PLAYERS
+from arena.scoring.asset_luck import DEFAULT_PLAYERS, shared_players
 from arena.scoring.rules_table import rules_table
 from arena.scoring.scorer import default_cost_rate
 
@@ -412,10 +412,11 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
     assets = list(universe.tradable)
     if fan_out is None:
         results = []
-        for i, asset in enumerate(assets, start=1):
-            results.append(asset_luck(asset, lake, provider, start, end, players, seed))
-            if i % 10 == 0 or i == len(assets):
-                say(f"luck ceiling and reference rules: {i}/{len(assets)} assets")
+        with shared_players():  # the assets' players are drawn once (the same on every asset)
+            for i, asset in enumerate(assets, start=1):
+                results.append(asset_luck(asset, lake, provider, start, end, players, seed))
+                if i % 10 == 0 or i == len(assets):
+                    say(f"luck ceiling and reference rules: {i}/{len(assets)} assets")
     else:
         say(f"luck ceiling and reference rules: {len(assets)} assets fanned out")
         results = fan_out(asset_luck, assets, lake, provider, start, end, players, seed)

@@ -16,6 +16,10 @@ keyed by ``(seed, block)`` (:func:`player_positions` gives any player's draws), 
 block at a time, so results do not depend on how many players play (player i is player i) and
 memory is about ``BLOCK x steps x 8`` bytes for a block's draws plus a few temporaries of about
 1 MB (365 daily steps: ~3 MB; a year of hourly bars stepped by the bar: ~72 MB).
+Within :func:`shared_players` (a season's build of every asset's table), assets with the same
+steps share their players: each block is drawn once, and its cost products and the positions'
+powers are computed once, the numbers bit for bit those computed apart (at most
+:data:`SHARED_BYTES` are kept; beyond it, each asset computes its own).
 
 Speed and exactness: within a step the position ``w`` is constant, so the step's log growth is
 a short polynomial in ``w`` computed once from the path (see :func:`zero_skill_returns`); the
@@ -27,6 +31,10 @@ well under a second.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -49,6 +57,7 @@ QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 DRAWS = ("uniform", "sign")
 TOLERANCE = 1e-14  # bound on the series' truncation error in a player's log equity
 MAX_TERMS = 16  # most series terms per step; bars that need more are multiplied exactly
+SHARED_BYTES = 256 << 20  # most a build keeps of the players shared by its assets
 
 
 class Distribution:
@@ -120,6 +129,100 @@ def _block_draws(seed: int, block: int, n_steps: int, draw: str) -> np.ndarray:
     if draw == "uniform":
         return rng.uniform(-1.0, 1.0, size=(BLOCK, n_steps))
     return rng.integers(-1, 2, size=(BLOCK, n_steps)).astype("float64")
+
+
+class _Pass:
+    """The players of one pass over a block (``w``: steps x players, a column each) and what
+    every asset with the same steps computes from them alike: the product of the cost factors
+    (per cost rate) and the positions' powers. ``keep`` says whether a power may be kept for
+    the next asset (None: nothing is kept beyond this pass)."""
+
+    def __init__(self, w: np.ndarray, keep: Callable[[int], bool] | None) -> None:
+        self.w = w
+        self.keep = keep
+        self._costs: dict[float, np.ndarray] = {}
+        self._powers: list[np.ndarray] = []
+
+    def costs(self, cost_rate: float) -> np.ndarray:
+        """Each player's product of ``1 - cost_rate |w_s - w_(s-1)|`` over the steps (a new
+        array: the caller may multiply into it)."""
+        kept = self._costs.get(cost_rate)
+        if kept is None:
+            dw = np.empty_like(self.w)
+            dw[0] = self.w[0]
+            np.subtract(self.w[1:], self.w[:-1], out=dw[1:])
+            np.abs(dw, out=dw)
+            dw *= -cost_rate
+            dw += 1.0
+            kept = np.prod(dw, axis=0)
+            if self.keep is not None and self.keep(kept.nbytes):
+                self._costs[cost_rate] = kept
+        return kept.copy()
+
+    def powers(self, terms: int) -> Iterator[np.ndarray]:
+        """``w^2 .. w^terms``, each the one before times ``w``, computed once for every asset
+        that asks."""
+        power = self.w
+        for k in range(2, terms + 1):
+            if k - 2 < len(self._powers):
+                power = self._powers[k - 2]
+            else:
+                power = power * self.w
+                if self.keep is not None and self.keep(power.nbytes):
+                    self._powers.append(power)
+            yield power
+
+
+def _passes(seed: int, block: int, n_steps: int, draw: str, rows: int,
+            keep: Callable[[int], bool] | None) -> list[_Pass]:
+    draws = _block_draws(seed, block, n_steps, draw)
+    return [_Pass(np.ascontiguousarray(draws[i0:i0 + rows].T), keep)
+            for i0 in range(0, BLOCK, rows)]
+
+
+class _Shared:
+    """The passes of one build, by (seed, block, steps, draw, players per pass), kept while
+    their arrays stay within ``limit`` bytes (beyond it, computed and not kept)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self.lock = threading.Lock()
+        self._passes: dict[tuple[int, int, int, str, int], list[_Pass]] = {}
+
+    def keep(self, nbytes: int) -> bool:
+        with self.lock:
+            if self.used + nbytes > self.limit:
+                return False
+            self.used += nbytes
+            return True
+
+    def passes(self, seed: int, block: int, n_steps: int, draw: str, rows: int) -> list[_Pass]:
+        key = (seed, block, n_steps, draw, rows)
+        with self.lock:
+            found = self._passes.get(key)
+        if found is not None:
+            return found
+        made = _passes(seed, block, n_steps, draw, rows, self.keep)
+        if self.keep(sum(p.w.nbytes for p in made)):
+            with self.lock:
+                self._passes.setdefault(key, made)
+        return made
+
+
+_SHARED: ContextVar[_Shared | None] = ContextVar("arena_shared_players", default=None)
+
+
+@contextmanager
+def shared_players(limit: int = SHARED_BYTES) -> Iterator[None]:
+    """Within the block, the zero-skill players of assets with the same decision steps are
+    drawn once and their costs and powers computed once (player i is player i on every asset,
+    so the numbers are those computed apart, bit for bit); at most ``limit`` bytes are kept."""
+    token = _SHARED.set(_Shared(limit))
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
 
 
 def _split_bars(r: np.ndarray, bar_steps: np.ndarray) -> tuple[np.ndarray, int]:
@@ -206,7 +309,8 @@ def zero_skill_returns(closes: np.ndarray, steps: np.ndarray, *, players: int = 
     :func:`_split_bars` and :func:`_series_coefficients`) are computed once for all players: per
     player a step costs a few operations instead of one product per bar. Bars whose returns are
     too large for a short series are multiplied exactly, per bar. Players are drawn and scored
-    one block at a time; ``chunk_players`` is accepted for compatibility and changes nothing."""
+    one block at a time (within :func:`shared_players`, drawn once for every asset with the same
+    steps); ``chunk_players`` is accepted for compatibility and changes nothing."""
     c = np.asarray(closes, dtype="float64")
     steps = np.asarray(steps, dtype=np.int64)
     if draw not in DRAWS:
@@ -233,36 +337,34 @@ def zero_skill_returns(closes: np.ndarray, steps: np.ndarray, *, players: int = 
     # players per pass: each (steps x players) temporary stays within about 1 MB
     rows = min(BLOCK, max(8, (1 << 17) // max(1, n_steps, exact_cols.size)))
     blocks = -(-players // BLOCK)
+    shared = _SHARED.get()
     out = np.empty(blocks * BLOCK)
     for block in range(blocks):
-        draws = _block_draws(seed, block, n_steps, draw)
-        for i0 in range(0, BLOCK, rows):
-            # one column per player: reductions over steps are products/sums of whole rows
-            w = np.ascontiguousarray(draws[i0:i0 + rows].T)
+        passes = (shared.passes(seed, block, n_steps, draw, rows) if shared is not None
+                  else _passes(seed, block, n_steps, draw, rows, None))
+        for i, cols in enumerate(passes):
+            w = cols.w  # one column per player: reductions over steps are of whole rows
             # costs: paid at the first bar of each step on the change from the previous step
-            growth = np.ones(w.shape[1])
-            if cost_rate:
-                dw = np.empty_like(w)
-                dw[0] = w[0]
-                np.subtract(w[1:], w[:-1], out=dw[1:])
-                np.abs(dw, out=dw)
-                dw *= -cost_rate
-                dw += 1.0
-                growth = np.prod(dw, axis=0)
+            growth = cols.costs(cost_rate) if cost_rate else np.ones(w.shape[1])
             if series_cols.size:
-                ws = w if all_cols else w[series_cols]
-                log_growth = coef[0] @ ws  # sum over steps of a_k(step) w^k, k = 1 .. K
-                power = ws
-                for k in range(1, terms):
-                    power = power * ws
-                    log_growth += coef[k] @ power
-                growth *= np.exp(log_growth + constant)
+                if all_cols:
+                    log_growth = coef[0] @ w  # sum over steps of a_k(step) w^k, k = 1 .. K
+                    for k, power in enumerate(cols.powers(terms), start=1):
+                        log_growth += coef[k] @ power
+                else:
+                    ws = w[series_cols]
+                    log_growth = coef[0] @ ws
+                    power = ws
+                    for k in range(1, terms):
+                        power = power * ws
+                        log_growth += coef[k] @ power
+                growth = growth * np.exp(log_growth + constant)
             if exact_cols.size:
                 held = w[exact_cols]  # position at each close that earns the next bar
                 held *= exact_r
                 held += 1.0
                 growth *= np.prod(held, axis=0)
-            start = block * BLOCK + i0
+            start = block * BLOCK + i * rows
             out[start:start + w.shape[1]] = growth - 1.0
     return out[:players]
 

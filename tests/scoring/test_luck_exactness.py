@@ -15,6 +15,7 @@ from arena.scoring.asset_luck import (
     decision_steps,
     player_positions,
     score_player,
+    shared_players,
     zero_skill_returns,
 )
 from tests.conftest import ts
@@ -85,6 +86,35 @@ def test_hourly_path_every_player_of_a_block(synthetic, universe):
     fast = zero_skill_returns(closes, steps, players=BLOCK, seed=2, cost_rate=0.0006)
     ref = np.array([score_player(closes, steps, p, seed=2, cost_rate=0.0006) for p in range(BLOCK)])
     assert np.max(np.abs(fast - ref) / (1.0 + ref)) <= 1e-12
+
+
+@pytest.mark.parametrize("limit", [256 << 20, 3 << 20, 0])
+def test_players_shared_by_assets_give_the_numbers_computed_apart(limit):
+    """Within shared_players, assets with the same steps draw their players once and share their
+    costs and powers: every return equals the one computed apart, bit for bit, whatever the
+    assets' order, cost rates, series lengths (the powers a later asset asks beyond the kept
+    ones) and draws, and however little may be kept (``limit``)."""
+    rng = np.random.default_rng(3)
+    steps = np.repeat(np.arange(60), 24)  # 60 days of hourly bars
+    calm = 100.0 * np.cumprod(1.0 + rng.normal(0.0, 0.002, steps.size))  # few series terms
+    wild = 100.0 * np.cumprod(1.0 + rng.normal(0.0, 0.03, steps.size))  # more terms, exact bars
+    gappy = np.r_[calm[:700], calm[700:] * 1.4]  # one bar multiplied exactly
+    short = (calm[:200], np.arange(200) // 7)  # other steps, not all of them with series bars
+    daily = np.arange(101)
+    jumpy = 100.0 * 1.6 ** (daily % 2)  # +60%, -37.5%: every bar exact, no series at all
+    cases = [(calm, steps, 0.0006, "uniform"), (wild, steps, 0.0006, "uniform"),
+             (gappy, steps, 0.0, "uniform"), (calm, steps, 0.01, "uniform"),
+             (wild, steps, 0.0006, "sign"), (*short, 0.0006, "uniform"),
+             (jumpy, daily, 0.0006, "uniform"), (calm[:101], daily, 0.0006, "uniform"),
+             (calm, steps, 0.0006, "uniform")]
+    apart = [zero_skill_returns(c, s, players=BLOCK + 300, seed=4, cost_rate=rate, draw=draw)
+             for c, s, rate, draw in cases]
+    with shared_players(limit):
+        shared = [zero_skill_returns(c, s, players=BLOCK + 300, seed=4, cost_rate=rate, draw=draw)
+                  for c, s, rate, draw in cases]
+    for a, b in zip(apart, shared, strict=True):
+        assert np.array_equal(a, b)
+    assert not np.array_equal(apart[0], apart[1])  # the cases are not one case
 
 
 def test_positions_are_the_block_draws():
