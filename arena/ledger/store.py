@@ -147,6 +147,11 @@ BOOKS_DIR = "_books"  # each contestant's state after its records so far (Ledger
 # a record folder's listing is reused while its modification time stays, once that time is this
 # far in the past: beyond any file system's timestamp granularity (FAT's is 2 s)
 SETTLED_NS = 3_000_000_000
+# (kind's folder) -> outer folder -> (its mtime, its contestants' record folders), shared by every
+# Ledger of the process on that folder (a cycle, its monitor and its publication each open one):
+# see Ledger._listing
+_LISTINGS: dict[str, dict[str, tuple[int, dict[str, tuple[str, Path, str]]]]] = {}
+_LISTINGS_LOCK = threading.Lock()
 
 
 def _fold_time(folder: str) -> pd.Timestamp:
@@ -279,8 +284,6 @@ class Ledger:
         # contestant -> (record folders read, their events in fold order): see _events
         self._event_cache: dict[str, tuple[frozenset[Path], tuple[Any, ...]]] = {}
         self._chain_known: dict[str, dict[str, str | None]] = {}  # checked: key -> digest
-        # kind -> folder -> (its mtime, its contestants' record folders): see _dirs
-        self._listings: dict[str, dict[str, tuple[int, dict[str, tuple[str, Path, str]]]]] = {}
         self._cache_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -294,7 +297,6 @@ class Ledger:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.dir, self.secret_names = state["dir"], state["secret_names"]
         self._schemas_written, self._event_cache, self._chain_known = False, {}, {}
-        self._listings = {}
         self._cache_lock = threading.Lock()
 
     # ------------------------------------------------------------------ addresses
@@ -504,7 +506,7 @@ class Ledger:
         One listing of the kind's folder and one ``stat`` per cycle (or window) folder: the
         contestants inside a folder are listed again only when its modification time moved
         (an entry added or removed), so a season's last day reads its hundreds of folders for
-        the price of their ``stat``s, whoever asks. A folder modified less than
+        the price of their ``stat``s, whoever asks (any ledger of the process on this folder). A folder modified less than
         :data:`SETTLED_NS` before the listing is never taken from the cache: a change within
         the file system's timestamp granularity would leave its time as it was."""
         root = self.dir / kind
@@ -517,11 +519,11 @@ class Ledger:
         if name == schema:
             return []
         now = time.time_ns()
-        with self._cache_lock:
-            known = self._listings.get(kind, {})
+        base = os.fspath(root)
+        with _LISTINGS_LOCK:
+            known = _LISTINGS.get(base, {})
         listed: dict[str, tuple[int, dict[str, tuple[str, Path, str]]]] = {}
         out: list[tuple[str, Path, str]] = []
-        base = os.fspath(root)
         for o in outer:
             folder = f"{base}/{o}"
             try:
@@ -543,8 +545,8 @@ class Ledger:
                 out += hit[1].values()
             elif (record := hit[1].get(name)) is not None:
                 out.append(record)
-        with self._cache_lock:
-            self._listings[kind] = listed
+        with _LISTINGS_LOCK:
+            _LISTINGS[base] = listed
         return out
 
     def _arrow(self, name: str, contestant: str | None = None, monitor: bool = False,
