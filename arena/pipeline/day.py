@@ -135,8 +135,14 @@ def monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Unive
     and running the monitor tick by tick records the same closes as one window. A contestant
     that never played, or holds nothing, is left alone, as is one monitored up to ``end``
     already (a re-run records nothing twice)."""
+    with ledger.reading():  # one listing of each kind for the whole roster's reads
+        return _monitor_day(lake, ledger, provider, universe, contestants, end)
+
+
+def _monitor_day(lake: Lake, ledger: Ledger, provider: Providers, universe: Universe,
+                 contestants: Sequence[Contestant | str], end: pd.Timestamp) -> int:
     closes = 0
-    # where each book last changed, from one listing of each kind for the whole roster
+    # where each book last changed
     last: dict[str, pd.Timestamp] = {}
     for who, at in [*((k.contestant, k.cycle_at) for k in ledger.records() if k.cycle_at < end),
                     *((k.contestant, k.end) for k in ledger.monitor_records() if k.end <= end)]:

@@ -27,6 +27,7 @@ from arena.ledger.records import (
     RecordStatus,
     equity_snapshot,
 )
+from arena.ledger.chain import read_link
 from arena.ledger.store import Ledger, LedgerBusy, LedgerError, SecretInRecord
 
 TRADED, FORFEITED = CycleOutcome.TRADED, CycleOutcome.FORFEITED
@@ -597,6 +598,41 @@ def _age(folder: Path, seconds: float) -> int:
     mtime = time.time_ns() - int(seconds * 1e9)
     os.utime(folder, ns=(mtime, mtime))
     return mtime
+
+
+def test_reads_within_reading_share_one_listing_and_a_commit_lists_afresh(tmp_path, monkeypatch):
+    """Within reading(), a thread's reads take every contestant's records from one listing of
+    each kind; a record another process commits meanwhile shows after the block, but a commit
+    of this ledger within it lists under its lock: it follows that record in the chain."""
+    mine, other = Ledger(tmp_path), Ledger(tmp_path)
+    other.record_cycle(C1, "momentum", lambda: simple_record("momentum", C1))
+    other.record_cycle(C1, "reverse", lambda: simple_record("reverse", C1))
+    listed: list[str] = []
+    original = Ledger._list
+    monkeypatch.setattr(Ledger, "_list", lambda self, kind, who: listed.append(kind)
+                        or original(self, kind, who))
+    with mine.reading():
+        assert [k.contestant for k in mine.records()] == ["momentum", "reverse"]
+        assert mine.portfolio("momentum") == mine.portfolio("reverse") == Portfolio()
+        assert mine.records("reverse") == [RecordKey(C1, "reverse")]
+        assert sorted(listed) == ["cycles", "monitor"]  # once per kind, for everyone
+        other.record_cycle(C2, "momentum", lambda: simple_record("momentum", C2))
+        assert mine.records("momentum") == [RecordKey(C1, "momentum")]  # the listing kept
+        assert mine.record_cycle(C3, "momentum", lambda: simple_record("momentum", C3)) \
+            == RecordStatus.RECORDED
+        assert mine.records("momentum") == [RecordKey(c, "momentum") for c in (C1, C2, C3)]
+    assert mine.records("momentum") == [RecordKey(c, "momentum") for c in (C1, C2, C3)]
+    link = read_link(mine.record_dir(C3, "momentum"))
+    assert link is not None and link.previous is not None
+    assert link.previous.key == mine.record_dir(C2, "momentum").relative_to(mine.dir).as_posix()
+    seen: list[list[RecordKey]] = []  # another thread's reads are not within this one's block
+    with mine.reading():
+        mine.records()
+        other.record_cycle(C2, "reverse", lambda: simple_record("reverse", C2))
+        worker = threading.Thread(target=lambda: seen.append(mine.records("reverse")))
+        worker.start()
+        worker.join()
+    assert seen == [[RecordKey(C1, "reverse"), RecordKey(C2, "reverse")]]
 
 
 def test_a_listing_reused_from_an_earlier_one_still_sees_every_later_record(tmp_path):
