@@ -20,6 +20,7 @@ from arena.engine.broker import LevelMove
 from arena.engine.outcomes import CycleOutcome
 from arena.engine.portfolio import CLOSE, LONG, OPEN, SHORT, Fill, Portfolio, fee, fold
 from arena.engine.rules import Rejection
+from arena.ledger.chain import read_link
 from arena.ledger.records import (
     CycleRecord,
     MonitorRecord,
@@ -27,7 +28,6 @@ from arena.ledger.records import (
     RecordStatus,
     equity_snapshot,
 )
-from arena.ledger.chain import read_link
 from arena.ledger.store import Ledger, LedgerBusy, LedgerError, SecretInRecord
 
 TRADED, FORFEITED = CycleOutcome.TRADED, CycleOutcome.FORFEITED
