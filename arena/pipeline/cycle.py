@@ -239,12 +239,13 @@ def cycle_market(lake: Lake, provider: str, universe: Universe,
                  contestants: Sequence[Contestant], at: pd.Timestamp, ledger: Ledger) -> MarketData:
     """The cycle's market, with full depth for everything any contestant holds."""
     held: set[str] = set()
-    for c in contestants:
-        try:
-            held |= {s for s in ledger.portfolio(c.name).positions
-                     if s in universe}  # a symbol dropped from the universe has no market
-        except DamagedFile:  # its own step refuses it, naming the file
-            continue
+    with ledger.reading():  # the roster's books from one listing of each kind
+        for c in contestants:
+            try:
+                held |= {s for s in ledger.portfolio(c.name).positions
+                         if s in universe}  # a symbol dropped from the universe has no market
+            except DamagedFile:  # its own step refuses it, naming the file
+                continue
     return build_market(lake, provider, universe, at, held=sorted(held))
 
 
