@@ -13,6 +13,8 @@ then prints:
   each measured right after the publication of the day before (as after every live cycle);
 * one live monitor tick (a 15-minute window for every contestant) after the early and the last
   day;
+* the full passes of the garbage collector in each measured publication (a process holding a
+  year's objects pays for them in each pass);
 * peak RSS, the lake's and the ledger's size and file counts;
 * the quadratic terms: every per-day or per-publication cost whose last value is more than
   20% above its early one (its sum over the season grows with the square of its length).
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import itertools
 import json
 import re
@@ -34,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -92,6 +96,31 @@ def cpu() -> float:
     return time.process_time()
 
 
+class Collections:
+    """The garbage collector's passes over the oldest generation while it is on: how many,
+    and their seconds (a process that holds a year's objects pays for them in each pass)."""
+
+    def __init__(self) -> None:
+        self.passes, self.seconds, self._t0, self.on = 0, 0.0, 0.0, False
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if not self.on or info.get("generation") != 2:
+            return
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.passes += 1
+            self.seconds += time.perf_counter() - self._t0
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[None]:
+        self.passes, self.seconds, self.on = 0, 0.0, True
+        try:
+            yield
+        finally:
+            self.on = False
+
+
 def size(path: Path) -> tuple[int, int]:
     """(bytes, files) under ``path``."""
     files = [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()]
@@ -123,8 +152,11 @@ def main() -> None:
     times = daily_cycles(start, args.days)
     publications: dict[int, dict[str, float]] = {}
     ticks: dict[int, float] = {}
+    tracked: dict[int, int] = {}
     slowest: dict[int, str] = {}
     t_start = time.perf_counter()
+    collections = Collections()
+    gc.callbacks.append(collections)
 
     if args.keep is not None and (args.keep / "season").exists():
         parser.error(f"{args.keep / 'season'} exists: --keep needs a new folder")
@@ -139,12 +171,14 @@ def main() -> None:
 
         def publish(day: int, measured: bool) -> None:
             c0, t0 = cpu(), time.perf_counter()
-            out = finish_season(lake, provider.name, universe, times[:day], players=LIVE_PLAYERS,
-                                quiet=True)
+            with collections.counting():
+                out = finish_season(lake, provider.name, universe, times[:day],
+                                    players=LIVE_PLAYERS, quiet=True)
             if measured:
                 nodes = sorted(out.marts.nodes, key=lambda n: -n.seconds)
                 publications[day] = {"cpu": cpu() - c0, "wall": time.perf_counter() - t0,
                                      "dbt nodes": sum(n.seconds for n in nodes),
+                                     "gc": collections.seconds, "gc passes": collections.passes,
                                      **{k: v for k, v in out.seconds.items() if "." not in k}}
                 slowest[day] = ", ".join(f"{n.name} {n.seconds:.2f}" for n in nodes[:5])
 
@@ -161,6 +195,7 @@ def main() -> None:
             if i in (args.early - 1, total - 1):
                 publish(i, measured=False)  # the publication after the day before
             if i in (args.early, total):
+                tracked[i] = len(gc.get_objects())  # what each full collection walks
                 publish(i, measured=True)
                 tick(i)  # the next day's monitor window starts where the tick stopped
                 print(f"    publication after day {i}: {publications[i]['cpu']:.1f} s CPU; "
@@ -192,6 +227,9 @@ def main() -> None:
     for day in (args.early, args.days):
         print(f"  day {day:<4} dbt: {publications[day]['dbt nodes']:.1f} s in its nodes; slowest: "
               f"{slowest[day]}")
+    print("  full garbage collections in the publication: " + ", ".join(
+        f"day {day} {publications[day]['gc passes']:.0f} ({publications[day]['gc']:.2f} s, "
+        f"{tracked[day]:,} objects tracked)" for day in (args.early, args.days)))
     print(f"monitor tick (every contestant, one 15-minute window): after day {args.early} "
           f"{ticks[args.early]:.2f} s CPU, after day {args.days} {ticks[args.days]:.2f} s CPU")
     print(f"peak RSS {rss:,.0f} MB; lake {lake_bytes / 1e6:,.0f} MB in {lake_files:,} files, "

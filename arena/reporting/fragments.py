@@ -75,12 +75,19 @@ class Fragments:
 
 
 def row_key(row: Mapping[str, object], columns: Sequence[Column],
-            row_id: Callable[[Mapping[str, object]], str] | None = None) -> str:
-    """The key of one table row: the values its columns show and the links they make."""
+            row_id: Callable[[Mapping[str, object]], str] | None = None, *,
+            layout: str | None = None) -> str:
+    """The key of one table row: the values its columns show and the links they make
+    (``layout``: :func:`columns_layout` of ``columns``, when the caller has it)."""
     shown = [row.get(c.key) for c in columns]
     links = [c.href(row) if c.href is not None else None for c in columns]
     return digest("row", repr(shown), repr(links), "" if row_id is None else row_id(row),
-                  repr([(c.key, c.kind, c.wrap) for c in columns]))
+                  columns_layout(columns) if layout is None else layout)
+
+
+def columns_layout(columns: Sequence[Column]) -> str:
+    """What a row's key takes of its table's columns: each one's key, kind and wrapping."""
+    return repr([(c.key, c.kind, c.wrap) for c in columns])
 
 
 def rendered_rows(rows: Iterable[Mapping[str, object]], columns: Sequence[Column],
@@ -89,8 +96,9 @@ def rendered_rows(rows: Iterable[Mapping[str, object]], columns: Sequence[Column
     """Each row as the ``row`` macro renders it (``macros.html.j2``), kept between renderings;
     the ``table`` macro takes them as they are."""
     row = macro("macros.html.j2", "row")
-    return [fragments.get(row_key(r, columns, row_id), lambda r=r: row(r, columns, row_id))
-            for r in rows]
+    layout = columns_layout(columns)
+    return [fragments.get(row_key(r, columns, row_id, layout=layout),
+                          lambda r=r: row(r, columns, row_id)) for r in rows]
 
 
 __all__: Sequence[str] = ("FRAGMENTS_FILE", "Fragments", "digest", "rendered_rows", "row_key")

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    # a curve: (time, value) points, or a Series of values by time
+    Points = Sequence[tuple[pd.Timestamp, float]] | pd.Series
+
 # imported when the first chart is drawn: a season's commands start without matplotlib
 matplotlib = lazy_import("matplotlib")
 backend_svg = lazy_import("matplotlib.backends.backend_svg")
@@ -107,7 +110,7 @@ def series_colours(names: Sequence[str]) -> dict[str, str]:
 
 
 def equity_chart(
-    curves: Mapping[str, Sequence[tuple[pd.Timestamp, float]]],
+    curves: Mapping[str, Points],
     *,
     benchmarks: Mapping[str, Sequence[tuple[pd.Timestamp, float]]],
     band: Sequence[tuple[pd.Timestamp, float, float, float]],
@@ -117,7 +120,8 @@ def equity_chart(
 ) -> str:
     """Every contestant's equity (USD) over time against benchmarks and the zero-skill band.
 
-    ``curves`` and ``benchmarks`` map a name to (time, equity) points. Contestants take their
+    ``curves`` and ``benchmarks`` map a name to (time, equity) points (or a Series of equity
+    by time). Contestants take their
     :func:`series_colours`; benchmarks (e.g. "BTC", "SPY", "universe (equal weight)") are grey
     or black with distinct dashes. ``band`` holds (time, q05, q50, q95) rows of the zero-skill
     players: q05..q95 is shaded, q50 drawn dashed. A thin line marks ``start_cash``. The legend
@@ -165,7 +169,7 @@ def equity_chart(
 
 
 def drawdown_chart(
-    curves: Mapping[str, Sequence[tuple[pd.Timestamp, float]]],
+    curves: Mapping[str, Points],
     *,
     title: str = DRAWDOWN_TITLE,
 ) -> str:
@@ -389,8 +393,14 @@ def _datetimes(times: Sequence[pd.Timestamp]) -> np.ndarray:
     return pd.DatetimeIndex([_utc(t) for t in times]).tz_convert(None).to_numpy()
 
 
-def _points(points: Sequence[tuple[pd.Timestamp, float]]) -> tuple[np.ndarray, np.ndarray]:
-    """(times, values) sorted by time; missing values stay as NaN so they break the line."""
+def _points(points: Points) -> tuple[np.ndarray, np.ndarray]:
+    """(times, values) sorted by time; missing values stay as NaN so they break the line. A
+    Series (values by time, a year of a contestant's curve) is converted as a whole."""
+    if isinstance(points, pd.Series):
+        ordered = points.sort_index(kind="stable")
+        index = pd.DatetimeIndex(ordered.index)
+        index = index.tz_localize("UTC") if index.tz is None else index.tz_convert("UTC")
+        return index.tz_convert(None).to_numpy(), ordered.to_numpy(dtype=float, na_value=np.nan)
     pairs = sorted(((_utc(t), _num(y)) for t, y in points), key=lambda p: p[0])
     return _datetimes([t for t, _ in pairs]), np.array([y for _, y in pairs], dtype=float)
 

@@ -357,7 +357,8 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
              "lost": int((closed["net_pnl"] <= 0).sum()),
              "mean_holding_days": float(closed["holding_days"].mean()) if len(closed) else None,
              "open": int((held["contestant"] == name).sum()),
-             "fees": float(trades["fees"].sum()) if len(trades) else 0.0}
+             # summed exactly: the same figure whatever order the mart's rows come in
+             "fees": math.fsum(trades["fees"]) if len(trades) else 0.0}
     rejections = marts["rejections"][marts["rejections"]["contestant"] == name]
     rejections = rejections.assign(symbols=rejections["symbols"].map(
         lambda v: v if v is None or isinstance(v, str) else ", ".join(map(str, v))))
@@ -449,9 +450,9 @@ def _cells(wide: pd.DataFrame) -> list[list[float | None]]:
     return [[None if pd.isna(v) else float(v) for v in row] for row in wide.to_numpy()]
 
 
-def _curves(frame: pd.DataFrame, value: str) -> dict[str, list[tuple[pd.Timestamp, float]]]:
-    return {str(name): [(t, float(v)) for t, v in zip(g["cycle_at"], g[value], strict=True)
-                        if not pd.isna(v)]
+def _curves(frame: pd.DataFrame, value: str) -> dict[str, pd.Series]:
+    """Each contestant's ``value`` by cycle, its missing values left out."""
+    return {str(name): g.set_index("cycle_at")[value].astype(float).dropna()
             for name, g in frame.sort_values("cycle_at").groupby("contestant", sort=True)}
 
 
