@@ -42,8 +42,10 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    import pandas
+
     # a curve: (time, value) points, or a Series of values by time
-    Points = Sequence[tuple[pd.Timestamp, float]] | pd.Series
+    Points = Sequence[tuple[pandas.Timestamp, float]] | pandas.Series
 
 # imported when the first chart is drawn: a season's commands start without matplotlib
 matplotlib = lazy_import("matplotlib")
