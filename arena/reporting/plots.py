@@ -39,10 +39,9 @@ from typing import TYPE_CHECKING
 from arena.core.lazy import lazy_import
 
 if TYPE_CHECKING:
+    import pandas
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-    import pandas
 
     # a curve: (time, value) points, or a Series of values by time
     Points = Sequence[tuple[pandas.Timestamp, float]] | pandas.Series
