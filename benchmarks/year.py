@@ -15,12 +15,16 @@ then prints:
   day;
 * the full passes of the garbage collector in each measured publication (a process holding a
   year's objects pays for them in each pass);
+* the same two publications again, each in a process of its own (as a scheduled cycle's flow
+  run publishes), from a copy of the lake taken just before it, early and late interleaved
+  ``--fresh`` (3) times so a drift of the machine's speed falls on both: median CPU seconds,
+  their range, and the ratio of the medians;
 * peak RSS, the lake's and the ledger's size and file counts;
 * the quadratic terms: every per-day or per-publication cost whose last value is more than
   20% above its early one (its sum over the season grows with the square of its length).
 
     python benchmarks/year.py [--days 365] [--contestants 20] [--early 28] [--symbols ...]
-                              [--keep DIR]
+                              [--fresh 3] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ import itertools
 import json
 import re
 import resource
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -133,6 +139,38 @@ def means(days: list[DayReport]) -> dict[str, float]:
     return out
 
 
+def publish_once(root: Path, days: int, symbols: str | None) -> None:
+    """Publish the season of ``root`` after its first ``days`` cycles (a process of its own);
+    print the CPU and wall seconds and each step's as one JSON line."""
+    prepare_process()
+    universe = load_universe().select(symbols.split(",") if symbols else None)
+    times = daily_cycles(pd.Timestamp(DEMO_START, tz="UTC"), days)
+    c0, t0 = cpu(), time.perf_counter()
+    out = finish_season(Lake(root), SyntheticProvider().name, universe, times,
+                        players=LIVE_PLAYERS, quiet=True)
+    print(json.dumps({"cpu": cpu() - c0, "wall": time.perf_counter() - t0,
+                      **{k: v for k, v in out.seconds.items() if "." not in k}}))
+
+
+def fresh_publications(lake: Lake, snapshots: dict[int, Path], rounds: int,
+                       symbols: str | None) -> dict[int, list[dict[str, float]]]:
+    """Each snapshot's publication in a process of its own, ``rounds`` times, the days
+    interleaved; each run starts from the snapshot put back at the lake's own path (so dbt's
+    kept parse of the project stays valid)."""
+    out: dict[int, list[dict[str, float]]] = {day: [] for day in snapshots}
+    for _ in range(rounds):
+        for day, snapshot in snapshots.items():
+            shutil.rmtree(lake.root)
+            shutil.copytree(snapshot, lake.root, symlinks=True)
+            command = [sys.executable, __file__, "--publish-once", str(lake.root),
+                       "--days", str(day), *(["--symbols", symbols] if symbols else [])]
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise SystemExit(f"the publication after day {day} failed:\n{done.stderr[-3000:]}")
+            out[day].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=365)
@@ -142,7 +180,12 @@ def main() -> None:
     parser.add_argument("--symbols", help="comma-separated house symbols (default: all)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="leave the season's lake in DIR/season (a new folder) to profile it")
+    parser.add_argument("--fresh", type=int, default=3, metavar="N",
+                        help="rounds of the publications in processes of their own (0: none)")
+    parser.add_argument("--publish-once", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.publish_once is not None:
+        return publish_once(args.publish_once, args.days, args.symbols)
     if args.days < args.early + 2 or args.days < 2 * args.month + 1:
         parser.error("--days must exceed --early + 1 and twice --month")
     prepare_process()
@@ -153,6 +196,7 @@ def main() -> None:
     publications: dict[int, dict[str, float]] = {}
     ticks: dict[int, float] = {}
     tracked: dict[int, int] = {}
+    snapshots: dict[int, Path] = {}
     slowest: dict[int, str] = {}
     t_start = time.perf_counter()
     collections = Collections()
@@ -195,6 +239,9 @@ def main() -> None:
             if i in (args.early - 1, total - 1):
                 publish(i, measured=False)  # the publication after the day before
             if i in (args.early, total):
+                if args.fresh:  # the lake as the publication finds it, for fresh_publications
+                    snapshots[i] = Path(tmp) / f"before-publication-{i}"
+                    shutil.copytree(lake.root, snapshots[i], symlinks=True)
                 tracked[i] = len(gc.get_objects())  # what each full collection walks
                 publish(i, measured=True)
                 tick(i)  # the next day's monitor window starts where the tick stopped
@@ -205,8 +252,11 @@ def main() -> None:
                                ingest="daily", progress=progress)
         lake_bytes, lake_files = size(lake.root)
         ledger_bytes, ledger_files = size(lake.root / "ledger")
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        fresh = fresh_publications(lake, snapshots, args.fresh, args.symbols)
+        for snapshot in snapshots.values():
+            shutil.rmtree(snapshot)
     total = time.perf_counter() - t_start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     days = played.days
     first, last = means(days[1:1 + args.month]), means(days[-args.month:])
     print(f"\n{args.days} days from {start:%Y-%m-%d}: {len(universe)} assets, "
@@ -230,6 +280,19 @@ def main() -> None:
     print("  full garbage collections in the publication: " + ", ".join(
         f"day {day} {publications[day]['gc passes']:.0f} ({publications[day]['gc']:.2f} s, "
         f"{tracked[day]:,} objects tracked)" for day in (args.early, args.days)))
+    if args.fresh:
+        print(f"the same publications, each in a process of its own, interleaved {args.fresh} "
+              "times, CPU s (median [range]):")
+        medians = {}
+        for day, runs in fresh.items():
+            cpus = [r["cpu"] for r in runs]
+            medians[day] = statistics.median(cpus)
+            steps = ", ".join(f"{k} {statistics.median(r[k] for r in runs):.1f}"
+                              for k in ("luck", "dbt", "report"))
+            print(f"  day {day:<4} {medians[day]:6.1f} s CPU [{min(cpus):.1f}-{max(cpus):.1f}]"
+                  f"  {steps}")
+        print(f"  ratio    {medians[args.days] / medians[args.early]:.2f} "
+              "(target <= 1.2, and <= 20 s)")
     print(f"monitor tick (every contestant, one 15-minute window): after day {args.early} "
           f"{ticks[args.early]:.2f} s CPU, after day {args.days} {ticks[args.days]:.2f} s CPU")
     print(f"peak RSS {rss:,.0f} MB; lake {lake_bytes / 1e6:,.0f} MB in {lake_files:,} files, "
