@@ -533,9 +533,10 @@ class Ledger:
         One listing of the kind's folder and one ``stat`` per cycle (or window) folder: the
         contestants inside a folder are listed again only when its modification time moved
         (an entry added or removed), so a season's last day reads its hundreds of folders for
-        the price of their ``stat``s, whoever asks (any ledger of the process on this folder). A folder modified less than
-        :data:`SETTLED_NS` before the listing is never taken from the cache: a change within
-        the file system's timestamp granularity would leave its time as it was."""
+        the price of their ``stat``s, whoever asks (any ledger of the process on this folder).
+        A folder modified less than :data:`SETTLED_NS` before the listing is never taken from
+        the cache: a change within the file system's timestamp granularity would leave its
+        time as it was. Within :meth:`reading`, the thread's one listing of the kind."""
         kept = getattr(self._reading, "listings", None)
         if kept is not None:  # within reading(): one listing of the kind for every contestant
             by_name = kept.get(kind)
