@@ -344,31 +344,48 @@ class _Contestant:
     calls: list[dict[str, object]]
 
 
+class _ByContestant:
+    """The rows of each mart a contestant's section shows, split by contestant once (not one
+    scan of every table per contestant); a contestant without rows gets the empty table."""
+
+    def __init__(self, marts: Mapping[str, pd.DataFrame]) -> None:
+        self.marts = marts
+        self._split: dict[str, dict[object, pd.DataFrame]] = {}
+        self.decisions = marts["decisions"]["contestant"].value_counts()
+
+    def __call__(self, mart: str, name: str) -> pd.DataFrame:
+        frame = self.marts[mart]
+        split = self._split.get(mart)
+        if split is None:
+            split = self._split[mart] = dict(iter(frame.groupby("contestant", sort=False)))
+        found = split.get(name)
+        return frame.iloc[0:0] if found is None else found
+
+
 def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame,
                 colour: str, cycles: list[Markup], trade_columns: Sequence[Column],
-                fragments: Fragments) -> _Contestant:
+                fragments: Fragments, rows_of: _ByContestant) -> _Contestant:
     board = marts["leaderboard"]
     row = records(board[board["contestant"] == name])[0]
     entered = entry(board)[board["contestant"] == name].iloc[0]
-    trades = marts["trades"][marts["trades"]["contestant"] == name]
+    trades = rows_of("trades", name)
     closed = trades[trades["status"] == "closed"]
-    calls = marts["model_calls"][marts["model_calls"]["contestant"] == name]
+    calls = rows_of("model_calls", name)
     stats = {**row, "won": int((closed["net_pnl"] > 0).sum()),
              "lost": int((closed["net_pnl"] <= 0).sum()),
              "mean_holding_days": float(closed["holding_days"].mean()) if len(closed) else None,
              "open": int((held["contestant"] == name).sum()),
              # summed exactly: the same figure whatever order the mart's rows come in
              "fees": math.fsum(trades["fees"]) if len(trades) else 0.0}
-    rejections = marts["rejections"][marts["rejections"]["contestant"] == name]
+    rejections = rows_of("rejections", name)
     rejections = rejections.assign(symbols=rejections["symbols"].map(
         lambda v: v if v is None or isinstance(v, str) else ", ".join(map(str, v))))
-    decisions = marts["decisions"][marts["decisions"]["contestant"] == name]
     return _Contestant(
         name=name, anchor=contestant_anchor(name), colour=colour, place=row["place"],
         entered=str(entered), stats=stats,
         trades=rendered_rows(_with_why(trades.sort_values(["opened_at", "symbol"])),
                              trade_columns, fragments),
-        closed=len(closed), cycles=cycles, decisions=len(decisions),
+        closed=len(closed), cycles=cycles, decisions=int(rows_of.decisions.get(name, 0)),
         rejections=rendered_rows(records(rejections.sort_values("cycle_at")),
                                  REJECTION_COLUMNS, fragments),
         rejected=int(rejections["rejections"].sum()) if len(rejections) else 0,
@@ -552,6 +569,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     corr = marts["asset_correlations"]
     board = board.assign(entry=entry(board))
     cycles = _cycles(marts["decisions"], links, fragments)
+    rows_of = _ByContestant(marts)
     own_trade_columns = _trade_columns(links, who=False)
     return render(
         "season.html.j2",
@@ -569,7 +587,8 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         held=_with_why(held), held_columns=_open_columns(links),
         unrealised=float(held["unrealised_pnl"].sum()) if len(held) else 0.0,
         contestants=[_contestant(str(name), marts, held, colours[str(name)],
-                                 cycles.get(str(name), []), own_trade_columns, fragments)
+                                 cycles.get(str(name), []), own_trade_columns, fragments,
+                                 rows_of)
                      for name in board["contestant"]],
         own_trade_columns=own_trade_columns, decision_columns=DECISION_COLUMNS,
         stat_columns=STAT_COLUMNS, rejection_columns=REJECTION_COLUMNS,
