@@ -43,7 +43,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -53,13 +53,13 @@ from arena.agents.llm import LLMContestant, load_litellm
 from arena.agents.roster import ContestantSpec, Params
 from arena.core.sessions import daily_cycles
 from arena.core.settings import prepare_process
-from arena.core.universe import load_universe
+from arena.core.universe import Universe, load_universe
 from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger.store import Ledger
 from arena.pipeline.day import DayReport, monitor_day
 from arena.pipeline.live import LIVE_PLAYERS
-from arena.pipeline.season import finish_season, replay_season
+from arena.pipeline.season import SeasonOutputs, finish_season, replay_season
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the loopback server of the tests
 from tests.agents.openai_stub import OpenAIStub, RecordedRequest, StubResponse
@@ -139,17 +139,24 @@ def means(days: list[DayReport]) -> dict[str, float]:
     return out
 
 
+def publication(lake: Lake, universe: Universe, times: Sequence[pd.Timestamp]
+                ) -> tuple[dict[str, float], SeasonOutputs]:
+    """One publication of the season after ``times``: its CPU and wall seconds and each
+    step's (luck, dbt, report), and what it produced."""
+    c0, t0 = cpu(), time.perf_counter()
+    out = finish_season(lake, SyntheticProvider().name, universe, times, players=LIVE_PLAYERS,
+                        quiet=True)
+    return {"cpu": cpu() - c0, "wall": time.perf_counter() - t0,
+            **{k: v for k, v in out.seconds.items() if "." not in k}}, out
+
+
 def publish_once(root: Path, days: int, symbols: str | None) -> None:
     """Publish the season of ``root`` after its first ``days`` cycles (a process of its own);
-    print the CPU and wall seconds and each step's as one JSON line."""
+    print its :func:`publication` seconds as one JSON line."""
     prepare_process()
     universe = load_universe().select(symbols.split(",") if symbols else None)
     times = daily_cycles(pd.Timestamp(DEMO_START, tz="UTC"), days)
-    c0, t0 = cpu(), time.perf_counter()
-    out = finish_season(Lake(root), SyntheticProvider().name, universe, times,
-                        players=LIVE_PLAYERS, quiet=True)
-    print(json.dumps({"cpu": cpu() - c0, "wall": time.perf_counter() - t0,
-                      **{k: v for k, v in out.seconds.items() if "." not in k}}))
+    print(json.dumps(publication(Lake(root), universe, times)[0]))
 
 
 def fresh_publications(lake: Lake, snapshots: dict[int, Path], rounds: int,
@@ -214,16 +221,12 @@ def main() -> None:
         provider = SyntheticProvider()
 
         def publish(day: int, measured: bool) -> None:
-            c0, t0 = cpu(), time.perf_counter()
             with collections.counting():
-                out = finish_season(lake, provider.name, universe, times[:day],
-                                    players=LIVE_PLAYERS, quiet=True)
+                seconds, out = publication(lake, universe, times[:day])
             if measured:
                 nodes = sorted(out.marts.nodes, key=lambda n: -n.seconds)
-                publications[day] = {"cpu": cpu() - c0, "wall": time.perf_counter() - t0,
-                                     "dbt nodes": sum(n.seconds for n in nodes),
-                                     "gc": collections.seconds, "gc passes": collections.passes,
-                                     **{k: v for k, v in out.seconds.items() if "." not in k}}
+                publications[day] = {**seconds, "dbt nodes": sum(n.seconds for n in nodes),
+                                     "gc": collections.seconds, "gc passes": collections.passes}
                 slowest[day] = ", ".join(f"{n.name} {n.seconds:.2f}" for n in nodes[:5])
 
         def tick(day: int) -> None:

@@ -122,8 +122,7 @@ def equity_chart(
     """Every contestant's equity (USD) over time against benchmarks and the zero-skill band.
 
     ``curves`` and ``benchmarks`` map a name to (time, equity) points (or a Series of equity
-    by time). Contestants take their
-    :func:`series_colours`; benchmarks (e.g. "BTC", "SPY", "universe (equal weight)") are grey
+    by time). Contestants take their :func:`series_colours`; benchmarks (e.g. "BTC", "SPY", "universe (equal weight)") are grey
     or black with distinct dashes. ``band`` holds (time, q05, q50, q95) rows of the zero-skill
     players: q05..q95 is shaded, q50 drawn dashed. A thin line marks ``start_cash``. The legend
     sits right of the plot.

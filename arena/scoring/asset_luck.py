@@ -32,7 +32,7 @@ well under a second.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -174,10 +174,12 @@ class _Pass:
 
 
 def _passes(seed: int, block: int, n_steps: int, draw: str, rows: int,
-            keep: Callable[[int], bool] | None) -> list[_Pass]:
+            keep: Callable[[int], bool] | None) -> Iterator[_Pass]:
+    """The block's players, ``rows`` to a pass, each pass made when it is reached (one pass's
+    columns beside the block's draws)."""
     draws = _block_draws(seed, block, n_steps, draw)
-    return [_Pass(np.ascontiguousarray(draws[i0:i0 + rows].T), keep)
-            for i0 in range(0, BLOCK, rows)]
+    for i0 in range(0, BLOCK, rows):
+        yield _Pass(np.ascontiguousarray(draws[i0:i0 + rows].T), keep)
 
 
 class _Shared:
@@ -197,17 +199,18 @@ class _Shared:
             self.used += nbytes
             return True
 
-    def passes(self, seed: int, block: int, n_steps: int, draw: str, rows: int) -> list[_Pass]:
+    def passes(self, seed: int, block: int, n_steps: int, draw: str, rows: int
+               ) -> Iterable[_Pass]:
         key = (seed, block, n_steps, draw, rows)
         with self.lock:
             found = self._passes.get(key)
         if found is not None:
             return found
-        made = _passes(seed, block, n_steps, draw, rows, self.keep)
-        if self.keep(sum(p.w.nbytes for p in made)):
-            with self.lock:
-                self._passes.setdefault(key, made)
-        return made
+        if not self.keep(BLOCK * n_steps * 8):  # the block's columns: no room, nothing kept
+            return _passes(seed, block, n_steps, draw, rows, None)
+        made = list(_passes(seed, block, n_steps, draw, rows, self.keep))
+        with self.lock:
+            return self._passes.setdefault(key, made)
 
 
 _SHARED: ContextVar[_Shared | None] = ContextVar("arena_shared_players", default=None)
