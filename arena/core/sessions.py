@@ -355,6 +355,17 @@ def _aware_micros(opens: pd.DatetimeIndex | pd.Series) -> np.ndarray | None:
     return micros
 
 
+def ny_dates(micros: np.ndarray) -> np.ndarray:
+    """The New York calendar date (naive midnight, epoch microseconds) of each UTC instant
+    (epoch microseconds): from the cached table of New York's offsets, or through pandas'
+    time zones for an instant outside it."""
+    day = _ny_days(micros)
+    if day is not None:
+        return day
+    wall = utc_index(micros).tz_convert(NY).tz_localize(None)
+    return wall.normalize().as_unit(TS_UNIT).asi8
+
+
 def _ny_days(micros: np.ndarray) -> np.ndarray | None:
     """New York calendar date (naive midnight, microseconds) of each UTC instant, from the
     cached table of New York's UTC offsets; None when an instant lies outside that table."""

@@ -173,7 +173,8 @@ def drop_unclosed(bars: pd.DataFrame, interval: str, calendar: str, as_of: pd.Ti
     """Keep only bars that have closed by ``as_of`` (a still-forming bar is not a bar yet)."""
     if bars.empty:
         return bars
-    closed = np.asarray(bar_close_times(calendar, interval, bars["timestamp"]) <= as_of)
+    # whole microseconds against a time that may carry nanoseconds: close <= as_of
+    closed = bar_close_times(calendar, interval, bars["timestamp"]).asi8 <= as_of.value // 1000
     if closed.all():  # the usual case: every bar fetched up to as_of has closed
         return bars.reset_index(drop=True)
     return bars[closed].reset_index(drop=True)

@@ -41,13 +41,13 @@ from arena.core.runner import INLINE, Retry, Runner, step
 from arena.core.sessions import (
     INTERVAL_ORDER,
     NAT,
-    NY,
     NYSE,
     bar_close_times,
     ceil_micros,
     coarser_or_equal,
     expected_bars,
     interval_delta,
+    ny_dates,
     utc,
 )
 from arena.core.universe import Asset, Universe
@@ -527,12 +527,13 @@ def _to_judge(series: pd.DataFrame, changed_from: pd.Timestamp | None, calendar:
     change - and the time from which they are judged."""
     if changed_from is None:
         return series, None
-    first = int(np.searchsorted(utc_micros(series["timestamp"]), ceil_micros(changed_from)))
+    micros = utc_micros(series["timestamp"])
+    first = int(np.searchsorted(micros, ceil_micros(changed_from)))
     if calendar == NYSE and interval in _SESSION_BARS:
         # the sessions of the last (context_bars + 1) x a session's bars before the change hold
         # the last context_bars session starts (the first of them may start mid-session)
         low = max(first - (context_bars + 1) * _SESSION_BARS[interval], 0)
-        day = pd.DatetimeIndex(series["timestamp"].iloc[low:first]).tz_convert(NY).normalize()
+        day = ny_dates(micros[low:first])
         starts = low + np.flatnonzero(np.r_[True, day[1:] != day[:-1]]) if first > low else \
             np.array([low])
         begin = int(starts[max(len(starts) - context_bars, 0)])
@@ -698,9 +699,11 @@ def _run_interval(provider: Provider, interval: str | None) -> tuple[str, bool]:
     return interval, True
 
 
+@lru_cache(maxsize=64)
 def _bars_close_in(calendar: str, interval: str, start: pd.Timestamp, end: pd.Timestamp) -> bool:
     """Whether the calendar expects a bar that opens at or after ``start`` and closes by ``end``
-    (a stock over a weekend expects none: asking would only return "no data")."""
+    (a stock over a weekend expects none: asking would only return "no data"). Cached: a run
+    asks it of every asset, for a few calendars."""
     opens = expected_bars(calendar, interval, start, end)
     return bool(len(opens)) and bool((bar_close_times(calendar, interval, opens) <= end).any())
 

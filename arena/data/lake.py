@@ -170,9 +170,15 @@ def write_bars_file(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _write_bars(frame: pd.DataFrame, path: Path) -> None:
-    """Write a bar file into an existing folder."""
-    # prices and volumes rarely repeat: dictionary encoding only costs time (and size)
-    pq.write_table(bars_table(frame), path, compression="zstd", use_dictionary=False)
+    """Write a bar file into an existing folder.
+
+    Prices and volumes rarely repeat and their low bits are noise: neither a dictionary nor a
+    codec shrinks them (zstd saved a tenth), while bar times step evenly, so delta encoding
+    keeps a few bits of each. A file written so is about the size of a zstd one, written twice
+    as fast and read four times as fast (an hourly ingest rewrites 124 series; every cycle,
+    monitor tick and publication reads hundreds)."""
+    pq.write_table(bars_table(frame), path, compression="none", use_dictionary=False,
+                   column_encoding={"timestamp": "DELTA_BINARY_PACKED"})
 
 
 def bars_table(frame: pd.DataFrame) -> pa.Table:
@@ -409,8 +415,8 @@ class Lake:
             source = self.market.open(key.relative.as_posix())
         except FileNotFoundError:
             return pd.DataFrame()
-        with source:
-            return pq.read_table(source).to_pandas()
+        with source:  # one small file: read whole, without the dataset layer (5x faster)
+            return pq.ParquetFile(source, pre_buffer=False).read(use_threads=False).to_pandas()
 
     def publish(self, run_id: str, staged: Mapping[Key, Path], group: str | None = None) -> None:
         """Publish staged files: the lake shows either all of the set (one asset, or a whole

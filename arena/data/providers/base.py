@@ -12,6 +12,7 @@ touching the network; every vendor SDK is imported inside the method that needs 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import Protocol, runtime_checkable
 
 from arena.core.lazy import lazy_import
@@ -75,7 +76,14 @@ EVENT_KINDS = ("dividend", "split")
 
 
 def empty_events() -> pd.DataFrame:
-    """An events frame with no rows (see :meth:`Provider.fetch_events`)."""
+    """An events frame with no rows (see :meth:`Provider.fetch_events`): a copy of one made
+    once (a frame with a string column costs a millisecond to build, and the ingest asks for
+    one per asset and run)."""
+    return _no_events().copy()
+
+
+@cache
+def _no_events() -> pd.DataFrame:
     return pd.DataFrame({"timestamp": pd.Series([], dtype=f"datetime64[{TS_UNIT}, UTC]"),
                          "kind": pd.Series([], dtype=str),
                          "value": pd.Series([], dtype="float64")})

@@ -36,19 +36,25 @@ import numpy as np
 import pandas as pd
 
 from arena.core.sessions import (
+    DAY_US,
     INTERVAL_ORDER,
     TS_UNIT,
+    bar_close_times,
+    ceil_micros,
     expected_bars,
     interval_delta,
     sessions,
     utc,
+    utc_index,
 )
 from arena.core.universe import Asset
-from arena.data.bars import drop_unclosed, resample
+from arena.data.bars import bar_frame_from_columns, drop_unclosed, resample
 from arena.data.errors import NoDataError, UnsupportedError
 from arena.data.providers.base import BAR_COLUMNS, empty_events, require_interval
 
 EPOCH = pd.Timestamp("2018-01-01", tz="UTC")
+_EPOCH_DAY = np.datetime64("2018-01-01", "D")
+_EPOCH_US = _EPOCH_DAY.astype("datetime64[us]").astype(np.int64)
 ANCHOR = pd.Timestamp("2025-01-01", tz="UTC")
 DEFAULT_SEED = 20_240_601
 INTERVALS = frozenset(INTERVAL_ORDER)
@@ -121,13 +127,13 @@ def _params(asset: Asset) -> _Params:
 
 @dataclass(frozen=True)
 class _DayGrid:
-    """The days from EPOCH a daily model is built over: their dates, days of the year (0-based),
-    each calendar year with its days' mask, and whether each day is an NYSE session."""
+    """The days from EPOCH a daily model is built over: days of the year (0-based), each
+    calendar year with its days' mask, and whether each day is an NYSE session."""
 
-    days: pd.DatetimeIndex
     doy: np.ndarray
     years: list[tuple[int, np.ndarray]]
     trading: np.ndarray
+    factors: np.ndarray  # each day's factor shocks and regime uniforms (see _factor_year)
 
 
 class SyntheticProvider:
@@ -144,7 +150,9 @@ class SyntheticProvider:
         # shared by every asset of a class (the regime uniforms are the market's): one walk each
         self._regimes: dict[tuple[int, int], np.ndarray] = {}
         self._grids: dict[int, _DayGrid] = {}  # n_days -> the calendar of those days
-        self._earnings: dict[str, list[pd.Timestamp]] = {}
+        # symbol -> its earnings sessions (UTC midnights), and their days since EPOCH
+        self._earnings: dict[str, tuple[list[pd.Timestamp], np.ndarray]] = {}
+        self._session_days: pd.DatetimeIndex | None = None
         # symbol -> (the daily levels, day -> that day's bars): see _chunks
         self._day_chunks: dict[str, tuple[tuple[np.ndarray, ...], dict[int, np.ndarray]]] = {}
 
@@ -177,9 +185,10 @@ class SyntheticProvider:
             first_day -= pd.Timedelta(days=first_day.weekday())
         first_day = max(first_day, EPOCH)
         last_day = (end - pd.Timedelta(microseconds=1)).normalize()
-        base = self._bars_15m(asset, first_day, last_day)
         calendar = asset.calendar
-        bars = resample(base, "15m", interval, calendar) if interval != "15m" else base
+        if interval == "15m":  # the window and the closed bars kept in NumPy, one frame made
+            return self._closed_15m(asset, first_day, last_day, start, end)
+        bars = resample(self._bars_15m(asset, first_day, last_day), "15m", interval, calendar)
         if bars.empty:
             raise NoDataError(f"no {interval} bars between {start} and {end} (market closed)",
                               provider=self.name, symbol=asset.symbol)
@@ -189,6 +198,21 @@ class SyntheticProvider:
             raise NoDataError(f"no closed {interval} bars between {start} and {end}",
                               provider=self.name, symbol=asset.symbol)
         return bars.reset_index(drop=True)
+
+    def _closed_15m(self, asset: Asset, first_day: pd.Timestamp, last_day: pd.Timestamp,
+                    start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+        """:meth:`fetch_bars` of 15-minute bars (the bars of the days around the window)."""
+        micros, values = self._bars_15m_arrays(asset, first_day, last_day)
+        if not len(micros):
+            raise NoDataError(f"no 15m bars between {start} and {end} (market closed)",
+                              provider=self.name, symbol=asset.symbol)
+        closes = bar_close_times(asset.calendar, "15m", utc_index(micros)).asi8
+        keep = ((micros >= ceil_micros(start)) & (micros < ceil_micros(end))
+                & (closes <= end.value // 1000))
+        if not keep.any():
+            raise NoDataError(f"no closed 15m bars between {start} and {end}",
+                              provider=self.name, symbol=asset.symbol)
+        return bar_frame_from_columns(micros[keep], np.ascontiguousarray(values[:, keep]))
 
     def fetch_funding(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
         """8-hourly perpetual funding rates (fraction per period): positive when the three days
@@ -218,7 +242,8 @@ class SyntheticProvider:
         """Earnings sessions (UTC midnight) of a stock: every 63rd session, phase set per symbol."""
         if asset.asset_class != "stock":
             return []
-        return [d for d in self._earnings_days(asset) if utc(start) <= d < utc(end)]
+        start, end = utc(start), utc(end)
+        return [d for d in self._earnings_days(asset)[0] if start <= d < end]
 
     # ------------------------------------------------------------------ daily model
     def _rng(self, purpose: int, *key: int) -> np.random.Generator:
@@ -251,19 +276,21 @@ class SyntheticProvider:
         """The calendar of the ``n_days`` days from EPOCH, shared by every asset."""
         grid = self._grids.get(n_days)
         if grid is None:
-            days = EPOCH + pd.to_timedelta(np.arange(n_days), unit="D")
-            years = days.year.to_numpy()
+            days = _EPOCH_DAY + np.arange(n_days)
+            year_start = days.astype("datetime64[Y]")
+            years = year_start.astype(np.int64) + 1970
+            session_days = sessions(EPOCH, EPOCH + pd.Timedelta(days=n_days - 1)).index
+            doy = (days - year_start.astype("datetime64[D]")).astype(np.int64)
+            in_year = [(int(y), years == y) for y in np.unique(years)]
             grid = self._grids[n_days] = _DayGrid(
-                days, days.dayofyear.to_numpy() - 1,
-                [(int(y), years == y) for y in np.unique(years)],
-                np.asarray(days.tz_localize(None).isin(sessions(days[0], days[-1]).index)))
+                doy, in_year, np.isin(days, session_days.to_numpy().astype("datetime64[D]")),
+                np.vstack([self._factor_year(y)[doy[sel]] for y, sel in in_year]))
         return grid
 
     def _build_levels(self, asset: Asset, n_days: int) -> tuple[np.ndarray, ...]:
         p = _params(asset)
         grid = self._grid(n_days)
-        days, doy = grid.days, grid.doy
-        factors = np.vstack([self._factor_year(y)[doy[sel]] for y, sel in grid.years])
+        doy, factors = grid.doy, grid.factors
         market, sector_f, crypto_f = factors[:, 0], factors[:, 1 + p.sector], factors[:, len(_SECTORS)]
         column = -1 if p.crypto else -2
         regime = self._regimes.get((column, n_days))
@@ -294,8 +321,9 @@ class SyntheticProvider:
         trading = grid.trading
         earn = np.zeros(n_days)
         if asset.asset_class == "stock":
-            earn_days = pd.DatetimeIndex(self._earnings_days(asset))
-            is_earn = np.asarray(days.isin(earn_days))
+            earn_days = self._earnings_days(asset)[1]
+            is_earn = np.zeros(n_days, dtype=bool)
+            is_earn[earn_days[earn_days < n_days]] = True
             earn = np.where(is_earn, self._rng(3, p.key).standard_normal(n_days) * 3.0 * p.daily_vol, 0.0)
             volume_mult = volume_mult * np.where(is_earn, 3.5, 1.0)
         # Non-session days carry little news (no drift, 30% of the volatility); it surfaces in
@@ -323,29 +351,50 @@ class SyntheticProvider:
             overnight_gap[first[0]] = 0.0
         return log_level, log_open, volume_mult, overnight_gap
 
-    def _earnings_days(self, asset: Asset) -> list[pd.Timestamp]:
+    def _earnings_days(self, asset: Asset) -> tuple[list[pd.Timestamp], np.ndarray]:
+        """A stock's earnings sessions (UTC midnights) and their days since EPOCH."""
         days = self._earnings.get(asset.symbol)
         if days is None:
             p = _params(asset)
-            sched = sessions(EPOCH, pd.Timestamp("2035-12-31"))
-            picks = sched.index[(np.arange(len(sched)) + p.earnings_phase) % _EARNINGS_EVERY == 0]
-            days = self._earnings[asset.symbol] = [pd.Timestamp(d).tz_localize("UTC")
-                                                   for d in picks]
+            every = self._sessions()
+            picks = every[(np.arange(len(every)) + p.earnings_phase) % _EARNINGS_EVERY == 0]
+            since_epoch = picks.to_numpy().astype("datetime64[D]") - _EPOCH_DAY
+            days = self._earnings[asset.symbol] = (list(picks.tz_localize("UTC")),
+                                                   since_epoch.astype(np.int64))
         return days
+
+    def _sessions(self) -> pd.DatetimeIndex:
+        """The NYSE sessions the earnings calendars are picked from (dates, naive)."""
+        if self._session_days is None:
+            self._session_days = sessions(EPOCH, pd.Timestamp("2035-12-31")).index
+        return self._session_days
 
     # ------------------------------------------------------------------ intraday model
     def _bars_15m(self, asset: Asset, first_day: pd.Timestamp, last_day: pd.Timestamp) -> pd.DataFrame:
+        micros, values = self._bars_15m_arrays(asset, first_day, last_day)
+        if not len(micros):
+            return pd.DataFrame(columns=list(BAR_COLUMNS))
+        return bar_frame_from_columns(micros, values)
+
+    def _bars_15m_arrays(self, asset: Asset, first_day: pd.Timestamp, last_day: pd.Timestamp
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """The 15-minute bars of the UTC days ``first_day`` to ``last_day``: their open times
+        (UTC microseconds) and a (5, n) array of their open, high, low, close and volume."""
         levels = self._daily_levels(asset, last_day)
         log_level, log_open, volume_mult, event = levels
         p = _params(asset)
         opens = expected_bars(asset.calendar, "15m", first_day, last_day + pd.Timedelta(days=1))
-        if opens.empty:
-            return pd.DataFrame(columns=list(BAR_COLUMNS))
-        day_index = ((opens.normalize() - EPOCH) // pd.Timedelta(days=1)).to_numpy()
+        micros = opens.as_unit(TS_UNIT).asi8
+        if not len(micros):
+            return micros, np.empty((len(BAR_COLUMNS) - 1, 0))
+        since_epoch = micros - _EPOCH_US
+        day_index = since_epoch // DAY_US
         # the bars are in time order: each day is one run of them
         cuts = np.concatenate([[0], np.flatnonzero(day_index[1:] != day_index[:-1]) + 1,
                                [len(day_index)]])
-        hours = (opens.hour.to_numpy() + opens.minute.to_numpy() / 60) if p.crypto else None
+        # a crypto bar's open hour of day, its minutes as a fraction
+        minutes = since_epoch % DAY_US // 60_000_000
+        hours = (minutes // 60 + minutes % 60 / 60) if p.crypto else None
         chunks = self._chunks(asset.symbol, levels)
         out = []
         for lo, hi in itertools.pairwise(cuts.tolist()):
@@ -356,9 +405,7 @@ class SyntheticProvider:
                     p, d, hi - lo, None if hours is None else hours[lo:hi], float(log_open[d]),
                     float(log_level[d]), float(volume_mult[d]), float(event[d]))
             out.append(chunk)
-        frame = pd.DataFrame(np.vstack(out), columns=list(BAR_COLUMNS[1:]))
-        frame.insert(0, "timestamp", opens)
-        return frame
+        return micros, np.ascontiguousarray(np.vstack(out).T)
 
     def _chunks(self, symbol: str, levels: tuple[np.ndarray, ...]) -> dict[int, np.ndarray]:
         """The day's bars of ``symbol`` made so far from ``levels`` (day -> rows): an ingest asks
