@@ -113,7 +113,8 @@ class _Rows:
         opens = np.ascontiguousarray(utc_micros(frame["timestamp"]), dtype=np.int64)
         packed = np.empty((len(opens), len(BAR_COLUMNS)), dtype=np.int64)
         packed[:, 0] = opens
-        packed[:, 1:] = frame[list(BAR_COLUMNS[1:])].to_numpy(dtype="float64").view(np.int64)
+        for i, column in enumerate(BAR_COLUMNS[1:], start=1):  # no sub-frame selected
+            packed[:, i] = frame[column].to_numpy(dtype="float64").view(np.int64)
         return cls(packed, opens)
 
     def frame(self, start: int, stop: int) -> pd.DataFrame:
@@ -126,8 +127,8 @@ class _Rows:
         out: dict[int, str] = {}
         digest, at = hashlib.sha256(), first
         for end in sorted(set(ends)):
-            if end > at:
-                digest.update(self.packed[at:end].tobytes())
+            if end > at:  # whole rows of a C-ordered array: hashed where they lie
+                digest.update(self.packed[at:end])
                 at = end
             out[end] = digest.copy().hexdigest()
         return [out[e] for e in ends]

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from markupsafe import Markup
 
+from arena.core.lazy import lazy_import
 from arena.data.lake import write_text
-from arena.reporting.layout import Column, macro, templates_digest
+from arena.reporting.layout import Column, macro, records, templates_digest
+
+pd = lazy_import("pandas")
 
 FRAGMENTS_FILE = "_fragments.json"
 
@@ -74,31 +77,42 @@ class Fragments:
             write_text(self.path, json.dumps(self.used, separators=(",", ":")))
 
 
-def row_key(row: Mapping[str, object], columns: Sequence[Column],
-            row_id: Callable[[Mapping[str, object]], str] | None = None, *,
-            layout: str | None = None) -> str:
-    """The key of one table row: the values its columns show and the links they make
-    (``layout``: :func:`columns_layout` of ``columns``, when the caller has it)."""
-    shown = [row.get(c.key) for c in columns]
-    links = [c.href(row) if c.href is not None else None for c in columns]
-    return digest("row", repr(shown), repr(links), "" if row_id is None else row_id(row),
-                  columns_layout(columns) if layout is None else layout)
+def shown_values(frame: pd.DataFrame, columns: Sequence[Column]) -> tuple[list[tuple], str]:
+    """What each row of ``frame`` shows in ``columns``, as tuples that are cheap to write out
+    (a time as its integer count since the epoch, a value as the Python number or string it
+    holds, None for a column the frame lacks), and what those values are: the columns' keys,
+    kinds, wrapping and the frame's dtypes (a row's key takes both)."""
+    values, dtypes = [], []
+    for c in columns:
+        if c.key not in frame.columns:
+            values.append([None] * len(frame))
+            dtypes.append(None)
+            continue
+        column = frame[c.key]
+        dtypes.append(str(column.dtype))
+        held = column.array
+        values.append(held.asi8.tolist() if isinstance(held, pd.arrays.DatetimeArray)
+                      else column.tolist())
+    layout = repr([(c.key, c.kind, c.wrap) for c in columns]) + repr(dtypes)
+    return list(zip(*values, strict=True)) if values else [() for _ in range(len(frame))], \
+        layout
 
 
-def columns_layout(columns: Sequence[Column]) -> str:
-    """What a row's key takes of its table's columns: each one's key, kind and wrapping."""
-    return repr([(c.key, c.kind, c.wrap) for c in columns])
-
-
-def rendered_rows(rows: Iterable[Mapping[str, object]], columns: Sequence[Column],
-                  fragments: Fragments,
+def rendered_rows(frame: pd.DataFrame, columns: Sequence[Column], fragments: Fragments,
                   row_id: Callable[[Mapping[str, object]], str] | None = None) -> list[Markup]:
-    """Each row as the ``row`` macro renders it (``macros.html.j2``), kept between renderings;
-    the ``table`` macro takes them as they are."""
+    """Each row of ``frame`` as the ``row`` macro renders it (``macros.html.j2``), kept between
+    renderings under a key of the values its columns show (:func:`shown_values`, one pass
+    over each column) and the links they make; the ``table`` macro takes them as they are."""
     row = macro("macros.html.j2", "row")
-    layout = columns_layout(columns)
-    return [fragments.get(row_key(r, columns, row_id, layout=layout),
-                          lambda r=r: row(r, columns, row_id)) for r in rows]
+    shown, layout = shown_values(frame, columns)
+    linked = [c for c in columns if c.href is not None]
+    out = []
+    for r, values in zip(records(frame), shown, strict=True):
+        key = digest("row", repr(values), repr([c.href(r) for c in linked]),
+                     "" if row_id is None else row_id(r), layout)
+        out.append(fragments.get(key, lambda r=r: row(r, columns, row_id)))
+    return out
 
 
-__all__: Sequence[str] = ("FRAGMENTS_FILE", "Fragments", "digest", "rendered_rows", "row_key")
+__all__: Sequence[str] = ("FRAGMENTS_FILE", "Fragments", "digest", "rendered_rows",
+                           "shown_values")

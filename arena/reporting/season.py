@@ -230,11 +230,16 @@ def open_positions(marts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         .sort_values(["contestant", "symbol"])
 
 
+def _why_column(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the ``why`` column its reasoning links sit in ("decision" where the row
+    names the decision that opened it)."""
+    opened = frame["entry_cycle_at"].notna().to_numpy() if "entry_cycle_at" in frame \
+        else np.zeros(len(frame), dtype=bool)
+    return frame.assign(why=np.where(opened, "decision", None))
+
+
 def _with_why(frame: pd.DataFrame) -> list[dict[str, object]]:
-    rows = records(frame)
-    for row in rows:
-        row["why"] = "decision" if row.get("entry_cycle_at") is not None else None
-    return rows
+    return records(_why_column(frame))
 
 
 def _key_trades(trades: pd.DataFrame) -> pd.DataFrame:
@@ -383,11 +388,11 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
     return _Contestant(
         name=name, anchor=contestant_anchor(name), colour=colour, place=row["place"],
         entered=str(entered), stats=stats,
-        trades=rendered_rows(_with_why(trades.sort_values(["opened_at", "symbol"])),
+        trades=rendered_rows(_why_column(trades.sort_values(["opened_at", "symbol"])),
                              trade_columns, fragments),
         closed=len(closed), cycles=cycles, decisions=int(rows_of.decisions.get(name, 0)),
-        rejections=rendered_rows(records(rejections.sort_values("cycle_at")),
-                                 REJECTION_COLUMNS, fragments),
+        rejections=rendered_rows(rejections.sort_values("cycle_at"), REJECTION_COLUMNS,
+                                 fragments),
         rejected=int(rejections["rejections"].sum()) if len(rejections) else 0,
         calls=records(calls))
 
