@@ -250,17 +250,26 @@ def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.nd
     lengths = np.array([len(p) for p in ordered], dtype=np.int64)
     rows = np.concatenate(ordered) if count else np.zeros(0, dtype=np.int64)
     first_bar = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
-    # volume against the median of the volume_lookback bars before: the series laid end to end,
-    # each after volume_lookback nulls, so no window reaches into the series before
+    n_returns = np.maximum(lengths - 1, 0)
+    first = np.zeros(count, dtype=np.int64)  # per series, the first return whose stats are needed
+    for s, since in enumerate(judged_from):
+        if since is not None and n_returns[s]:
+            times = bar_time[rows[first_bar[s]:first_bar[s] + lengths[s]]]
+            judged = int(np.searchsorted(times, ceil_micros(since)))
+            first[s] = max(judged - 1 - revert_bars, 0)  # return i moves into bar i + 1
+    # volume against the median of the volume_lookback bars before, from each series' first
+    # needed return's bar on (a context bar before it excuses no judged move): the series laid
+    # end to end, each after volume_lookback nulls, so no window reaches into the series before
     spaced = np.arange(len(rows)) + np.repeat((np.arange(count) + 1) * volume_lookback, lengths)
     padded = np.full(len(rows) + count * volume_lookback, np.nan)
     padded[spaced] = volume[rows]
-    trailing = pd.Series(padded).shift(1).rolling(volume_lookback, min_periods=5).median()
-    trailing = trailing.to_numpy()[spaced]
+    needed = np.flatnonzero(np.arange(len(rows)) - first_bar.repeat(lengths)
+                            >= first.repeat(lengths))
+    trailing = _trailing_medians(padded, spaced[needed], volume_lookback, 5)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out.volume_ratio[rows] = np.where(trailing > 0, volume[rows] / trailing, np.nan)
+        out.volume_ratio[rows[needed]] = np.where(trailing > 0, volume[rows[needed]] / trailing,
+                                                  np.nan)
     # returns: into every bar but the first of its series
-    n_returns = np.maximum(lengths - 1, 0)
     out.returns[:] = n_returns
     into = np.ones(len(rows), dtype=bool)
     into[first_bar[lengths > 0]] = False
@@ -279,12 +288,6 @@ def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.nd
         day = session_days[rows]
         gap = gapped[owner] & (day[into] != day[into - 1])
         out.overnight[rows[into]] = gap
-    first = np.zeros(count, dtype=np.int64)  # per series, the first return whose stats are needed
-    for s, since in enumerate(judged_from):
-        if since is not None and n_returns[s]:
-            times = bar_time[rows[first_bar[s]:first_bar[s] + lengths[s]]]
-            judged = int(np.searchsorted(times, ceil_micros(since)))
-            first[s] = max(judged - 1 - revert_bars, 0)  # return i moves into bar i + 1
     centre, scale = trailing_scale(np.where(gap, np.nan, r), n_returns, local_window,
                                    fast_window, min_returns, first)
     widened = np.array([bool(x) for x in interval_seconds], dtype=bool)
@@ -333,6 +336,26 @@ def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.nd
         out.sigma[s] = robust_sigma(rs[~gs] if (~gs).sum() >= min_returns else rs)[1]
         if gs.sum() >= min_returns:
             out.overnight_sigma[s] = robust_sigma(rs[gs])[1]
+    return out
+
+
+def _trailing_medians(values: np.ndarray, at: np.ndarray, window: int, min_periods: int
+                      ) -> np.ndarray:
+    """Per position of ``at``: the median of the non-null values among the ``window`` values
+    before it (null with fewer than ``min_periods``), as pandas' ``shift(1).rolling(window,
+    min_periods).median()`` gives it; every position is at least ``window`` into ``values``.
+    Few positions (an incremental ingest's judged bars) gather just their windows; many, the
+    rolling median over the whole array."""
+    if len(at) * 4 > len(values):
+        trailing = pd.Series(values).shift(1).rolling(window, min_periods=min_periods).median()
+        return trailing.to_numpy()[at]
+    out = np.full(len(at), np.nan)
+    if not len(at):
+        return out
+    rows = values[at[:, None] - window + np.arange(window)]
+    counts = np.count_nonzero(~np.isnan(rows), axis=1)
+    enough = counts >= min_periods
+    out[enough] = _row_medians(rows[enough], counts[enough])
     return out
 
 
@@ -427,14 +450,26 @@ def _leave_one_out(group: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, n
 
 
 def market_moves(frame: pd.DataFrame, calendars: np.ndarray, benchmarks: Mapping[str, str],
-                 external: Mapping[tuple[str, str], pd.Series] | None, *, min_others: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 external: Mapping[tuple[str, str], pd.Series] | None, *, min_others: int,
+                 needed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`market_moves_of` the prepared frame's columns: ``frame`` holds ``symbol``,
-    ``interval``, ``bar_time`` and ``log_return``; ``calendars`` is the calendar of each row."""
-    return market_moves_of(frame["log_return"].to_numpy(),
-                           pd.DatetimeIndex(frame["bar_time"]).asi8, calendars,
-                           frame["interval"].to_numpy(), frame["symbol"].to_numpy(), benchmarks,
-                           external, min_others=min_others)
+    ``interval``, ``bar_time`` and ``log_return``; ``calendars`` is the calendar of each row.
+    ``needed`` (a mask; None: every row): the rows whose move is asked for. A move depends only
+    on the rows of the same bar time, so only the rows at the needed rows' times are read, and
+    the others are left without a move (null, source 0): an incremental ingest judges a few
+    hundred bars among a hundred thousand of context."""
+    times = pd.DatetimeIndex(frame["bar_time"]).asi8
+    r, intervals = frame["log_return"].to_numpy(), frame["interval"].to_numpy()
+    symbols = frame["symbol"].to_numpy()
+    if needed is None or needed.all():
+        return market_moves_of(r, times, calendars, intervals, symbols, benchmarks, external,
+                               min_others=min_others)
+    rows = np.flatnonzero(np.isin(times, np.unique(times[needed])))
+    move, source = np.full(len(r), np.nan), np.zeros(len(r), dtype=np.int8)
+    move[rows], source[rows] = market_moves_of(
+        r[rows], times[rows], calendars[rows], intervals[rows], symbols[rows], benchmarks,
+        external, min_others=min_others)
+    return move, source
 
 
 def market_moves_of(r: np.ndarray, bar_time: np.ndarray, calendars: np.ndarray,

@@ -413,7 +413,7 @@ def _judge_against_market(frame: pd.DataFrame, calendar: np.ndarray, config: Val
     the largest judged move of each series in ``stats``. ``groups``: the rows of each series."""
     if moves is None:
         move, source = market_moves(frame, calendar, dict(config.benchmarks), market,
-                                    min_others=config.market_min_others)
+                                    min_others=config.market_min_others, needed=~context)
     else:
         move, source = moves
         if len(move) != len(frame):
