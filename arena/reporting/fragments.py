@@ -108,8 +108,8 @@ def rendered_rows(frame: pd.DataFrame, columns: Sequence[Column], fragments: Fra
     linked = [c for c in columns if c.href is not None]
     out = []
     for r, values in zip(records(frame), shown, strict=True):
-        key = digest("row", repr(values), repr([c.href(r) for c in linked]),
-                     "" if row_id is None else row_id(r), layout)
+        key = digest("row", layout, repr((values, [c.href(r) for c in linked],
+                                           None if row_id is None else row_id(r))))
         out.append(fragments.get(key, lambda r=r: row(r, columns, row_id)))
     return out
 

@@ -82,6 +82,7 @@ class _Links:
 
     def __init__(self, daily: Mapping[str, str], decisions: pd.DataFrame) -> None:
         self.daily = daily  # "YYYY-MM-DD" -> href of that day's HTML report
+        self._days: dict[object, str | None] = {}  # a time -> its day's href (rows share days)
         # every decision the page shows, as (contestant, cycle time in ns, round, index)
         self.known = set(zip(decisions["contestant"].astype(str),
                              _nanos(decisions["cycle_at"]).tolist(),
@@ -90,9 +91,10 @@ class _Links:
                              strict=True)) if len(decisions) else set()
 
     def day(self, at: object) -> str | None:
-        if at is None or pd.isna(at):
-            return None
-        return self.daily.get(f"{pd.Timestamp(at):%Y-%m-%d}")
+        if at not in self._days:  # a time, or None (a row's values are hashable)
+            self._days[at] = None if at is None or pd.isna(at) else \
+                self.daily.get(f"{pd.Timestamp(at):%Y-%m-%d}")
+        return self._days[at]
 
     def decision(self, contestant: object, at: object, round_: object, index: object
                  ) -> str | None:

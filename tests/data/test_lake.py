@@ -230,3 +230,28 @@ def test_a_bar_without_a_time_or_a_price_is_never_written(tmp_path):
     with pytest.raises(ValueError, match="null values in timestamp, close"):
         write_bars_file(frame, tmp_path / "data.parquet")
     assert not (tmp_path / "data.parquet").exists()
+
+
+def test_a_bar_file_stores_times_delta_encoded_and_values_plain(lake):
+    """The lake's bar layout: evenly stepping times delta-encoded, prices and volumes as they
+    are (no codec, no dictionary), with the timestamp statistics the footer read relies on; a
+    zstd file of another writer is read the same."""
+    import pyarrow.parquet as pq
+
+    key = PartitionKey("synthetic", "1h", "ETH")
+    frame = _bars("2025-11-01", 500)
+    lake.publish("r", lake.stage("r", {key: frame}))
+    meta = pq.ParquetFile(lake.path(key)).metadata
+    time_column = meta.row_group(0).column(0)
+    assert time_column.path_in_schema == "timestamp"
+    assert "DELTA_BINARY_PACKED" in time_column.encodings
+    assert time_column.statistics.has_min_max
+    for i in range(meta.num_columns):
+        column = meta.row_group(0).column(i)
+        assert column.compression == "UNCOMPRESSED"
+        assert "PLAIN_DICTIONARY" not in column.encodings and "RLE_DICTIONARY" not in column.encodings
+    # 500 evenly spaced times take a few bytes each, not eight
+    assert time_column.total_compressed_size < 500
+    pd.testing.assert_frame_equal(lake.read_bars(key), frame, check_exact=True)
+    frame.to_parquet(lake.path(key), index=False, compression="zstd")  # another writer's codec
+    pd.testing.assert_frame_equal(lake.read_bars(key), frame, check_exact=True)

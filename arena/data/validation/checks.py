@@ -211,7 +211,9 @@ class ValidationReport:
         target = Path(directory) / name
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.tmp")
-        text = json.dumps(self.to_dict(), indent=2, default=str)
+        # compact: Python's encoder writes an indented result several times slower (the
+        # run's page is what people read)
+        text = json.dumps(self.to_dict(), default=str, separators=(",", ":"))
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, target)
         try:
