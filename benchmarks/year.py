@@ -65,6 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the loopback ser
 from tests.agents.openai_stub import OpenAIStub, RecordedRequest, StubResponse
 
 STEPS = ("ingest", "validation", "monitor", "cycle", "daily_report")
+LUCK_PARTS = ("luck.cycle_prices", "luck.arena_luck", "luck.asset_luck", "luck.correlations")
 SYMBOLS = ("BTC", "ETH", "SOL", "SPY", "AAPL", "NVDA", "MSFT", "ADA")
 GROWTH = 1.2  # a cost more than 20% above its early value grows with the season
 
@@ -147,7 +148,13 @@ def publication(lake: Lake, universe: Universe, times: Sequence[pd.Timestamp]
     out = finish_season(lake, SyntheticProvider().name, universe, times, players=LIVE_PLAYERS,
                         quiet=True)
     return {"cpu": cpu() - c0, "wall": time.perf_counter() - t0,
-            **{k: v for k, v in out.seconds.items() if "." not in k}}, out
+            **{k: v for k, v in out.seconds.items() if "." not in k or k in LUCK_PARTS}}, out
+
+
+def luck_parts(seconds: dict[str, float]) -> str:
+    """The luck step's parts (wall seconds) of a publication's :func:`publication` seconds."""
+    return ", ".join(f"{k.split('.', 1)[1]} {seconds[k]:.2f}" for k in LUCK_PARTS
+                     if k in seconds)
 
 
 def publish_once(root: Path, days: int, symbols: str | None) -> None:
@@ -278,6 +285,8 @@ def main() -> None:
           + ", ".join(f"{k} {late[k]:.1f}" for k in ("luck", "dbt", "report") if k in late))
     print(f"  ratio    {late['cpu'] / early['cpu']:.2f} (target <= 1.2, and <= 20 s)")
     for day in (args.early, args.days):
+        print(f"  day {day:<4} luck: " + luck_parts(publications[day]))
+    for day in (args.early, args.days):
         print(f"  day {day:<4} dbt: {publications[day]['dbt nodes']:.1f} s in its nodes; slowest: "
               f"{slowest[day]}")
     print("  full garbage collections in the publication: " + ", ".join(
@@ -296,6 +305,9 @@ def main() -> None:
                   f"  {steps}")
         print(f"  ratio    {medians[args.days] / medians[args.early]:.2f} "
               "(target <= 1.2, and <= 20 s)")
+        for day, runs in fresh.items():
+            print(f"  day {day:<4} luck: " + luck_parts(
+                {k: statistics.median(r[k] for r in runs) for k in LUCK_PARTS}))
     print(f"monitor tick (every contestant, one 15-minute window): after day {args.early} "
           f"{ticks[args.early]:.2f} s CPU, after day {args.days} {ticks[args.days]:.2f} s CPU")
     print(f"peak RSS {rss:,.0f} MB; lake {lake_bytes / 1e6:,.0f} MB in {lake_files:,} files, "
