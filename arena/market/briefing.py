@@ -69,7 +69,7 @@ from arena.market.screener import (
     period_return,
     screen_daily,
 )
-from arena.market.sections import sections
+from arena.market.sections import DEFAULT_LAYOUT, sections
 from arena.market.types import DEPTH, AssetDetail, Candle, MarketData, UniverseRow, _clean
 
 np = lazy_import("numpy")
@@ -259,13 +259,14 @@ def portfolio_snapshot(state: CycleState, prices: Mapping[str, float],
 
 def build_briefing(market: MarketData, contestant: str, snapshot: Mapping[str, Any], *,
                    templates: Prompts | str | Path | None = None,
-                   rules: Rules = ARENA_RULES) -> Briefing:
+                   rules: Rules = ARENA_RULES, candles: str = DEFAULT_LAYOUT) -> Briefing:
     """The contestant's briefing: its market view (screened + its own holdings) and the prompt
-    (system + investor messages) rendered from the template files."""
+    (system + investor messages) rendered from the template files, its candles in the season's
+    layout ``candles`` (:data:`~arena.market.sections.CANDLE_LAYOUTS`)."""
     prompts = templates if isinstance(templates, Prompts) else Prompts(templates)
     held = [p["symbol"] for p in snapshot.get("positions", ())]
     view = market.for_holdings(held)
-    parts = sections(view, snapshot, rules, prompts)
+    parts = sections(view, snapshot, rules, prompts, candles)
     messages = (Message("system", prompts.render("system", **parts)),
                 Message("user", prompts.render("investor", **parts)))
     return Briefing(view.at, contestant, {"market": view.as_dict(), "sections": parts}, messages,

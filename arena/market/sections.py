@@ -1,10 +1,23 @@
 """The text sections the prompt templates take, rendered compactly from a :class:`MarketData`.
 
-Sizes matter (SPEC §2: about 10-11k tokens for the whole prompt), so tables are CSV-like rows
-with a header once, percentages without the ``%`` sign (the header says so) and prices with a
-fixed number of decimals chosen by the asset's price magnitude (four significant digits, five from
-10,000 up: ``94123``, ``3350``, ``251.2``, ``66.43``, ``2.105``, ``0.3212``). Every candle of one
-asset uses the same decimals. How candles are shown is set per interval in :data:`CANDLE_STYLE`.
+Sizes matter, so tables are CSV-like rows with a header once, percentages without the ``%`` sign
+(the header says so) and prices with a fixed number of decimals chosen by the asset's price
+magnitude (four significant digits, five from 10,000 up: ``94123``, ``3350``, ``251.2``,
+``66.43``, ``2.105``, ``0.3212``). Every candle of one asset uses the same decimals.
+
+How candles are shown is the season's candle layout (:data:`CANDLE_LAYOUTS`):
+
+* ``ohlcv`` (the default): each series is a line naming its interval, the open date of its
+  first bar, its columns and its volume unit, then one row per bar, oldest first:
+  ``open,high,low,close,volume`` - the prices at the asset's decimals, the volume a whole number
+  of the unit the line names (thousands, millions, ...: the largest of them in which the
+  series' median volume is still at least 10);
+* ``close`` (a smaller prompt): each series is one line: the open date of its first bar, the
+  highest high and lowest low of the bars shown, then their closes.
+
+A bar's prices are the lake's rounded to the asset's decimals; its volume the lake's in the
+named unit, rounded to a whole number (``tests/market/test_candle_layouts.py`` reads every row
+of a prompt back against the lake).
 """
 
 from __future__ import annotations
@@ -17,12 +30,22 @@ from arena.engine.rules import Rules
 from arena.market.prompts import Prompts
 from arena.market.types import AssetDetail, Candle, MarketData, stale_marker
 
-# How each interval's candles are shown: "close" = one line of closes plus the high and low of
-# the shown bars; "ohlcv" = one CSV row per candle. Full OHLCV for 15 assets x 80 candles costs
-# about 29k tokens, three times the prompt's target, so the default is closes (the data keeps
-# every candle in full: MarketData.as_dict(), the tools of agents that want more).
-CANDLE_STYLE: dict[str, str] = {"1w": "close", "1d": "close", "4h": "close"}
+OHLCV, CLOSE = "ohlcv", "close"
+CANDLE_LAYOUTS = (OHLCV, CLOSE)  # a season's choice: SeasonConfig.candles
+DEFAULT_LAYOUT = OHLCV
+CANDLE_INTERVALS = ("1w", "1d", "4h")
 NA = "NA"
+# a volume unit of the ohlcv layout: its size and the word its series line uses
+VOLUME_UNITS = ((1e12, "trillions"), (1e9, "billions"), (1e6, "millions"), (1e3, "thousands"),
+                (1.0, "units"))
+
+
+def check_layout(layout: str) -> str:
+    """``layout`` if it is a candle layout (else a ``ValueError`` naming the ones there are)."""
+    if layout not in CANDLE_LAYOUTS:
+        raise ValueError(f"unknown candle layout {layout!r} (expected one of "
+                         f"{', '.join(CANDLE_LAYOUTS)})")
+    return layout
 
 
 class _Rendered:
@@ -143,22 +166,45 @@ def _universe_table(market: MarketData) -> str:
     return "\n".join(rows)
 
 
-def _candle_lines(name: str, candles: tuple[Candle, ...], style: str, dec: int) -> list[str]:
+def volume_unit(volumes: list[float]) -> tuple[float, str]:
+    """The ohlcv layout's volume unit of a series: the largest of :data:`VOLUME_UNITS` in which
+    its median volume is at least 10 (units, when it is below 10)."""
+    ordered = sorted(v for v in volumes if v == v)
+    median = ordered[len(ordered) // 2] if ordered else 0.0
+    return next(((size, word) for size, word in VOLUME_UNITS if median >= 10 * size),
+                VOLUME_UNITS[-1])
+
+
+def fmt_volume(volume: float, unit: float) -> str:
+    return NA if volume != volume else f"{volume / unit:.0f}"
+
+
+def _candle_lines(name: str, candles: tuple[Candle, ...], layout: str, dec: int) -> list[str]:
     since = f"from {candles[0].open_time[:10]}"
-    if style == "ohlcv":
-        return [f"{name} {since}, open,high,low,close,volume:",
-                *(",".join((*(fmt_price(x, dec) for x in c[1:5]), fmt_compact(c.volume)))
+    if layout == OHLCV:
+        unit, word = volume_unit([c.volume for c in candles])
+        return [f"{name} {since}, open,high,low,close,volume (volume in {word}):",
+                *(",".join((*(fmt_price(x, dec) for x in c[1:5]), fmt_volume(c.volume, unit)))
                   for c in candles)]
     high, low = max(c.high for c in candles), min(c.low for c in candles)
     return [f"{name} {since} (high {fmt_price(high, dec)}, low {fmt_price(low, dec)}): "
             + ",".join(fmt_price(c.close, dec) for c in candles)]
 
 
-def asset_block(d: AssetDetail, style: Mapping[str, str] | None = None,
+def _layouts(layout: str | Mapping[str, str]) -> dict[str, str]:
+    """Each interval's layout: one layout for every interval, or one per interval."""
+    chosen = {i: layout for i in CANDLE_INTERVALS} if isinstance(layout, str) else dict(layout)
+    for interval in CANDLE_INTERVALS:
+        check_layout(chosen.get(interval, ""))
+    return chosen
+
+
+def asset_block(d: AssetDetail, layout: str | Mapping[str, str] = DEFAULT_LAYOUT,
                 stale_since: str | None = None) -> str:
-    """One asset's full depth: a summary line and its weekly, daily and 4-hour candles;
-    ``stale_since``: when its last price printed, if that price is stale (flagged)."""
-    style = style or CANDLE_STYLE
+    """One asset's full depth: a summary line and its weekly, daily and 4-hour candles in
+    ``layout`` (one for every interval, or one per interval); ``stale_since``: when its last
+    price printed, if that price is stale (flagged)."""
+    style = _layouts(layout)
     return _rendered.get(d, (stale_since, tuple(sorted(style.items()))),
                          lambda: _asset_block(d, style, stale_since))
 
@@ -173,7 +219,7 @@ def _asset_block(d: AssetDetail, style: Mapping[str, str], stale_since: str | No
         head.append("funding NA" if d.funding_rate is None else
                     f"funding {100 * d.funding_rate:+.3f}% per 8h")
     lines = [" | ".join(head)]
-    for interval in ("1w", "1d", "4h"):
+    for interval in CANDLE_INTERVALS:
         candles = d.candles(interval)
         if candles:
             lines.extend(_candle_lines(interval, candles, style[interval], dec))
@@ -182,11 +228,24 @@ def _asset_block(d: AssetDetail, style: Mapping[str, str], stale_since: str | No
     return "\n".join(lines)
 
 
-def candles_section(market: MarketData) -> str:
+def candles_section(market: MarketData, layout: str = DEFAULT_LAYOUT) -> str:
     if not market.assets:
         return "No asset was screened or held."
-    return "\n\n".join(asset_block(d, stale_since=market.stale.get(d.symbol))
+    return "\n\n".join(asset_block(d, layout, market.stale.get(d.symbol))
                        for d in market.assets)
+
+
+def candle_layout_note(layout: str) -> str:
+    """What the investor template says of the candles' layout."""
+    if check_layout(layout) == OHLCV:
+        return ("Each series starts with a line giving its interval, the open date of its first "
+                "bar, its columns and the unit of its volumes; then one row per bar, oldest "
+                "first (the last one is the most recent completed bar): open,high,low,close in "
+                "USD and the volume as a whole number of the named unit, in the asset's units "
+                "(coins or shares).")
+    return ("Each series is one line: its interval, the open date of its first bar, the highest "
+            "high and lowest low of the bars shown, then their closes, oldest first (the last "
+            "one is the most recent completed bar), in USD.")
 
 
 def screen_note(market: MarketData) -> str:
@@ -199,8 +258,8 @@ def screen_note(market: MarketData) -> str:
     return note
 
 
-def benchmarks_section(market: MarketData) -> str:
-    return "\n\n".join(asset_block(b, stale_since=market.stale.get(b.symbol))
+def benchmarks_section(market: MarketData, layout: str = DEFAULT_LAYOUT) -> str:
+    return "\n\n".join(asset_block(b, layout, market.stale.get(b.symbol))
                        for b in market.benchmarks)
 
 
@@ -246,11 +305,14 @@ def rule_fields(rules: Rules) -> dict[str, str]:
 
 
 def sections(market: MarketData, snapshot: Mapping[str, Any], rules: Rules,
-             prompts: Prompts) -> dict[str, str]:
-    """Every field the investor, judge and strategist templates take."""
+             prompts: Prompts, candles: str = DEFAULT_LAYOUT) -> dict[str, str]:
+    """Every field the investor, judge and strategist templates take; ``candles``: the
+    season's candle layout."""
     numbers = rule_fields(rules)
     return {"header": header(market), "rules": prompts.render("rules", **numbers).strip(),
             "contract": prompts.render("contract", **numbers).strip(),
             "universe_table": universe_table(market), "screen_note": screen_note(market),
-            "candles": candles_section(market), "benchmarks": benchmarks_section(market),
+            "candle_layout": candle_layout_note(candles),
+            "candles": candles_section(market, candles),
+            "benchmarks": benchmarks_section(market, candles),
             "portfolio": portfolio_section(snapshot)}

@@ -31,6 +31,7 @@ from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake, write_text
 from arena.data.providers import SOURCES, SYNTHETIC
 from arena.engine.rules import ARENA_RULES
+from arena.market.sections import CANDLE_LAYOUTS, CLOSE, DEFAULT_LAYOUT
 from arena.pipeline.season_files import ROSTER, SEASON_DIR, config_path, roster_path
 
 pd = lazy_import("pandas")
@@ -68,6 +69,9 @@ class SeasonConfig(BaseModel):
     call_timeout_s: float = 60.0  # caps a model call's timeout (the roster's params.timeout)
     cycle_deadline_s: float = 600.0  # failed contestants are retried until then
     dask: str | None = None  # where the flows fan out: a scheduler address, "local", None: threads
+    # how the prompt shows candles (arena.market.sections); a season.json written before the
+    # setting existed played with closes, and keeps them (from_json)
+    candles: str = DEFAULT_LAYOUT
     created: str = ""
     format: int = FORMAT
 
@@ -103,6 +107,9 @@ class SeasonConfig(BaseModel):
         if not 0 < self.call_timeout_s <= self.cycle_deadline_s:
             problems.append(f"call_timeout_s ({self.call_timeout_s}) must be positive and at "
                             f"most cycle_deadline_s ({self.cycle_deadline_s})")
+        if self.candles not in CANDLE_LAYOUTS:
+            problems.append(f"candles must be one of {', '.join(CANDLE_LAYOUTS)}, not "
+                            f"{self.candles!r}")
         if self.dask is not None and self.dask != LOCAL_DASK and "://" not in self.dask:
             problems.append(f"dask must be a scheduler address (tcp://host:8786) or "
                             f"{LOCAL_DASK!r}, not {self.dask!r}")
@@ -167,8 +174,8 @@ class SeasonConfig(BaseModel):
     def from_json(cls, raw: Mapping[str, object], source: str = "season.json") -> SeasonConfig:
         if not isinstance(raw, Mapping):
             raise SeasonConfigError(f"{source}: not a season config (a JSON object)")
-        try:
-            return cls(**raw)
+        try:  # a season stored before its candle layout was a setting showed closes
+            return cls(**{"candles": CLOSE, **raw})
         except SeasonConfigError as exc:
             raise SeasonConfigError(f"{source}: not a season config: {exc}") from None
 
@@ -247,7 +254,7 @@ def _read(path: Path) -> str | None:
 
 def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
     keys = ("id", "start", "days", "symbols", "providers", "mode", "cycle_hour", "fee_rate", "seed",
-            "call_timeout_s", "cycle_deadline_s")
+            "call_timeout_s", "cycle_deadline_s", "candles")
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
@@ -329,7 +336,7 @@ def make_season(start: dt.date | str, days: int, symbols: Sequence[str], *,
                 season_id: str | None = None, seed: int | None = None,
                 cycle_hour: int = CYCLE_HOUR, fee_rate: float = ARENA_RULES.fee_rate,
                 call_timeout_s: float = 60.0, cycle_deadline_s: float = 600.0,
-                dask: str | None = None) -> SeasonConfig:
+                dask: str | None = None, candles: str = DEFAULT_LAYOUT) -> SeasonConfig:
     """A season config (nothing written)."""
     first = start if isinstance(start, dt.date) else dt.date.fromisoformat(str(start))
     chosen = dict(providers or default_providers())
@@ -337,4 +344,4 @@ def make_season(start: dt.date | str, days: int, symbols: Sequence[str], *,
                         days=days, symbols=tuple(symbols), providers=chosen, mode=mode,
                         cycle_hour=cycle_hour, fee_rate=fee_rate, seed=seed,
                         call_timeout_s=call_timeout_s, cycle_deadline_s=cycle_deadline_s,
-                        dask=dask)
+                        dask=dask, candles=candles)
