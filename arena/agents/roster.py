@@ -10,7 +10,12 @@ Each contestant has a unique kebab-case ``name`` and a ``kind`` (SPEC §6):
   map does not know, e.g. local ones);
 * ``reverse`` mirrors another contestant: ``mirror_of`` (a contestant's name, or ``worst`` for the
   season's worst performer so far);
-* ``house`` is a rule-based agent: ``strategy`` (one of :data:`HOUSE_STRATEGIES`);
+* ``house`` is a rule-based agent: ``strategy`` (one of :data:`HOUSE_STRATEGIES`) and optional
+  ``strategy_params`` (a mapping of the strategy's parameters - lookbacks, thresholds, sizes -,
+  each with its default; :mod:`arena.agents.house` lists them): two entries of one strategy with
+  different parameters play side by side as two contestants. A parameter the strategy does not
+  take, of the wrong type or outside its range (a size the arena's rules would refuse, a lookback
+  the universe table does not have) is refused at load, naming it and what it takes;
 * ``replay`` re-plays recorded answers: ``ledger_source``;
 * ``entrant`` is an outside entrant (no fields): its answers come through ``arena mcp`` into the
   season's inbox, and it joins the season's roster copy with its first submission
@@ -36,8 +41,19 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
+from arena.agents.house import PARAMETERS, HouseParams, HouseParamsError, house_params
 from arena.core.errors import UnusableInput
 from arena.core.resources import MODELS
 
@@ -47,8 +63,7 @@ DEFAULT_ROSTER = MODELS / "roster.yaml"
 
 Kind = Literal["llm", "debate", "researcher", "reverse", "house", "replay", "entrant"]
 LLM_KINDS = frozenset({"llm", "debate", "researcher"})
-HOUSE_STRATEGIES = frozenset({"momentum", "mean_reversion", "trend_following", "equal_weight",
-                              "random"})
+HOUSE_STRATEGIES = frozenset(PARAMETERS)
 MIRROR_WORST = "worst"  # ``mirror_of: worst``: the season's worst performer so far
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -131,6 +146,8 @@ class ContestantSpec(_Frozen):
     prices: Prices | None = None
     mirror_of: str | None = None
     strategy: str | None = None
+    # the strategy's own parameter class (dumped with its fields: a season's roster copy keeps it)
+    strategy_params: SerializeAsAny[HouseParams] | None = None
     ledger_source: str | None = None
 
     @field_validator("name")
@@ -170,12 +187,30 @@ class ContestantSpec(_Frozen):
             raise ValueError("must be a litellm model string such as openai/gpt-4o-mini")
         return value
 
+    @field_validator("strategy_params", mode="before")
+    @classmethod
+    def _strategy_params(cls, value: object, info: ValidationInfo) -> HouseParams | None:
+        """The house strategy's parameters, every problem on a line of its own
+        (``strategy_params.size_pct: ...``). Left empty where the kind takes none or the strategy
+        is unknown: the kind's and the strategy's own checks name the problem."""
+        strategy = info.data.get("strategy")
+        if value is None or info.data.get("kind") != "house" or strategy not in HOUSE_STRATEGIES:
+            return None
+        try:
+            return house_params(strategy, value)
+        except HouseParamsError as exc:
+            raise ValidationError.from_exception_data(cls.__name__, [
+                {"type": PydanticCustomError("house_parameter", "{problem}", {"problem": text}),
+                 "loc": (name,) if name else (), "input": value}
+                for name, text in exc.problems]) from None
+
     @model_validator(mode="after")
     def _kind_fields(self) -> ContestantSpec:
         required = {"reverse": "mirror_of", "house": "strategy", "replay": "ledger_source"}
         only_for = {"model": LLM_KINDS, "api_base": LLM_KINDS, "api_key_env": LLM_KINDS,
                     "prices": LLM_KINDS, "params": LLM_KINDS, "mirror_of": {"reverse"},
-                    "strategy": {"house"}, "ledger_source": {"replay"}}
+                    "strategy": {"house"}, "strategy_params": {"house"},
+                    "ledger_source": {"replay"}}
         for field_name, kinds in only_for.items():
             if field_name in self.model_fields_set and self.kind not in kinds:
                 raise ValueError(f"{field_name}: not used by kind {self.kind} "

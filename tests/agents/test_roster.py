@@ -64,6 +64,15 @@ def test_commented_examples_in_the_committed_roster_are_valid():
     assert reasons["claude-sonnet"] == "skipped: ANTHROPIC_API_KEY is not set"
     assert reasons["gpt-4o-mini-reversed"] == (
         "skipped: mirrors gpt-4o-mini, which is skipped (OPENAI_API_KEY is not set)")
+    fast, patient = roster["momentum-fast"], roster["momentum-patient"]
+    assert fast.strategy == patient.strategy == "momentum"
+    assert fast.strategy_params != patient.strategy_params
+    assert fast.strategy_params.entry_lookback == 10 and patient.strategy_params.stop_pct == 10
+
+
+def test_committed_house_agents_take_no_parameters():
+    """The default roster plays the house strategies as they always played (every default)."""
+    assert all(s.strategy_params is None for s in load_roster())
 
 
 def test_specs_are_frozen():
@@ -120,6 +129,12 @@ def test_malformed_roster_names_file_contestant_and_field():
     ("- {name: a, kind: reverse, mirror_of: a}", "'a' (#1): mirror_of: cannot mirror itself"),
     ("- {name: a, kind: replay}", "'a' (#1): ledger_source: required for kind replay"),
     ("- {name: a, kind: house, strategy: momentum, colour: red}", "'a' (#1): colour: Extra inputs are not permitted"),
+    ("- {name: a, kind: house, strategy: momentum, strategy_params: {size_pct: 5}}",
+     "'a' (#1): strategy_params.size_pct: 5 refused: size_pct takes a number from 10 to 100"),
+    ("- {name: a, kind: house, strategy: random, strategy_params: {size_pct: 20}}",
+     "'a' (#1): strategy_params: strategy random takes no parameters"),
+    ("- {name: a, kind: reverse, mirror_of: worst, strategy_params: {size_pct: 20}}",
+     "'a' (#1): strategy_params: not used by kind reverse (only by house)"),
     ("- {name: a, kind: llm, model: openai/x, api_base: 'ftp://h/v1'}", "'a' (#1): api_base: must be an http(s) URL"),
     ("- {name: a, kind: llm, model: m, api_key_env: 'MY KEY'}", "'a' (#1): api_key_env: must be the NAME"),
     ("- {kind: house, strategy: momentum}", "contestant #1: name: Field required"),
