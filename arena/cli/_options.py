@@ -27,5 +27,9 @@ Prices = Annotated[str, Parameter(help="price CSV/Parquet: timestamp,open,high,l
 CostRate = Annotated[float | None, Parameter(
     help="cost per unit of |Δw| (default: 0.0006 crypto, 0.0002 stocks; a file without "
          "weekends counts as stocks)")]
+Candles = Annotated[Literal["ohlcv", "close"], Parameter(
+    help="how the prompts show the candles, recorded with the season: ohlcv, a row per bar "
+         "(open, high, low, close, volume); close, one line of closes per series with its high "
+         "and low (about 40% of the tokens)")]
 Interval = Literal["15m", "1h", "4h", "1d", "1w"]
 Source = Literal["synthetic", "yfinance", "ccxt", "files"]

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import cyclopts
 
-from arena.cli._options import Day, Days, Json, NoPublish, Roster, SeasonLake, Seed, Source, Symbols
+from arena.cli._options import (
+    Candles,
+    Day,
+    Days,
+    Json,
+    NoPublish,
+    Roster,
+    SeasonLake,
+    Seed,
+    Source,
+    Symbols,
+)
 from arena.cli._render import console, market_text, print_json, refused, text_table
 
 season_app = cyclopts.App(name="season", help="a season: init, status, backfill or retry a "
@@ -15,7 +26,8 @@ season_app = cyclopts.App(name="season", help="a season: init, status, backfill 
 def init(*, start: str, days: Days = 28, id: str | None = None, crypto: Source = "synthetic",
          stocks: Source = "synthetic", symbols: Symbols = None, roster: Roster = None,
          seed: Seed = None, call_timeout: float = 60.0, cycle_deadline: float = 600.0,
-         dask: str | None = None, lake: SeasonLake = None, json: Json = False) -> int:
+         dask: str | None = None, candles: Candles = "ohlcv", lake: SeasonLake = None,
+         json: Json = False) -> int:
     """Write a new season's config (and a copy of its roster) into a lake.
 
     Parameters
@@ -50,7 +62,8 @@ def init(*, start: str, days: Days = 28, id: str | None = None, crypto: Source =
     config = init_season(where, make_season(
         parse_day(start, "--start"), days, universe.symbols, mode=LIVE,
         providers=default_providers(crypto, stocks), season_id=id, seed=seed,
-        call_timeout_s=call_timeout, cycle_deadline_s=cycle_deadline, dask=dask), roster=roster)
+        call_timeout_s=call_timeout, cycle_deadline_s=cycle_deadline, dask=dask,
+        candles=candles), roster=roster)
     if json:
         print_json(config.to_json())
         return 0
@@ -88,16 +101,9 @@ def status(*, lake: SeasonLake = None, json: Json = False) -> int:
             cycles.add_row(c.at.isoformat(), c.state,
                            ", ".join(c.missing) + (f" ({why})" if why else ""))
     out.print(cycles)
-    people = text_table("contestant", ("cycles", "right"), "last cycle", "last status",
-                        ("equity", "right"), ("positions", "wrap"))
-    for c in got.contestants:
-        equity = "-" if c.equity is None else f"${c.equity:,.2f}"
-        changed = f" ({'; '.join(c.roster)})" if c.roster else ""  # added or retired
-        people.add_row(f"{c.contestant}{changed}", str(c.cycles),
-                       "-" if c.last_cycle is None else c.last_cycle.isoformat(),
-                       c.last_status or "-", equity, ", ".join(c.positions) or "-")
     out.print()
-    out.print(people)
+    out.print(_leading(got))
+    _print_people(out, got.contestants)
     data = text_table("asset", "provider", "interval", "last price at", "state")
     for f in got.assets:
         data.add_row(f.symbol, f.provider, f.interval or "-",
@@ -105,6 +111,41 @@ def status(*, lake: SeasonLake = None, json: Json = False) -> int:
     out.print()
     out.print(data)
     return 0
+
+
+def _leading(got) -> str:
+    """The line naming the leading contestant (a ruler never leads), or why there is none."""
+    from arena.reporting.roles import CONTESTANT
+
+    leader = got.leader
+    if leader is not None:
+        return f"leading contestant: {leader.contestant}, ${leader.equity:,.2f}"
+    if any(c.role == CONTESTANT for c in got.contestants):
+        return "leading contestant: none yet (no contestant has an equity)"
+    return "no contestant in this season, only the house rules (rulers)"
+
+
+def _print_people(out, people) -> None:
+    """Each contestant's state, the contestants first, then the rulers under their title."""
+    from arena.reporting.leaderboard import BAND_TITLES
+    from arena.reporting.roles import ROLES, RULER
+
+    for role in ROLES:
+        band = [c for c in people if c.role == role]
+        if not band:
+            continue
+        shown = text_table(RULER if role == RULER else "contestant", ("cycles", "right"),
+                           "last cycle", "last status", ("equity", "right"), ("positions", "wrap"))
+        for c in band:
+            equity = "-" if c.equity is None else f"${c.equity:,.2f}"
+            changed = f" ({'; '.join(c.roster)})" if c.roster else ""  # added or retired
+            shown.add_row(f"{c.contestant}{changed}", str(c.cycles),
+                          "-" if c.last_cycle is None else c.last_cycle.isoformat(),
+                          c.last_status or "-", equity, ", ".join(c.positions) or "-")
+        out.print()
+        if role == RULER:
+            out.print(BAND_TITLES[RULER])
+        out.print(shown)
 
 
 @season_app.command

@@ -150,7 +150,7 @@ def test_a_layout_per_interval_and_an_unknown_layout(case):
     mixed = asset_block(eth, {"1w": OHLCV, "1d": CLOSE, "4h": CLOSE}).splitlines()
     assert sum(bool(SERIES.match(x)) for x in mixed) == 1
     assert sum(bool(CLOSES.match(x)) for x in mixed) == 2
-    with pytest.raises(ValueError, match="unknown candle layout 'candles'.*ohlcv, close"):
+    with pytest.raises(ValueError, match=r"unknown candle layout 'candles'.*ohlcv, close"):
         asset_block(eth, "candles")
 
 
@@ -166,3 +166,25 @@ def test_a_season_records_its_candle_layout():
     assert SeasonConfig.from_json(older).candles == CLOSE
     with pytest.raises(SeasonConfigError, match="candles must be one of ohlcv, close, not 'raw'"):
         make_season("2026-10-01", 5, ["BTC"], candles="raw")
+
+
+@pytest.mark.parametrize("layout", [OHLCV, CLOSE])
+def test_a_live_cycle_shows_the_candles_in_its_seasons_layout(tmp_path_factory, tmp_path,
+                                                              universe, layout):
+    """``arena cycle`` in a season of each layout: the prompt the ledger keeps shows every
+    screened asset's candles that way (and never the other)."""
+    from arena.cli import main
+    from arena.ledger.store import Ledger
+    from tests.conftest import ts
+    from tests.market_lakes import season_lake
+
+    lake = season_lake(tmp_path_factory, universe, tmp_path / "lake",
+                       "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n",
+                       candles=layout)
+    at = ts("2025-11-26 16:00")
+    assert main(["cycle", "--at", at.isoformat(), "--no-publish", "--lake", str(lake.root)]) == 0
+    prompt = "\n".join(m.content for m in Ledger(lake).messages("momentum", at)
+                       if m.role == "user")
+    rows = sum(bool(SERIES.match(x)) for x in prompt.splitlines())
+    lines = sum(bool(CLOSES.match(x)) for x in prompt.splitlines())
+    assert (rows, lines) == ((36, 0) if layout == OHLCV else (0, 36))  # 12 assets x 3 series
