@@ -117,7 +117,8 @@ def mcp(*, host: str = "127.0.0.1", port: int = 8765, lake: SeasonLake = None) -
 
 def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | None = None,
                   store: str = "signal_store", contestant: str | None = None,
-                  roster: str | None = None, daily_calls: int = 2000) -> int:
+                  roster: str | None = None, daily_calls: int = 2000,
+                  split_at_low_risk: bool = False, lone_analyst: bool = False) -> int:
     """Serve bull/bear/risk debates to trading terminals over a WebSocket (PRICES, DEBATE,
     CHAT, CLEAR, STOP), until Ctrl-C.
 
@@ -139,6 +140,12 @@ def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | Non
         roster file (default: the shipped one)
     daily_calls
         model calls a UTC day at most
+    split_at_low_risk
+        a rule beyond the committee's three: the analysts' split at LOW risk goes to the
+        stronger argument too (by default it holds)
+    lone_analyst
+        a rule beyond the committee's three: one analyst leaning alone is followed when strong
+        enough (6 at LOW risk, 8 at MEDIUM; by default it holds)
     """
     import os
 
@@ -146,6 +153,7 @@ def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | Non
     from arena.core.environment import setting
     from arena.doors.signal_server import Budget, ModelPanel, SignalServer, check_bind, run
     from arena.doors.signal_store import SignalStore
+    from arena.doors.verdict import JudgeRules
 
     token = token or setting("signal_token")
     check_bind(host, token)
@@ -161,9 +169,12 @@ def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | Non
                                        "analysts answer instead")
         else:
             panel = ModelPanel(spec)
-    server = SignalServer(SignalStore(store), panel, budget=Budget(daily_calls))
+    rules = JudgeRules(split_at_low=split_at_low_risk, lone_analyst=lone_analyst)
+    server = SignalServer(SignalStore(store), panel, budget=Budget(daily_calls), rules=rules)
     who = f"{panel.model} (roster entry {contestant})" if panel else "rule-based analysts"
-    say("arena signal-server", f"ws://{host}:{port} ({who}; store {store}; Ctrl-C stops)")
+    extras = f"; extra rules: {', '.join(rules.extras)}" if rules.extras else ""
+    say("arena signal-server", f"ws://{host}:{port} ({who}; store {store}{extras}; Ctrl-C "
+                               "stops)")
     run(server, host, port, token)
     return 0
 

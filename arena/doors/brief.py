@@ -21,8 +21,10 @@ Conventions (every value is read at the last bar and uses the sent bars only):
   first average gain/loss is the simple mean of the first n bar-to-bar changes, then Wilder
   smoothing ``avg = (avg x (n - 1) + value) / n``; 100 with no losses, 50 on a flat window. It
   needs n + 1 closes.
-* ``stoch_14``: %K ``= 100 (close - lowest low) / (highest high - lowest low)`` over the last 14
-  bars, current bar included; **50.0 when that range is 0** (a flat window sits in the middle).
+* ``stoch_k_14``: the stochastic's %K ``= 100 (close - lowest low) / (highest high - lowest
+  low)`` over the last 14 bars, current bar included; **50.0 when that range is 0** (a flat window
+  sits in the middle). ``stoch_d_14``: its %D, the simple mean of the last 3 %K values (each over
+  its own 14 bars), so it needs 16 bars.
 * ``atr_n``: Wilder's average of the true range ``max(high - low, |high - prev close|,
   |low - prev close|)``, which exists from the second bar on; the first ATR (at bar n + 1) is the
   mean of the first n true ranges, then Wilder smoothing
@@ -30,7 +32,10 @@ Conventions (every value is read at the last bar and uses the sent bars only):
 * ``std_n``: the **population** standard deviation (``ddof = 0``) of the last n closes; the
   Bollinger band is ``ma_20 ± 2 x std_20`` (the same population std, Bollinger's own choice), and
   ``bb_position_20 = (close - lower) / (upper - lower)``, not clipped (below 0 under the lower
-  band, above 1 over the upper), **0.5 when the band has zero width**.
+  band, above 1 over the upper), **0.5 when the band has zero width**. ``bb_zone_20`` names where
+  the close sits: ``"above upper"`` (position above 1), ``"below lower"`` (below 0), else the
+  line of the band it is nearest to - ``"upper"`` (position above 0.75), ``"lower"`` (below
+  0.25) or ``"middle"`` (0.25 to 0.75, both included).
 * ``momentum_n = close / close n bars earlier - 1`` (a fraction); it needs n + 1 bars.
 * The candle: terminals send no opens, so **the open is the previous close** (the candle needs 2
   bars). ``candle_body = |close - open|``, ``candle_upper_wick = high - max(open, close)``,
@@ -40,7 +45,7 @@ Conventions (every value is read at the last bar and uses the sent bars only):
 * ``volume_ratio_20``: the last volume over the mean of the last 20 volumes (the last included);
   **1.0 when those 20 volumes are all zero** (the last equals the mean).
 
-The mapping holds plain Python ``int``/``float``/``bool``/``None``, ready for JSON.
+The mapping holds plain Python ``int``/``float``/``bool``/``str``/``None``, ready for JSON.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ ABOVE_MA_PERIODS = (20, 50, 200)
 EMA_PERIODS = (9, 21, 55)
 RSI_PERIODS = (7, 14, 21)
 STOCH_PERIOD = 14
+STOCH_D = 3  # %D: the mean of this many %K values
 ATR_PERIODS = (14, 21)
 STD_PERIODS = (10, 20)
 BB_PERIOD = 20
@@ -77,17 +83,21 @@ NEEDS: dict[str, int] = {
     **{f"above_ma_{n}": n for n in ABOVE_MA_PERIODS},
     **{f"ema_{n}": n for n in EMA_PERIODS},
     **{f"rsi_{n}": n + 1 for n in RSI_PERIODS},
-    f"stoch_{STOCH_PERIOD}": STOCH_PERIOD,
+    f"stoch_k_{STOCH_PERIOD}": STOCH_PERIOD,
+    f"stoch_d_{STOCH_PERIOD}": STOCH_PERIOD + STOCH_D - 1,
     **{f"atr_{n}": n + 1 for n in ATR_PERIODS},
     **{f"std_{n}": n for n in STD_PERIODS},
-    **{f"bb_{part}_{BB_PERIOD}": BB_PERIOD for part in ("mid", "upper", "lower", "position")},
+    **{f"bb_{part}_{BB_PERIOD}": BB_PERIOD
+       for part in ("mid", "upper", "lower", "position", "zone")},
     **{f"momentum_{n}": n + 1 for n in MOMENTUM_PERIODS},
     **{f"candle_{part}": 2 for part in ("body", "upper_wick", "lower_wick", "direction")},
     f"volume_ratio_{VOLUME_PERIOD}": VOLUME_PERIOD,
 }
 KEYS: tuple[str, ...] = tuple(NEEDS)
 
-Value = float | int | bool | None
+Value = float | int | bool | str | None
+#: the names of where a close sits against its Bollinger band, from the top
+BB_ZONES = ("above upper", "upper", "middle", "lower", "below lower")
 
 
 class BriefError(UnusableInput, ValueError):
@@ -188,6 +198,28 @@ def _true_range(s: Series) -> np.ndarray:
     return tr
 
 
+def _stochastic_k(series: Series, end: int) -> float:
+    """%K at the bar before ``end`` (``end`` bars counted from the first), over its last
+    :data:`STOCH_PERIOD` bars."""
+    n = STOCH_PERIOD
+    lowest = float(series.lows[end - n:end].min())
+    highest = float(series.highs[end - n:end].max())
+    span = highest - lowest
+    return 50.0 if span == 0 else 100.0 * (float(series.closes[end - 1]) - lowest) / span
+
+
+def bb_zone(position: float) -> str:
+    """Where a close at ``position`` (0 = lower band, 1 = upper) sits: outside the band, or
+    the band's line it is nearest to (a tie goes to the middle); one of :data:`BB_ZONES`."""
+    if position > 1:
+        return "above upper"
+    if position < 0:
+        return "below lower"
+    if position > 0.75:
+        return "upper"
+    return "lower" if position < 0.25 else "middle"
+
+
 def brief(series: Series) -> dict[str, Value]:
     """The brief of ``series``: every key of :data:`KEYS`, in that order (module docstring)."""
     c = series.closes
@@ -214,9 +246,10 @@ def brief(series: Series) -> dict[str, Value]:
 
     n = STOCH_PERIOD
     if bars >= n:
-        lowest, highest = float(series.lows[-n:].min()), float(series.highs[-n:].max())
-        span = highest - lowest
-        out[f"stoch_{n}"] = 50.0 if span == 0 else 100.0 * (close - lowest) / span
+        out[f"stoch_k_{n}"] = _stochastic_k(series, bars)
+    if bars >= n + STOCH_D - 1:
+        ks = [_stochastic_k(series, end) for end in range(bars - STOCH_D + 1, bars + 1)]
+        out[f"stoch_d_{n}"] = sum(ks) / STOCH_D
 
     if bars >= 2:
         tr = pd.Series(_true_range(series))
@@ -235,7 +268,8 @@ def brief(series: Series) -> dict[str, Value]:
         upper, lower = mid + BB_WIDTH * std, mid - BB_WIDTH * std
         out[f"bb_mid_{n}"], out[f"bb_upper_{n}"], out[f"bb_lower_{n}"] = mid, upper, lower
         width = upper - lower
-        out[f"bb_position_{n}"] = 0.5 if width == 0 else (close - lower) / width
+        position = 0.5 if width == 0 else (close - lower) / width
+        out[f"bb_position_{n}"], out[f"bb_zone_{n}"] = position, bb_zone(position)
 
     for n in MOMENTUM_PERIODS:
         if bars >= n + 1:
@@ -284,6 +318,15 @@ def _family(b: Mapping[str, Any], title: str, keys: list[tuple[str, str]], fmt=_
     return f"{title}: " + ", ".join(f"{label} {_show(b, key, fmt)}" for label, key in keys)
 
 
+def _bb_position(b: Mapping[str, Any]) -> str:
+    """The close's place in its Bollinger band: the band's name beside the number."""
+    key = f"bb_position_{BB_PERIOD}"
+    if b.get(key) is None:
+        return _missing(b, key)
+    zone = b.get(f"bb_zone_{BB_PERIOD}") or bb_zone(float(b[key]))
+    return f"{float(b[key]):.2f} ({zone}; 0 = lower band, 0.5 = middle, 1 = upper)"
+
+
 def render(b: Mapping[str, Any]) -> str:
     """``b`` (a :func:`brief`) as compact text, one indicator family per line; a missing value
     reads ``n/a (needs N bars)`` (``n/a (no volumes sent)`` for the volume ratio of a long enough
@@ -305,13 +348,13 @@ def render(b: Mapping[str, Any]) -> str:
                 yes_no),
         _family(b, "EMA (SMA-seeded)", [(str(n), f"ema_{n}") for n in EMA_PERIODS]),
         _family(b, "RSI (Wilder)", [(str(n), f"rsi_{n}") for n in RSI_PERIODS], one),
-        _family(b, "stochastic %K", [(str(STOCH_PERIOD), f"stoch_{STOCH_PERIOD}")], one),
+        _family(b, f"stochastic ({STOCH_PERIOD}, {STOCH_D})",
+                [("%K", f"stoch_k_{STOCH_PERIOD}"), ("%D", f"stoch_d_{STOCH_PERIOD}")], one),
         _family(b, "ATR (Wilder)", [(str(n), f"atr_{n}") for n in ATR_PERIODS]),
         _family(b, "std dev (population)", [(str(n), f"std_{n}") for n in STD_PERIODS]),
         _family(b, f"Bollinger {BB_PERIOD} (±{BB_WIDTH:g} std)",
                 [(part, f"bb_{part}_{BB_PERIOD}") for part in ("lower", "mid", "upper")])
-        + f", position {_show(b, f'bb_position_{BB_PERIOD}', '{:.2f}'.format)}"
-          " (0 = lower band, 1 = upper)",
+        + f", position {_bb_position(b)}",
         _family(b, "momentum", [(str(n), f"momentum_{n}") for n in MOMENTUM_PERIODS], pct),
         _family(b, "last candle (open = previous close)",
                 [("body", "candle_body"), ("upper wick", "candle_upper_wick"),

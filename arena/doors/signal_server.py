@@ -3,14 +3,23 @@
 The protocol (one text message per command, one JSON answer each)::
 
     PRICES:SYMBOL:c1,c2,...        one analyst's signal on closes (oldest first):
-                                   {"signal": "buy|sell|hold", "comment": "..."}
+                                   {"symbol", "signal": "buy|sell|hold", "comment": "..."}
     DEBATE:SYMBOL:c1,c2,...        bull, bear and risk analysts in parallel, then the judge:
-                                   {"signal", "comment", "debate": {"bull", "bear", "risk",
-                                    "judge"}}  ("judge" is the judge's raw answer)
+                                   {"symbol", "signal", "comment", "debate": {"bull", "bear",
+                                    "risk", "judge"}}  ("judge" is the judge's raw JSON answer)
     CHAT:text                      a free question, with this connection's conversation so far:
                                    {"reply": "..."}
-    CLEAR                          forget the conversation: {"ok": true}
-    STOP                           {"ok": true, "bye": true}, then the server closes
+    CLEAR                          forget the conversation: {"ok": true, "forgotten": n}
+    STOP                           the answers under way are sent first, then
+                                   {"ok": true, "bye": true}, and the server closes this
+                                   connection (no other)
+
+A terminal may name a request: ``DEBATE#42:EURUSD:...`` (any command, ``KIND#ID`` with an id of
+1 to 64 letters, digits, ``.``, ``_`` or ``-``); the answer carries ``"id": "42"``. The PRICES
+and DEBATE of one connection run at once, each as a task of its own, so their answers come back
+in the order they are ready: each carries its request's ``symbol`` (and ``id`` when one was
+sent), so the terminal matches them. CHAT and CLEAR keep their order among themselves (one
+conversation). A terminal that sends one line and waits for its answer sees no difference.
 
 The extended form of PRICES and DEBATE puts a JSON object after the symbol, carrying bar times
 (ISO-8601 or epoch seconds, UTC) and optionally highs, lows and volumes::
@@ -24,17 +33,21 @@ bearer token (required beyond loopback, optional on it) are one terminal; ``--to
 several, comma-separated, one per terminal, so terminals beyond loopback stay apart too. A bar time after the
 server's clock (beyond :data:`CLOCK_SKEW`) is refused, as is a series whose closed bar
 disagrees with one the store already rests on for that terminal.
-Whatever cannot be served is an answer too: ``{"error": "..."}`` naming the problem, and the
-connection stays open. The verdict of a debate is the decision table of
-:mod:`arena.doors.verdict` (the judge's answer is kept; where the table differs, the table wins
-and the comment says so).
+Whatever cannot be served is an answer too: ``{"error": "..."}`` naming the problem (with the
+request's ``symbol`` and ``id`` where they could be read), and the connection stays open.
+
+The judge answers one JSON object ``{"signal", "comment"}``; an answer that cannot be read is
+sent back to it once, naming the problem (template ``signal_repair``), and when that answer
+cannot be read either the rules decide alone. The verdict of a debate is the decision table of
+:mod:`arena.doors.verdict` under the server's :class:`~arena.doors.verdict.JudgeRules` (the
+judge's answer is kept; where the table differs, the table wins and the comment says so).
 
 Models come from a roster entry (``--contestant NAME``: its model, endpoint and key variable,
 through litellm); without one - or without its key - a rule-based analyst set answers, so the
 server runs with no key at all. Bound beyond loopback the server requires a token (the
 ``Authorization: Bearer`` header or ``?token=`` in the URL). Each connection may send
-:data:`RATE` commands a minute, and the server spends at most ``--daily-calls`` model calls a
-UTC day.
+:data:`RATE` commands a minute (counted as they arrive, however many run at once), and the
+server spends at most ``--daily-calls`` model calls a UTC day.
 """
 
 from __future__ import annotations
@@ -50,6 +63,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -67,7 +81,18 @@ from arena.core.types import Message
 from arena.doors.brief import BriefError, Series, brief, render
 from arena.doors.limits import SlidingWindow
 from arena.doors.signal_store import BarConflict, SignalStore, bar_seconds
-from arena.doors.verdict import VerdictError, parse_judge, parse_opinion, parse_risk, rule_analysts
+from arena.doors.verdict import (
+    COMMITTEE_RULES,
+    HOLD,
+    JudgeAnswer,
+    JudgeRules,
+    VerdictError,
+    parse_opinion,
+    parse_risk,
+    read_judge,
+    rule_analysts,
+    rules_text,
+)
 from arena.doors.verdict import verdict as table_verdict
 from arena.market.prompts import Prompts
 
@@ -82,7 +107,9 @@ RATE = 30  # commands a connection may send in any minute
 DAILY_CALLS = 2000  # model calls the server spends in a UTC day
 TIMEOUT_S = 120.0  # a request's models answer within this, or the request gets an error
 ANALYSTS = ("bull", "bear", "risk")
+ANALYST_TEMPERATURE, JUDGE_TEMPERATURE = 0.7, 0.2  # the analysts argue; the judge decides
 _SYMBOL = re.compile(r"^[A-Za-z0-9._/-]{1,24}$")
+_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # a request id a terminal may send: KIND#ID
 CHAT_TURNS = 20  # messages of a conversation kept
 CLOCK_SKEW = pd.Timedelta(seconds=60)  # a bar may open this far after the server's clock
 
@@ -98,31 +125,63 @@ class Command:
     series: Series | None = None
     times: pd.DatetimeIndex | None = None
     text: str = ""
+    id: str | None = None  # the terminal's name for the request (KIND#ID), echoed back
+
+    def echo(self) -> dict[str, str]:
+        """What every answer to this command carries so the terminal can match it."""
+        return _echo_of(self.id, self.symbol)
+
+
+def _echo_of(request_id: str | None, symbol: str | None) -> dict[str, str]:
+    return {**({"id": request_id} if request_id else {}),
+            **({"symbol": symbol} if symbol else {})}
+
+
+def _text(message: str | bytes) -> str:
+    if isinstance(message, bytes):
+        try:
+            return message.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProtocolError("a command is UTF-8 text") from None
+    return message
+
+
+def echo(message: str | bytes) -> dict[str, str]:
+    """The ``id`` and ``symbol`` of a line, read as far as they can be (never raises): what an
+    answer carries when the line itself cannot be served."""
+    head_of = message[:200]
+    if isinstance(head_of, bytes):
+        head_of = head_of.decode("utf-8", "ignore")
+    head, _, rest = head_of.strip().partition(":")
+    kind, _, request_id = head.partition("#")
+    symbol = rest.partition(":")[0].strip() if kind.strip().upper() in ("PRICES", "DEBATE") else ""
+    return _echo_of(request_id if _ID.match(request_id) else None,
+                    symbol if _SYMBOL.match(symbol) else None)
 
 
 def parse(message: str | bytes) -> Command:
     """One terminal line as a :class:`Command` (or :class:`ProtocolError` saying what is wrong)."""
-    if isinstance(message, bytes):
-        try:
-            message = message.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ProtocolError("a command is UTF-8 text") from None
-    line = message.strip()
+    line = _text(message).strip()
     head, _, rest = line.partition(":")
-    kind = head.upper()
+    name, named, request_id = head.partition("#")
+    kind = name.strip().upper()
+    if named and not _ID.match(request_id):
+        raise ProtocolError(f"the request id {request_id[:70]!r} is not one: 1 to 64 letters, "
+                            "digits, '.', '_' or '-' after '#' (DEBATE#42:SYMBOL:...)")
+    ident = request_id if named else None
     if kind in ("CLEAR", "STOP"):
-        return Command(kind)
+        return Command(kind, id=ident)
     if kind == "CHAT":
         if not rest.strip():
             raise ProtocolError("CHAT needs a question: CHAT:text")
-        return Command(kind, text=rest.strip())
+        return Command(kind, text=rest.strip(), id=ident)
     if kind not in ("PRICES", "DEBATE"):
         raise ProtocolError(f"unknown command {head[:20]!r}: PRICES, DEBATE, CHAT, CLEAR or STOP")
     symbol, sep, payload = rest.partition(":")
     if not sep or not _SYMBOL.match(symbol.strip()):
         raise ProtocolError(f"{kind} needs a symbol and a series: {kind}:SYMBOL:c1,c2,...")
     series, times = _series(payload.strip())
-    return Command(kind, symbol.strip(), series, times)
+    return Command(kind, symbol.strip(), series, times, id=ident)
 
 
 def _series(payload: str) -> tuple[Series, pd.DatetimeIndex | None]:
@@ -258,22 +317,26 @@ def terminal_of(token: str | None) -> str:
 
 @dataclass
 class Connection:
-    """One terminal's state: who it is (the store's terminal id), its conversation and the
-    times of its recent commands."""
+    """One terminal's state: who it is (the store's terminal id), its conversation, the times of
+    its recent commands, and the lock that keeps its CHAT and CLEAR in the order sent."""
 
     chat: list[Message] = field(default_factory=list)
     recent: SlidingWindow | None = None  # its commands of the last minute
     terminal: str = field(default_factory=_connection_id)
+    talk: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class SignalServer:
-    """The protocol's answers (transport-free: :meth:`answer` maps a line to a JSON object)."""
+    """The protocol's answers (transport-free: :meth:`answer` maps a line to a JSON object;
+    :meth:`admit` and :meth:`respond` are its two halves, for a transport that serves the
+    commands of one connection at once)."""
 
     def __init__(self, store: SignalStore, panel: Panel | None = None, *,
                  budget: Budget | None = None, rate: int = RATE, timeout_s: float = TIMEOUT_S,
                  clock: Callable[[], pd.Timestamp] | None = None,
-                 prompts: Prompts | None = None, workers: int = WORKERS) -> None:
-        self.store, self.panel = store, panel
+                 prompts: Prompts | None = None, workers: int = WORKERS,
+                 rules: JudgeRules = COMMITTEE_RULES) -> None:
+        self.store, self.panel, self.rules = store, panel, rules
         self.budget, self.rate, self.timeout_s = budget or Budget(), rate, timeout_s
         self.clock = clock or (lambda: pd.Timestamp.now(tz="UTC"))
         self.prompts = prompts or Prompts()
@@ -289,19 +352,40 @@ class SignalServer:
         return asyncio.get_running_loop().run_in_executor(self._pool, partial(fn, *args))
 
     async def answer(self, line: str | bytes, conn: Connection) -> dict[str, Any]:
+        """The answer to one line: :meth:`admit`, then :meth:`respond`."""
+        admitted = self.admit(line, conn)
+        return admitted if isinstance(admitted, dict) else await self.respond(admitted, conn)
+
+    def admit(self, line: str | bytes, conn: Connection) -> Command | dict[str, Any]:
+        """A line as it arrives, in order: counted against the connection's rate, sized and
+        parsed. The :class:`Command` to serve, or the line's answer (an error) at once."""
         conn.recent = conn.recent or SlidingWindow(self.rate)
         if conn.recent.admit() is not None:
-            return {"error": f"rate limit: {self.rate} commands a minute per connection"}
+            return {**echo(line),
+                    "error": f"rate limit: {self.rate} commands a minute per connection"}
         if len(line) > MAX_MESSAGE:
-            return {"error": f"the command is {len(line):,} characters; the limit is "
-                             f"{MAX_MESSAGE:,}"}
+            return {**echo(line), "error": f"the command is {len(line):,} characters; the limit "
+                                           f"is {MAX_MESSAGE:,}"}
         try:
-            command = parse(line)
+            return parse(line)
+        except ProtocolError as exc:
+            return {**echo(line), "error": str(exc)}
+
+    async def respond(self, command: Command, conn: Connection) -> dict[str, Any]:
+        """The answer to an admitted command, carrying its ``id`` and ``symbol``. Never raises:
+        a failure is an answer too."""
+        return {**command.echo(), **await self._respond(command, conn)}
+
+    async def _respond(self, command: Command, conn: Connection) -> dict[str, Any]:
+        try:
             if command.kind == "STOP":
                 return {"ok": True, "bye": True}
-            if command.kind == "CLEAR":
-                dropped, conn.chat[:] = len(conn.chat), []
-                return {"ok": True, "forgotten": dropped}
+            if command.kind in ("CHAT", "CLEAR"):
+                async with conn.talk:  # one conversation: in the order the lines came
+                    if command.kind == "CLEAR":
+                        dropped, conn.chat[:] = len(conn.chat), []
+                        return {"ok": True, "forgotten": dropped}
+                    return await asyncio.wait_for(self._chat(command, conn), self.timeout_s)
             return await asyncio.wait_for(self._serve(command, conn), self.timeout_s)
         except (ProtocolError, BarConflict) as exc:
             return {"error": str(exc)}
@@ -316,8 +400,6 @@ class SignalServer:
                     "signal": "hold"}
 
     async def _serve(self, command: Command, conn: Connection) -> dict[str, Any]:
-        if command.kind == "CHAT":
-            return await self._chat(command, conn)
         assert command.series is not None
         received = self.clock()
         if command.times is not None and command.times[-1] > received + CLOCK_SKEW:
@@ -344,7 +426,7 @@ class SignalServer:
                       last_bar_at=None if command.times is None else command.times[-1],
                       bar_seconds=None if command.times is None else bar_seconds(command.times),
                       analysts=self.panel.model if self.panel else "rules",
-                      terminal=conn.terminal,
+                      terminal=conn.terminal, request_id=command.id,
                       latency_s=time.perf_counter() - started)
         try:
             await self._thread(self.store.add_debate, record)
@@ -367,28 +449,53 @@ class SignalServer:
     def _prompt(self, role: str, **fields: str) -> tuple[Message, ...]:
         return (Message("user", self.prompts.render(f"signal_{role}", **fields)),)
 
+    async def _judged(self, role: str, asked: tuple[Message, ...], reserved: bool
+                      ) -> tuple[str, JudgeAnswer, str | None]:
+        """The judge's (or the PRICES analyst's) JSON answer, sent back once when it cannot be
+        read: ``(the last raw answer, as read, the first raw answer when a repair was asked)``.
+        The repair is paid when asked; when the day's budget refuses it (nothing asked) or the
+        model fails it, the first answer stands unread and the caller decides what then."""
+        raw = await self._thread(self._ask, role, asked, JUDGE_TEMPERATURE, reserved)
+        first = read_judge(raw)
+        if first.readable:
+            return raw, first, None
+        repair = (*asked, Message("assistant", raw),
+                  Message("user", self.prompts.render("signal_repair", problem=first.problem)))
+        try:
+            again = await self._thread(self._ask, role, repair, JUDGE_TEMPERATURE)
+        except ProtocolError as exc:  # the day's budget: no repair was asked
+            return raw, JudgeAnswer(None, problem=f"{first.problem}; no repair: {exc}"), None
+        except RuntimeError as exc:  # asked, and the model failed it
+            return raw, JudgeAnswer(None, problem=f"{first.problem}; the repair failed: {exc}"), raw
+        second = read_judge(again)
+        if not second.readable:
+            second = JudgeAnswer(None, problem=f"after one repair, {second.problem}")
+        return again, second, raw
+
     async def _debate(self, symbol: str, facts: Mapping[str, Any], text: str,
                       now: pd.Timestamp) -> tuple[dict[str, Any], dict[str, Any]]:
+        first: str | None = None
         if self.panel is None:
-            answers = rule_analysts(facts, symbol)
+            answers = rule_analysts(facts, symbol, self.rules)
+            judge = read_judge(answers["judge"])
             calls = 0
         else:
             attempts = self.panel.attempts
             self.budget.spend(4 * attempts, now)  # the whole debate, or none of it
             asks = [self._thread(self._ask, role, self._prompt(role, symbol=symbol, brief=text),
-                                 0.7, True) for role in ANALYSTS]
+                                 ANALYST_TEMPERATURE, True) for role in ANALYSTS]
             try:
                 answers = dict(zip(ANALYSTS, await asyncio.gather(*asks), strict=True))
             except BaseException:
                 self.budget.refund(attempts)  # the judge was never asked
                 raise
-            answers["judge"] = await self._thread(
-                self._ask, "judge", self._prompt("judge", symbol=symbol, brief=text,
-                                                 **answers), 0.2, True)
-            calls = 4
+            asked = self._prompt("judge", symbol=symbol, brief=text,
+                                 judge_rules=rules_text(self.rules), **answers)
+            answers["judge"], judge, first = await self._judged("judge", asked, True)
+            calls = 4 if first is None else 5
         bull, bear = parse_opinion("bull", answers["bull"]), parse_opinion("bear", answers["bear"])
         risk = parse_risk(answers["risk"])
-        decided = table_verdict(bull, bear, risk, answers["judge"])
+        decided = table_verdict(bull, bear, risk, judge, self.rules)
         out = {"signal": decided.signal, "comment": decided.comment,
                "debate": {role: answers[role] for role in (*ANALYSTS, "judge")}}
         record = {"signal": decided.signal, "comment": decided.comment, "rule": decided.rule,
@@ -396,25 +503,29 @@ class SignalServer:
                   "bull_lean": str(bull.lean), "bull_strength": bull.strength,
                   "bear_lean": str(bear.lean), "bear_strength": bear.strength,
                   "risk": str(risk.level), "bull": answers["bull"], "bear": answers["bear"],
-                  "risk_text": answers["risk"], "judge": answers["judge"], "model_calls": calls}
+                  "risk_text": answers["risk"], "judge": answers["judge"],
+                  "judge_first": first, "judge_repaired": first is not None,
+                  "judge_rules": ",".join(self.rules.extras), "model_calls": calls}
         return out, record
 
     async def _single(self, symbol: str, facts: Mapping[str, Any], text: str,
                       now: pd.Timestamp) -> tuple[dict[str, Any], dict[str, Any]]:
+        first: str | None = None
         if self.panel is None:
-            answer = rule_analysts(facts, symbol)["judge"]
+            answer = rule_analysts(facts, symbol, self.rules)["judge"]
+            read = read_judge(answer)
             calls = 0
         else:
-            answer = await self._thread(
-                self._ask, "analyst", self._prompt("judge", symbol=symbol, brief=text,
-                                                        bull="(not asked)", bear="(not asked)",
-                                                        risk="(not asked)"), 0.2)
-            calls = 1
-        signal, comment = parse_judge(answer)
-        if signal is None:
-            raise VerdictError(f"the analyst gave no SIGNAL line: {answer[:120]!r}")
-        return ({"signal": signal, "comment": comment},
-                {"signal": signal, "comment": comment, "judge": answer, "model_calls": calls})
+            asked = self._prompt("analyst", symbol=symbol, brief=text)
+            answer, read, first = await self._judged("analyst", asked, False)
+            calls = 1 if first is None else 2
+        kept = {"judge": answer, "judge_first": first, "judge_repaired": first is not None,
+                "model_calls": calls}
+        if read.signal is None:  # nothing decided; the calls it took are on the record
+            error = f"the analyst's answer could not be read ({read.problem}): {answer[:120]!r}"
+            return {"error": error, "signal": HOLD}, {"error": error, **kept}
+        return ({"signal": read.signal, "comment": read.comment},
+                {"signal": read.signal, "comment": read.comment, **kept})
 
     async def _chat(self, command: Command, conn: Connection) -> dict[str, Any]:
         question = Message("user", command.text)
@@ -422,7 +533,8 @@ class SignalServer:
             reply = ("No model is configured (the rule-based analysts answer PRICES and DEBATE "
                      "only): start the server with --contestant NAME for a conversation.")
         else:
-            system = Message("system", self.prompts.render("signal_chat", symbol="", brief=""))
+            system = Message("system", self.prompts.render(
+                "signal_chat", symbol="", brief="", judge_rules=rules_text(self.rules)))
             reply = await self._thread(self._ask, "chat",
                                        (system, *conn.chat[-CHAT_TURNS:], question), 0.5)
         conn.chat += [question, Message("assistant", reply)]  # kept once answered
@@ -459,18 +571,47 @@ def handler(server: SignalServer, token: str | None) -> Callable[..., Any]:
                                                            "Bearer, or ?token=)"}))
                 await connection.close(code=1008, reason="token")
                 return
-        state = Connection(terminal=terminal_of(_token_of(connection)))
-        try:
-            async for message in connection:
-                reply = await server.answer(message, state)
-                await connection.send(json.dumps(reply, default=str))
-                if reply.get("bye"):
-                    await connection.close()
-                    return
-        except ConnectionClosed:
-            return  # the terminal went away mid-answer: its debate is stored all the same
+        await serve_connection(server, connection,
+                               Connection(terminal=terminal_of(_token_of(connection))))
 
     return handle
+
+
+async def serve_connection(server: SignalServer, connection: ServerConnection,
+                           state: Connection) -> None:
+    """Read the connection's lines in order and answer each as a task of its own, so one
+    terminal's debates run at once. A line that cannot be served is answered at once; STOP
+    waits for the answers under way, then says bye and closes this connection. When the
+    terminal goes away, the answers under way still finish (their debates are stored)."""
+    running: set[asyncio.Task[None]] = set()
+
+    async def reply(command: Command) -> None:
+        out = await server.respond(command, state)
+        with suppress(ConnectionClosed):  # the terminal left: its debate is stored all the same
+            await connection.send(json.dumps(out, default=str))
+
+    stop: Command | None = None
+    try:
+        async for message in connection:
+            admitted = server.admit(message, state)
+            if isinstance(admitted, dict):
+                await connection.send(json.dumps(admitted, default=str))
+            elif admitted.kind == "STOP":
+                stop = admitted
+                break
+            else:
+                task = asyncio.create_task(reply(admitted))
+                running.add(task)
+                task.add_done_callback(running.discard)
+    except ConnectionClosed:
+        pass
+    finally:
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+    if stop is not None:
+        with suppress(ConnectionClosed):
+            await connection.send(json.dumps(await server.respond(stop, state), default=str))
+            await connection.close()
 
 
 def check_bind(host: str, token: str | None) -> None:

@@ -62,6 +62,8 @@ DEBATE_SCHEMA = pa.schema([
     ("bear", pa.string()), ("risk_text", pa.string()), ("judge", pa.string()),
     ("analysts", pa.string()), ("model_calls", pa.int64()), ("latency_s", pa.float64()),
     ("error", pa.string()), ("bar_seconds", pa.float64()), ("terminal", pa.string()),
+    ("request_id", pa.string()), ("judge_first", pa.string()), ("judge_repaired", pa.bool_()),
+    ("judge_rules", pa.string()),
 ])
 OUTCOME_SCHEMA = pa.schema([
     ("debate_id", pa.string()), ("symbol", pa.string()), ("horizon_bars", pa.int64()),

@@ -1,52 +1,67 @@
-"""The signal server's verdict: parse the committee's answers and decide buy, sell or hold in code.
+"""The signal server's verdict: read the committee's answers and decide buy, sell or hold in code.
 
 A trading terminal asks for a debate on one symbol. A bullish analyst, a bearish analyst and a
 risk officer read the same brief of indicators in parallel (templates ``signal_bull``,
-``signal_bear``, ``signal_risk`` in ``models/prompts``), then a judge sees the brief and the three
-opinions (``signal_judge``). Every answer ends with a line this module parses:
+``signal_bear``, ``signal_risk`` in ``models/prompts``), then a judge sees the brief, the three
+opinions and the rules (``signal_judge``). The analysts answer in free text ending with a line
+this module parses; the judge answers one JSON object:
 
 * bull and bear: ``LEAN: BULLISH|BEARISH|NEUTRAL STRENGTH: <1-10>`` (:func:`parse_opinion`) -
   each argues its side but states its honest lean, so a bull may lean BEARISH;
 * risk officer: ``RISK: LOW|MEDIUM|HIGH`` (:func:`parse_risk`), never a direction;
-* judge: ``SIGNAL: BUY|SELL|HOLD`` and ``COMMENT: <one sentence>`` (:func:`parse_judge`).
+* judge: ``{"signal": "buy"|"sell"|"hold", "comment": "..."}`` (:func:`read_judge`), alone or
+  inside one markdown code fence. Anything else is unreadable; the server sends it back once
+  (template ``signal_repair``, naming the problem), and when the second answer cannot be read
+  either, the rules decide alone.
 
-Parsing is case-insensitive, tolerates text around the line (markdown bold, a leading phrase)
-and takes the last matching line when there are several. An analyst's answer without its line,
-or with a strength outside 1..10, raises :class:`VerdictError` naming the role and what is
-missing; a judge without a signal is not an error (the table decides anyway).
+The analysts' lines are read case-insensitively, tolerating text around them (markdown bold, a
+leading phrase), the last matching line winning. An analyst's answer without its line, or with a
+strength outside 1..10, raises :class:`VerdictError` naming the role and what is missing.
 
-The judge rules of SPEC §6, enforced by :func:`decide` (the judge's own signal only counts when
-it agrees). Each directional analyst's lean is a vote: BULLISH -> buy, BEARISH -> sell,
-NEUTRAL -> no vote. The risk officer never votes a direction, so the arena's "buy or sell only
-when at least two of three agree" means here that the bull and the bear vote the same way.
+The judge's rules, enforced by :func:`decide` (the judge's own signal only counts when it
+agrees). Each directional analyst's lean is a vote: BULLISH -> buy, BEARISH -> sell, NEUTRAL ->
+no vote. The risk officer never votes a direction, so "buy or sell only when at least two of the
+three agree on the direction" means that the bull and the bear vote the same way. The committee's
+three rules as written (:data:`COMMITTEE_RULES`):
 
 =  ==============================  ===========  =================  ==============  ==============
 #  votes (bull, bear)              risk         condition          signal          rule id
 =  ==============================  ===========  =================  ==============  ==============
 1  any                             HIGH         -                  hold            high-risk
 2  the same (buy+buy, sell+sell)   LOW, MEDIUM  -                  that direction  agree
-3  split (one buy, one sell)       LOW, MEDIUM  strengths differ   the stronger's  split-stronger
-3  split (one buy, one sell)       LOW, MEDIUM  equal strengths    hold            split-even
-4  one votes, the other NEUTRAL    LOW          its strength >= 6  its vote        one-sided
-4  one votes, the other NEUTRAL    LOW          its strength <= 5  hold            one-sided-weak
-4  one votes, the other NEUTRAL    MEDIUM       its strength >= 8  its vote        one-sided
-4  one votes, the other NEUTRAL    MEDIUM       its strength <= 7  hold            one-sided-weak
-5  both NEUTRAL                    LOW, MEDIUM  -                  hold            no-lean
+3  split (one buy, one sell)       MEDIUM       strengths differ   the stronger's  split-stronger
+3  split (one buy, one sell)       MEDIUM       equal strengths    hold            split-even
+2  split (one buy, one sell)       LOW          -                  hold            split-low
+2  one votes, the other NEUTRAL    LOW, MEDIUM  -                  hold            one-sided-held
+2  both NEUTRAL                    LOW, MEDIUM  -                  hold            no-lean
 =  ==============================  ===========  =================  ==============  ==============
 
-The rows are tried in order, so HIGH risk holds before any vote is counted. :func:`verdict`
-applies the table to the parsed answers and the judge's text: the table's signal always wins;
-when the judge said otherwise the verdict is ``overruled`` and its comment names both signals
-("the judge said buy; the rules say hold (HIGH RISK)"); when the judge gave no parseable signal
-the comment says so and ``overruled`` stays False (there was nothing to overrule).
+Two further rules go beyond the committee's three; each is off unless the server is started
+with it (:class:`JudgeRules`, ``arena signal-server --split-at-low-risk --lone-analyst``):
+
+* ``split_at_low`` - a split at LOW risk goes to the stronger argument too (equal strengths:
+  hold), as at MEDIUM: rule ids ``split-stronger`` and ``split-even`` instead of ``split-low``;
+* ``lone_analyst`` - one analyst voting while the other is NEUTRAL is followed when its strength
+  is at least :data:`ONE_SIDED_LOW` at LOW risk, :data:`ONE_SIDED_MEDIUM` at MEDIUM (``one-sided``),
+  else hold (``one-sided-weak``), instead of ``one-sided-held``.
+
+The rows are tried in order, so HIGH risk holds before any vote is counted. The judge's prompt
+lists the same rules (:func:`rules_text`). :func:`verdict` applies the table to the parsed
+answers and the judge's: the table's signal always wins; when the judge said otherwise the
+verdict is ``overruled`` and its comment names both signals ("the judge said buy; the rules say
+hold (HIGH RISK)"); when the judge's answer could not be read the comment says so and
+``overruled`` stays False (there was nothing to overrule).
 
 :func:`rule_analysts` is an offline committee (no model, no API key): deterministic texts in
-exactly the formats above, computed from a brief of indicators, so the server runs without an
-LLM. :func:`brief_text` renders such a brief as the ``{{ brief }}`` text of the templates.
+exactly the formats above, computed from a brief of indicators (:func:`arena.doors.brief.brief`),
+so the server runs without an LLM. Its bull builds the strongest bullish case it can from the
+brief and its bear the strongest bearish case, each from its own list of arguments
+(:func:`bullish_case`, :func:`bearish_case`), so the two disagree where the brief is mixed.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -60,6 +75,9 @@ SIGNALS = (BUY, SELL, HOLD)
 MIN_STRENGTH, MAX_STRENGTH = 1, 10
 ONE_SIDED_LOW, ONE_SIDED_MEDIUM = 6, 8  # a lone vote's strength needed at LOW / MEDIUM risk
 RISK_HIGH, RISK_MEDIUM = 0.05, 0.02  # offline risk officer: volatility / close above these
+MIN_CASE = 2  # arguments an offline analyst needs before it leans either way
+CONCEDE = 2  # an offline analyst concedes when the other side has more than this many times its
+MAX_JUDGE_CHARS = 4000  # a judge's answer longer than this is not the object asked for
 
 #: every rule id of the table, with the label the verdict's comment shows
 RULES: dict[str, str] = {
@@ -67,6 +85,8 @@ RULES: dict[str, str] = {
     "agree": "bull and bear agree",
     "split-stronger": "split, the stronger argument wins",
     "split-even": "split at equal strength",
+    "split-low": "split at LOW risk, no two agree",
+    "one-sided-held": "one analyst leans alone, no two agree",
     "one-sided": "one analyst leans, strongly enough",
     "one-sided-weak": "one analyst leans, too weakly",
     "no-lean": "neither analyst leans",
@@ -74,7 +94,7 @@ RULES: dict[str, str] = {
 
 OPINION_LINE = "LEAN: BULLISH|BEARISH|NEUTRAL STRENGTH: <1-10>"
 RISK_LINE = "RISK: LOW|MEDIUM|HIGH"
-SIGNAL_LINE = "SIGNAL: BUY|SELL|HOLD"
+JUDGE_FORMAT = '{"signal": "buy"|"sell"|"hold", "comment": "..."}'
 
 _DECOR = r"[*_`\s]*"  # markdown emphasis or spaces around a label's value
 _NOT_ALTERNATIVES = r"(?![ \t]*[|/][ \t]*[A-Za-z])"  # "LOW|MEDIUM|HIGH" echoed from the prompt
@@ -82,8 +102,7 @@ _LEAN = re.compile(rf"\bLEAN{_DECOR}[:=]{_DECOR}(BULLISH|BEARISH|NEUTRAL)\b"
                    rf"[*_`\s,;|/-]*STRENGTH{_DECOR}[:=]{_DECOR}([+-]?\d+(?:[.,]\d+)?)", re.I)
 _LEAN_WORD = re.compile(r"\bLEAN\b[^\n]*", re.I)
 _RISK = re.compile(rf"\bRISK{_DECOR}[:=]{_DECOR}(LOW|MEDIUM|HIGH)\b{_NOT_ALTERNATIVES}", re.I)
-_SIGNAL = re.compile(rf"\bSIGNAL{_DECOR}[:=]{_DECOR}(BUY|SELL|HOLD)\b{_NOT_ALTERNATIVES}", re.I)
-_COMMENT = re.compile(rf"\bCOMMENT{_DECOR}[:=][*_` \t]*([^\n]*)", re.I)
+_FENCE = re.compile(r"\A```[A-Za-z]*[ \t]*\n(?P<body>.*?)\n?```\Z", re.S)
 
 
 class Lean(StrEnum):
@@ -117,11 +136,42 @@ class RiskView:
 
 
 @dataclass(frozen=True)
+class JudgeAnswer:
+    """The judge's answer as read: its ``signal`` and ``comment``, or - ``signal`` None - the
+    ``problem`` that kept it from being read (what the repair names)."""
+
+    signal: str | None
+    comment: str = ""
+    problem: str = ""
+
+    @property
+    def readable(self) -> bool:
+        return self.signal is not None
+
+
+@dataclass(frozen=True)
+class JudgeRules:
+    """Which rules the table enforces: the committee's three always; the two beyond them only
+    when switched on (module docstring)."""
+
+    split_at_low: bool = False
+    lone_analyst: bool = False
+
+    @property
+    def extras(self) -> tuple[str, ...]:
+        """The names of the rules beyond the committee's that are on."""
+        return tuple(name for name in ("split_at_low", "lone_analyst") if getattr(self, name))
+
+
+COMMITTEE_RULES = JudgeRules()
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The committee's signal (``buy``/``sell``/``hold``) and the rule of the table behind it.
 
-    ``judge_signal`` is what the judge said (None: no parseable signal); ``overruled`` is True
-    when the judge gave a signal and the table's differs.
+    ``judge_signal`` is what the judge said (None: its answer could not be read); ``overruled``
+    is True when the judge gave a signal and the table's differs.
     """
 
     signal: str
@@ -165,14 +215,48 @@ def parse_risk(text: str) -> RiskView:
     return RiskView(level=Risk(matches[-1].group(1).upper()), text=text)
 
 
-def parse_judge(text: str | None) -> tuple[str | None, str]:
-    """The judge's signal (``buy``/``sell``/``hold``, None if there is no ``SIGNAL:`` line) and
-    comment (the last ``COMMENT:`` line, ``""`` if none). Never raises."""
-    text = text or ""
-    signals = _SIGNAL.findall(text)
-    comments = [c.strip().strip("*_`").strip() for c in _COMMENT.findall(text)]
-    comments = [c for c in comments if c]
-    return (signals[-1].lower() if signals else None), (comments[-1] if comments else "")
+def read_judge(text: str | None) -> JudgeAnswer:
+    """The judge's answer: one JSON object ``{"signal": "buy"|"sell"|"hold", "comment": text}``,
+    alone or inside one markdown code fence (the signal's case does not matter; other keys are
+    ignored). Never raises: an answer that is not that object comes back with ``signal`` None
+    and its ``problem``, in words a model can act on."""
+    raw = (text or "").strip()
+    if not raw:
+        return JudgeAnswer(None, problem="the answer is empty")
+    if len(raw) > MAX_JUDGE_CHARS:
+        return JudgeAnswer(None, problem=f"the answer is {len(raw):,} characters long, not one "
+                                         "short JSON object")
+    if raw.startswith("```"):
+        fenced = _FENCE.match(raw)
+        if fenced is None or "```" in fenced.group("body"):
+            return JudgeAnswer(None, problem="the answer must be one JSON object, alone or "
+                                             "inside one code fence")
+        raw = fenced.group("body").strip()
+    if not raw.startswith("{"):
+        return JudgeAnswer(None, problem="the answer must start with '{': the JSON object "
+                                         "only, no text before it")
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        if "Extra data" in str(exc):
+            return JudgeAnswer(None, problem="there is text after the JSON object")
+        return JudgeAnswer(None, problem=f"the answer is not valid JSON ({exc})")
+    except RecursionError:
+        return JudgeAnswer(None, problem="the JSON is nested too deeply")
+    signal, comment = payload.get("signal"), payload.get("comment")
+    if not isinstance(signal, str) or signal.strip().lower() not in SIGNALS:
+        shown = "missing" if signal is None else repr(signal)[:40]
+        return JudgeAnswer(None, problem=f'"signal" must be "buy", "sell" or "hold" '
+                                         f"(it is {shown})")
+    if not isinstance(comment, str):
+        shown = "missing" if comment is None else f"{type(comment).__name__}, not text"
+        return JudgeAnswer(None, problem=f'"comment" must be text ({shown})')
+    return JudgeAnswer(signal.strip().lower(), comment.strip())
+
+
+def judge_json(signal: str, comment: str) -> str:
+    """A judge's answer in its format (the offline judge's, and the examples')."""
+    return json.dumps({"signal": signal, "comment": comment}, ensure_ascii=False)
 
 
 # ------------------------------------------------------------------------------------ the table
@@ -181,26 +265,56 @@ def vote(lean: Lean) -> str | None:
     return {Lean.BULLISH: BUY, Lean.BEARISH: SELL}.get(Lean(lean))
 
 
-def decide(bull: Opinion, bear: Opinion, risk: RiskView) -> tuple[str, str]:
-    """The table of the module docstring: ``(signal, rule id)``."""
+def decide(bull: Opinion, bear: Opinion, risk: RiskView,
+           rules: JudgeRules = COMMITTEE_RULES) -> tuple[str, str]:
+    """The table of the module docstring under ``rules``: ``(signal, rule id)``."""
     level = Risk(risk.level)
     if level is Risk.HIGH:
         return HOLD, "high-risk"
-    votes = [(vote(o.lean), o.strength) for o in (bull, bear)]
-    (v1, s1), (v2, s2) = votes
+    (v1, s1), (v2, s2) = [(vote(o.lean), o.strength) for o in (bull, bear)]
     if v1 is not None and v1 == v2:
         return v1, "agree"
     if v1 is not None and v2 is not None:  # one buy, one sell
+        if level is Risk.LOW and not rules.split_at_low:
+            return HOLD, "split-low"
         if s1 == s2:
             return HOLD, "split-even"
         return (v1 if s1 > s2 else v2), "split-stronger"
     if v1 is None and v2 is None:
         return HOLD, "no-lean"
+    if not rules.lone_analyst:
+        return HOLD, "one-sided-held"
     direction, strength = (v1, s1) if v1 is not None else (v2, s2)
-    needed = ONE_SIDED_LOW if level is Risk.LOW else ONE_SIDED_MEDIUM
-    if strength >= needed:
+    if strength >= _lone_needs(level):
         return direction, "one-sided"
     return HOLD, "one-sided-weak"
+
+
+def _lone_needs(level: Risk) -> int:
+    return ONE_SIDED_LOW if level is Risk.LOW else ONE_SIDED_MEDIUM
+
+
+def rules_text(rules: JudgeRules = COMMITTEE_RULES) -> str:
+    """The rules of :func:`decide` under ``rules``, numbered, for the judge's prompt."""
+    split_risk = "LOW or MEDIUM" if rules.split_at_low else "MEDIUM"
+    lines = [
+        "RISK: HIGH - hold, whatever the analysts say.",
+        "Both analysts lean the same way - follow them (both BULLISH: buy; both BEARISH: "
+        "sell): at least two of the three agree on the direction (the risk officer never votes "
+        "one).",
+        f"The analysts disagree (one BULLISH, one BEARISH) and RISK is {split_risk} - follow "
+        "the stronger argument (the higher STRENGTH); at equal strength, hold.",
+    ]
+    if rules.lone_analyst:
+        lines.append(f"Only one analyst leans (the other is NEUTRAL) - follow it at LOW risk if "
+                     f"its STRENGTH is {ONE_SIDED_LOW} or more, at MEDIUM risk if it is "
+                     f"{ONE_SIDED_MEDIUM} or more; otherwise hold.")
+    held = ["the analysts disagree at LOW risk"] if not rules.split_at_low else []
+    if not rules.lone_analyst:
+        held.append("only one analyst leans")
+    held.append("neither leans")
+    lines.append("Otherwise - " + ", ".join(held) + " - hold: no two of the three agree.")
+    return "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1))
 
 
 def explain(bull: Opinion, bear: Opinion, risk: RiskView, signal: str, rule: str) -> str:
@@ -215,54 +329,46 @@ def explain(bull: Opinion, bear: Opinion, risk: RiskView, signal: str, rule: str
         return f"{signal.capitalize()}: the analysts split and the stronger argument wins ({views})."
     if rule == "split-even":
         return f"Hold: the analysts split with equal strength ({views})."
+    if rule == "split-low":
+        return f"Hold: the analysts split at LOW risk and no two agree ({views})."
+    if rule == "one-sided-held":
+        return f"Hold: only one analyst leans and no two agree ({views})."
     if rule == "one-sided":
         return f"{signal.capitalize()}: one analyst leans, strongly enough at {risk.level} risk " \
                f"({views})."
     if rule == "one-sided-weak":
-        needed = ONE_SIDED_LOW if Risk(risk.level) is Risk.LOW else ONE_SIDED_MEDIUM
-        return f"Hold: only one analyst leans, below the strength {needed} needed at " \
-               f"{risk.level} risk ({views})."
+        return f"Hold: only one analyst leans, below the strength {_lone_needs(Risk(risk.level))}" \
+               f" needed at {risk.level} risk ({views})."
     return f"Hold: neither analyst leans either way ({views})."
 
 
-def verdict(bull: Opinion, bear: Opinion, risk: RiskView, judge_text: str | None) -> Verdict:
+def verdict(bull: Opinion, bear: Opinion, risk: RiskView, judge: JudgeAnswer,
+            rules: JudgeRules = COMMITTEE_RULES) -> Verdict:
     """The table's decision, with the judge's signal and comment alongside.
 
     The table wins. When the judge agrees, the comment is the judge's (or the table's reason if
-    the judge wrote none); when it differs or gave no signal, the comment says so first.
+    the judge wrote none); when it differs or could not be read, the comment says so first.
     """
-    signal, rule = decide(bull, bear, risk)
-    judge_signal, judge_comment = parse_judge(judge_text)
+    signal, rule = decide(bull, bear, risk, rules)
     label = RULES[rule]
-    if judge_signal == signal:
-        comment = judge_comment or explain(bull, bear, risk, signal, rule)
-        return Verdict(signal, rule, judge_signal, False, comment)
-    if judge_signal is None:
-        comment = f"the judge gave no signal; the rules say {signal} ({label})"
-    else:
-        comment = f"the judge said {judge_signal}; the rules say {signal} ({label})"
-    if judge_comment:
-        comment += f". Judge's comment: {judge_comment}"
-    return Verdict(signal, rule, judge_signal, judge_signal is not None, comment)
+    if judge.signal == signal:
+        comment = judge.comment or explain(bull, bear, risk, signal, rule)
+        return Verdict(signal, rule, judge.signal, False, comment)
+    if judge.signal is None:
+        comment = f"the judge's answer could not be read ({judge.problem}); the rules say " \
+                  f"{signal} ({label})"
+        return Verdict(signal, rule, None, False, comment)
+    comment = f"the judge said {judge.signal}; the rules say {signal} ({label})"
+    if judge.comment:
+        comment += f". Judge's comment: {judge.comment}"
+    return Verdict(signal, rule, judge.signal, True, comment)
 
 
 # ----------------------------------------------------------------------- offline analyst set
-BRIEF_KEYS = ("close", "ma_20", "ma_50", "ma_200", "above_ma_20", "above_ma_50", "above_ma_200",
-              "rsi_14", "momentum_10", "momentum_20", "bb_position_20", "atr_14", "std_20",
-              "volume_ratio_20")
-_LABELS = {"close": "Close", "ma_20": "20-day MA", "ma_50": "50-day MA", "ma_200": "200-day MA",
-           "above_ma_20": "Above 20-day MA", "above_ma_50": "Above 50-day MA",
-           "above_ma_200": "Above 200-day MA", "rsi_14": "RSI (14)",
-           "momentum_10": "Momentum (10)", "momentum_20": "Momentum (20)",
-           "bb_position_20": "Bollinger position (20; 0 = lower band, 1 = upper)",
-           "atr_14": "ATR (14)", "std_20": "Std dev (20)",
-           "volume_ratio_20": "Volume / 20-day average"}
-
-
 def _number(brief: Mapping[str, object], key: str) -> float | None:
-    """A finite number from the brief, or None (missing, None, NaN, not a number)."""
+    """A finite number from the brief, or None (missing, None, NaN, not a number, a flag)."""
     value = brief.get(key)
-    if value is None or isinstance(value, str):
+    if value is None or isinstance(value, str | bool):
         return None
     try:
         number = float(value)  # type: ignore[arg-type]
@@ -271,109 +377,185 @@ def _number(brief: Mapping[str, object], key: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _above(brief: Mapping[str, object], n: int) -> bool | None:
-    """Whether the close is above its ``n``-day MA: the brief's flag, else close vs MA."""
-    flag = brief.get(f"above_ma_{n}")
-    if flag is not None and not (isinstance(flag, float) and math.isnan(flag)):
-        return bool(flag)
-    close, ma = _number(brief, "close"), _number(brief, f"ma_{n}")
-    return None if close is None or ma is None else close > ma
-
-
 def _fmt(value: float) -> str:
     return f"{value:,.2f}" if abs(value) >= 1000 else f"{value:.6g}"
 
 
-def brief_text(brief: Mapping[str, object], symbol: str | None = None) -> str:
-    """The brief as the templates' ``{{ brief }}`` text: one ``label: value`` line per key."""
-    lines = [f"Symbol: {symbol}"] if symbol else []
-    for key in BRIEF_KEYS:
-        if key.startswith("above_ma_"):
-            flag = _above(brief, int(key.rsplit("_", 1)[1]))
-            shown = "n/a" if flag is None else ("yes" if flag else "no")
-        else:
-            number = _number(brief, key)
-            shown = "n/a" if number is None else _fmt(number)
-        lines.append(f"{_LABELS[key]}: {shown}")
-    return "\n".join(lines)
+def _numbers(brief: Mapping[str, object], *keys: str) -> list[float] | None:
+    """The brief's values of ``keys``, or None when any is missing."""
+    values = [_number(brief, key) for key in keys]
+    return None if any(v is None for v in values) else values  # type: ignore[return-value]
 
 
-def _conditions(brief: Mapping[str, object]) -> list[tuple[str, str, bool | None]]:
-    """The checks both offline analysts score: (bullish wording, bearish wording, outcome).
+def _candle(brief: Mapping[str, object]) -> tuple[int, float, float, float] | None:
+    """The last candle: direction (+1, -1, 0), body, upper wick, lower wick."""
+    values = _numbers(brief, "candle_direction", "candle_body", "candle_upper_wick",
+                      "candle_lower_wick")
+    if values is None:
+        return None
+    direction, body, upper, lower = values
+    return int(direction), body, upper, lower
 
-    Outcome True: the bullish condition holds; False: the bearish one does; None: neither (the
-    value is missing, or in between - RSI outside 30..70, momentum exactly 0).
-    """
-    checks: list[tuple[str, str, bool | None]] = []
+
+def _moving_averages(brief: Mapping[str, object], above: bool) -> list[str]:
+    """The close against its 20/50/200-bar SMAs (strictly above or below), and the three
+    stacked the same way."""
     close = _number(brief, "close")
+    found = []
+    word = "above" if above else "below"
     for n in (20, 50, 200):
         ma = _number(brief, f"ma_{n}")
-        level = f" ({_fmt(close)} vs {_fmt(ma)})" if close is not None and ma is not None else ""
-        checks.append((f"the price is above its {n}-day MA{level}",
-                       f"the price is below its {n}-day MA{level}", _above(brief, n)))
-    rsi = _number(brief, "rsi_14")
-    rsi_side = None if rsi is None else (True if 50 <= rsi <= 70 else
-                                         False if 30 <= rsi < 50 else None)
-    shown = "n/a" if rsi is None else f"{rsi:.1f}"
-    checks.append((f"RSI {shown} is in the healthy 50-70 zone",
-                   f"RSI {shown} is weak, between 30 and 50", rsi_side))
-    for n in (10, 20):
+        if close is not None and ma is not None and (close > ma if above else close < ma):
+            found.append(f"the close {_fmt(close)} is {word} its {n}-bar SMA {_fmt(ma)}")
+    stack = _numbers(brief, "ma_20", "ma_50", "ma_200")
+    if stack is not None:
+        short, mid, long = stack
+        if (short > mid > long) if above else (short < mid < long):
+            found.append(f"the 20-, 50- and 200-bar SMAs are stacked {'upward' if above else 'downward'}"
+                         f" ({_fmt(short)}, {_fmt(mid)}, {_fmt(long)})")
+    return found
+
+
+def _momentum(brief: Mapping[str, object], positive: bool) -> list[str]:
+    found = []
+    for n in (5, 10, 20):
         m = _number(brief, f"momentum_{n}")
-        side = None if m is None or m == 0 else m > 0
-        shown = "n/a" if m is None else f"{m:+.4g}"
-        checks.append((f"{n}-day momentum is positive ({shown})",
-                       f"{n}-day momentum is negative ({shown})", side))
-    return checks
+        if m is not None and (m > 0 if positive else m < 0):
+            found.append(f"{n}-bar momentum is {'positive' if positive else 'negative'} "
+                         f"({m:+.2%})")
+    return found
 
 
-def _strength(points: int, evaluable: int) -> int:
-    if evaluable == 0:
-        return MIN_STRENGTH
-    return max(MIN_STRENGTH, min(MAX_STRENGTH, int(10 * points / evaluable + 0.5)))
+def _volume_surge(brief: Mapping[str, object], direction: int) -> list[str]:
+    candle, ratio = _candle(brief), _number(brief, "volume_ratio_20")
+    if candle is None or ratio is None or candle[0] != direction or ratio < 1.5:
+        return []
+    return [f"volume is {ratio:.1f}x its 20-bar mean on {'an up' if direction > 0 else 'a down'}"
+            " candle"]
+
+
+def bullish_case(brief: Mapping[str, object]) -> list[str]:
+    """Every bullish argument the brief supports, strongest kind first: the trend (the close
+    above its 20/50/200-bar SMAs, the three stacked upward, the 9-bar EMA above the 21-bar),
+    positive 5/10/20-bar momentum, an RSI(14) from 50 to 70 (room to rise) or an RSI(7) above an
+    RSI(14) under 40 (turning up out of oversold), the stochastic's %K above its %D under 20, an
+    up candle off the lower Bollinger band, volume of 1.5x its mean or more on an up candle, a
+    lower wick of twice the body or more (buyers rejected the lows). Missing values argue
+    nothing."""
+    found = _moving_averages(brief, above=True)
+    emas = _numbers(brief, "ema_9", "ema_21")
+    if emas is not None and emas[0] > emas[1]:
+        found.append(f"the 9-bar EMA {_fmt(emas[0])} is above the 21-bar EMA {_fmt(emas[1])}")
+    found += _momentum(brief, positive=True)
+    rsi = _numbers(brief, "rsi_7", "rsi_14")
+    if rsi is not None:
+        short, mid = rsi
+        if 50 <= mid <= 70:
+            found.append(f"RSI(14) {mid:.1f} is firm with room to rise (50 to 70)")
+        elif mid < 40 and short > mid:
+            found.append(f"RSI(7) {short:.1f} is above RSI(14) {mid:.1f}, under 40: turning up "
+                         "out of oversold")
+    stoch = _numbers(brief, "stoch_k_14", "stoch_d_14")
+    if stoch is not None and stoch[0] > stoch[1] and stoch[1] < 20:
+        found.append(f"the stochastic turns up from oversold (%K {stoch[0]:.1f} above %D "
+                     f"{stoch[1]:.1f}, under 20)")
+    candle, zone = _candle(brief), brief.get("bb_zone_20")
+    if candle is not None and candle[0] > 0 and zone in ("lower", "below lower"):
+        found.append(f"an up candle off the lower Bollinger band (the close sits {zone})")
+    found += _volume_surge(brief, +1)
+    if candle is not None and candle[3] > 0 and candle[3] >= 2 * candle[1]:
+        found.append(f"a lower wick of {_fmt(candle[3])} against a body of {_fmt(candle[1])}: "
+                     "buyers rejected the lows")
+    return found
+
+
+def bearish_case(brief: Mapping[str, object]) -> list[str]:
+    """Every bearish argument the brief supports, strongest kind first: the trend (the close
+    below its 20/50/200-bar SMAs, the three stacked downward, the close below the 55-bar EMA),
+    negative 5/10/20-bar momentum, a 5-bar momentum turned negative inside a rising 20-bar one
+    (the trend tiring), an RSI(14) above 70 (overbought) or under 50 with the RSI(7) below it
+    (weak and falling), the stochastic's %K below its %D above 80, a down candle or a long upper
+    wick at the upper Bollinger band (rejected there), volume of 1.5x its mean or more on a down
+    candle, an upper wick of twice the body or more (sellers capped the high). Missing values
+    argue nothing."""
+    found = _moving_averages(brief, above=False)
+    close, ema = _number(brief, "close"), _number(brief, "ema_55")
+    if close is not None and ema is not None and close < ema:
+        found.append(f"the close {_fmt(close)} is below the 55-bar EMA {_fmt(ema)}")
+    found += _momentum(brief, positive=False)
+    fading = _numbers(brief, "momentum_5", "momentum_20")
+    if fading is not None and fading[0] < 0 < fading[1]:
+        found.append(f"5-bar momentum turned negative ({fading[0]:+.2%}) inside a rising 20-bar "
+                     f"one ({fading[1]:+.2%}): the trend is tiring")
+    rsi = _numbers(brief, "rsi_7", "rsi_14")
+    if rsi is not None:
+        short, mid = rsi
+        if mid > 70:
+            found.append(f"RSI(14) {mid:.1f} is overbought (above 70)")
+        elif mid < 50 and short < mid:
+            found.append(f"RSI(14) {mid:.1f} is weak and RSI(7) {short:.1f} falls below it")
+    stoch = _numbers(brief, "stoch_k_14", "stoch_d_14")
+    if stoch is not None and stoch[0] < stoch[1] and stoch[1] > 80:
+        found.append(f"the stochastic turns down from overbought (%K {stoch[0]:.1f} below %D "
+                     f"{stoch[1]:.1f}, above 80)")
+    candle, zone = _candle(brief), brief.get("bb_zone_20")
+    long_upper = candle is not None and candle[2] > 0 and candle[2] >= 2 * candle[1]
+    if candle is not None and zone in ("upper", "above upper") and (candle[0] < 0 or long_upper):
+        found.append(f"rejected at the upper Bollinger band (the close sits {zone}, "
+                     f"{'a long upper wick' if long_upper else 'a down candle'})")
+    found += _volume_surge(brief, -1)
+    if candle is not None and long_upper:
+        found.append(f"an upper wick of {_fmt(candle[2])} against a body of {_fmt(candle[1])}: "
+                     "sellers capped the high")
+    return found
+
+
+def lean_of(mine: int, theirs: int, own: Lean, other: Lean) -> tuple[Lean, int]:
+    """An offline analyst's honest lean and strength from its side's ``mine`` arguments and the
+    other side's ``theirs``: its own way while it holds at least one argument for every
+    :data:`CONCEDE` of theirs, the other way (it concedes) once theirs outnumber that; a lean
+    needs :data:`MIN_CASE` arguments, else NEUTRAL. The strength is the lean's side's count of
+    arguments (NEUTRAL: its own), from 1 to 10."""
+    if CONCEDE * mine >= theirs:
+        lean, count = (own if mine >= MIN_CASE else Lean.NEUTRAL), mine
+    else:
+        lean, count = (other if theirs >= MIN_CASE else Lean.NEUTRAL), theirs
+    if lean is Lean.NEUTRAL:
+        count = mine
+    return lean, max(MIN_STRENGTH, min(MAX_STRENGTH, count))
 
 
 def _analyst(side: str, symbol: str, brief: Mapping[str, object]) -> str:
-    """The offline bull (``side`` "bull") or bear: argue its side, state the honest lean.
-
-    It leans its own way when its points outnumber the other side's, concedes the other way when
-    the other side holds a majority of the evaluable checks, and is NEUTRAL otherwise.
-    """
-    checks = _conditions(brief)
+    """The offline bull (``side`` "bull") or bear: its side's case in full, what stands against
+    it, and its honest lean (:func:`lean_of`)."""
     bullish = side == "bull"
-    evaluable = sum(1 for *_, outcome in checks if outcome is not None)
-    mine = [(b if bullish else s) for b, s, o in checks if o is not None and o == bullish]
-    theirs = [(s if bullish else b) for b, s, o in checks if o is not None and o != bullish]
+    bulls, bears = bullish_case(brief), bearish_case(brief)
+    mine, theirs = (bulls, bears) if bullish else (bears, bulls)
     own, other = (Lean.BULLISH, Lean.BEARISH) if bullish else (Lean.BEARISH, Lean.BULLISH)
-    if len(mine) > len(theirs):
-        lean, strength = own, _strength(len(mine), evaluable)
-    elif 2 * len(theirs) > evaluable:
-        lean, strength = other, _strength(len(theirs), evaluable)
-    else:
-        lean, strength = Lean.NEUTRAL, _strength(len(mine), evaluable)
+    lean, strength = lean_of(len(mine), len(theirs), own, other)
     word = "bullish" if bullish else "bearish"
-    lines = [f"The {word} case for {symbol}: {len(mine)} of {evaluable} checks support it."]
+    lines = [f"The {word} case for {symbol}: {len(mine)} argument(s)."]
     lines += [f"- {arg}." for arg in mine] or [f"- No indicator in the brief supports a {word} "
                                                 f"view."]
     if theirs:
-        lines.append("Against it: " + "; ".join(theirs) + ".")
-    if evaluable < len(checks):
-        lines.append(f"{len(checks) - evaluable} of {len(checks)} checks could not be scored "
-                     f"(missing or neutral values).")
+        lines.append(f"Against it ({len(theirs)}): " + "; ".join(theirs) + ".")
     if lean is own:
         lines.append(f"Honestly, the data lean {word}.")
     elif lean is other:
-        lines.append(f"Honestly, the data do not support a {word} view: I concede the other side.")
+        lines.append(f"Honestly, the other side's case is more than {CONCEDE} times mine: I "
+                     "concede it.")
     else:
-        lines.append(f"Honestly, the {word} case is thin: no clear lean.")
+        lines.append(f"Honestly, too little is in the brief for a lean (a lean needs "
+                     f"{MIN_CASE} arguments).")
     lines.append(f"LEAN: {lean} STRENGTH: {strength}")
     return "\n".join(lines)
 
 
 def _risk_officer(symbol: str, brief: Mapping[str, object]) -> str:
-    """The offline risk officer: the 14-day ATR (else the 20-day std) as a share of the close."""
+    """The offline risk officer: the 14-bar ATR (else the 20-bar std) as a share of the close."""
     close = _number(brief, "close")
     ratio, source = None, ""
-    for key, name in (("atr_14", "14-day ATR"), ("std_20", "20-day standard deviation")):
+    for key, name in (("atr_14", "14-bar ATR"), ("std_20", "20-bar standard deviation")):
         value = _number(brief, key)
         if value is not None and close is not None and close > 0:
             ratio, source = abs(value) / close, name
@@ -395,28 +577,26 @@ def _risk_officer(symbol: str, brief: Mapping[str, object]) -> str:
         lines.append(f"RSI {rsi:.1f} is at an extreme.")
     volume = _number(brief, "volume_ratio_20")
     if volume is not None and volume >= 2:
-        lines.append(f"Volume is {volume:.1f} times its 20-day average.")
+        lines.append(f"Volume is {volume:.1f} times its 20-bar average.")
     lines.append(f"RISK: {level}")
     return "\n".join(lines)
 
 
-def rule_analysts(brief: Mapping[str, float | bool | None], symbol: str) -> dict[str, str]:
+def rule_analysts(brief: Mapping[str, object], symbol: str,
+                  rules: JudgeRules = COMMITTEE_RULES) -> dict[str, str]:
     """The offline committee's answers for ``symbol``: texts for "bull", "bear", "risk" and
-    "judge" in the formats of the signal templates, computed from ``brief`` (keys
-    :data:`BRIEF_KEYS`; any may be missing or None). Deterministic.
+    "judge" in the formats of the signal templates, computed from ``brief`` (the keys of
+    :func:`arena.doors.brief.brief`; any may be missing or None). Deterministic.
 
-    Each analyst scores six checks (above the 20/50/200-day MAs, RSI 50-70 for the bull or 30-50
-    for the bear, positive or negative 10/20-day momentum); its strength is the share of the
-    evaluable checks on its side, scaled to 1..10. The risk officer rates the ATR (else the
+    The bull lists :func:`bullish_case`, the bear :func:`bearish_case`, each weighing its own
+    case against the other's (:func:`lean_of`). The risk officer rates the ATR (else the
     standard deviation) against the close: HIGH above 5%, MEDIUM above 2% or unknown, else LOW.
-    The judge states the table's own decision.
+    The judge states the table's own decision under ``rules``, as its JSON object.
     """
     texts = {"bull": _analyst("bull", symbol, brief), "bear": _analyst("bear", symbol, brief),
              "risk": _risk_officer(symbol, brief)}
     bull, bear = parse_opinion("bull", texts["bull"]), parse_opinion("bear", texts["bear"])
     risk = parse_risk(texts["risk"])
-    signal, rule = decide(bull, bear, risk)
-    texts["judge"] = (f"Applying the committee's rules to {symbol}.\n"
-                      f"SIGNAL: {signal.upper()}\n"
-                      f"COMMENT: {explain(bull, bear, risk, signal, rule)}")
+    signal, rule = decide(bull, bear, risk, rules)
+    texts["judge"] = judge_json(signal, explain(bull, bear, risk, signal, rule))
     return texts

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.doors.brief import BriefError, Series, brief, render
+from arena.doors.brief import BriefError, Series, bb_zone, brief, render
 
 EXPECTED_KEYS = [
     "bars", "close",
@@ -17,10 +17,10 @@ EXPECTED_KEYS = [
     "above_ma_20", "above_ma_50", "above_ma_200",
     "ema_9", "ema_21", "ema_55",
     "rsi_7", "rsi_14", "rsi_21",
-    "stoch_14",
+    "stoch_k_14", "stoch_d_14",
     "atr_14", "atr_21",
     "std_10", "std_20",
-    "bb_mid_20", "bb_upper_20", "bb_lower_20", "bb_position_20",
+    "bb_mid_20", "bb_upper_20", "bb_lower_20", "bb_position_20", "bb_zone_20",
     "momentum_5", "momentum_10", "momentum_20",
     "candle_body", "candle_upper_wick", "candle_lower_wick", "candle_direction",
     "volume_ratio_20",
@@ -32,10 +32,11 @@ NEEDED = {
     "above_ma_20": 20, "above_ma_50": 50, "above_ma_200": 200,
     "ema_9": 9, "ema_21": 21, "ema_55": 55,
     "rsi_7": 8, "rsi_14": 15, "rsi_21": 22,
-    "stoch_14": 14,
+    "stoch_k_14": 14, "stoch_d_14": 16,
     "atr_14": 15, "atr_21": 22,
     "std_10": 10, "std_20": 20,
     "bb_mid_20": 20, "bb_upper_20": 20, "bb_lower_20": 20, "bb_position_20": 20,
+    "bb_zone_20": 20,
     "momentum_5": 6, "momentum_10": 11, "momentum_20": 21,
     "candle_body": 2, "candle_upper_wick": 2, "candle_lower_wick": 2, "candle_direction": 2,
     "volume_ratio_20": 20,
@@ -80,8 +81,9 @@ def test_values_are_plain_python_types():
     assert type(b["candle_direction"]) is int
     for k in ("above_ma_20", "above_ma_50", "above_ma_200"):
         assert type(b[k]) is bool
+    assert type(b["bb_zone_20"]) is str
     for k, v in b.items():
-        if k not in ("bars", "candle_direction") and not k.startswith("above_"):
+        if k not in ("bars", "candle_direction", "bb_zone_20") and not k.startswith("above_"):
             assert type(v) is float, k
 
 
@@ -196,15 +198,33 @@ def test_stochastic_14_uses_the_last_14_highs_and_lows():
     highs = [c + 2 for c in closes]
     lows = [c - 3 for c in closes]
     # lowest low 20 - 3 = 17, highest high 33 + 2 = 35: 100 * (33 - 17) / (35 - 17)
-    assert of(closes, highs, lows)["stoch_14"] == pytest.approx(100 * 16 / 18)
+    assert of(closes, highs, lows)["stoch_k_14"] == pytest.approx(100 * 16 / 18)
     # a 15th bar in front with a far lower low is outside the window
     b = of([19.0, *closes], [21.0, *highs], [5.0, *lows])
-    assert b["stoch_14"] == pytest.approx(100 * 16 / 18)
-    assert of(closes[1:], highs[1:], lows[1:])["stoch_14"] is None
+    assert b["stoch_k_14"] == pytest.approx(100 * 16 / 18)
+    assert of(closes[1:], highs[1:], lows[1:])["stoch_k_14"] is None
+
+
+def test_stochastic_d_is_the_mean_of_the_last_three_k():
+    # 16 closes: 10 x 14, then 12, then 11; highs = close + 1, lows = close - 1
+    closes = [10.0] * 14 + [12.0, 11.0]
+    highs = [c + 1 for c in closes]
+    lows = [c - 1 for c in closes]
+    # %K at bar 14 (bars 1..14): low 9, high 11, close 10 -> 50
+    # %K at bar 15 (bars 2..15): low 9, high 13, close 12 -> 75
+    # %K at bar 16 (bars 3..16): low 9, high 13, close 11 -> 50
+    b = of(closes, highs, lows)
+    assert b["stoch_k_14"] == pytest.approx(50.0)
+    assert b["stoch_d_14"] == pytest.approx((50 + 75 + 50) / 3)
+    fifteen = of(closes[:15], highs[:15], lows[:15])
+    assert fifteen["stoch_k_14"] == pytest.approx(75.0) and fifteen["stoch_d_14"] is None
+    text = render(b)
+    assert "stochastic (14, 3): %K 50.0, %D 58.3" in text
 
 
 def test_stochastic_flat_window_is_50():
-    assert of([10.0] * 14)["stoch_14"] == 50.0
+    b = of([10.0] * 16)
+    assert b["stoch_k_14"] == 50.0 and b["stoch_d_14"] == 50.0
 
 
 # ----------------------------------------------------------------------------- ATR
@@ -242,7 +262,7 @@ def test_without_highs_and_lows_stochastic_and_atr_come_from_the_closes():
     # |changes|: 2, 1, 2, 1, ... (7 of each) = 21 -> ATR 14 = 21 / 14
     assert b["atr_14"] == pytest.approx(21 / 14)
     # last 14 closes: lowest 11, highest 18 -> 100 * (17 - 11) / (18 - 11)
-    assert b["stoch_14"] == pytest.approx(600 / 7)
+    assert b["stoch_k_14"] == pytest.approx(600 / 7)
     assert b == of(closes, closes, closes)
     # the last candle has no wicks: high = low = close, open = previous close 18
     assert (b["candle_upper_wick"], b["candle_lower_wick"]) == (0.0, 0.0)
@@ -286,7 +306,33 @@ def test_bollinger_position_is_not_clipped():
 def test_bollinger_zero_width_is_middle():
     b = of([10.0] * 20)
     assert b["bb_upper_20"] == b["bb_lower_20"] == pytest.approx(10.0)
-    assert b["bb_position_20"] == 0.5
+    assert b["bb_position_20"] == 0.5 and b["bb_zone_20"] == "middle"
+
+
+@pytest.mark.parametrize(("position", "zone"), [
+    (1.01, "above upper"), (1.0, "upper"), (0.76, "upper"), (0.75, "middle"), (0.5, "middle"),
+    (0.25, "middle"), (0.24, "lower"), (0.0, "lower"), (-0.01, "below lower")])
+def test_the_band_named_is_the_nearest_line_or_outside(position, zone):
+    assert bb_zone(position) == zone
+
+
+def test_the_bollinger_position_names_its_band_beside_the_number():
+    closes = [10.0] * 10 + [12.0] * 10  # band 9 .. 13, close 12: position 0.75, middle
+    b = of(closes)
+    assert (b["bb_position_20"], b["bb_zone_20"]) == (pytest.approx(0.75), "middle")
+    assert "position 0.75 (middle; 0 = lower band, 0.5 = middle, 1 = upper)" in render(b)
+    spike = of([10.0] * 19 + [30.0])  # std sqrt(19) (test above): position sqrt(19) / 4 + 0.5
+    assert spike["bb_position_20"] == pytest.approx(math.sqrt(19) / 4 + 0.5)  # 1.5897
+    assert spike["bb_zone_20"] == "above upper"
+    assert "position 1.59 (above upper;" in render(spike)
+    # mean (100 + 72 + 7.5) / 20 = 8.975; squared deviations 10 x 1.025^2 + 9 x 0.975^2 +
+    # 1.475^2 = 21.2375, so std sqrt(21.2375 / 20); the close 7.5 sits 0.14 up the band
+    dip = of([10.0] * 10 + [8.0] * 9 + [7.5])
+    std = math.sqrt(21.2375 / 20)
+    assert dip["bb_position_20"] == pytest.approx((7.5 - (8.975 - 2 * std)) / (4 * std))
+    assert dip["bb_position_20"] == pytest.approx(0.1421, abs=1e-4)
+    assert dip["bb_zone_20"] == "lower" and "position 0.14 (lower;" in render(dip)
+    assert "n/a (needs 20 bars)" in render(of([10.0] * 19)).split("Bollinger")[1]
 
 
 # ----------------------------------------------------------------------------- candle

@@ -28,6 +28,7 @@ from arena.doors.signal_server import (
     serve_until,
 )
 from arena.doors.signal_store import HORIZONS, SignalStore, build_signal_marts
+from arena.doors.verdict import JudgeRules, rules_text
 from tests.agents.openai_stub import Gate, OpenAIStub, StubResponse
 
 RISING = ",".join(f"{100 * 1.01 ** i:.4f}" for i in range(60))
@@ -68,26 +69,32 @@ def ask(url: str, *lines: str, **options) -> list[dict]:
 
 
 def role_of(request) -> str:
+    """Whose request the model server got: an analyst's, the judge's, the PRICES analyst's, a
+    repair of one of the last two ("judge-repair", "analyst-repair"), or a chat."""
     text = " ".join(str(m.get("content")) for m in request.messages)
     for marker, role in (("You are the bullish analyst", "bull"),
                          ("You are the bearish analyst", "bear"),
-                         ("You are the risk officer", "risk"), ("You chair a committee", "judge")):
+                         ("You are the risk officer", "risk"),
+                         ("You are the impartial judge", "judge"),
+                         ("You are the analyst of a trading signal server", "analyst")):
         if marker in text:
-            return role
+            last = str(request.messages[-1].get("content"))
+            return f"{role}-repair" if last.startswith("Your answer could not be read") else role
     return "chat"
 
 
 OPINIONS = {"bull": "Strong trend.\nLEAN: BULLISH STRENGTH: 8",
             "bear": "Little to say.\nLEAN: BULLISH STRENGTH: 3",
             "risk": "Calm market.\nRISK: LOW",
-            "judge": "Both lean up.\nSIGNAL: BUY\nCOMMENT: the analysts agree on the trend"}
+            "judge": '{"signal": "buy", "comment": "the analysts agree on the trend"}',
+            "analyst": '{"signal": "buy", "comment": "a steady rise"}'}
 
 
-def model_panel(stub: OpenAIStub) -> ModelPanel:
+def model_panel(stub: OpenAIStub, timeout: float = 60) -> ModelPanel:
     load_litellm()  # its import costs seconds: never inside a gate's window
     spec = ContestantSpec(name="stub-debater", kind="llm", model="openai/stub-model",
                           api_base=stub.url,
-                          params={"temperature": 0.2, "max_tokens": 300, "timeout": 60,
+                          params={"temperature": 0.2, "max_tokens": 300, "timeout": timeout,
                                   "num_retries": 0})
     return ModelPanel(spec, env={})
 
@@ -99,10 +106,11 @@ def test_the_commands_answer_with_the_rule_based_analysts(tmp_path):
             url, f"PRICES:EURUSD:{RISING}", f"DEBATE:EURUSD:{RISING}", "CHAT:why?", "CLEAR",
             "STOP")
     assert prices["signal"] in ("buy", "sell", "hold") and prices["comment"]
-    assert set(prices) == {"signal", "comment"}
+    assert set(prices) == {"symbol", "signal", "comment"} and prices["symbol"] == "EURUSD"
     assert debate["signal"] == "buy"  # a steady rise: both analysts lean up, low risk
     assert set(debate["debate"]) == {"bull", "bear", "risk", "judge"}
-    assert "LEAN: BULLISH" in debate["debate"]["bull"] and "SIGNAL:" in debate["debate"]["judge"]
+    assert "LEAN: BULLISH" in debate["debate"]["bull"]
+    assert json.loads(debate["debate"]["judge"])["signal"] == "buy"  # the judge's raw JSON
     assert "--contestant" in chat["reply"] and clear == {"ok": True, "forgotten": 2}
     assert stop == {"ok": True, "bye": True}
     kept = store.debates()
@@ -124,7 +132,7 @@ def test_a_debate_asks_the_three_analysts_together_then_the_judge(tmp_path):
     assert gate.opened, got
     assert sorted(roles[:3]) == ["bear", "bull", "risk"] and roles[3] == "judge"
     assert got["signal"] == "buy" and got["comment"] == "the analysts agree on the trend"
-    assert got["debate"]["judge"] == OPINIONS["judge"]  # the judge's raw answer
+    assert got["debate"]["judge"] == OPINIONS["judge"]  # the judge's raw JSON answer
 
 
 def test_where_the_judge_breaks_the_rules_the_table_wins_and_says_so(tmp_path):
@@ -152,6 +160,207 @@ def test_eight_debates_at_once(tmp_path):
     assert gate.opened and [a["signal"] for a in answers] == ["buy"] * 8
 
 
+def send_all(url: str, *lines: str, answers: int | None = None, **options) -> list[dict]:
+    """Send every line at once on one connection, then read ``answers`` answers (one per line
+    by default) in the order they come."""
+    with connect(url, open_timeout=20, **options) as ws:
+        for line in lines:
+            ws.send(line)
+        return [json.loads(ws.recv(timeout=60)) for _ in range(answers or len(lines))]
+
+
+def test_eight_debates_on_one_connection_run_at_once(tmp_path):
+    """One terminal sends eight DEBATEs back to back on its one connection: all 24 analysts are
+    in the model server together (served one after another, the gate breaks and every answer
+    is an error), and each answer carries its request's id and symbol."""
+    gate = Gate(parties=24, timeout=20)
+    symbols = ["EURUSD", "GBPUSD", "USDJPY", "AUDUSD", "USDCAD", "USDCHF", "NZDUSD", "EURJPY"]
+    store = SignalStore(tmp_path / "store")
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(
+            OPINIONS[role_of(r)], gate=gate if role_of(r) != "judge" else None)
+        with Running(SignalServer(store, model_panel(stub))) as url:
+            answers = send_all(url, *[f"DEBATE#{i}:{s}:{RISING}" for i, s in enumerate(symbols)])
+    assert gate.opened, answers
+    assert sorted((a["id"], a["symbol"]) for a in answers) == \
+        [(str(i), s) for i, s in enumerate(symbols)]
+    assert [a["signal"] for a in answers] == ["buy"] * 8 and "error" not in str(answers)
+    kept = store.debates()
+    assert dict(zip(kept["request_id"], kept["symbol"], strict=True)) == {
+        str(i): s for i, s in enumerate(symbols)}
+
+
+def test_stop_waits_for_the_answers_under_way_and_closes_only_its_connection(tmp_path):
+    """Two DEBATEs and a STOP back to back: the two answers come first (their analysts together
+    in the model server with a DEBATE of another connection), then the bye, then this
+    connection closes; the other connection goes on."""
+    gate = Gate(parties=9, timeout=20)
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(
+            OPINIONS[role_of(r)], gate=gate if role_of(r) in ("bull", "bear", "risk") else None)
+        with Running(SignalServer(SignalStore(tmp_path / "store"), model_panel(stub))) as url, \
+                connect(url, open_timeout=20) as other:
+            other.send(f"DEBATE#o:GOLD:{RISING}")
+            with connect(url, open_timeout=20) as ws:
+                for line in (f"DEBATE#a:EURUSD:{RISING}", f"DEBATE#b:USDJPY:{RISING}",
+                             "STOP#bye", f"PRICES#late:EURUSD:{RISING}"):
+                    ws.send(line)
+                first, second, bye = (json.loads(ws.recv(timeout=60)) for _ in range(3))
+                with pytest.raises(ConnectionClosed):
+                    ws.recv(timeout=20)  # the PRICES after the STOP is never answered
+            assert json.loads(other.recv(timeout=60))["id"] == "o"
+            other.send(f"PRICES#p:GOLD:{RISING}")
+            after = json.loads(other.recv(timeout=60))
+    assert gate.opened
+    assert sorted((first["id"], second["id"])) == ["a", "b"] and first["signal"] == "buy"
+    assert bye == {"id": "bye", "ok": True, "bye": True}
+    assert (after["id"], after["symbol"], after["signal"]) == ("p", "GOLD", "buy")
+
+
+def test_every_answer_carries_what_a_terminal_matches_it_by(tmp_path):
+    """Errors too: the id and the symbol as far as the line could be read."""
+    store = SignalStore(tmp_path / "store")
+    with Running(SignalServer(store)) as url:
+        answers = ask(url, "PRICES#p1:EURUSD:", "HELLO#h1", "DEBATE#bad id:EURUSD:1,2",
+                      f"DEBATE#{'x' * 65}:EURUSD:1,2", "PRICES#:EURUSD:1,2", "CHAT#c1:why?",
+                      "CLEAR#c2", f"prices#q.1-A_b:EURUSD:{RISING}", f"PRICES:EURUSD:{RISING}",
+                      f"DEBATE#d1:USDJPY:{RISING}", "STOP")
+    empty, hello, spaced, long, blank, chat, clear, named, plain, debate, stop = answers
+    assert (empty["id"], empty["symbol"]) == ("p1", "EURUSD")
+    assert "series is empty" in empty["error"]
+    assert hello["id"] == "h1" and "unknown command" in hello["error"] and "symbol" not in hello
+    assert "the request id 'bad id' is not one" in spaced["error"] and "id" not in spaced
+    assert spaced["symbol"] == "EURUSD"
+    assert "is not one" in long["error"] and "is not one" in blank["error"]
+    assert chat["id"] == "c1" and "--contestant" in chat["reply"]
+    assert clear == {"id": "c2", "ok": True, "forgotten": 2}
+    assert (named["id"], named["symbol"]) == ("q.1-A_b", "EURUSD") and named["signal"]
+    assert set(plain) == {"symbol", "signal", "comment"}  # no id sent, none answered
+    assert (debate["id"], debate["symbol"], debate["signal"]) == ("d1", "USDJPY", "buy")
+    assert stop == {"ok": True, "bye": True}
+    assert sorted(store.debates()["request_id"].fillna("-")) == ["-", "d1", "q.1-A_b"]
+
+
+def test_the_rate_limit_and_the_budget_hold_for_requests_sent_at_once(tmp_path):
+    """Counted as they arrive: the fourth of four lines sent at once is over a rate of three;
+    two debates at once on a budget of five calls: one is served, the other refused whole."""
+    with Running(SignalServer(SignalStore(tmp_path / "a"), rate=3)) as url:
+        answers = send_all(url, *[f"PRICES#{i}:EURUSD:{RISING}" for i in range(4)])
+    limited = [a["id"] for a in answers if "rate limit" in a.get("error", "")]
+    assert limited == ["3"] and sum("signal" in a for a in answers) == 3
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(OPINIONS[role_of(r)])
+        server = SignalServer(SignalStore(tmp_path / "b"), model_panel(stub), budget=Budget(5))
+        with Running(server) as url:
+            both = send_all(url, f"DEBATE#1:EURUSD:{RISING}", f"DEBATE#2:USDJPY:{RISING}")
+        served = [a for a in both if "error" not in a]
+        refused = [a for a in both if "daily budget of 5 model calls" in a.get("error", "")]
+        assert len(served) == len(refused) == 1 and served[0]["signal"] == "buy"
+        assert len(stub.chat_requests) == 4  # one debate's calls, none of the other's
+
+
+def test_a_malformed_judge_answer_is_repaired_once(tmp_path):
+    """The judge answers in lines first: it is sent back once, naming the problem, and its
+    JSON then decides with the table; the debate keeps the judge's raw JSON."""
+    store = SignalStore(tmp_path / "store")
+    answers = {**OPINIONS, "judge": "SIGNAL: BUY\nCOMMENT: lines, not JSON",
+               "judge-repair": OPINIONS["judge"]}
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(answers[role_of(r)])
+        with Running(SignalServer(store, model_panel(stub))) as url:
+            [got] = ask(url, f"DEBATE#r:EURUSD:{RISING}")
+        roles = [role_of(r) for r in stub.chat_requests]
+        repair = stub.chat_requests[-1].messages
+    assert sorted(roles[:3]) == ["bear", "bull", "risk"]
+    assert roles[3:] == ["judge", "judge-repair"]
+    assert [m["role"] for m in repair] == ["user", "assistant", "user"]
+    assert repair[1]["content"] == answers["judge"]
+    assert repair[2]["content"].startswith("Your answer could not be read: the answer must start "
+                                           "with '{'")
+    assert got["signal"] == "buy" and got["comment"] == "the analysts agree on the trend"
+    assert got["debate"]["judge"] == OPINIONS["judge"]
+    row = store.debates().iloc[0]
+    assert bool(row["judge_repaired"]) and row["judge_first"] == answers["judge"]
+    assert row["judge"] == OPINIONS["judge"] and row["model_calls"] == 5
+
+
+def test_a_judge_unreadable_twice_leaves_the_rules_to_decide(tmp_path):
+    store = SignalStore(tmp_path / "store")
+    answers = {**OPINIONS, "bear": "Overbought.\nLEAN: BEARISH STRENGTH: 3",
+               "risk": "Choppy.\nRISK: MEDIUM", "judge": "Buy.",
+               "judge-repair": '{"signal": "buy"}'}
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(answers[role_of(r)])
+        with Running(SignalServer(store, model_panel(stub))) as url:
+            [got] = ask(url, f"DEBATE:EURUSD:{RISING}")
+    # bull BULLISH 8 against bear BEARISH 3 at MEDIUM risk: the stronger argument
+    assert got["signal"] == "buy"
+    assert got["comment"] == ("the judge's answer could not be read (after one repair, "
+                              "\"comment\" must be text (missing)); the rules say buy (split, "
+                              "the stronger argument wins)")
+    assert got["debate"]["judge"] == '{"signal": "buy"}'
+    row = store.debates().iloc[0]
+    assert (row["rule"], bool(row["overruled"])) == ("split-stronger", False)
+    assert pd.isna(row["judge_signal"])
+    assert row["judge_first"] == "Buy." and row["model_calls"] == 5
+
+
+def test_a_spent_budget_leaves_no_repair_and_the_rules_decide(tmp_path):
+    answers = {**OPINIONS, "judge": "I say buy."}
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(answers[role_of(r)])
+        server = SignalServer(SignalStore(tmp_path / "s"), model_panel(stub), budget=Budget(4))
+        with Running(server) as url:
+            [got] = ask(url, f"DEBATE:EURUSD:{RISING}")
+        assert "judge-repair" not in [role_of(r) for r in stub.chat_requests]
+    assert got["signal"] == "buy"  # both analysts lean up at LOW risk
+    assert "no repair: the server's daily budget of 4 model calls is spent" in got["comment"]
+
+
+def test_the_prices_analyst_answers_json_and_is_repaired_once(tmp_path):
+    store = SignalStore(tmp_path / "store")
+    script = iter(['```\n{"signal": "sell", "comment": "fading"}\n```',
+                   "SIGNAL: SELL", '{"signal": "sell", "comment": "repaired"}',
+                   "no idea", "still none"])
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(next(script))
+        with Running(SignalServer(store, model_panel(stub))) as url:
+            fenced, repaired, failed = ask(url, *[f"PRICES#{i}:EURUSD:{RISING}"
+                                                  for i in range(3)])
+        roles = [role_of(r) for r in stub.chat_requests]
+    assert roles == ["analyst", "analyst", "analyst-repair", "analyst", "analyst-repair"]
+    assert (fenced["signal"], fenced["comment"]) == ("sell", "fading")
+    assert (repaired["id"], repaired["signal"], repaired["comment"]) == ("1", "sell", "repaired")
+    assert failed["signal"] == "hold" and failed["id"] == "2"
+    assert failed["error"].startswith("the analyst's answer could not be read (after one "
+                                      "repair, the answer must start with '{'")
+    calls = store.debates().set_index("request_id")["model_calls"].to_dict()
+    assert calls == {"0": 1, "1": 2, "2": 2}
+
+
+def test_a_rule_beyond_the_committees_is_off_until_the_server_is_started_with_it(tmp_path):
+    """A split at LOW risk: the committee's rules hold; with ``split_at_low`` the judge's
+    prompt says so and the stronger argument wins."""
+    answers = {**OPINIONS, "bear": "Overbought.\nLEAN: BEARISH STRENGTH: 3",
+               "judge": '{"signal": "buy", "comment": "the bull is stronger"}'}
+    with OpenAIStub() as stub:
+        stub.handler = lambda r: StubResponse.answer(answers[role_of(r)])
+        plain, extra = SignalStore(tmp_path / "a"), SignalStore(tmp_path / "b")
+        with Running(SignalServer(plain, model_panel(stub))) as url:
+            [held] = ask(url, f"DEBATE:EURUSD:{RISING}")
+        with Running(SignalServer(extra, model_panel(stub),
+                                  rules=JudgeRules(split_at_low=True))) as url:
+            [followed] = ask(url, f"DEBATE:EURUSD:{RISING}")
+        prompts = [str(r.messages[0]["content"]) for r in stub.chat_requests
+                   if role_of(r) == "judge"]
+    assert held["signal"] == "hold" and held["comment"].startswith(
+        "the judge said buy; the rules say hold (split at LOW risk, no two agree)")
+    assert (followed["signal"], followed["comment"]) == ("buy", "the bull is stronger")
+    assert rules_text() in prompts[0] and rules_text(JudgeRules(split_at_low=True)) in prompts[1]
+    assert plain.debates()["judge_rules"].tolist() == [""]
+    assert extra.debates()["judge_rules"].tolist() == ["split_at_low"]
+
+
 def test_a_slow_or_failing_model_gets_an_error_answer_not_a_hung_connection(tmp_path):
     with OpenAIStub() as stub:
         stub.handler = lambda r: (StubResponse.error(500, "model down") if role_of(r) == "bear"
@@ -161,7 +370,9 @@ def test_a_slow_or_failing_model_gets_an_error_answer_not_a_hung_connection(tmp_
         assert "bear model gave no answer" in failed["error"] and failed["signal"] == "hold"
         assert after["signal"] == "buy"  # the same connection goes on
         stub.handler = lambda r: StubResponse.answer(OPINIONS[role_of(r)], delay=5)
-        server = SignalServer(SignalStore(tmp_path / "b"), model_panel(stub), timeout_s=0.5)
+        # the model calls give up soon after the answer did (no thread left waiting a minute)
+        server = SignalServer(SignalStore(tmp_path / "b"), model_panel(stub, timeout=2),
+                              timeout_s=0.5)
         with Running(server) as url:
             [slow] = ask(url, f"DEBATE:EURUSD:{RISING}")
     assert "did not answer within 0.5 s" in slow["error"]
@@ -201,7 +412,7 @@ def test_rate_limit_budget_and_token(tmp_path):
     with Running(SignalServer(SignalStore(tmp_path / "a"), rate=3)) as url:
         answers = ask(url, *[f"PRICES:EURUSD:{RISING}"] * 4)
     assert "rate limit: 3 commands a minute" in answers[-1]["error"]
-    with OpenAIStub(default=StubResponse.answer(OPINIONS["judge"])) as stub:
+    with OpenAIStub() as stub:
         stub.handler = lambda r: StubResponse.answer(OPINIONS[role_of(r)])
         server = SignalServer(SignalStore(tmp_path / "b"), model_panel(stub), budget=Budget(5))
         with Running(server) as url:
@@ -237,7 +448,7 @@ def test_a_failing_chat_model_or_a_broken_store_is_an_error_answer(tmp_path):
                 "2026-12-01 12:00", tz="UTC"))) as url:
             (store.root / "debates" / "day=2026-12-01").write_text("not a folder")
             chat, prices = ask(url, "CHAT:hello?", f"PRICES:EURUSD:{RISING}")
-            stub.default = StubResponse.answer(OPINIONS["judge"])
+            stub.default = StubResponse.answer(OPINIONS["analyst"])
             stub.handler = None
             [after] = ask(url, f"PRICES:EURUSD:{RISING}")  # the store cannot keep it
     assert "model gave no answer" in chat["error"] and "model gave no answer" in prices["error"]

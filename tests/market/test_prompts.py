@@ -27,9 +27,10 @@ from tests.market_lakes import FRI, PROVIDER, book_state, market_lakes
 TEMPLATES = ("system", "investor", "rules", "contract", "repair", "debate_bull", "debate_bear",
              "debate_risk", "debate_judge", "researcher", "strategist",
              # the signal server's (arena/doors/signal_server.py): a symbol and its brief
-             "signal_bull", "signal_bear", "signal_risk", "signal_judge", "signal_chat")
+             "signal_bull", "signal_bear", "signal_risk", "signal_judge", "signal_chat",
+             "signal_analyst", "signal_repair")
 EXTRA_FIELDS = {"repair_context", "bull", "bear", "risk", "packages", "max_tool_calls",
-                "min_package_confidence", "symbol", "brief"}
+                "min_package_confidence", "symbol", "brief", "judge_rules", "problem"}
 
 
 @pytest.fixture(scope="module")
