@@ -1,61 +1,161 @@
-"""The reverse contestant: does the opposite of another contestant in the same cycle.
+"""The reverse contestant: does the opposite of what another contestant's book did in the same
+cycle.
 
-"A consistently wrong model is a consistently useful signal." Mirroring: ``open_long`` <->
-``open_short``; an invalidation level is reflected around the cycle price
-(``level' = 2 x price - level``), so a stop 5% below a long becomes a stop 5% above the short;
-closes, holds and adds keep their action (they refer to the mirrored contestant's own
-positions, which the reverse holds mirrored). The mirrored level is rounded once, here, to
-:data:`LEVEL_DECIMALS` decimals as the house strategies write theirs: the cycle price it is
-computed from may differ in its last bits between CPU families (NumPy's vectorised ``exp``), and
-a level written in the answer's text must not. Sizes, confidence and texts are kept. An answer
-that does not parse is passed through unchanged, and so is a malformed decision inside one: the
-engine judges them like any other.
+"A consistently wrong model is a consistently useful signal." What is mirrored is what the
+target's book **executed**, in both rounds (:attr:`arena.core.types.Briefing.earlier`: its
+decisions with a fill or a level move, in the order the engine applied them), never what it
+merely said: a decision the engine refused is not mirrored, and a target that traded only in its
+repair round is mirrored all the same.
+
+Mirroring: ``open_long`` <-> ``open_short``; an invalidation level is reflected around the cycle
+price (``level' = 2 x price - level``), so a stop 5% below a long becomes a stop 5% above the
+short; closes, holds and adds keep their action (they refer to the target's own positions, which
+the reverse holds mirrored). The mirrored level is rounded once, here, to :data:`LEVEL_DECIMALS`
+decimals as the house strategies write theirs: the cycle price it is computed from may differ in
+its last bits between CPU families (NumPy's vectorised ``exp``), and a level written in the
+answer's text must not. Sizes, confidence and texts are kept.
+
+The target's two rounds become one answer, folded per symbol (:func:`fold`) so that it leaves the
+book the two rounds left:
+
+* the level that counts is the last one the target set on the symbol: it is written into the
+  symbol's open or add, else into its last hold (the earlier holds are dropped);
+* a full close of a position opened this cycle leaves nothing to send (the book ends as it
+  began); any other full close is sent alone (what came before it on the symbol is gone too);
+* a partial close after an open or an add shrinks that open or add by the part closed; after an
+  open it is then dropped (the position did not exist before the cycle).
+
+The engine judges one decision per symbol and answer (a close and then a hold excepted), so a
+symbol the target traded in both rounds (two closes, a close and an add, two adds) still leaves
+decisions the engine refuses for naming their symbol again (:func:`refused_as_duplicates`). The
+reverse's own repair round sends exactly those again, judged after the rest; its other
+rejections (a position its own book no longer holds, an add to what is its losing side, too
+little cash) are not the target's and cannot be mended by mirroring it, so they stay refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from arena.agents.base import Reply
 from arena.agents.roster import MIRROR_WORST, ContestantSpec
 from arena.core.text import dumps
 from arena.core.types import Briefing, CallRecord, Message
-from arena.engine.contract import Decision, parse_answer
+from arena.engine.rules import EXECUTION_ORDER
 
 _FLIP = {"open_long": "open_short", "open_short": "open_long"}
+_OPENS = frozenset(_FLIP)
 LEVEL_DECIMALS = 8  # as the house strategies round their levels
 
+Decision = dict[str, Any]
 
-def mirror_answer(raw: str, prices: Mapping[str, float]) -> str:
-    """The mirror image of a raw answer, as JSON text."""
-    parsed = parse_answer(raw)
-    if not parsed.ok:
-        return raw
-    answer = parsed.answer.as_json()
-    decisions = []
-    for d in parsed.answer.decisions:
-        if not isinstance(d, Decision):
-            decisions.append(d.as_json())
+
+def _mirror_level(level: float, price: float) -> float:
+    """``level`` reflected around ``price``, rounded once; a level the mirror would put at or
+    below zero goes just above zero instead."""
+    mirrored = round(2.0 * price - level, LEVEL_DECIMALS)
+    return mirrored if mirrored > 0 else max(round(price * 1e-6, LEVEL_DECIMALS),
+                                             10.0 ** -LEVEL_DECIMALS)
+
+
+def mirror_decision(decision: Mapping[str, Any], prices: Mapping[str, float]) -> Decision:
+    """The mirror image of one decision of the contract (its unset fields and its ``round``
+    left out); a level whose symbol has no cycle price is kept as it is."""
+    out = {k: v for k, v in decision.items() if v is not None and k != "round"}
+    out["action"] = _FLIP.get(out.get("action"), out.get("action"))
+    level, price = out.get("invalidation_price"), prices.get(out.get("symbol"))
+    if isinstance(level, (int, float)) and price:
+        out["invalidation_price"] = _mirror_level(float(level), price)
+    return out
+
+
+def _closed_share(close: Mapping[str, Any]) -> float:
+    """The share of the position a close takes (1.0: all of it)."""
+    percent = close.get("percent_of_position")
+    return 1.0 if percent is None else min(float(percent), 100.0) / 100.0
+
+
+def _fold_symbol(steps: list[Decision]) -> list[Decision]:
+    """One symbol's executed decisions, in book order, as one answer can send them (module
+    docstring)."""
+    kept: list[Decision] = []
+    level = None
+    for step in steps:
+        action = step["action"]
+        if step.get("invalidation_price") is not None and action != "close":
+            level = step["invalidation_price"]
+        if action != "close":
+            kept.append(dict(step))
             continue
-        decision = {k: v for k, v in d.as_json().items() if v is not None}
-        decision["action"] = _FLIP.get(d.action, d.action)
-        price = prices.get(d.symbol)
-        if d.invalidation_price is not None and price is not None:
-            mirrored = round(2.0 * price - d.invalidation_price, LEVEL_DECIMALS)
-            # a level the mirror would put at or below zero: just above zero instead
-            decision["invalidation_price"] = mirrored if mirrored > 0 else max(
-                round(price * 1e-6, LEVEL_DECIMALS), 10.0 ** -LEVEL_DECIMALS)
-        decisions.append(decision)
-    answer["decisions"] = decisions
-    answer["reasoning"] = ("Mirror image of another contestant's answer. "
-                           + (parsed.answer.reasoning or "")).strip()
-    return dumps(answer)
+        share = _closed_share(step)
+        sized = [d for d in kept if d["action"] in _OPENS or d["action"] == "add"]
+        opened = any(d["action"] in _OPENS for d in sized)
+        if share >= 1.0:
+            kept = [] if opened else [dict(step)]
+            continue
+        for d in sized:
+            d["percent_of_equity"] = float(d["percent_of_equity"]) * (1.0 - share)
+        if not opened:
+            kept.append(dict(step))
+    if any(d["action"] in _OPENS or d["action"] == "add" for d in kept):
+        kept = [d for d in kept if d["action"] != "hold"]
+        for d in kept:
+            if d["action"] != "close" and level is not None:
+                d["invalidation_price"] = level
+    else:
+        holds = [d for d in kept if d["action"] == "hold"]
+        kept = [d for d in kept if d["action"] != "hold"] + holds[-1:]
+    return kept
+
+
+def fold(executed: Sequence[Mapping[str, Any]]) -> list[Decision]:
+    """The decisions of one answer that do what ``executed`` (a book's decisions over both
+    rounds, in the order applied) did, symbol by symbol (module docstring); symbols in the order
+    they first appear, their decisions in book order."""
+    by_symbol: dict[str, list[Decision]] = {}
+    for d in executed:
+        by_symbol.setdefault(str(d.get("symbol")), []).append(
+            {k: v for k, v in d.items() if k != "round"})
+    return [d for steps in by_symbol.values() for d in _fold_symbol(steps)]
+
+
+def refused_as_duplicates(decisions: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The indexes of ``decisions`` (one answer) that the engine refuses for naming a symbol an
+    earlier-judged decision of the answer already named: it judges closes, holds, adds, then
+    opens, each group in the order sent, and a symbol may come twice only as a close and then a
+    hold (:func:`arena.engine.rules.check`, ``duplicate_symbol``)."""
+    order = sorted(range(len(decisions)),
+                   key=lambda i: EXECUTION_ORDER.get(decisions[i].get("action"), -1))
+    named: dict[Any, list[str]] = {}
+    refused = []
+    for i in order:
+        action, before = decisions[i].get("action"), named.setdefault(decisions[i].get("symbol"), [])
+        if before and not (action == "hold" and before == ["close"]):
+            refused.append(i)
+        before.append(action)
+    return sorted(refused)
+
+
+def mirror_executed(executed: Sequence[Mapping[str, Any]], prices: Mapping[str, float]
+                    ) -> list[Decision]:
+    """The reverse's decisions for a target whose book executed ``executed``: folded into one
+    answer (:func:`fold`), then mirrored (:func:`mirror_decision`)."""
+    return [mirror_decision(d, prices) for d in fold(executed)]
+
+
+def _answer_text(reasoning: str, decisions: list[Decision]) -> str:
+    return dumps({"reasoning": reasoning,
+                  "market_context": {"overall_sentiment": "neutral", "key_factors": []},
+                  "decisions": decisions})
 
 
 class ReverseContestant:
-    """Mirrors another contestant's first answer of the same cycle (no model call). It plays after
-    the others (``follows``): its briefing carries their answers (``earlier``) and, for
-    ``mirror_of: worst``, the standings it picks the worst performer from."""
+    """Mirrors what another contestant's book executed in the same cycle (no model call). It
+    plays after the others (``follows``): its briefing carries what their books executed
+    (``earlier``) and, for ``mirror_of: worst``, the standings it picks the worst performer
+    from."""
 
     kind = "reverse"
     follows = True
@@ -72,18 +172,31 @@ class ReverseContestant:
         ranked = sorted((equity, name) for name, equity in briefing.standings.items())
         return ranked[0][1] if ranked else None
 
+    def _record(self, role: str) -> CallRecord:
+        return CallRecord(self.name, role, f"reverse/{self.mirror_of}", 0, 0, 0.0, 0.0)
+
     def answer(self, briefing: Briefing) -> Reply:
         target = self.target(briefing)
-        source = briefing.earlier.get(target) if target is not None else None
-        if source is None:
+        executed = briefing.earlier.get(target) if target is not None else None
+        if executed is None:
             return Reply.skip(f"skipped: {self.mirror_of} gave no answer to mirror this cycle")
         prices = {r["symbol"]: r["price"] for r in briefing.data["market"]["table"] if r["price"]}
-        text = mirror_answer(source, prices)
-        record = CallRecord(self.name, "decision", f"reverse/{self.mirror_of}", 0, 0, 0.0, 0.0)
-        return Reply(text, (record,), (*briefing.messages, Message("assistant", text)))
+        decisions = mirror_executed(executed, prices)
+        text = _answer_text(f"Mirror image of what {target}'s book executed this cycle, both "
+                            "rounds.", decisions)
+        return Reply(text, (self._record("decision"),),
+                     (*briefing.messages, Message("assistant", text)), extra={"mirrored": target})
 
     def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
-        """The mirrored answer cannot be reconsidered: the repair holds (an empty answer)."""
-        text = '{"reasoning": "mirror: no repair", "decisions": []}'
-        return Reply(text, (CallRecord(self.name, "repair", f"reverse/{self.mirror_of}"),),
+        """Send again the decisions of the first answer the engine refused for naming their
+        symbol twice (judged now, after the rest executed); the other rejections stay."""
+        try:
+            sent = json.loads(previous.text or "")["decisions"]
+        except (ValueError, TypeError, KeyError):
+            sent = []
+        again = [sent[i] for i in refused_as_duplicates(sent)]
+        text = _answer_text("Mirror repair: the decisions refused for naming a symbol twice, sent "
+                            "again; the other rejections are the mirror's own book and stay.",
+                            again)
+        return Reply(text, (self._record("repair"),),
                      (*previous.transcript, Message("user", follow_up), Message("assistant", text)))

@@ -1,18 +1,42 @@
-"""Indicators on a price series, shared by the briefing and the reference rules.
+"""Indicators on a price series, shared by the briefing, the reference rules and the researcher's
+tools (and written once for any other reader of bars).
 
-Every value at row t uses rows 0..t only (no lookahead; the reference rules' tests and the
-briefing's prove it). SMA(n) is the mean of the last n values (undefined before n); EMA(n) has
-``alpha = 2 / (n + 1)`` and is seeded with the SMA of its first n inputs (the StockCharts / TA-Lib
-convention); Wilder smoothing is the same with ``alpha = 1 / n``.
+Every value at row t uses rows 0..t only (no lookahead; ``tests/core/test_indicators.py`` checks
+each indicator on every prefix of its input). SMA(n) is the mean of the last n values (undefined
+before n); EMA(n) has ``alpha = 2 / (n + 1)`` and is seeded with the SMA of its first n inputs (the
+StockCharts / TA-Lib convention); Wilder smoothing is the same with ``alpha = 1 / n``. On top of
+them:
+
+* :func:`macd`: the line ``EMA(fast) - EMA(slow)`` of the closes (each EMA seeded on its own first
+  closes, so the line starts at row ``slow - 1``), the signal ``EMA(signal)`` of the line (seeded
+  with the mean of the line's first ``signal`` values, at row ``slow + signal - 2``) and the
+  histogram ``line - signal``;
+* :func:`bollinger`: the SMA(n) and the bands ``SMA(n) +- width x sigma``, sigma the
+  **population** standard deviation (``ddof = 0``) of the last n closes (:func:`rolling_std`);
+  the position ``(close - lower) / (upper - lower)``, not clipped, 0.5 when the band has no width;
+* :func:`atr`: Wilder's average of the true range ``max(high - low, |high - previous close|,
+  |low - previous close|)`` (:func:`true_range`: from the second bar on), seeded with the mean of
+  the first n true ranges (row n), so it needs n + 1 bars.
+
+A period below one is an :class:`~arena.core.errors.UnusableInput` naming it.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from arena.core.errors import UnusableInput
 from arena.core.lazy import lazy_import
 
 np = lazy_import("numpy")
 pd = lazy_import("pandas")
 
+
+def _period(name: str, n: object) -> int:
+    """``n`` when it is a whole number of bars of at least one, else :class:`UnusableInput`."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise UnusableInput(f"{name} must be a whole number of bars of at least 1, not {n!r}")
+    return n
 
 
 def sma(x: pd.Series, n: int) -> pd.Series:
@@ -123,3 +147,78 @@ def rsi_wilder(close: pd.Series, n: int = 14, step: int = 1) -> pd.Series:
     """
     return pd.Series(rsi_values(close.to_numpy(dtype=float, na_value=np.nan), n, step),
                      index=close.index)
+
+
+class Macd(NamedTuple):
+    """:func:`macd`'s three series, indexed like the closes."""
+
+    line: pd.Series
+    signal: pd.Series
+    histogram: pd.Series
+
+
+def macd(close: pd.Series, fast: int = 12, slow: int = 26, signal: int = 9) -> Macd:
+    """MACD(fast, slow, signal) of ``close`` (module docstring): NaN before row ``slow - 1`` (the
+    line) and row ``slow + signal - 2`` (the signal and the histogram)."""
+    fast, slow = _period("the fast period", fast), _period("the slow period", slow)
+    signal = _period("the signal period", signal)
+    if fast >= slow:
+        raise UnusableInput(f"the fast period ({fast}) must be shorter than the slow one ({slow})")
+    line = ema(close, fast) - ema(close, slow)
+    smooth = ema(line, signal)
+    return Macd(line, smooth, line - smooth)
+
+
+def rolling_std(x: pd.Series, n: int) -> pd.Series:
+    """The population standard deviation (``ddof = 0``) of the last n values, current included
+    (NaN before n): each value is exactly ``np.std`` of its window."""
+    n = _period("the window", n)
+    values = x.to_numpy(dtype=float, na_value=np.nan)
+    out = np.full(len(values), np.nan)
+    if len(values) >= n:
+        windows = np.lib.stride_tricks.sliding_window_view(values, n)
+        out[n - 1:] = np.std(windows, axis=1, ddof=0)
+    return pd.Series(out, index=x.index)
+
+
+class Bands(NamedTuple):
+    """:func:`bollinger`'s series, indexed like the closes."""
+
+    lower: pd.Series
+    middle: pd.Series
+    upper: pd.Series
+    position: pd.Series  # 0 at the lower band, 1 at the upper; 0.5 when they meet
+
+
+def bollinger(close: pd.Series, n: int = 20, width: float = 2.0) -> Bands:
+    """Bollinger bands (n, width) of ``close`` (module docstring); NaN before row n - 1."""
+    n = _period("the window", n)
+    if not width > 0:
+        raise UnusableInput(f"the band width must be a positive number of deviations, not "
+                            f"{width!r}")
+    middle = sma(close, n)
+    spread = width * rolling_std(close, n)
+    upper, lower = middle + spread, middle - spread
+    span = upper - lower
+    position = ((close - lower) / span.where(span != 0)).where(span != 0, 0.5)
+    return Bands(lower, middle, upper, position.where(middle.notna()))
+
+
+def true_range(high: pd.Series, low: pd.Series, close: pd.Series) -> pd.Series:
+    """The true range of every bar (module docstring); NaN on the first, which has no previous
+    close."""
+    h, lo = high.to_numpy(dtype=float), low.to_numpy(dtype=float)
+    c = close.to_numpy(dtype=float)
+    if not len(h) == len(lo) == len(c):
+        raise UnusableInput(f"highs, lows and closes differ in length ({len(h)}, {len(lo)}, "
+                            f"{len(c)})")
+    out = np.full(len(c), np.nan)
+    prev = c[:-1]
+    out[1:] = np.maximum(h[1:] - lo[1:], np.maximum(np.abs(h[1:] - prev), np.abs(lo[1:] - prev)))
+    return pd.Series(out, index=close.index)
+
+
+def atr(high: pd.Series, low: pd.Series, close: pd.Series, n: int = 14) -> pd.Series:
+    """Wilder's ATR(n) (module docstring): NaN on the first n rows."""
+    n = _period("the ATR period", n)
+    return seeded_ewm(true_range(high, low, close), n, 1.0 / n)

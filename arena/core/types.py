@@ -4,9 +4,9 @@ record of a model call. Plain frozen values, no behaviour beyond formatting.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from arena.core.lazy import lazy_import
 
@@ -41,22 +41,37 @@ class Message:
     content: str
 
 
+class Charts(Protocol):
+    """The bars behind a cycle's market, for a contestant whose tools look further than its
+    briefing: any asset of the universe, only bars closed by the cycle time."""
+
+    def candles(self, symbol: str, interval: str, count: int) -> pd.DataFrame:
+        """The last ``count`` ``interval`` bars of ``symbol`` closed by the cycle time, oldest
+        first (the lake's bar columns: ``timestamp`` - the open time -, ``open``, ``high``,
+        ``low``, ``close``, ``volume``)."""
+        ...
+
+
 @dataclass(frozen=True)
 class Briefing:
     """Everything a contestant may see at one cycle: identical for all contestants except
     ``portfolio`` (its own). ``messages`` is the rendered prompt (system + user).
 
-    A contestant that answers from the others' answers (a reverse; it plays after them) also
-    gets ``earlier``, the first answers of this cycle by name, and ``standings``, each one's
-    equity at its last cycle before this one; for every other contestant both are empty."""
+    A contestant that answers from the others' plays (a reverse; it plays after them) also
+    gets ``earlier``: by name, the decisions each one's book executed this cycle, both rounds, in
+    the order the engine applied them (JSON objects of the contract, each with its ``round``;
+    a contestant recorded without an answer is left out); and ``standings``, each one's equity
+    at its last cycle before this one; for every other contestant both are empty. ``charts``
+    (when the cycle gives them) reads the closed bars of any asset as of ``at``."""
 
     at: pd.Timestamp
     contestant: str
     data: Mapping[str, Any]
     messages: tuple[Message, ...]
     portfolio: Mapping[str, Any] = field(default_factory=dict)
-    earlier: Mapping[str, str] = field(default_factory=dict)
+    earlier: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     standings: Mapping[str, float] = field(default_factory=dict)
+    charts: Charts | None = field(default=None, compare=False, repr=False)
 
     @property
     def prompt_text(self) -> str:

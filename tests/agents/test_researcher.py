@@ -4,24 +4,31 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from arena.agents.llm import RetryPolicy
-from arena.agents.researcher import ResearcherContestant, run_tool
+from arena.agents.researcher import ResearcherContestant
 from arena.agents.roster import ContestantSpec, Params
 from arena.core.types import Briefing, Message
+from arena.market.types import DEPTH
+from tests.agents.chart_lake import AT, chart_lake, ramp_closes
 from tests.agents.openai_stub import StubResponse
-from tests.conftest import ts
 
-CANDLES = {"columns": ["time", "open", "high", "low", "close", "volume"],
-           "rows": [["2025-11-24T00:00:00+00:00", 1.0, 2.0, 0.5, 1.5, 10.0]]}
-MARKET = {"assets": [{"symbol": "ETH", "rsi_4h": 55.0, "rsi_1d": 61.0, "rsi_1w": 58.0,
-                      "candles": {"1w": CANDLES, "1d": CANDLES, "4h": CANDLES}}],
+MARKET = {"assets": [], "benchmarks": [],  # nothing screened or held: the tools read the charts
           "table": [{"symbol": "ETH", "return_1d": 0.01, "return_10d": 0.05, "return_30d": 0.1,
                      "volatility_30d": 0.6, "distance_from_30d_high": -0.02}]}
 SECTIONS = {k: f"<{k}>" for k in ("header", "rules", "contract", "screen_note", "universe_table",
                                   "candles", "benchmarks", "portfolio")}
-BRIEFING = Briefing(ts("2025-11-26 16:00"), "researcher", {"market": MARKET, "sections": SECTIONS},
+
+
+@pytest.fixture(scope="module")
+def briefing(tmp_path_factory, universe) -> Briefing:
+    charts = chart_lake(tmp_path_factory.mktemp("charts") / "lake", universe)[1]
+    return Briefing(AT, "researcher", {"market": MARKET, "sections": SECTIONS},
                     (Message("system", "You manage a simulated portfolio."), Message("user", "p")),
-                    {"cash": 10_000.0, "positions": []})
+                    {"cash": 10_000.0, "positions": []}, charts=charts)
+
+
 PACKAGES = json.dumps({"packages": [
     {"symbol": "ETH", "direction": "long", "confidence": 75, "thesis": "trend"},
     {"symbol": "SOL", "direction": "short", "confidence": 40, "thesis": "weak"}]})
@@ -41,7 +48,8 @@ def _tool_calls(n: int, start: int) -> StubResponse:
                                         "total_tokens": 60}})
 
 
-def test_tool_calls_are_capped_and_only_strong_packages_reach_the_strategist(openai_stub):
+def test_tool_calls_are_capped_and_only_strong_packages_reach_the_strategist(openai_stub,
+                                                                              briefing):
     counter = {"n": 0}
 
     def handler(request):
@@ -58,11 +66,12 @@ def test_tool_calls_are_capped_and_only_strong_packages_reach_the_strategist(ope
                           api_base=openai_stub.url,
                           params=Params(temperature=0.3, max_tokens=400, timeout=5, num_retries=1))
     reply = ResearcherContestant(spec, retry=RetryPolicy(backoff_s=0.01, max_backoff_s=0.02)
-                                 ).answer(BRIEFING)
+                                 ).answer(briefing)
     assert reply.text == DECISION and reply.error is None
     served = [t for t in reply.extra["tool_calls"] if "error" not in t["result"]]
     assert len(served) == 10  # the cap, although the model asked for 12
-    assert all(t["result"]["rows"] == CANDLES["rows"] for t in served)
+    closes = ramp_closes("1d")[-DEPTH["1d"]:]
+    assert all([r[4] for r in t["result"]["rows"]] == closes for t in served)
     researcher_requests = [r for r in openai_stub.chat_requests
                            if "Strategy decision" not in (r.messages[-1]["content"] or "")]
     assert "tools" not in researcher_requests[-1].body  # the last call must answer in text
@@ -71,28 +80,19 @@ def test_tool_calls_are_capped_and_only_strong_packages_reach_the_strategist(ope
     assert [c.role for c in reply.calls][-1] == "strategist"
 
 
-def test_tools_refuse_what_they_do_not_serve():
-    assert "no data for 'DOGE'" in run_tool(BRIEFING, "get_candles", {"symbol": "DOGE",
-                                                                       "interval": "1d"})["error"]
-    assert "not served" in run_tool(BRIEFING, "get_candles", {"symbol": "ETH",
-                                                              "interval": "15m"})["error"]
-    assert run_tool(BRIEFING, "indicator_summary", {"symbol": "ETH"})["rsi_1d"] == 61.0
-    assert run_tool(BRIEFING, "portfolio_state", {})["cash"] == 10_000.0
-
-
-def test_tool_call_turns_are_not_errors(openai_stub):
+def test_tool_call_turns_are_not_errors(openai_stub, briefing):
     openai_stub.script(_tool_calls(1, 0), StubResponse.answer(json.dumps({"packages": []})),
                        StubResponse.answer(DECISION))
     spec = ContestantSpec(name="researcher-stub", kind="researcher", model="openai/stub-model",
                           api_base=openai_stub.url,
                           params=Params(temperature=0.3, max_tokens=400, timeout=5, num_retries=1))
     reply = ResearcherContestant(spec, retry=RetryPolicy(backoff_s=0.01, max_backoff_s=0.02)
-                                 ).answer(BRIEFING)
+                                 ).answer(briefing)
     assert reply.text == DECISION and [c.error for c in reply.calls] == [None, None, None]
     assert reply.extra["packages"] == []
 
 
-def test_odd_model_output_is_an_error_or_no_package_never_a_crash(openai_stub):
+def test_odd_model_output_is_an_error_or_no_package_never_a_crash(openai_stub, briefing):
     spec = ContestantSpec(name="researcher-stub", kind="researcher", model="openai/stub-model",
                           api_base=openai_stub.url,
                           params=Params(temperature=0.3, max_tokens=400, timeout=5, num_retries=1))
@@ -101,6 +101,6 @@ def test_odd_model_output_is_an_error_or_no_package_never_a_crash(openai_stub):
     openai_stub.script(odd, StubResponse.answer('Notes:\n```json\n{"packages": 5}\n```'),
                        StubResponse.answer(DECISION))
     reply = ResearcherContestant(spec, retry=RetryPolicy(backoff_s=0.01, max_backoff_s=0.02)
-                                 ).answer(BRIEFING)
+                                 ).answer(briefing)
     assert reply.text == DECISION and reply.extra["packages"] == []
-    assert "no data for ''" in reply.extra["tool_calls"][0]["result"]["error"]
+    assert "no data for None" in reply.extra["tool_calls"][0]["result"]["error"]
