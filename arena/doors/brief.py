@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from arena.core.errors import UnusableInput
-from arena.core.indicators import ema, rsi_values, seeded_ewm, sma
+from arena.core.indicators import atr, bollinger, ema, rolling_std, rsi_values, sma
 
 MA_PERIODS = (5, 10, 20, 50, 100, 200)
 ABOVE_MA_PERIODS = (20, 50, 200)
@@ -189,15 +189,6 @@ def _last(x: pd.Series) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _true_range(s: Series) -> np.ndarray:
-    """The true range of every bar; NaN on the first (it has no previous close)."""
-    tr = np.full(len(s.closes), np.nan)
-    prev = s.closes[:-1]
-    h, lo = s.highs[1:], s.lows[1:]
-    tr[1:] = np.maximum(h - lo, np.maximum(np.abs(h - prev), np.abs(lo - prev)))
-    return tr
-
-
 def _stochastic_k(series: Series, end: int) -> float:
     """%K at the bar before ``end`` (``end`` bars counted from the first), over its last
     :data:`STOCH_PERIOD` bars."""
@@ -251,24 +242,22 @@ def brief(series: Series) -> dict[str, Value]:
         ks = [_stochastic_k(series, end) for end in range(bars - STOCH_D + 1, bars + 1)]
         out[f"stoch_d_{n}"] = sum(ks) / STOCH_D
 
-    if bars >= 2:
-        tr = pd.Series(_true_range(series))
-        for n in ATR_PERIODS:
-            if bars >= n + 1:
-                out[f"atr_{n}"] = _last(seeded_ewm(tr, n, 1.0 / n))
+    highs, lows = pd.Series(series.highs), pd.Series(series.lows)
+    for n in ATR_PERIODS:
+        if bars >= n + 1:
+            out[f"atr_{n}"] = _last(atr(highs, lows, closes, n))
 
     for n in STD_PERIODS:
         if bars >= n:
-            out[f"std_{n}"] = float(np.std(c[-n:], ddof=0))
+            out[f"std_{n}"] = _last(rolling_std(closes[-n:].reset_index(drop=True), n))
 
     n = BB_PERIOD
     if bars >= n:
-        mid, std = out[f"ma_{n}"], out[f"std_{n}"]
-        assert isinstance(mid, float) and isinstance(std, float)
-        upper, lower = mid + BB_WIDTH * std, mid - BB_WIDTH * std
-        out[f"bb_mid_{n}"], out[f"bb_upper_{n}"], out[f"bb_lower_{n}"] = mid, upper, lower
-        width = upper - lower
-        position = 0.5 if width == 0 else (close - lower) / width
+        bands = bollinger(closes, n, BB_WIDTH)
+        position = _last(bands.position)
+        assert position is not None
+        out[f"bb_mid_{n}"], out[f"bb_upper_{n}"] = _last(bands.middle), _last(bands.upper)
+        out[f"bb_lower_{n}"] = _last(bands.lower)
         out[f"bb_position_{n}"], out[f"bb_zone_{n}"] = position, bb_zone(position)
 
     for n in MOMENTUM_PERIODS:
