@@ -24,7 +24,7 @@ from arena.data.validation.html import PAGE
 from arena.engine.outcomes import CycleOutcome
 from arena.pipeline.day import DayReport
 from arena.pipeline.season_config import SeasonConfig, season_slug
-from arena.reporting.leaderboard import artifact_rows
+from arena.reporting.leaderboard import artifact_rows, summary_line
 
 
 def artifact_key(season: str | None, name: str) -> str:
@@ -98,13 +98,22 @@ def daily_artifact(day: DayReport, season: SeasonConfig) -> None:
                                          f"{season.id} ({market_notes(season)})")
 
 
+def leaderboard_description(result: ReplayResult) -> str:
+    """What the leaderboard artifact says of itself: the season, whose prices, and the best
+    contestant (never a ruler) or that there is none (:func:`summary_line`)."""
+    config = result.season.config
+    return (f"leaderboard of season {config.id}: {config.first:%Y-%m-%d}, {len(config.times)} "
+            f"cycles ({market_notes(config)}); {summary_line(result.board)}; the contestants "
+            "first, then the house rules as rulers (role), not ranked")
+
+
 def leaderboard_artifact(result: ReplayResult) -> None:
+    """The season's leaderboard as a table: the contestants, then the rulers
+    (:func:`artifact_rows`)."""
     config = result.season.config
     create_table_artifact(artifact_rows(result.board),
                           key=artifact_key(config.id, "season-leaderboard"),
-                          description=f"leaderboard of season {config.id}: "
-                                      f"{config.first:%Y-%m-%d}, {len(config.times)} cycles "
-                                      f"({market_notes(config)})")
+                          description=leaderboard_description(result))
 
 
 def report_link(path: Path | None, season: SeasonConfig) -> None:
@@ -116,4 +125,4 @@ def report_link(path: Path | None, season: SeasonConfig) -> None:
 
 
 __all__ = ["artifact_key", "cycle_artifacts", "cycle_rows", "daily_artifact", "ingest_artifacts",
-           "leaderboard_artifact", "report_link"]
+           "leaderboard_artifact", "leaderboard_description", "report_link"]

@@ -32,9 +32,11 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
                 lake_root: str | None = None, symbols: list[str] | None = None,
                 seed: int | None = None, players: int = DEFAULT_PLAYERS,
                 arena_players: int = ARENA_PLAYERS,
-                ingest: Literal["season", "daily"] = "season") -> dict:
+                ingest: Literal["season", "daily"] = "season",
+                candles: Literal["ohlcv", "close"] = "ohlcv") -> dict:
     """Replay ``days`` cycles from ``start`` on the synthetic market into ``lake_root`` (default:
-    the demo's lake, ``data_lake/demo``), then build the luck tables, marts and report."""
+    the demo's lake, ``data_lake/demo``), the prompts' candles in the layout ``candles``, then
+    build the luck tables, marts and report."""
     prepare_process()
     logger = get_run_logger()
     began = time.perf_counter()
@@ -55,7 +57,8 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
 
     done = replay(lake, start=parse_day(start, "start"), days=days, env=os.environ,
                   roster=roster, symbols=symbol_list(symbols), seed=seed, players=players,
-                  arena_players=arena_players, ingest=ingest, runner=PrefectRunner(),
+                  arena_players=arena_players, ingest=ingest, candles=candles,
+                  runner=PrefectRunner(),
                   invoke=prefect_dbt_invoke(lake), on_start=started, progress=day_done,
                   say=logger.info)
     for item in done.skipped:

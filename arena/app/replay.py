@@ -28,6 +28,7 @@ from arena.core.universe import load_universe
 from arena.data.ingest import docs_beside
 from arena.data.lake import Lake
 from arena.data.providers import make_provider
+from arena.market.sections import CANDLE_LAYOUTS, DEFAULT_LAYOUT
 from arena.pipeline.day import DayReport
 from arena.pipeline.season import SeasonOutputs, SeasonReport, finish_season, replay_season
 from arena.pipeline.season_config import REPLAY, default_providers, init_season, make_season
@@ -58,19 +59,25 @@ def replay(lake: Lake, *, start: dt.date, days: int, env: Mapping[str, str],
            runner: Runner = INLINE, invoke: Invoke | None = None,
            on_start: Callable[[SeasonHandle, int], None] | None = None,
            progress: Callable[[DayReport, int, int], None] | None = None,
-           say: Callable[[str], None] | None = None) -> ReplayResult:
-    """Replay ``days`` daily cycles from ``start`` into ``lake`` (see the module docstring);
-    ``on_start`` hears of the season and its contestant count before the first day,
-    ``progress`` of every day played, ``say`` of the ingest and the end of the season."""
+           say: Callable[[str], None] | None = None,
+           candles: str = DEFAULT_LAYOUT) -> ReplayResult:
+    """Replay ``days`` daily cycles from ``start`` into ``lake`` (see the module docstring),
+    the prompts' candles in the layout ``candles`` (recorded with the season); ``on_start``
+    hears of the season and its contestant count before the first day, ``progress`` of every
+    day played, ``say`` of the ingest and the end of the season."""
     if days < 1:
         raise BadArgument(f"--days must be at least 1, not {days}")
     if ingest not in ("season", "daily"):
         raise BadArgument(f"--ingest must be 'season' or 'daily', not {ingest!r}")
+    if candles not in CANDLE_LAYOUTS:
+        raise BadArgument(f"--candles must be one of {', '.join(CANDLE_LAYOUTS)}, not "
+                          f"{candles!r}")
     contestants, skipped = contestants_from_roster(roster, env)
     universe = load_universe().select(list(symbols) if symbols else None)
     provider = make_provider("synthetic", seed=seed)
     config = init_season(lake, make_season(start, days, universe.symbols, mode=REPLAY,
-                                           providers=default_providers(), seed=seed),
+                                           providers=default_providers(), seed=seed,
+                                           candles=candles),
                          roster=roster)
     handle = SeasonHandle(lake, config, env)
     if invoke is None:  # dbt's own runner: its parse runs beside the season's days
@@ -79,7 +86,8 @@ def replay(lake: Lake, *, start: dt.date, days: int, env: Mapping[str, str],
         on_start(handle, len(contestants))
     with docs_beside():  # the ingests' Data Docs are built beside the season's days
         played = replay_season(provider, handle.universe, contestants, config.times, lake=lake,
-                               runner=runner, ingest=ingest, progress=progress, say=say)
+                               runner=runner, ingest=ingest, progress=progress, say=say,
+                               candles=config.candles)
     if say:
         say(f"season played: {len(played.days)} cycles, {played.trades} trades; building the "
             "luck tables, marts and report")

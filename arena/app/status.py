@@ -2,7 +2,9 @@
 
 Every cycle of the season (done, partial, failed and retryable, due, missed - and whether a
 backfill can still play it - or upcoming), each asset's data freshness by its own calendar, each
-contestant's state and roster changes, and the lake's last persistence verdict
+contestant's state and roster changes - the contestants first, then the house rules of the
+roster as rulers (:mod:`arena.reporting.roles`: told by their kind), and the leading contestant
+(never a ruler) -, and the lake's last persistence verdict
 (:func:`arena.pipeline.live.season_status`).
 """
 
@@ -10,9 +12,12 @@ from __future__ import annotations
 
 from arena.app.handle import Clock, SeasonHandle, wall_clock
 from arena.pipeline.live import SeasonStatus, season_status
+from arena.reporting.roles import RULER, role_of_kind
 
 
 def status(handle: SeasonHandle, *, clock: Clock = wall_clock) -> SeasonStatus:
     """The season at the clock's time (see the module docstring)."""
-    return season_status(handle.lake, handle.config, handle.roster().names, clock(),
-                         ledger=handle.ledger, attempts=handle.attempts)
+    roster = handle.roster()
+    return season_status(handle.lake, handle.config, roster.names, clock(),
+                         ledger=handle.ledger, attempts=handle.attempts,
+                         rulers={s.name for s in roster if role_of_kind(s.kind) == RULER})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -46,34 +46,55 @@ def console():
                    highlight=False)
 
 
-def text_table(*columns: str | tuple[str, str]):
+def text_table(*columns: str | tuple[str, str], widths: Sequence[int] | None = None):
     """A borderless rich Table for the terminal: a header line, then one line per row, each row
     starting at the left margin with its first cell. A column is a name, or ``(name, "right")``
     for right-justified numbers, or ``(name, "wrap")`` for long text that may wrap; no other
-    column ever wraps."""
+    column ever wraps. ``widths``: each column's least width (tables printed one under the
+    other line up)."""
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in columns:
+    for i, column in enumerate(columns):
         name, how = (column, "") if isinstance(column, str) else column
         table.add_column(name, justify="right" if how == "right" else "left",
-                         no_wrap=how != "wrap", overflow="fold")
+                         no_wrap=how != "wrap", overflow="fold",
+                         min_width=None if widths is None else widths[i])
     return table
 
 
 def print_leaderboard(board: Any) -> None:
     """The leaderboard's terminal columns (:data:`arena.reporting.leaderboard.TERMINAL`), as
-    the report writes them."""
-    from arena.reporting.layout import kind_class
-    from arena.reporting.leaderboard import terminal_rows
+    the report writes them: a line naming the best contestant, then the contestants ranked
+    and, apart, the rulers (the house rules, not ranked), each band under its title and with
+    its own header, the columns of both as wide as either needs. A season without a contestant
+    says so in its first line and shows its rulers."""
+    from rich.cells import cell_len
 
-    columns, rows = terminal_rows(board)
-    shown = text_table(*((c.header, "right") if kind_class(c.kind) == "num" else c.header
-                         for c in columns))
-    for row in rows:
-        shown.add_row(*row)
+    from arena.reporting.layout import kind_class
+    from arena.reporting.leaderboard import BAND_TITLES, summary_line, terminal_bands
+    from arena.reporting.roles import RULER
+
+    columns, bands = terminal_bands(board)
+    headers = {role: [RULER if role == RULER and c.key == "contestant" else c.header
+                      for c in columns] for role, _ in bands}
+    widths = [max(cell_len(text) for role, rows in bands
+                  for text in (headers[role][i], *(row[i] for row in rows)))
+              for i in range(len(columns))]
+    out = console()
     print()
-    console().print(shown)
+    out.print(summary_line(board))
+    for role, rows in bands:
+        if not rows:  # no contestant: the summary line says so
+            continue
+        print()
+        out.print(BAND_TITLES[role])
+        shown = text_table(*((h, "right") if kind_class(c.kind) == "num" else h
+                             for c, h in zip(columns, headers[role], strict=True)),
+                           widths=widths)
+        for row in rows:
+            shown.add_row(*row)
+        out.print(shown)
 
 
 @contextmanager

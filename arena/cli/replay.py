@@ -7,6 +7,7 @@ import sys
 import time
 
 from arena.cli._options import (
+    Candles,
     Days,
     Ingest,
     Json,
@@ -22,7 +23,7 @@ from arena.cli._render import print_json, print_leaderboard
 
 def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbols = None,
            seed: Seed = None, players: Players = 20_000, ingest: Ingest = "season",
-           lake: SeasonLake = None, json: Json = False) -> int:
+           candles: Candles = "ohlcv", lake: SeasonLake = None, json: Json = False) -> int:
     """Replay a season on the synthetic market (resumable), then build the luck tables, the
     marts and the report.
 
@@ -34,13 +35,14 @@ def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbo
     from arena.data.lake import default_root
 
     return run_replay("arena replay", start=start, days=days, roster=roster, symbols=symbols,
-                      seed=seed, players=players, ingest=ingest,
+                      seed=seed, players=players, ingest=ingest, candles=candles,
                       lake=lake or str(default_root()), json=json)
 
 
 def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
          symbols: Symbols = None, seed: Seed = None, players: Players = 20_000,
-         ingest: Ingest = "season", lake: str | None = None, json: Json = False) -> int:
+         ingest: Ingest = "season", candles: Candles = "ohlcv", lake: str | None = None,
+         json: Json = False) -> int:
     """Replay the demo season offline (28 days from 2026-10-01 on the synthetic market), build
     the marts and the report.
 
@@ -56,11 +58,12 @@ def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
 
     return run_replay("arena demo", start=start or DEMO_START, days=days, roster=roster,
                       symbols=symbols, seed=seed, players=players, ingest=ingest,
-                      lake=lake or str(default_root() / "demo"), json=json)
+                      candles=candles, lake=lake or str(default_root() / "demo"), json=json)
 
 
 def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols: str | None,
-               seed: int | None, players: int, ingest: Ingest, lake: str, json: bool) -> int:
+               seed: int | None, players: int, ingest: Ingest, lake: str, json: bool,
+               candles: Candles = "ohlcv") -> int:
     import os
 
     from arena.app.params import at_least, parse_day, symbol_list
@@ -82,16 +85,21 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
 
     done = job(Lake(lake), start=parse_day(start, "--start"), days=days, env=os.environ,
                roster=roster, symbols=symbol_list(symbols), seed=seed,
-               players=at_least(players, 1, "--players"), ingest=ingest, on_start=started,
+               players=at_least(players, 1, "--players"), ingest=ingest, candles=candles,
+               on_start=started,
                progress=progress, say=say)
     for s in done.skipped:
         print(f"  {s.spec.name}: {s.reason}", file=sys.stderr)
     marts = done.outputs.marts
     if json:
+        from arena.reporting.leaderboard import best_contestant, json_rows
+
+        best = best_contestant(done.board)
         print_json({"start": done.played.start.isoformat(), "lake": str(done.season.lake.root),
                     "report": str(done.outputs.report), "warehouse": str(marts.warehouse),
                     "marts": str(marts.marts), "seconds": done.outputs.seconds,
-                    "leaderboard": done.board.to_dict(orient="records"),
+                    "best_contestant": None if best is None else best["contestant"],
+                    "leaderboard": json_rows(done.board),
                     "days": [{"at": d.at.isoformat(), "automatic_closes": d.automatic_closes,
                               "outcomes": [o.as_dict() for o in d.outcomes]}
                              for d in done.played.days]})

@@ -236,16 +236,17 @@ def candles_section(market: MarketData, layout: str = DEFAULT_LAYOUT) -> str:
 
 
 def candle_layout_note(layout: str) -> str:
-    """What the investor template says of the candles' layout."""
+    """What the investor template says of the candles' layout, after "completed bars only"
+    (the close layout's words are those its prompts have always had)."""
     if check_layout(layout) == OHLCV:
-        return ("Each series starts with a line giving its interval, the open date of its first "
-                "bar, its columns and the unit of its volumes; then one row per bar, oldest "
-                "first (the last one is the most recent completed bar): open,high,low,close in "
-                "USD and the volume as a whole number of the named unit, in the asset's units "
-                "(coins or shares).")
-    return ("Each series is one line: its interval, the open date of its first bar, the highest "
-            "high and lowest low of the bars shown, then their closes, oldest first (the last "
-            "one is the most recent completed bar), in USD.")
+        return (". Each series starts with a line giving its interval, the open date of its "
+                "first bar, its columns and the unit of its volumes; then one row per bar, "
+                "oldest first (the last one is the most recent completed bar): open, high, low "
+                "and close in USD, and the volume as a whole number of the named unit, in the "
+                "asset's own units (coins or shares).")
+    return (": the open date of the first bar, the highest high and lowest low of the bars "
+            "shown, then their closes, oldest first (the last one is the most recent completed "
+            "bar). Prices are USD.")
 
 
 def screen_note(market: MarketData) -> str:

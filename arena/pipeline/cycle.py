@@ -16,7 +16,11 @@ through its :class:`~arena.core.runner.Runner`):
    never execute its trades twice;
 3. :func:`play` for the contestants that answer from the others' answers (a reverse:
    :func:`arena.agents.base.plays_after_others`), once the others are recorded: their briefing
-   carries the others' first answers of this cycle and the standings before it.
+   carries what the others' books executed this cycle, both rounds (:class:`ExecutedDecisions`),
+   and the standings before it.
+
+Every briefing carries the cycle's charts (:class:`CycleCharts`): the closed bars of any asset of
+the universe at the cycle time, for a contestant whose tools look beyond its briefing.
 
 One contestant's failure never stops the others. An operational failure (its model never
 answered) records nothing and is reported as ``failed`` (:data:`arena.engine.outcomes.FAILED`),
@@ -25,27 +29,33 @@ so a later run of the cycle can play it.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
+from typing import Any
 
 from arena.agents.base import Contestant, KeysStayBehind, plays_after_others
 from arena.agents.roster import model_provider
 from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner, steady_heap, step
+from arena.core.types import Charts
 from arena.core.universe import Universe
 from arena.data.errors import DamagedFile
 from arena.data.lake import Lake
 from arena.engine.outcomes import FAILED
-from arena.engine.rules import ARENA_RULES, CycleState, Rules
-from arena.ledger.records import ANSWER, CycleRecord, RecordStatus, equity_snapshot
+from arena.engine.rules import ARENA_RULES, EXECUTION_ORDER, CycleState, Rules
+from arena.ledger.records import ANSWER, ROUNDS, CycleRecord, RecordStatus, equity_snapshot
 from arena.ledger.store import Ledger, LedgerBusy, LedgerError
+from arena.market.asof import Providers, closed_bars, provider_of
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
+from arena.market.sections import DEFAULT_LAYOUT
 from arena.market.types import MarketData
 from arena.pipeline.turn import ContestantCycle, ContestantFailed, Round, run_contestant_cycle
+from arena.reporting.roles import CONTESTANT, recorded_role
 
 pd = lazy_import("pandas")
 
@@ -156,27 +166,80 @@ def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: pd.Timestamp
         queue_s=float(calls[0].get("queue_s") or 0.0) if calls else 0.0)
 
 
-def earlier_answers(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[str, str]:
-    """The first answers recorded at ``at`` by ``names`` (those without a record or an answer
-    are left out)."""
-    out = {}
-    for name in names:
-        try:
-            text = ledger.responses(name, at).get(ANSWER)
-        except KeyError:  # no record this cycle
-            continue
-        if text is not None:
-            out[name] = text
-    return out
+def executed(ledger: Ledger, at: pd.Timestamp, name: str) -> list[dict[str, Any]] | None:
+    """The decisions ``name``'s book executed at ``at``: those of either round with a fill or a
+    level move (a hold that changed nothing is left out), each a JSON object of the contract with
+    its ``round``, in the order the engine applied them (the answer's, then the repair's; in a
+    round closes, holds, adds, opens, each group in the order sent). ``None``: no record at ``at``,
+    or one without an answer (skipped)."""
+    try:
+        if ledger.responses(name, at).get(ANSWER) is None:
+            return None
+    except KeyError:  # no record this cycle
+        return None
+    acted = {(r["round"], r["decision_index"])
+             for table in ("fills", "levels") for r in ledger.record_rows(table, at, name)}
+    rows = sorted((r for r in ledger.record_rows("decisions", at, name)
+                   if (r["round"], r["decision_index"]) in acted),
+                  key=lambda r: (ROUNDS.index(r["round"]), EXECUTION_ORDER.get(r["action"], -1),
+                                 r["decision_index"]))
+    return [{**json.loads(r["decision"]), "round": r["round"]} for r in rows]
+
+
+class ExecutedDecisions(Mapping[str, list[dict[str, Any]]]):
+    """:func:`executed` of each of ``names`` at ``at`` that has one, read from the ledger when
+    first asked for (a reverse reads one of them, not the whole roster's records)."""
+
+    def __init__(self, ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> None:
+        self._ledger, self._at, self._names = ledger, at, tuple(names)
+        self._read: dict[str, list[dict[str, Any]] | None] = {}
+
+    def _get(self, name: str) -> list[dict[str, Any]] | None:
+        if name not in self._read:
+            self._read[name] = (executed(self._ledger, self._at, name)
+                                if name in self._names else None)
+        return self._read[name]
+
+    def __getitem__(self, name: str) -> list[dict[str, Any]]:
+        found = self._get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in self._names if self._get(name) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+@dataclass(frozen=True)
+class CycleCharts:
+    """The cycle's :class:`~arena.core.types.Charts`: the closed bars of any asset of
+    ``universe`` at ``at``, read from ``provider``'s partitions of ``lake`` when asked for
+    (:func:`arena.market.asof.closed_bars`: a bar still forming at ``at`` is never returned)."""
+
+    lake: Lake
+    provider: Providers
+    universe: Universe
+    at: pd.Timestamp
+
+    def candles(self, symbol: str, interval: str, count: int) -> pd.DataFrame:
+        asset = self.universe[symbol]
+        return closed_bars(self.lake, provider_of(self.provider, asset), asset, interval, self.at,
+                           limit=count)
 
 
 def standings(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[str, float]:
-    """Each of ``names``' equity at its last recorded cycle before ``at`` (none yet, or not
-    valued: left out)."""
+    """Each contestant of ``names``' equity at its last recorded cycle before ``at`` (none yet,
+    or not valued: left out). The house rules among them are left out too: they play as
+    rulers, the yardstick, never "the worst" a reverse mirrors (their role read from their
+    records, as every report reads it: :func:`arena.reporting.roles.recorded_role`)."""
     out = {}
     for name in names:
         row = ledger.equity_before(name, at)
-        if row is not None and not pd.isna(row["equity"]):
+        if row is not None and not pd.isna(row["equity"]) and \
+                recorded_role(ledger, name, at) == CONTESTANT:
             out[name] = float(row["equity"])
     return out
 
@@ -184,17 +247,20 @@ def standings(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[st
 @step("play-{contestant.name}")
 def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
          at: pd.Timestamp, *, rules: Rules = ARENA_RULES, others: Sequence[str] = (),
-         slot: Slot = no_slot, queued_at: float | None = None) -> Outcome:
+         slot: Slot = no_slot, queued_at: float | None = None,
+         candles: str = DEFAULT_LAYOUT, charts: Charts | None = None) -> Outcome:
     """Play and record one contestant's cycle (at most once per cycle, however often called),
     holding ``slot(contestant)`` meanwhile; ``others``: the contestants whose answers a follower
     sees; ``queued_at``: when the fan-out asked for the turn (Unix seconds: the turn may run in
     another process), so the time it waited for a thread and its slot is recorded beside its
-    calls' latency. A failure becomes its report line."""
+    calls' latency; ``candles``: the season's candle layout; ``charts``: what its briefing's
+    charts read (:class:`CycleCharts`). A failure becomes its report line."""
     queue_s = 0.0
     try:
         with slot(contestant):
             queue_s = 0.0 if queued_at is None else max(0.0, time.time() - queued_at)
-            return _play(contestant, market, ledger, universe, at, rules, others, queue_s)
+            return _play(contestant, market, ledger, universe, at, rules, others, queue_s,
+                         candles, charts)
     except ContestantFailed as exc:  # the model never answered: nothing happened, nothing recorded
         log.warning("contestant %s failed at %s (nothing recorded): %s", contestant.name, at,
                     exc.reply.error)
@@ -218,13 +284,17 @@ def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: U
 
 
 def _play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
-          at: pd.Timestamp, rules: Rules, others: Sequence[str], queue_s: float) -> Outcome:
+          at: pd.Timestamp, rules: Rules, others: Sequence[str], queue_s: float,
+          candles: str = DEFAULT_LAYOUT, charts: Charts | None = None) -> Outcome:
     def build() -> CycleRecord:
         state = CycleState(ledger.portfolio(contestant.name), at, stale=market.untradeable)
         briefing = build_briefing(market, contestant.name,
-                                  portfolio_snapshot(state, market.prices, stale=market.stale))
+                                  portfolio_snapshot(state, market.prices, stale=market.stale),
+                                  rules=rules, candles=candles)
+        if charts is not None:
+            briefing = replace(briefing, charts=charts)
         if plays_after_others(contestant):
-            briefing = replace(briefing, earlier=earlier_answers(ledger, at, others),
+            briefing = replace(briefing, earlier=ExecutedDecisions(ledger, at, others),
                                standings=standings(ledger, at, others))
         cycle = run_contestant_cycle(contestant, briefing, state, market.prices, universe,
                                      rules=rules)
@@ -257,13 +327,16 @@ def secret_names(contestants: Sequence[Contestant]) -> set[str]:
 
 def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequence[Contestant],
               at: pd.Timestamp, *, ledger: Ledger | None = None, runner: Runner = INLINE,
-              rules: Rules = ARENA_RULES, slot: Slot | None = None) -> list[Outcome]:
+              rules: Rules = ARENA_RULES, slot: Slot | None = None,
+              candles: str = DEFAULT_LAYOUT) -> list[Outcome]:
     """The decision cycle at ``at`` (a UTC timestamp) for every contestant (see the module
     docstring); one report line per contestant, first the ones that answer themselves.
-    ``slot``: what a contestant holds while it plays (default :func:`provider_slots`)."""
+    ``slot``: what a contestant holds while it plays (default :func:`provider_slots`);
+    ``candles``: the season's candle layout (the prompts show it)."""
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
     slot = slot or provider_slots()
     market = runner.run(cycle_market, lake, provider, universe, contestants, at, ledger)
+    charts = CycleCharts(lake, provider, universe, at)
     first = [c for c in contestants if not plays_after_others(c)]
     followers = [c for c in contestants if plays_after_others(c)]
     if not getattr(runner, "distributes", False) and any(isinstance(c, KeysStayBehind)
@@ -273,8 +346,10 @@ def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequen
         warm_calls()  # the turns run in this process: their calls leave together
     with steady_heap():  # no collector's pass over the whole process as the calls leave
         outcomes = runner.map(play, first, market, ledger, universe, at, rules=rules,
-                              slot=slot, queued_at=time.time())
+                              slot=slot, queued_at=time.time(), candles=candles,
+                              charts=charts)
     names = tuple(c.name for c in first)
     return outcomes + [runner.run(play, c, market, ledger, universe, at, rules=rules,
-                                  others=names, slot=slot, queued_at=time.time())
+                                  others=names, slot=slot, queued_at=time.time(),
+                                  candles=candles, charts=charts)
                        for c in followers]

@@ -20,7 +20,7 @@ import datetime as dt
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 
 from arena.agents.base import Contestant
@@ -59,6 +59,7 @@ from arena.pipeline.season_config import (
 )
 from arena.pipeline.warehouse import Invoke
 from arena.reporting.daily import daily_report, write_daily_report
+from arena.reporting.roles import CONTESTANT, RULER
 
 pd = lazy_import("pandas")
 
@@ -261,7 +262,7 @@ def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Co
                                           | set(season_roster(lake).names)))
     day = play_day(lake, season.market, universe, contestants, at, ledger=ledger,
                    rules=season_rules(season), runner=runner, slot=slot, attempts=attempts,
-                   forfeit_names=names,
+                   forfeit_names=names, candles=season.candles,
                    retries=Retries(season.cycle_deadline_s if deadline_s is None else deadline_s,
                                    season.call_timeout_s, clock, sleep))
     return CycleRun(plan, day)
@@ -447,7 +448,8 @@ class CycleState:
 @dataclass(frozen=True)
 class ContestantState:
     """One contestant of the season: its cycles, its last one and how it ended, its equity and
-    positions now, and the roster changes made to it."""
+    positions now, the roster changes made to it, and its role (a contestant, or a house rule
+    playing as a ruler: :mod:`arena.reporting.roles`)."""
 
     contestant: str
     cycles: int
@@ -456,9 +458,10 @@ class ContestantState:
     equity: float | None
     positions: tuple[str, ...]
     roster: tuple[str, ...]
+    role: str = CONTESTANT
 
     def to_json(self) -> dict[str, object]:
-        return {"contestant": self.contestant, "cycles": self.cycles,
+        return {"contestant": self.contestant, "role": self.role, "cycles": self.cycles,
                 "last_cycle": None if self.last_cycle is None else self.last_cycle.isoformat(),
                 "last_status": self.last_status, "equity": self.equity,
                 "positions": list(self.positions), "roster": list(self.roster)}
@@ -477,9 +480,18 @@ class SeasonStatus:
     def count(self, state: str) -> int:
         return sum(1 for c in self.cycles if c.state == state)
 
+    @property
+    def leader(self) -> ContestantState | None:
+        """The contestant with the highest equity now (of several, the first by name); None
+        before any has an equity, and in a season of house rules only: a ruler never leads."""
+        valued = [c for c in self.contestants if c.role == CONTESTANT and c.equity is not None]
+        return min(valued, key=lambda c: (-c.equity, c.contestant), default=None)  # type: ignore[operator]
+
     def to_json(self) -> dict[str, object]:
+        leader = self.leader
         return {"season": self.season.to_json(), "now": self.now.isoformat(),
                 "closed_at": self.closed,
+                "leader": None if leader is None else leader.contestant,
                 "cycles": [c.to_json() for c in self.cycles],
                 "assets": [{"symbol": f.symbol, "provider": f.provider, "interval": f.interval,
                             "last_price_at": None if f.printed_at is None
@@ -522,10 +534,11 @@ def forfeit_missed(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: U
 
 
 def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: pd.Timestamp,
-                  *, ledger: Ledger | None = None, attempts: Attempts | None = None
-                  ) -> SeasonStatus:
+                  *, ledger: Ledger | None = None, attempts: Attempts | None = None,
+                  rulers: Collection[str] = ()) -> SeasonStatus:
     """Every cycle of the season (done, partial, missed, due, upcoming), each asset's data
-    freshness at ``now`` and each contestant's state."""
+    freshness at ``now`` and each contestant's state: the contestants first, then ``rulers``
+    (the house rules of the roster), each band in the roster's order."""
     ledger = ledger or Ledger(lake)
     attempts = attempts or Attempts(lake)
     by_cycle: dict[pd.Timestamp, set[str]] = {}
@@ -569,6 +582,8 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
         contestants.append(ContestantState(
             name, len(keys), last, None if status is None else str(status),
             None if equity is None else equity.get("equity"), tuple(sorted(positions)),
-            tuple(f"{c.change} from {c.from_cycle}" for c in changes if c.contestant == name)))
+            tuple(f"{c.change} from {c.from_cycle}" for c in changes if c.contestant == name),
+            RULER if name in rulers else CONTESTANT))
+    contestants.sort(key=lambda c: c.role != CONTESTANT)  # stable: each band in roster order
     return SeasonStatus(season, now, cycles, freshness(lake, season, universe, now), contestants,
                         closed_at(lake), last_boot(lake))

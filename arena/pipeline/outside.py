@@ -33,6 +33,7 @@ from arena.pipeline.entrants import Entrant, entrants, join
 from arena.pipeline.live import season_rules
 from arena.pipeline.season_config import SeasonConfig
 from arena.pipeline.season_tables import read_analytics
+from arena.reporting.roles import CONTESTANT, RULER, recorded_role
 from arena.scoring.asset_luck import luck
 from arena.scoring.scorer import default_cost_rate, percentile, rank_score, score
 
@@ -235,8 +236,9 @@ def track_series(closes: pd.Series, close_times: pd.DatetimeIndex,
 
 
 def entrant_score(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str, object]:
-    """The entrant's return, place and luck so far (the arena track, from its record), its
-    eligibility, and each single-asset track against that asset's zero-skill players."""
+    """The entrant's return, place and luck so far (the arena track, from its record: its
+    place among the contestants, the house rules playing beside them as rulers counted apart),
+    its eligibility, and each single-asset track against that asset's zero-skill players."""
     entrant = next((e for e in entrants(arena.lake) if e.name == entrant.name), entrant)
     cash = season_rules(arena.season).start_cash
     ledger = Ledger(arena.lake)
@@ -253,10 +255,14 @@ def entrant_score(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str
                 if rows:
                     standings[key.contestant] = float(rows[-1]["equity"])
         mine = standings.get(entrant.name)
-        place = 1 + sum(v > mine for v in standings.values()) if mine is not None else None
+        roles = {n: recorded_role(ledger, n, last) for n in standings}
+        rivals = [v for n, v in standings.items() if roles[n] == CONTESTANT]
+        rulers = [v for n, v in standings.items() if roles[n] == RULER]
+        place = 1 + sum(v > mine for v in rivals) if mine is not None else None
         out["arena"] = {"cycles": len(played), "last_cycle": last.isoformat(),
                         "equity": mine, "return": None if mine is None else mine / cash - 1,
-                        "place": place, "of": len(standings),
+                        "place": place, "of": len(rivals), "rulers": len(rulers),
+                        "rulers_ahead": None if mine is None else sum(v > mine for v in rulers),
                         **_arena_luck(arena, mine, cash)}
     due = sorted(t for t in played if t <= now)  # the cycles played since it joined
     inbox = Inbox(arena.lake.root)

@@ -42,6 +42,7 @@ from arena.data.manifest import IngestSummary
 from arena.data.providers.base import Provider
 from arena.ledger.store import Ledger
 from arena.market.asof import Providers
+from arena.market.sections import DEFAULT_LAYOUT
 from arena.pipeline.cycle import secret_names
 from arena.pipeline.day import (
     DayIngest,
@@ -89,11 +90,13 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
                   times: Sequence[pd.Timestamp], *, lake: Lake, ledger: Ledger | None = None,
                   runner: Runner = INLINE, ingest: Literal["season", "daily"] = "season",
                   progress: Callable[[DayReport, int, int], None] | None = None,
-                  say: Callable[[str], None] | None = None) -> SeasonReport:
+                  say: Callable[[str], None] | None = None,
+                  candles: str = DEFAULT_LAYOUT) -> SeasonReport:
     """Replay the cycles ``times`` (the season's schedule, :attr:`SeasonConfig.times`): the
     season's market (:func:`ingest_season`, or a day's ingest before each day when
     ``ingest="daily"``), then one :func:`~arena.pipeline.day.play_day` after another (see the
-    module docstring); ``progress`` hears of every day played, ``say`` of the season's ingest."""
+    module docstring), the prompts' candles in the layout ``candles``; ``progress`` hears of
+    every day played, ``say`` of the season's ingest."""
     if ingest not in ("season", "daily"):
         raise ValueError(f"ingest must be 'season' or 'daily', not {ingest!r}")
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
@@ -119,7 +122,7 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
     for i, at in enumerate(times, start=1):
         day_ingest = DayIngest(provider, previous, daily) if daily is None or daily else None
         day = runner.run(play_day, lake, provider.name, universe, contestants, at,
-                         ledger=ledger, runner=runner, ingest=day_ingest)
+                         ledger=ledger, runner=runner, ingest=day_ingest, candles=candles)
         report.days.append(day)
         if progress:
             progress(day, i, len(times))

@@ -2,6 +2,11 @@
 the reasoning and the market's context, written right after a cycle from the ledger itself, so it
 exists before any mart is built (the Prefect flow also publishes it as a markdown artifact).
 
+The standings rank the contestants; the house rules follow under their own heading as rulers,
+not ranked (:mod:`arena.reporting.roles`: told by each one's recorded calls, as the leaderboard
+mart tells them). Who leads and who lags is a contestant; a day on which no contestant has a
+record says so and shows the rulers.
+
 An asset whose price was stale at the cycle (its data stopped arriving; judged by the rule the
 cycle's market used, :func:`arena.market.asof.stale_prices`) is flagged wherever a position in it
 is shown, and listed with its holders: such a position is valued at its last price.
@@ -29,6 +34,7 @@ from arena.market.asof import Providers, cycle_prices, price_intervals, provider
 from arena.market.briefing import market_damage
 from arena.market.types import stale_marker
 from arena.reporting.layout import render
+from arena.reporting.roles import CONTESTANT, RULER, recorded_role
 
 np = lazy_import("numpy")
 pa = lazy_import("pyarrow")
@@ -44,6 +50,7 @@ class Standing:
     equity: float | None
     change: float | None  # since the contestant's previous cycle
     outcome: str = ""  # of this cycle (arena.engine.outcomes)
+    role: str = CONTESTANT  # or RULER (arena.reporting.roles)
 
 
 def _equity_row(ledger: Ledger, at: pd.Timestamp, contestant: str) -> dict[str, Any] | None:
@@ -53,7 +60,8 @@ def _equity_row(ledger: Ledger, at: pd.Timestamp, contestant: str) -> dict[str, 
 
 def _standings(ledger: Ledger, at: pd.Timestamp, records: Sequence[RecordKey]) -> list[Standing]:
     """Each contestant with an equity snapshot at ``at``, against its previous snapshot (read
-    from its own earlier records, latest first: one record in the usual case)."""
+    from its own earlier records, latest first: one record in the usual case), with its role;
+    the contestants first, by equity (best first), then the rulers, by equity."""
     out = []
     for key in records:
         if key.cycle_at != at:
@@ -67,8 +75,23 @@ def _standings(ledger: Ledger, at: pd.Timestamp, records: Sequence[RecordKey]) -
         change = None if pd.isna(now) or pd.isna(before) else float(now - before)
         [outcome] = ledger.record_rows("outcome", at, key.contestant)  # this cycle's record only
         out.append(Standing(key.contestant, None if pd.isna(now) else float(now), change,
-                            str(outcome["status"])))
-    return sorted(out, key=lambda s: (-(s.equity if s.equity is not None else -np.inf), s.contestant))
+                            str(outcome["status"]), recorded_role(ledger, key.contestant, at)))
+    return sorted(out, key=lambda s: (s.role != CONTESTANT,
+                                      -(s.equity if s.equity is not None else -np.inf),
+                                      s.contestant))
+
+
+def _standings_table(standings: Sequence[Standing], *, ranked: bool) -> list[str]:
+    """A band of the standings as a Markdown table: the contestants numbered in their order
+    (1: the highest equity), the rulers not numbered."""
+    columns = [("contestant" if ranked else "ruler", "left"), ("equity", "right"),
+               ("change since its previous cycle", "right"), ("outcome", "left")]
+    rows = [(s.contestant, "–" if s.equity is None else f"{s.equity:,.2f}",
+             "–" if s.change is None else f"{s.change:+,.2f}", s.outcome) for s in standings]
+    if ranked:
+        columns, rows = [("#", "left"), *columns], [(str(i), *row) for i, row in
+                                                    enumerate(rows, start=1)]
+    return _markdown_table(columns, rows)
 
 
 def _rows(rows: list[dict[str, Any]], schema: pa.Schema, order: Sequence[str]) -> pd.DataFrame:
@@ -168,12 +191,15 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
                                                                            strict=True)), ""]
     if not standings:
         return "\n".join([*lines, "No contestant has a record at this cycle."])
-    lines += ["## Standings", "", *_markdown_table(
-        [("#", "left"), ("contestant", "left"), ("equity", "right"),
-         ("change since its previous cycle", "right"), ("outcome", "left")],
-        [(str(i), s.contestant, "–" if s.equity is None else f"{s.equity:,.2f}",
-          "–" if s.change is None else f"{s.change:+,.2f}", s.outcome)
-         for i, s in enumerate(standings, start=1)])]
+    rivals = [s for s in standings if s.role == CONTESTANT]
+    rulers = [s for s in standings if s.role == RULER]
+    lines += ["## Standings", ""]
+    lines += _standings_table(rivals, ranked=True) if rivals else [
+        "No contestant has a record at this cycle: only the house rules played, as rulers."]
+    if rulers:
+        lines += ["", "## Rulers", "",
+                  "The house rules, playing beside the contestants under the same rules: the "
+                  "yardstick, not ranked.", "", *_standings_table(rulers, ranked=False)]
     absent = sorted({k.contestant for k in records} - {s.contestant for s in standings})
     if absent:
         lines += ["", "No record at this cycle: " + "; ".join(
@@ -186,8 +212,8 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
     stale = _stale(lake, provider, universe, prices, at)
     moves = (wide.iloc[-1] / wide.iloc[0] - 1).dropna() if len(wide) == 2 else pd.Series(dtype=float)
     moves = moves.drop([*stale, *damaged], errors="ignore")  # not the day's move
-    why = []
-    for s in (standings[0], standings[-1]) if len(standings) > 1 else (standings[0],):
+    why = [] if rivals else ["No contestant has a record at this cycle, so none leads or lags."]
+    for s in (rivals[0], rivals[-1]) if len(rivals) > 1 else rivals[:1]:
         book = ledger.portfolio(s.contestant, until=at)  # the book of that cycle, not today's
         contrib = sorted(((sym, p.unrealised(float(wide.iloc[-1].get(sym, np.nan))))
                           for sym, p in book.positions.items()
@@ -196,7 +222,7 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
         held = ", ".join(f"{sym} {pnl:+,.2f}" + (f" ({stale_marker(stale[sym])})"
                                                  if sym in stale else "")
                          for sym, pnl in contrib) or "no open position"
-        role = "leads" if s is standings[0] else "lags"
+        role = "leads" if s is rivals[0] else "lags"
         why.append(f"* **{s.contestant}** {role}: cash {book.cash:,.2f}, {len(book.positions)} open "
                    f"position(s); largest unrealised P&L: {held}.")
     lines += ["", "## Who leads and lags, and why", "", *why]

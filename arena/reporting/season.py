@@ -30,7 +30,7 @@ from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.reporting.daily import DAILY_DIR, answer_reasoning, render_daily_html
 from arena.reporting.fragments import FRAGMENTS_FILE, Fragments, digest, rendered_rows
 from arena.reporting.layout import Column, anchor_id, macro, records, render, templates_digest
-from arena.reporting.leaderboard import LEADERBOARD, sorted_board
+from arena.reporting.leaderboard import BAND_TITLES, LEADERBOARD, bands, sorted_board
 from arena.reporting.plots import (
     drawdown_chart,
     equity_chart,
@@ -38,6 +38,7 @@ from arena.reporting.plots import (
     scatter_chart,
     series_colours,
 )
+from arena.reporting.roles import CONTESTANT, RULER
 
 np = lazy_import("numpy")
 pd = lazy_import("pandas")
@@ -111,8 +112,8 @@ def _nanos(times: pd.Series) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- columns
-CONTESTANT = Column("contestant", "contestant",
-                    href=lambda r: f"#{contestant_anchor(r['contestant'])}")
+CONTESTANT_COLUMN = Column("contestant", "contestant",
+                           href=lambda r: f"#{contestant_anchor(r['contestant'])}")
 OPEN_COLUMNS = [
     Column("symbol", "asset"), Column("side", "side"), Column("quantity", "quantity", "num"),
     Column("entry_price", "entry", "price"), Column("mark_price", "last mark", "price"),
@@ -181,7 +182,7 @@ def _trade_columns(links: _Links, *, who: bool = True) -> list[Column]:
         Column("thesis", "thesis", wrap=True),
         _why(links),
     ]
-    return ([CONTESTANT] if who else []) + columns
+    return ([CONTESTANT_COLUMN] if who else []) + columns
 
 
 def _why(links: _Links) -> Column:
@@ -191,18 +192,22 @@ def _why(links: _Links) -> Column:
 
 
 def _open_columns(links: _Links) -> list[Column]:
-    return [CONTESTANT,
+    return [CONTESTANT_COLUMN,
             Column("opened_at", "opened (UTC)", "time", href=lambda r: links.day(r["opened_at"])),
             *OPEN_COLUMNS, _why(links)]
 
 
-def _leaderboard_columns(board: pd.DataFrame) -> list[Column]:
-    """The report's leaderboard: :data:`LEADERBOARD`, the contestant linking to its section,
-    and an ``entry`` column after it when someone entered from outside or late (``board``
-    with :func:`entry`'s column)."""
-    columns = [CONTESTANT if c.key == "contestant" else c for c in LEADERBOARD]
+def _leaderboard_columns(board: pd.DataFrame, role: str = CONTESTANT) -> list[Column]:
+    """The report's leaderboard of one band: :data:`LEADERBOARD`, the contestant linking to its
+    section, and an ``entry`` column after it when someone entered from outside or late
+    (``board`` with :func:`entry`'s column: the whole board, so both bands have the same
+    columns); the rulers' band has no place column and names its rows rulers."""
+    name = CONTESTANT_COLUMN if role == CONTESTANT else Column(
+        "contestant", RULER, href=CONTESTANT_COLUMN.href)
+    columns = [name if c.key == "contestant" else c for c in LEADERBOARD
+               if role == CONTESTANT or c.key != "place"]
     if (board["entry"] != "roster").any():
-        columns.insert(2, Column("entry", "entry"))
+        columns.insert(columns.index(name) + 1, Column("entry", "entry"))
     return columns
 
 
@@ -339,7 +344,8 @@ class _Contestant:
     name: str
     anchor: str
     colour: str
-    place: object
+    place: object  # None for a ruler (not ranked)
+    role: str
     entered: str
     stats: dict[str, object]
     trades: list[Markup]  # rows rendered (fragments.rendered_rows)
@@ -388,7 +394,8 @@ def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame
     rejections = rejections.assign(symbols=rejections["symbols"].map(
         lambda v: v if v is None or isinstance(v, str) else ", ".join(map(str, v))))
     return _Contestant(
-        name=name, anchor=contestant_anchor(name), colour=colour, place=row["place"],
+        name=name, anchor=contestant_anchor(name), colour=colour,
+        place=None if row["role"] == RULER else row["place"], role=str(row["role"]),
         entered=str(entered), stats=stats,
         trades=rendered_rows(_why_column(trades.sort_values(["opened_at", "symbol"])),
                              trade_columns, fragments),
@@ -551,15 +558,16 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     ``fragments``: the rows and cycles kept from the last rendering (the page is the same
     with or without them)."""
     fragments = fragments if fragments is not None else Fragments()
-    board = sorted_board(marts["leaderboard"])
+    board = marts["leaderboard"]
     if board.empty:
         raise ReportError("the leaderboard is empty: no contestant played this season")
     missing = [m for m in ("decisions", "benchmark_equity") if m not in marts]
-    missing += [f"leaderboard.{c}" for c in ("outside_entrant", "first_cycle_at")
+    missing += [f"leaderboard.{c}" for c in ("outside_entrant", "first_cycle_at", "role")
                 if c not in board]
     if missing:
         raise ReportError(f"the marts lack {', '.join(missing)}: rebuild them (arena season "
                           "publish, or arena replay)")
+    board = sorted_board(board)
     market = _market(board)
     daily = dict(daily or {})
     links = _Links(daily, marts["decisions"])
@@ -575,28 +583,35 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     rules = marts["reference_rules"]
     corr = marts["asset_correlations"]
     board = board.assign(entry=entry(board))
+    (_, rivals), (_, rulers) = bands(board)
     cycles = _cycles(marts["decisions"], links, fragments)
     rows_of = _ByContestant(marts)
     own_trade_columns = _trade_columns(links, who=False)
+
+    def sections(band: pd.DataFrame) -> list[_Contestant]:
+        return [_contestant(str(name), marts, held, colours[str(name)], cycles.get(str(name), []),
+                            own_trade_columns, fragments, rows_of)
+                for name in band["contestant"]]
+
     return render(
         "season.html.j2",
         title=title, market=market,
         banner=market_note(market) if market == SYNTHETIC_MARKET else "",
         start=equity["cycle_at"].min(), end=equity["cycle_at"].max(),
         cycles=int(equity["cycle_at"].nunique()), short_season=SHORT_SEASON,
-        leader=records(board.head(1))[0],
+        leader=records(rivals.head(1))[0] if len(rivals) else None,
+        best_ruler=records(rulers.head(1))[0] if len(rulers) else None,
         fills=int(board["trades"].sum()),
         closed=int((trades["status"] == "closed").sum()),
         still_open=int((trades["status"] == "open").sum()),
-        board=records(board), board_columns=_leaderboard_columns(board),
+        board=records(rivals), board_columns=_leaderboard_columns(board),
+        ruler_board=records(rulers), ruler_columns=_leaderboard_columns(board, RULER),
+        band_titles=BAND_TITLES,
         charts=_charts(marts, board, players), players=players,
         key_trades=_with_why(_key_trades(trades)), trade_columns=_trade_columns(links),
         held=_with_why(held), held_columns=_open_columns(links),
         unrealised=float(held["unrealised_pnl"].sum()) if len(held) else 0.0,
-        contestants=[_contestant(str(name), marts, held, colours[str(name)],
-                                 cycles.get(str(name), []), own_trade_columns, fragments,
-                                 rows_of)
-                     for name in board["contestant"]],
+        contestants=sections(rivals), rulers=sections(rulers),
         own_trade_columns=own_trade_columns, decision_columns=DECISION_COLUMNS,
         stat_columns=STAT_COLUMNS, rejection_columns=REJECTION_COLUMNS,
         call_columns=CALL_COLUMNS,

@@ -80,6 +80,11 @@ def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
     [board] = [a for a in mine if a.key == board_key]
     assert {r["market"] for r in json.loads(board.data)} == {"SYNTHETIC"}
     assert "SYNTHETIC market data: not real prices" in board.description
+    # the roster's two house rules are rulers: no place, and no best contestant to name
+    assert {(r["contestant"], r["role"], r["place"]) for r in json.loads(board.data)} == {
+        ("momentum", "ruler", None), ("random", "ruler", None)}
+    assert "no contestant played this season, only the house rules (rulers); best ruler: " \
+        in board.description
 
     # the engine's recorded equity no longer matches the fills (a record written that way: its
     # chain link made over the wrong value): the dbt test, and the flow, fail

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import pytest
 
+from arena.agents.base import Reply
 from arena.agents.factory import build_contestant
 from arena.agents.reverse import ReverseContestant
 from arena.agents.roster import ContestantSpec, load_roster
@@ -67,25 +69,63 @@ def test_the_reverse_mirrors_its_target(setup, universe):
         (f.symbol, "short" if f.side == "long" else "long") for f in source]
 
 
-def test_mirror_of_worst_mirrors_the_worst_performer_so_far(setup, universe):
+class Copycat:
+    """A contestant - not a house rule - that answers what a house rule answers: its calls are
+    recorded as its own model's, so it is ranked among the contestants."""
+
+    kind = "llm"
+
+    def __init__(self, name: str, rule) -> None:
+        self.name, self.rule = name, rule
+
+    def _own(self, reply: Reply) -> Reply:
+        calls = tuple(replace(c, contestant=self.name, model=f"copy/{self.rule.name}")
+                      for c in reply.calls)
+        return replace(reply, calls=calls)
+
+    def answer(self, briefing):
+        return self._own(self.rule.answer(briefing))
+
+    def repair(self, briefing, previous, follow_up):
+        return self._own(self.rule.repair(briefing, previous, follow_up))
+
+
+def test_mirror_of_worst_mirrors_the_worst_contestant_so_far_never_a_ruler(setup, universe):
+    """The worst is the contestant with the lowest equity so far; the house rules play as
+    rulers and are never mirrored as the worst, even when one of them did worse."""
     lake, ledger, contestants = setup
     worst_mirror = ReverseContestant(ContestantSpec(name="anti-worst", kind="reverse",
                                                     mirror_of="worst"))
-    players = [c for c in contestants if not isinstance(c, ReverseContestant)]
+    rules = {c.name: c for c in contestants if not isinstance(c, ReverseContestant)}
+    # on Monday momentum and trend-following lose the most, the copied rules less
+    copies = [Copycat("copy-mean-reversion", rules["mean-reversion"]),
+              Copycat("copy-equal-weight", rules["equal-weight"])]
+    players = [*rules.values(), *copies]
     first = run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], MON, ledger=ledger)
     assert next(o for o in first if o.contestant == "anti-worst").status == "skipped"  # no past
     run_cycle(lake, PROVIDER, universe, [*players, worst_mirror], TUE, ledger=ledger)
     from arena.pipeline.cycle import standings
 
     before = standings(ledger, TUE, [p.name for p in players])
-    worst = min(before, key=lambda name: (before[name], name))
+    assert sorted(before) == ["copy-equal-weight", "copy-mean-reversion"]  # no ruler
     equity = ledger.table("equity")
     monday = equity[equity["cycle_at"] == MON].set_index("contestant")["equity"]
-    assert worst == monday.loc[[p.name for p in players]].idxmin()
+    worst = monday.loc[[c.name for c in copies]].idxmin()
+    assert monday.loc[list(rules)].min() < monday.loc[worst]  # a ruler did worse, unmirrored
     source = ledger.responses(worst, TUE)["answer"]
     mirrored = ledger.responses("anti-worst", TUE)["answer"]
     assert json_actions(mirrored) == [{"open_long": "open_short", "open_short": "open_long"}.get(a, a)
                                       for a in json_actions(source)]
+
+
+def test_mirror_of_worst_among_house_rules_only_has_no_one_to_mirror(setup, universe):
+    lake, ledger, contestants = setup
+    worst_mirror = ReverseContestant(ContestantSpec(name="anti-worst", kind="reverse",
+                                                    mirror_of="worst"))
+    rules = [c for c in contestants if not isinstance(c, ReverseContestant)]
+    for at in (MON, TUE):
+        outcomes = run_cycle(lake, PROVIDER, universe, [*rules, worst_mirror], at, ledger=ledger)
+        assert next(o for o in outcomes if o.contestant == "anti-worst").status == "skipped"
 
 
 def json_actions(text: str) -> list[str]:
@@ -113,7 +153,14 @@ def test_the_daily_report_shows_each_contestants_outcome(setup, universe, tmp_pa
     text = daily_report(ledger, lake, PROVIDER, universe, MON)
     header = "| # | contestant | equity | change since its previous cycle | outcome |"
     assert any(" ".join(line.split()) == header for line in text.splitlines())
-    rows = {line.split("|")[2].strip(): line.split("|")[5].strip()
-            for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()}
-    assert rows == {o.contestant: o.status for o in outcomes}
-    assert rows["anti-ghost"] == "skipped"
+    ranked = {line.split("|")[2].strip(): line.split("|")[5].strip()
+              for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()}
+    rulers = text.split("\n## Rulers\n")[1].split("\n## ")[0]
+    ruled = {line.split("|")[1].strip(): line.split("|")[4].strip()
+             for line in rulers.splitlines()
+             if line.startswith("| ") and not line.startswith("| ruler ")}
+    # the reverses are contestants, ranked; the house rules are rulers, listed apart
+    assert ranked == {o.contestant: o.status for o in outcomes if o.contestant.startswith("anti-")}
+    assert ruled == {o.contestant: o.status for o in outcomes
+                     if not o.contestant.startswith("anti-")}
+    assert ranked["anti-ghost"] == "skipped"

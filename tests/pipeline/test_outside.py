@@ -124,7 +124,9 @@ def test_a_decision_is_dry_run_at_once_and_the_last_before_the_cycle_executes(ar
     _cycle(arena, WED)  # nothing submitted for Wednesday: a hold too
     assert ledger.record_rows("outcome", WED, "outside-one")[0]["status"] == "no_trade"
     score = entrant_score(arena, entrant, WED + pd.Timedelta(hours=1))
-    assert score["arena"]["cycles"] == 3 and score["arena"]["of"] == 2
+    assert score["arena"]["cycles"] == 3
+    # placed among the contestants: the house rule momentum plays beside it as a ruler
+    assert (score["arena"]["place"], score["arena"]["of"], score["arena"]["rulers"]) == (1, 1, 1)
     assert score["eligibility"]["cycles_since_joining"] == 3
     assert score["eligibility"]["valid_submissions"] == 2  # Wednesday had none
     assert not score["eligibility"]["eligible"]  # 2/3 < 70%
@@ -181,6 +183,9 @@ def test_an_entrant_lands_in_the_marts_and_reports_like_a_roster_contestant(aren
     assert bool(board.loc["momentum", "outside_entrant"]) is False
     assert board.loc["outside-one", "first_cycle_at"] == TUE
     assert board.loc["outside-one", "model_calls"] == 0  # its inbox is not a model
+    # a contestant, placed; the house rule beside it a ruler, not placed
+    assert (board.loc["outside-one", "role"], board.loc["outside-one", "place"]) == ("contestant", 1)
+    assert board.loc["momentum", "role"] == "ruler" and pd.isna(board.loc["momentum", "place"])
     html = out.report.read_text()
     assert ">outside entrant, from 2025-11-25<" in html and 'id="contestant-outside-one"' in html
     assert 'href="#d-outside-one-20251125T1600-answer-0"' in html

@@ -135,12 +135,17 @@ def test_demo_prints_the_leaderboard_and_the_report_then_report_rebuilds_it(tmp_
     out = capsys.readouterr().out
     assert "day  2/2" in out and "contestant" in out and "luck pct" in out
     assert f"season report: {lake / 'reports' / 'season.html'}" in out
-    board = [line for line in out.splitlines() if line[:3].strip().isdigit()]
-    assert len(board) == 5  # one line per house agent, ranked
+    # the demo's roster holds house rules only: rulers, not ranked, and no contestant to name
+    assert "no contestant played this season, only the house rules (rulers)" in out
+    assert not any(line[:3].strip().isdigit() for line in out.splitlines())
+    board = [line for line in out.splitlines() if line.startswith("–  ")]
+    assert len(board) == 5  # one line per house agent
     assert main([*args, "--json"]) == 0  # resumes: nothing played twice, same leaderboard
     payload = json.loads(capsys.readouterr().out)
     assert {o["recorded"] for d in payload["days"] for o in d["outcomes"]} == {"already recorded"}
     assert [r["contestant"] for r in payload["leaderboard"]] == [line.split()[1] for line in board]
+    assert payload["best_contestant"] is None
+    assert {(r["role"], r["place"]) for r in payload["leaderboard"]} == {("ruler", None)}
     (lake / "reports" / "season.html").unlink()
     assert main(["report", "--lake", str(lake)]) == 0
     assert (lake / "reports" / "season.html").stat().st_size > 10_000

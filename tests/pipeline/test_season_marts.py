@@ -2,8 +2,10 @@
 season report in a real browser - and the engine's Python fold against the dbt marts, to the cent.
 
 The season (six days over a weekend, eight assets) has the house agents, an LLM contestant on a
-loopback OpenAI-compatible server, and a contestant with tight invalidation levels, so the
-monitor closes positions automatically inside the replay.
+loopback OpenAI-compatible server, a house rule with tight invalidation levels, so the monitor
+closes positions automatically inside the replay, and a contestant that plays after the others
+and writes down the standings its briefing carried. The house rules play as rulers: the
+leaderboard, the reports and the terminal show them apart from the two contestants.
 """
 
 from __future__ import annotations
@@ -76,6 +78,31 @@ class TightStops:
         return Reply(text, (), (*previous.transcript, Message("assistant", text)))
 
 
+class StandingsWatcher:
+    """A contestant that plays after the others, as a reverse does, and holds: its reasoning
+    names whose standings its briefing carried ("none" before anyone has a cycle)."""
+
+    kind = "reverse"
+    follows = True
+
+    def __init__(self, name: str = "standings-watcher") -> None:
+        self.name = name
+
+    def answer(self, briefing: Briefing) -> Reply:
+        seen = ", ".join(sorted(briefing.standings)) or "none"
+        text = json.dumps({"reasoning": f"standings of: {seen}", "decisions": []})
+        call = CallRecord(self.name, "decision", "watch/standings", 0, 0, 0.0, 0.0)
+        return Reply(text, (call,), (*briefing.messages, Message("assistant", text)))
+
+    def repair(self, briefing: Briefing, previous: Reply, follow_up: str) -> Reply:
+        return previous
+
+
+# the house agents and the tight stops are rulers; the LLM and the watcher contestants
+RULERS = ["momentum", "mean-reversion", "trend-following", "equal-weight", "random", "tight-stops"]
+RIVALS = ["stub-llm", "standings-watcher"]
+
+
 @pytest.fixture(scope="module")
 def season(tmp_path_factory, universe):
     """The replayed and finished season: (lake, ledger, times, outputs, contestant names)."""
@@ -88,7 +115,8 @@ def season(tmp_path_factory, universe):
             " params: {temperature: 0.2, max_tokens: 400, timeout: 5, num_retries: 1}}\n")
         runnable, _ = load_roster().available({})
         llm, _ = load_roster(roster).available({})
-        contestants = [build_contestant(s) for s in [*runnable, *llm]] + [TightStops()]
+        contestants = [build_contestant(s) for s in [*runnable, *llm]] + [TightStops(),
+                                                                          StandingsWatcher()]
         lake = Lake(root)
         sub = universe.select(SYMBOLS)
         replay_season(SyntheticProvider(), sub, contestants, daily_cycles(START, DAYS), lake=lake)
@@ -238,8 +266,102 @@ def test_the_leaderboard_matches_the_python_metrics(season, universe):
         p = percentile(expected["return"], zero_skill)
         assert row["zero_skill_percentile"] == pytest.approx(p, abs=1e-12)
         assert row["rank_score"] == pytest.approx(rank_score(p, ARENA_PLAYERS), abs=1e-12)
-    assert list(board.sort_values("place")["total_return"]) == \
-        sorted(board["total_return"], reverse=True)
+    rivals = board[board["role"] == "contestant"]
+    assert list(rivals.sort_values("place")["total_return"]) == \
+        sorted(rivals["total_return"], reverse=True)
+
+
+def test_the_leaderboard_places_the_contestants_among_themselves_and_marks_the_rulers(season):
+    """Every player keeps its row; the house rules are rulers, with no place; the contestants
+    are placed 1 + the contestants with a higher return, though rulers did better than one."""
+    from arena.reporting.leaderboard import sorted_board
+
+    lake, *_ = season
+    board = read_marts(lake)["leaderboard"].set_index("contestant")
+    assert board["role"].to_dict() == {**dict.fromkeys(RULERS, "ruler"),
+                                       **dict.fromkeys(RIVALS, "contestant")}
+    rivals = board.loc[RIVALS]
+    for name, row in rivals.iterrows():
+        assert row["place"] == 1 + (rivals["total_return"] > row["total_return"]).sum(), name
+    assert board.loc[RULERS, "place"].isna().all()
+    # the watcher holds (0%); rulers did better than it, and it is still second, not lower
+    assert board.loc["standings-watcher", "total_return"] == 0.0
+    assert (board.loc[RULERS, "total_return"] > 0.0).any()
+    assert board.loc["standings-watcher", "place"] == 2
+    with _warehouse(lake) as con:
+        assert con.execute("select contestant, role, place from leaderboard where role = "
+                           "'contestant' order by place").fetchall() == \
+            [(n, "contestant", int(board.loc[n, "place"])) for n in
+             sorted(RIVALS, key=lambda n: board.loc[n, "place"])]
+    ordered = sorted_board(read_marts(lake)["leaderboard"])
+    assert list(ordered["contestant"][:2]) == sorted(RIVALS, key=lambda n: board.loc[n, "place"])
+    rulers = ordered.iloc[2:]
+    assert set(rulers["contestant"]) == set(RULERS)
+    assert list(rulers["total_return"]) == sorted(rulers["total_return"], reverse=True)
+
+
+def test_a_follower_is_handed_the_contestants_standings_never_the_rulers(season):
+    """The standings a follower plays from (a reverse's ``mirror_of: worst``) hold the
+    contestants that answered before it, never a house rule: none on the first day (no
+    earlier cycle), the LLM on every later one."""
+    _, ledger, times, _, _ = season
+    seen = [json.loads(ledger.responses("standings-watcher", at)["answer"])["reasoning"]
+            for at in times]
+    assert seen == ["standings of: none"] + ["standings of: stub-llm"] * (DAYS - 1)
+
+
+def test_the_report_and_the_terminal_show_the_contestants_first_and_the_rulers_apart(season,
+                                                                                      capsys):
+    from arena.cli._render import print_leaderboard
+    from arena.reporting.layout import fmt
+
+    lake, *_, outputs, _ = season
+    board = read_marts(lake)["leaderboard"].set_index("contestant")
+    rivals = sorted(RIVALS, key=lambda n: board.loc[n, "place"])
+    rulers = sorted(RULERS, key=lambda n: (-board.loc[n, "total_return"], n))
+    best = rivals[0]
+    html = outputs.report.read_text()
+    summary = " ".join(re.sub(r"<[^>]+>", " ", html.split('<section id="summary">')[1]
+                              .split("</section>")[0]).split())
+    assert f"{best} leads the contestants after {DAYS} cycles" in summary
+    assert f"with {fmt(board.loc[best, 'total_return'], 'return')}" in summary
+    assert (f"The best of the house rules, which play beside them as rulers (the yardstick, not "
+            f"ranked), was {rulers[0]} with {fmt(board.loc[rulers[0], 'total_return'], 'return')}"
+            ) in summary
+    assert "2 contestants, 6 rulers" in summary
+    section = html.split('<section id="leaderboard">')[1].split("</section>")[0]
+    contestants_table, rulers_table = section.split("</table>")[:2]
+    assert "<caption>Contestants</caption>" in contestants_table
+    assert "<caption>Rulers: the house rules" in rulers_table
+    assert re.findall(r'href="#contestant-([^"]+)"', contestants_table) == rivals
+    assert re.findall(r'href="#contestant-([^"]+)"', rulers_table) == rulers
+    print_leaderboard(read_marts(lake)["leaderboard"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith(f"best contestant: {best}, ")
+    start = lines.index("contestants")
+    band = lines.index("rulers: the house rules, the yardstick beside the contestants "
+                       "(not ranked)")
+    assert [ln.split()[:2] for ln in lines[start + 2:band - 1]] == [
+        [str(int(board.loc[n, "place"])), n] for n in rivals]
+    assert [ln.split()[:2] for ln in lines[band + 2:]] == [["–", n] for n in rulers]
+
+
+def test_the_daily_reports_rank_the_contestants_and_name_a_contestant_as_the_leader(season):
+    """Each day the standings list the contestants, then the rulers under their own heading;
+    the leader is the contestant with the highest equity, even on a day a ruler had more."""
+    lake, ledger, times, _, _ = season
+    passed_over = 0
+    for at in times:
+        text = (lake.root / "reports" / "daily" / f"{at:%Y-%m-%d}.md").read_text()
+        standings = text.split("## Standings")[1].split("## Rulers")[0]
+        ruled = text.split("## Rulers")[1].split("## Who leads")[0]
+        assert sorted(re.findall(r"^\| \d \| ([a-z-]+) ", standings, re.M)) == sorted(RIVALS)
+        assert sorted(re.findall(r"^\| ([a-z-]+) +\|", ruled, re.M)[1:]) == sorted(RULERS)
+        equity = {n: ledger.record_rows("equity", at, n)[-1]["equity"] for n in RIVALS + RULERS}
+        leader = max(RIVALS, key=lambda n: (equity[n], n == "stub-llm"))
+        assert f"* **{leader}** leads: " in text
+        passed_over += max(equity[n] for n in RULERS) > equity[leader]
+    assert passed_over  # a day on which a ruler did better than the leading contestant
 
 
 def test_the_leaderboard_says_the_season_ran_on_synthetic_prices(season):
@@ -393,8 +515,9 @@ _PROBE = """() => {
             if (href.startsWith("#d-")) out.decisionLinks += 1;
         } else out.files.push(href);
     }
-    for (const tr of document.querySelectorAll("#leaderboard tbody tr")) {
-        out.board.push([...tr.children].map((td) => [td.textContent, td.dataset.value ?? null]));
+    for (const table of document.querySelectorAll("#leaderboard table")) {
+        out.board.push([...table.querySelectorAll("tbody tr")].map(
+            (tr) => [...tr.children].map((td) => [td.textContent, td.dataset.value ?? null])));
     }
     out.trades = document.querySelectorAll("#key-trades tbody tr").length;
     out.tradeLinks = document.querySelectorAll('#key-trades a[href^="#d-"]').length;
@@ -407,6 +530,7 @@ def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
     scrolls sideways, every chart drawn, every link resolves (to an element of the page or a
     file beside it), and the leaderboard's numbers are the mart's, read back from the DOM."""
     from arena.reporting.layout import fmt
+    from arena.reporting.leaderboard import bands
     from arena.reporting.season import LEADERBOARD
     from tests.browser import load_page
 
@@ -417,7 +541,7 @@ def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", html)  # nothing fetched
     for section in ("Leaderboard", "Equity against the benchmarks", "Drawdowns",
                     "Activity and cost", "Key trades", "Open positions at the end",
-                    "Contestants", "Luck ceiling per asset", "Reference rules",
+                    "Contestants", "Rulers", "Luck ceiling per asset", "Reference rules",
                     "Asset correlations", "Model calls", "Daily reports",
                     "Conventions and limits"):
         assert f">{section}</a></h2>" in html, section
@@ -435,10 +559,15 @@ def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
     assert probe["files"] and all((outputs.report.parent / f).is_file() for f in probe["files"])
     assert probe["trades"] > 0 and probe["tradeLinks"] == probe["trades"]
     assert probe["decisionLinks"] >= probe["trades"]
-    board = read_marts(lake)["leaderboard"].sort_values(["place", "contestant"])
-    assert len(probe["board"]) == len(board)
-    for row, cells in zip(board.to_dict("records"), probe["board"], strict=True):
-        for column, (text, value) in zip(LEADERBOARD, cells, strict=True):
+    # the contestants' table, every column; the rulers', all but the place
+    (_, rivals), (_, rulers) = bands(read_marts(lake)["leaderboard"])
+    shown = [(row, LEADERBOARD, cells) for row, cells in
+             zip(rivals.to_dict("records"), probe["board"][0], strict=True)]
+    shown += [(row, LEADERBOARD[1:], cells) for row, cells in
+              zip(rulers.to_dict("records"), probe["board"][1], strict=True)]
+    assert len(shown) == len(read_marts(lake)["leaderboard"])
+    for row, columns, cells in shown:
+        for column, (text, value) in zip(columns, cells, strict=True):
             expected = row[column.key]
             if value is None:  # text, or a missing number
                 assert text == fmt(expected, column.kind), (row["contestant"], column.key)

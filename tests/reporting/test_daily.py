@@ -71,3 +71,49 @@ def test_daily_report_reads_records_not_tables(ledger, universe, monkeypatch):
     assert [t.split()[4] for t in trades] == ["ETH", "BTC", "SOL"]  # by notional, ties in key order
     assert any("automatic close of long ETH at 90.00" in ln and "realised -10.00" in ln
                for ln in lines)
+
+
+
+def test_the_standings_rank_the_contestants_and_show_the_rulers_apart(ledger, tmp_path,
+                                                                       universe):
+    """The house rules (told by their recorded calls, ``house/<strategy>``: a forfeit records
+    none, so its previous record's tell) follow the ranked contestants under their own heading,
+    not numbered; the leader and the laggard are contestants, though a ruler did better than
+    both. A day on which only house rules have a record says there is no contestant."""
+    from arena.core.types import CallRecord
+
+    _, lake = ledger
+    book = Ledger(tmp_path / "lake")
+
+    def record(name: str, at: pd.Timestamp, equity: float, model: str | None) -> None:
+        calls = () if model is None else (CallRecord(name, "decision", model, 0, 0, 0.0, 0.0),)
+        book.record_cycle(at, name, lambda: CycleRecord(
+            name, at, TRADED, responses={"answer": "{}"}, calls=calls, equity=_equity(equity)))
+
+    record("momentum", FRI - DAY, 9_900.0, "house/momentum")
+    record("alpha", FRI, 10_100.0, "openai/alpha-model")
+    record("beta", FRI, 9_950.0, None)  # never answered: no call, a contestant all the same
+    record("equal-weight", FRI, 10_600.0, "house/equal_weight")
+    record("momentum", FRI, 9_800.0, None)
+    record("equal-weight", FRI + DAY, 10_650.0, "house/equal_weight")
+    text = daily_report(book, lake, PROVIDER, universe, FRI)
+    standings = text.split("## Standings\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [[c.strip() for c in row.split("|")[1:-1]] for row in standings[:1] + standings[2:]] \
+        == [["#", "contestant", "equity", "change since its previous cycle", "outcome"],
+            ["1", "alpha", "10,100.00", "+100.00", "traded"],
+            ["2", "beta", "9,950.00", "-50.00", "traded"]]
+    rulers = text.split("## Rulers\n\n", 1)[1].split("\n\n## ", 1)[0].splitlines()
+    assert rulers[0] == ("The house rules, playing beside the contestants under the same rules: "
+                         "the yardstick, not ranked.")
+    assert [[c.strip() for c in row.split("|")[1:-1]] for row in rulers[2:3] + rulers[4:]] == [
+        ["ruler", "equity", "change since its previous cycle", "outcome"],
+        ["equal-weight", "10,600.00", "+600.00", "traded"],
+        ["momentum", "9,800.00", "-100.00", "traded"]]
+    why = text.split("## Who leads and lags, and why\n\n", 1)[1].split("\n\n", 1)[0]
+    assert [line.split(":")[0] for line in why.splitlines()] == ["* **alpha** leads",
+                                                                 "* **beta** lags"]
+    only_rulers = daily_report(book, lake, PROVIDER, universe, FRI + DAY)
+    assert "No contestant has a record at this cycle: only the house rules played, as rulers." \
+        in only_rulers
+    assert "No contestant has a record at this cycle, so none leads or lags." in only_rulers
+    assert "| equal-weight |" in only_rulers and "**equal-weight**" not in only_rulers

@@ -36,6 +36,7 @@ def board() -> pd.DataFrame:
     return pd.DataFrame({
         "place": [3, 2, 1, 2],
         "contestant": ["zeta", "gamma", "alpha", "beta"],
+        "role": ["contestant"] * 4,
         "market": ["SYNTHETIC"] * 4,
         "total_return": [-0.00004, 0.0123, 0.0523, 0.0123],
         "zero_skill_percentile": [0.5, 0.61, 0.797, 0.61],
@@ -86,12 +87,12 @@ def test_the_terminal_writes_each_cell_the_reports_way(board):
 
 def test_the_artifact_rows_are_the_boards_values_json_safe(board):
     rows = artifact_rows(board)
-    assert [list(r) for r in rows] == [["market", *KEYS]] * 4
+    assert [list(r) for r in rows] == [["market", "role", *KEYS]] * 4
     text = json.dumps(rows, allow_nan=False)  # no NaN, no numpy scalar, no Timestamp
     assert json.loads(text) == rows
     assert [r["contestant"] for r in rows] == ["alpha", "beta", "gamma", "zeta"]
     alpha, beta, gamma, zeta = rows
-    assert alpha == {"market": "SYNTHETIC", "place": 1, "contestant": "alpha",
+    assert alpha == {"market": "SYNTHETIC", "role": "contestant", "place": 1, "contestant": "alpha",
                      "total_return": 0.0523, "zero_skill_percentile": 0.797,
                      "rank_score": 0.6925, "sharpe": None, "max_drawdown": 0.0123,
                      "round_trips": 1, "win_rate": 1.0, "trades": 2, "excess_vs_btc": 0.04,
@@ -123,35 +124,48 @@ def test_an_artifact_value_is_a_json_value(value, json_value):
 
 
 class _Headers(HTMLParser):
-    """The header cells of the table under ``<section id="leaderboard">``."""
+    """The header cells of each table under ``<section id="leaderboard">``, by its caption."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.section, self.in_th, self.headers = None, False, []
+        self.section, self.cell, self.caption, self.headers = None, None, "", {}
 
     def handle_starttag(self, tag, attrs):
         if tag == "section":
             self.section = dict(attrs).get("id")
-        self.in_th = tag == "th" and self.section == "leaderboard"
-        if self.in_th:
-            self.headers.append("")
+        if self.section == "leaderboard" and tag in ("caption", "th"):
+            self.cell = tag
+            if tag == "caption":
+                self.caption = ""
+            else:
+                self.headers.setdefault(self.caption, []).append("")
 
     def handle_endtag(self, tag):
-        self.in_th = self.in_th and tag != "th"
+        self.cell = None if tag == self.cell else self.cell
 
     def handle_data(self, data):
-        if self.in_th:
-            self.headers[-1] += data
+        if self.cell == "caption":
+            self.caption += data
+        elif self.cell == "th":
+            self.headers[self.caption][-1] += data
 
 
-def _report_headers(html: str) -> list[str]:
+def _report_headers(html: str) -> dict[str, list[str]]:
     parser = _Headers()
     parser.feed(html)
     return parser.headers
 
 
+RULERS = "Rulers: the house rules, the yardstick beside the contestants (not ranked)"
+
+
 def test_the_reports_leaderboard_is_these_columns():
-    assert _report_headers(season_report(tiny_marts())) == [c.header for c in LEADERBOARD]
+    """The contestants' table has every column; the rulers' has no place and names its rows
+    rulers."""
+    headers = [c.header for c in LEADERBOARD]
+    assert _report_headers(season_report(tiny_marts())) == {
+        "Contestants": headers, RULERS: ["ruler", *headers[2:]]}
     # a contestant that entered late: the report says so in an entry column after the name
     late = _report_headers(season_report(tiny_marts(late=True)))
-    assert late == ["#", "contestant", "entry", *[c.header for c in LEADERBOARD[2:]]]
+    assert late == {"Contestants": ["#", "contestant", "entry", *headers[2:]],
+                    RULERS: ["ruler", "entry", *headers[2:]]}

@@ -19,12 +19,14 @@ def _answer(reasoning: str, decisions: list[dict]) -> str:
 
 def tiny_marts(name: str = "alpha", reasoning: str = "ETH keeps trending", *,
                thesis: str = "trend intact", late: bool = False) -> dict[str, pd.DataFrame]:
-    """The marts of a season where ``name`` (first) opened and closed ETH, with ``reasoning`` in
-    its first answer and ``thesis`` on the trade, and ``momentum`` (second) still holds BTC;
-    ``late``: momentum entered at the second cycle."""
+    """The marts of a season where the contestant ``name`` (first) opened and closed ETH, with
+    ``reasoning`` in its first answer and ``thesis`` on the trade, and the house rule
+    ``momentum`` (a ruler: no place) still holds BTC; ``late``: momentum entered at the second
+    cycle."""
     opening = {"action": "open_long", "symbol": "ETH", "size_pct": 10, "thesis": thesis}
     board = pd.DataFrame({
-        "place": [1, 2], "contestant": [name, "momentum"], "market": ["SYNTHETIC"] * 2,
+        "place": [1, None], "contestant": [name, "momentum"], "role": ["contestant", "ruler"],
+        "market": ["SYNTHETIC"] * 2,
         "cycles": [2, 2], "final_equity": [10_523.0, 9_990.0], "total_return": [0.0523, -0.001],
         "sharpe": [NAN, -1.25], "max_drawdown": [0.0, 0.0021], "win_rate": [1.0, NAN],
         "trades": [2, 1], "round_trips": [1, 0], "automatic_closes": [0, 0],

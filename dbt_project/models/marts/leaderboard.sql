@@ -1,6 +1,9 @@
 -- One row per contestant for the season (SPEC §4): return, Sharpe, drawdown, win rate, trades,
 -- excess returns over BTC, SPY and the equal-weighted universe, the place among the arena's
 -- zero-skill players, and what the model calls cost. Fractions, not percent.
+-- role tells a contestant (a model, an agent built on one, an outside entrant) from a ruler (a
+-- house rule: the yardstick, played beside them under the same rules): the contestants are
+-- placed among themselves, 1..n; a ruler keeps its row and has no place (arena/reporting/roles.py).
 -- market says whose prices the season was played on: SYNTHETIC (the embedded default's
 -- invented prices) or the real provider's name, as arena/pipeline/season_tables.py labels the season.
 -- The equity series starts with the season-start mark (the start cash at the first cycle,
@@ -103,7 +106,9 @@ costs as (
     select contestant, sum(cost_usd) as cost_usd, cast(sum(tokens_in) as bigint) as tokens_in,
            cast(sum(tokens_out) as bigint) as tokens_out,
            count(*) filter (where model <> 'entrant/inbox') as calls,
-           bool_or(model = 'entrant/inbox') as outside_entrant
+           bool_or(model = 'entrant/inbox') as outside_entrant,
+           -- a house rule records each answer as a call of model house/<strategy>
+           bool_or(starts_with(model, 'house/')) as house_rule
     from {{ ref('stg_ledger__calls') }}
     group by contestant
 ),
@@ -119,6 +124,7 @@ windows as (
 board as (
     select
         e.contestant,
+        case when coalesce(c.house_rule, false) then 'ruler' else 'contestant' end as role,
         m.market,
         e.cycles,
         e.final_equity,
@@ -158,6 +164,8 @@ board as (
 )
 
 select
-    rank() over (order by total_return desc) as place,
+    case
+        when role = 'contestant' then rank() over (partition by role order by total_return desc)
+    end as place,
     *
 from board
