@@ -188,3 +188,30 @@ def test_a_live_cycle_shows_the_candles_in_its_seasons_layout(tmp_path_factory, 
     rows = sum(bool(SERIES.match(x)) for x in prompt.splitlines())
     lines = sum(bool(CLOSES.match(x)) for x in prompt.splitlines())
     assert (rows, lines) == ((36, 0) if layout == OHLCV else (0, 36))  # 12 assets x 3 series
+
+
+def test_a_live_cycle_tells_the_contestants_their_seasons_fee(tmp_path_factory, tmp_path,
+                                                              universe):
+    """The prompt's rules are the season's: a season charging 0.3% a fill says so (the
+    engine charges it), not the arena's default 0.1%."""
+    import shutil
+
+    from arena.cli import main
+    from arena.data.lake import Lake
+    from arena.ledger.store import Ledger
+    from arena.pipeline.season_config import init_season
+    from tests.conftest import ts
+
+    lake = Lake(tmp_path / "lake")
+    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake.root)
+    roster = tmp_path / "roster.yaml"
+    roster.write_text("contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n",
+                      encoding="utf-8")
+    init_season(lake, make_season("2025-11-26", 1, universe.symbols, fee_rate=0.003),
+                roster=roster)
+    at = ts("2025-11-26 16:00")
+    assert main(["cycle", "--at", at.isoformat(), "--no-publish", "--lake", str(lake.root)]) == 0
+    prompt = "\n".join(m.content for m in Ledger(lake).messages("momentum", at)
+                       if m.role == "user")
+    assert "A fee of 0.3% of notional is charged on every fill" in prompt
+    assert "A fee of 0.1%" not in prompt
