@@ -138,6 +138,21 @@ class StubResponse:
         return cls(200, body, delay, gate=gate)
 
     @classmethod
+    def tool_calls(cls, calls: list[tuple[str, Mapping[str, object]]], *, first_id: int = 0,
+                   prompt_tokens: int = 50, completion_tokens: int = 10) -> StubResponse:
+        """A chat completion that asks for the tools ``calls`` (name, arguments), their ids
+        ``call_<first_id>``, ``call_<first_id + 1>``, ..."""
+        asked = [{"id": f"call_{first_id + i}", "type": "function",
+                  "function": {"name": name, "arguments": json.dumps(args)}}
+                 for i, (name, args) in enumerate(calls)]
+        body = {"id": "x", "object": "chat.completion", "created": 0, "model": "stub-model",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": None, "tool_calls": asked}}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens}}
+        return cls(200, body)
+
+    @classmethod
     def error(cls, status: int, message: str = "stub error", *, delay: float = 0.0,
               headers: Mapping[str, str] | None = None) -> StubResponse:
         """An OpenAI-style error body with the given HTTP status."""

@@ -37,15 +37,8 @@ DECISION = json.dumps({"reasoning": "take the ETH package", "decisions": [{"acti
 
 
 def _tool_calls(n: int, start: int) -> StubResponse:
-    calls = [{"id": f"call_{start + i}", "type": "function", "function": {
-        "name": "get_candles", "arguments": json.dumps({"symbol": "ETH", "interval": "1d"})}}
-        for i in range(n)]
-    return StubResponse(body={"id": "x", "object": "chat.completion", "created": 0,
-                              "model": "stub-model", "choices": [{
-                                  "index": 0, "finish_reason": "tool_calls", "message": {
-                                      "role": "assistant", "content": None, "tool_calls": calls}}],
-                              "usage": {"prompt_tokens": 50, "completion_tokens": 10,
-                                        "total_tokens": 60}})
+    return StubResponse.tool_calls([("get_candles", {"symbol": "ETH", "interval": "1d"})] * n,
+                                   first_id=start)
 
 
 def test_tool_calls_are_capped_and_only_strong_packages_reach_the_strategist(openai_stub,

@@ -175,15 +175,7 @@ def _calls(symbol: str, shown: str) -> StubResponse:
             ("indicator_summary", {"symbol": symbol}),
             ("indicator_summary", {"symbol": shown}),
             ("portfolio_state", {})]
-    calls = [{"id": f"call_{i}", "type": "function",
-              "function": {"name": name, "arguments": json.dumps(args)}}
-             for i, (name, args) in enumerate(asks)]
-    return StubResponse(body={"id": "x", "object": "chat.completion", "created": 0,
-                              "model": "stub-model", "choices": [{
-                                  "index": 0, "finish_reason": "tool_calls", "message": {
-                                      "role": "assistant", "content": None, "tool_calls": calls}}],
-                              "usage": {"prompt_tokens": 50, "completion_tokens": 10,
-                                        "total_tokens": 60}})
+    return StubResponse.tool_calls(asks)
 
 
 @pytest.fixture(scope="module")
