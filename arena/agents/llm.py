@@ -335,18 +335,23 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     key = env.get(spec.api_key_env, "") if spec.api_key_env else NO_KEY
     secrets = (key,) if spec.api_key_env and key else ()
 
+    params = spec.params
+    temperature = overrides.get("temperature", params.temperature)
+    # what the call samples with, in its record (a replicate's instance: its model entry too)
+    sampled = {"seed": overrides.get("seed", params.seed), "temperature": temperature,
+               "replicate_of": spec.replicate_of}
+
     def failed(error: str, retries: int = 0, latency: float = 0.0) -> Completion:
         text = scrub(error, secrets)[:MAX_ERROR_CHARS]
         log.warning("%s (%s): %s", name, role, text)
         return Completion(None, CallRecord(name, role, model, latency_s=latency,
-                                           retries=retries, error=text))
+                                           retries=retries, error=text, **sampled))
 
     if spec.api_key_env and not key:
         return failed(f"missing_key: {spec.api_key_env} is not set")
     if secrets:
         _remember_secret(key)
     litellm = load_litellm()
-    params = spec.params
     kwargs: dict[str, Any] = {
         "model": model,
         # raw_messages: OpenAI-format dicts (tool calls and tool results of a researcher); every
@@ -363,6 +368,8 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
         kwargs["api_base"] = spec.api_base
     if params.temperature is not None:
         kwargs["temperature"] = params.temperature
+    if params.seed is not None:
+        kwargs["seed"] = params.seed  # OpenAI's sampling seed (a replicate's instance has its own)
     if params.max_tokens is not None:
         kwargs["max_tokens"] = params.max_tokens
     kwargs.update(overrides)
@@ -405,7 +412,7 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     if not text.strip() and not _tool_calls(response):  # a tool call is an answer without text
         log.warning("%s (%s): the model returned no text", name, role)
     record = CallRecord(name, role, model, tokens_in=tokens_in, tokens_out=tokens_out,
-                        latency_s=latency, cost_usd=cost, retries=retries)
+                        latency_s=latency, cost_usd=cost, retries=retries, **sampled)
     return Completion(scrub(text, secrets), record, response)
 
 

@@ -21,6 +21,20 @@ Each contestant has a unique kebab-case ``name`` and a ``kind`` (SPEC §6):
   season's inbox, and it joins the season's roster copy with its first submission
   (:mod:`arena.pipeline.entrants`); a shipped roster has none.
 
+**Replicates.** A model entry may ask for ``replicates: N`` (2 to 20) instances of its model, to
+tell a model's skill from one lucky draw of its sampling: the entry expands at load into N
+contestants ``<name>-r1`` .. ``<name>-rN``, each carrying ``replicate_of: <name>`` and its own
+``params.seed`` (``seeds: [..]``, N distinct whole numbers; default 1..N) and
+``params.temperature`` (``temperatures: [..]``, N values from 0 to 2; default the entry's own).
+They play as separate contestants; the ledger records ``replicate_of``, the seed and the
+temperature with every call, and the marts group the instances by model (``replicates``). Only
+the model kinds take replicates: a house rule is deterministic (N instances would play one book
+N times, and ``random`` is already the zero-skill distribution the luck ruler samples by the
+thousand), a reverse mirrors one contestant, a replay re-plays one record, an entrant is one
+outside agent. A debate sets its own temperature per role, so its instances differ by seed only.
+The expanded form (an entry with ``replicate_of``, named ``<model>-r<k>``) is a roster entry too:
+a season's roster copy rewritten by a roster change holds it, and it loads the same.
+
 Secrets never live in the roster: a value that looks like an API key, or a field named like one
 (``api_key``, ``token``, ...), is refused at load, and the refusal never repeats the value.
 Every load error names the file, the contestant and the field.
@@ -67,6 +81,9 @@ HOUSE_STRATEGIES = frozenset(PARAMETERS)
 MIRROR_WORST = "worst"  # ``mirror_of: worst``: the season's worst performer so far
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+MIN_REPLICATES, MAX_REPLICATES = 2, 20
+REPLICATE_FIELDS = ("replicates", "seeds", "temperatures")  # consumed by the expansion
+MAX_SEED = 2**63 - 1  # the ledger stores a seed as int64
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Prefixes of real provider keys (OpenAI/Anthropic/OpenRouter sk-, Groq gsk_, xAI xai-,
 # Hugging Face hf_, Google AIza, AWS AKIA, GitHub ghp_/github_pat_), at a word start.
@@ -108,6 +125,16 @@ def model_provider(spec: object) -> str | None:
     return "local" if is_loopback(getattr(spec, "api_base", None)) else model.split("/", 1)[0]
 
 
+def instance_name(model: str, k: int) -> str:
+    """The name of instance ``k`` (from 1) of the replicated entry ``model``: ``<model>-r<k>``."""
+    return f"{model}-r{k}"
+
+
+def _is_instance_name(name: str, model: str) -> bool:
+    match = re.fullmatch(re.escape(model) + r"-r([1-9][0-9]*)", name)
+    return match is not None and int(match.group(1)) <= MAX_REPLICATES
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -115,9 +142,12 @@ class _Frozen(BaseModel):
 class Params(_Frozen):
     """Call parameters of a model contestant. ``timeout`` is seconds per HTTP attempt (litellm's
     timeout: each connect/read must progress within it), ``num_retries`` how many times a
-    transient failure (429, 5xx, timeout, connection error) is retried."""
+    transient failure (429, 5xx, timeout, connection error) is retried; ``seed`` the sampling
+    seed sent with every call (OpenAI's ``seed``: a provider that ignores it samples as it
+    likes; a replicate's instances each have their own)."""
 
     temperature: float | None = Field(default=None, ge=0, le=2)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     max_tokens: int | None = Field(default=4096, gt=0)
     timeout: float = Field(default=120.0, gt=0, le=3600)
     num_retries: int = Field(default=2, ge=0, le=10)
@@ -149,6 +179,8 @@ class ContestantSpec(_Frozen):
     # the strategy's own parameter class (dumped with its fields: a season's roster copy keeps it)
     strategy_params: SerializeAsAny[HouseParams] | None = None
     ledger_source: str | None = None
+    # the model entry this contestant is an instance of (``replicates: N`` expanded it)
+    replicate_of: str | None = None
 
     @field_validator("name")
     @classmethod
@@ -210,7 +242,7 @@ class ContestantSpec(_Frozen):
         only_for = {"model": LLM_KINDS, "api_base": LLM_KINDS, "api_key_env": LLM_KINDS,
                     "prices": LLM_KINDS, "params": LLM_KINDS, "mirror_of": {"reverse"},
                     "strategy": {"house"}, "strategy_params": {"house"},
-                    "ledger_source": {"replay"}}
+                    "ledger_source": {"replay"}, "replicate_of": LLM_KINDS}
         for field_name, kinds in only_for.items():
             if field_name in self.model_fields_set and self.kind not in kinds:
                 raise ValueError(f"{field_name}: not used by kind {self.kind} "
@@ -227,6 +259,10 @@ class ContestantSpec(_Frozen):
         if self.kind == "house" and self.strategy not in HOUSE_STRATEGIES:
             raise ValueError(f"strategy: unknown house strategy {self.strategy!r} "
                              f"(known: {', '.join(sorted(HOUSE_STRATEGIES))})")
+        if self.replicate_of is not None and not _is_instance_name(self.name, self.replicate_of):
+            raise ValueError(f"replicate_of: an instance of {self.replicate_of!r} is named "
+                             f"{self.replicate_of}-r<k> (k from 1 to {MAX_REPLICATES}), "
+                             f"not {self.name!r}")
         return self
 
     @property
@@ -276,6 +312,15 @@ class Roster:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.contestants)
+
+    @property
+    def replicates(self) -> dict[str, tuple[str, ...]]:
+        """Each replicated model entry's name and its instances' names, in roster order."""
+        groups: dict[str, tuple[str, ...]] = {}
+        for spec in self.contestants:
+            if spec.replicate_of is not None:
+                groups[spec.replicate_of] = (*groups.get(spec.replicate_of, ()), spec.name)
+        return groups
 
     def available(self, env: Mapping[str, str]
                   ) -> tuple[tuple[ContestantSpec, ...], tuple[Skipped, ...]]:
@@ -359,6 +404,95 @@ def _pydantic_problems(error: ValidationError) -> list[str]:
     return problems
 
 
+# why each kind that calls no model takes no replicates
+_NOT_REPLICATED = {
+    "house": "a house rule is deterministic, so its instances would play one book N times (and "
+             "random, its zero-skill player, is the distribution the luck ruler already samples "
+             "by the thousand); to compare variants give each its own entry and strategy_params",
+    "reverse": "a reverse mirrors one contestant; mirror one of the instances instead",
+    "replay": "a replay re-plays one recorded set of answers",
+    "entrant": "an outside entrant is one agent answering through arena mcp",
+}
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _listed(field_name: str, value: object, n: int, what: str, fits: Any) -> str | None:
+    """Why ``value`` is not a list of ``n`` items that each ``fits`` (None: it is)."""
+    if not isinstance(value, list):
+        return f"{field_name}: must list {n} {what}, one per instance (got a {type(value).__name__})"
+    if len(value) != n:
+        return f"{field_name}: must list {n} {what}, one per instance (got {len(value)})"
+    for k, item in enumerate(value, 1):
+        if not fits(item):
+            return f"{field_name}: must list {n} {what}, one per instance (item {k} is {item!r})"
+    return None
+
+
+def _replicate_plan(spec: ContestantSpec, asked: Mapping[str, Any]
+                    ) -> tuple[list[tuple[int, float | None]], list[str]]:
+    """The instances' ``(seed, temperature)`` of an entry that asked for replicates (``asked``:
+    its ``replicates``, ``seeds``, ``temperatures``), or every problem with them."""
+    if "replicates" not in asked:
+        return [], [f"{name}: only with replicates: N (the instances' {name}, one each); a single "
+                    f"contestant sets params.{name.removesuffix('s')}" for name in asked]
+    n = asked["replicates"]
+    if not _whole(n) or not MIN_REPLICATES <= n <= MAX_REPLICATES:
+        return [], [f"replicates: must be a whole number from {MIN_REPLICATES} to "
+                    f"{MAX_REPLICATES} (got {n!r})"]
+    if spec.kind not in LLM_KINDS:
+        return [], [f"replicates: only for the model kinds ({', '.join(sorted(LLM_KINDS))}), "
+                    f"not {spec.kind}: {_NOT_REPLICATED[spec.kind]}"]
+    if spec.replicate_of is not None:
+        return [], [f"replicates: this entry is an instance of {spec.replicate_of!r} "
+                    "(replicate_of); ask for replicates on the model's own entry"]
+    problems = []
+    seeds = asked.get("seeds", list(range(1, n + 1)))
+    found = _listed("seeds", seeds, n, "whole numbers from 0", lambda v: _whole(v)
+                    and 0 <= v <= MAX_SEED)
+    if found:
+        problems.append(found)
+    if spec.params.seed is not None:
+        problems.append(f"params.seed: a replicated entry's instances take their seeds from "
+                        f"seeds: [..] (default 1 to {n}), not from params")
+    temperatures = asked.get("temperatures", [spec.params.temperature] * n)
+    if "temperatures" in asked:
+        found = _listed("temperatures", temperatures, n, "numbers from 0 to 2",
+                        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+                        and 0 <= v <= 2)
+        if found:
+            problems.append(found)
+        if spec.params.temperature is not None:
+            problems.append("temperatures: give the instances' temperatures here or one "
+                            "temperature in params, not both")
+        if spec.kind == "debate":
+            problems.append("temperatures: a debate sets its own temperature per role "
+                            "(analysts 0.7, judge 0.2), so its instances differ by seed only")
+    if problems:
+        return [], problems
+    plan = [(int(seed), None if t is None else float(t))
+            for seed, t in zip(seeds, temperatures, strict=True)]
+    first: dict[tuple[int, float | None], int] = {}
+    for k, pair in enumerate(plan, 1):
+        if pair in first:
+            return [], [f"seeds: instances r{first[pair]} and r{k} would play with the same "
+                        f"seed and temperature {pair}: one instance twice"]
+        first[pair] = k
+    return plan, []
+
+
+def _instances(spec: ContestantSpec, plan: list[tuple[int, float | None]]
+               ) -> list[ContestantSpec]:
+    """The contestants ``<name>-r1`` .. ``<name>-rN`` of a replicated entry, each with its seed
+    and temperature in its params and ``replicate_of`` naming the entry."""
+    return [spec.model_copy(update={
+        "name": instance_name(spec.name, k), "replicate_of": spec.name,
+        "params": spec.params.model_copy(update={"seed": seed, "temperature": temperature})})
+        for k, (seed, temperature) in enumerate(plan, 1)]
+
+
 def parse_roster(text: str, source: str = "<roster>") -> Roster:
     """Validate roster YAML ``text``; ``source`` names it in errors. Raises :class:`RosterError`."""
     try:
@@ -385,6 +519,8 @@ def parse_roster(text: str, source: str = "<roster>") -> Roster:
 
     specs: list[ContestantSpec] = []
     first_index: dict[str, int] = {}
+    # every contestant's entry (an instance: its model's) and, for an instance, the entry's N
+    index_of: dict[str, tuple[int, int | None]] = {}
     for i, raw in enumerate(raws):
         label = _label(i, raw)
         if not isinstance(raw, Mapping):
@@ -397,19 +533,42 @@ def parse_roster(text: str, source: str = "<roster>") -> Roster:
             continue
         if isinstance(name, str):
             first_index[name] = i
+        asked = {f: raw[f] for f in REPLICATE_FIELDS if f in raw}
         try:
-            specs.append(ContestantSpec.model_validate(raw))
+            spec = ContestantSpec.model_validate(
+                {k: v for k, v in raw.items() if k not in REPLICATE_FIELDS})
         except ValidationError as exc:
             problems.extend(f"{source}: {label}: {p}" for p in _pydantic_problems(exc))
+            continue
+        plan, found = _replicate_plan(spec, asked) if asked else ([], [])
+        problems.extend(f"{source}: {label}: {p}" for p in found)
+        for made in _instances(spec, plan) if plan else () if found else (spec,):
+            origin = (i, len(plan) if plan else None)
+            if made.name in index_of:  # an instance's name and another entry's
+                problems.append(_clash(source, made.name, index_of[made.name], origin, raws))
+                continue
+            index_of[made.name] = origin
+            specs.append(made)
 
     by_name = {s.name: s for s in specs}
+    models = Roster(tuple(specs)).replicates
+    for model, instances in models.items():
+        if model in by_name:
+            problems.append(f"{source}: contestant {model!r} (#{index_of[model][0] + 1}): name: "
+                            f"{model!r} names the model replicated by {', '.join(instances)}; "
+                            "a contestant cannot share it")
     for spec in specs:
         if spec.kind != "reverse" or spec.mirror_of == MIRROR_WORST:
             continue
-        label = f"contestant {spec.name!r} (#{first_index[spec.name] + 1})"
+        label = f"contestant {spec.name!r} (#{index_of[spec.name][0] + 1})"
         target = by_name.get(spec.mirror_of or "")
         if spec.mirror_of == spec.name:
             problems.append(f"{source}: {label}: mirror_of: cannot mirror itself")
+        elif target is None and spec.mirror_of in models:
+            instances = models[spec.mirror_of]
+            problems.append(f"{source}: {label}: mirror_of: {spec.mirror_of!r} is a replicated "
+                            f"model, not a contestant; mirror one of its instances "
+                            f"({instances[0]} .. {instances[-1]})")
         elif target is None:
             problems.append(f"{source}: {label}: mirror_of: no contestant named "
                             f"{spec.mirror_of!r} in the roster (or use '{MIRROR_WORST}')")
@@ -419,6 +578,18 @@ def parse_roster(text: str, source: str = "<roster>") -> Roster:
     if problems:
         raise RosterError(problems)
     return Roster(tuple(specs), source)
+
+
+def _clash(source: str, name: str, first: tuple[int, int | None],
+           later: tuple[int, int | None], raws: list[Any]) -> str:
+    """The problem of two entries giving the contestant ``name``, one of them as an instance of a
+    replicated entry (an entry's index, and N for a replicated one), naming both."""
+    (i, n), (j, m) = first, later
+    if m is None:
+        return (f"{source}: {_label(j, raws[j])}: name: clashes with instance {name!r} of "
+                f"{_label(i, raws[i])} (replicates: {n}); rename one of them")
+    return (f"{source}: {_label(j, raws[j])}: replicates: its instance {name!r} clashes with "
+            f"{_label(i, raws[i])}; rename one of them")
 
 
 def load_roster(path: str | Path | None = None) -> Roster:

@@ -18,7 +18,10 @@ pd = lazy_import("pandas")
 class CallRecord:
     """One model call (or one house-agent computation). Tokens and cost are ``None`` when unknown;
     ``cost_usd`` is in US dollars, ``latency_s`` in seconds; ``queue_s`` the seconds the call
-    waited before it was sent (for a thread of the cycle's fan-out and its provider's slot)."""
+    waited before it was sent (for a thread of the cycle's fan-out and its provider's slot).
+    ``seed`` and ``temperature`` are the sampling parameters the call sent (None: none sent, the
+    provider's default); ``replicate_of`` names the replicated model entry a contestant is an
+    instance of (None: not a replicate)."""
 
     contestant: str
     role: str  # "decision", "repair", "bull", "bear", "risk", "judge", "researcher", ...
@@ -30,6 +33,9 @@ class CallRecord:
     retries: int = 0
     error: str | None = None
     queue_s: float = 0.0
+    seed: int | None = None
+    temperature: float | None = None
+    replicate_of: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -140,7 +140,7 @@ SCHEMAS: Mapping[str, pa.Schema] = LazyMapping(lambda: _schemas(_CYCLE_KEY, {
                 ("errors", _LS)],
     "calls": [("seq", _I), ("role", _S), ("model", _S), ("tokens_in", _I), ("tokens_out", _I),
               ("latency_s", _F), ("cost_usd", _F), ("retries", _I), ("error", _S),
-              ("queue_s", _F)],
+              ("queue_s", _F), ("seed", _I), ("temperature", _F), ("replicate_of", _S)],
     "messages": [("seq", _I), ("role", _S), ("chars", _I), ("content", _S),
                  ("prompt_sha256", _S), ("prompt_offset", _I)],
     "responses": [("round", _S), ("text", _S), ("chars", _I), ("extra", _S),
