@@ -57,6 +57,9 @@ COMMANDS = (
     ("arena.cli.doors:signal_marts", "signal-marts",
      "build the signal server's mart: which patterns of disagreement were followed by which "
      "returns"),
+    ("arena.cli.web:web", "web",
+     "serve the site: live leaderboard, a page per contestant, trade, asset and day, and a "
+     "JSON API, from the published marts of a season or a league"),
     ("arena.cli.replay:demo", "demo", "replay a season offline, build the marts and the report"),
     ("arena.cli.replay:replay", "replay",
      "replay a season on the synthetic market (resumable), then build the marts and the report"),

@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,11 +78,14 @@ def contestant_anchor(contestant: object) -> str:
     return f"contestant-{anchor_id(str(contestant))}"
 
 
-class _Links:
-    """The report's links: to decisions (anchors in this page) and to daily reports (files)."""
+class Links:
+    """A page's links: to decisions (anchors in the page that shows the contestant's decisions:
+    this page, or ``page(contestant)`` - the site's contestant page) and to daily reports."""
 
-    def __init__(self, daily: Mapping[str, str], decisions: pd.DataFrame) -> None:
+    def __init__(self, daily: Mapping[str, str], decisions: pd.DataFrame,
+                 page: Callable[[str], str] | None = None) -> None:
         self.daily = daily  # "YYYY-MM-DD" -> href of that day's HTML report
+        self.page = page  # a contestant -> the URL of the page its decisions are on
         self._days: dict[object, str | None] = {}  # a time -> its day's href (rows share days)
         # every decision the page shows, as (contestant, cycle time in ns, round, index)
         self.known = set(zip(decisions["contestant"].astype(str),
@@ -103,7 +106,8 @@ class _Links:
             return None
         if (str(contestant), pd.Timestamp(at).value, str(round_), int(index)) not in self.known:  # type: ignore[call-overload]
             return None
-        return f"#{decision_anchor(contestant, at, round_, index)}"
+        page = "" if self.page is None else self.page(str(contestant))
+        return f"{page}#{decision_anchor(contestant, at, round_, index)}"
 
 
 def _nanos(times: pd.Series) -> np.ndarray:
@@ -171,7 +175,7 @@ MODEL_CALL_COLUMNS = [
 ]
 
 
-def _trade_columns(links: _Links, *, who: bool = True) -> list[Column]:
+def _trade_columns(links: Links, *, who: bool = True) -> list[Column]:
     columns = [
         Column("symbol", "asset"), Column("side", "side"),
         Column("opened_at", "opened (UTC)", "time", href=lambda r: links.day(r["opened_at"])),
@@ -185,13 +189,13 @@ def _trade_columns(links: _Links, *, who: bool = True) -> list[Column]:
     return ([CONTESTANT_COLUMN] if who else []) + columns
 
 
-def _why(links: _Links) -> Column:
+def _why(links: Links) -> Column:
     """The "decision" link of a trade or a position: to the decision that opened it."""
     return Column("why", "reasoning", href=lambda r: links.decision(
         r["contestant"], r["entry_cycle_at"], r["entry_round"], r["entry_decision_index"]))
 
 
-def _open_columns(links: _Links) -> list[Column]:
+def _open_columns(links: Links) -> list[Column]:
     return [CONTESTANT_COLUMN,
             Column("opened_at", "opened (UTC)", "time", href=lambda r: links.day(r["opened_at"])),
             *OPEN_COLUMNS, _why(links)]
@@ -281,7 +285,7 @@ DECISION_SHOWN = tuple(dict.fromkeys(["contestant", "cycle_at", "round", "decisi
                                       "answer_text"]))
 
 
-def _cycles(decisions: pd.DataFrame, links: _Links, fragments: Fragments
+def _cycles(decisions: pd.DataFrame, links: Links, fragments: Fragments
             ) -> dict[str, list[Markup]]:
     """Each contestant's decisions, cycle by cycle (an answer before its repair), each cycle's
     round rendered (``season_parts.html.j2``) or taken from ``fragments`` when its rows and
@@ -373,6 +377,12 @@ class _ByContestant:
             split = self._split[mart] = dict(iter(frame.groupby("contestant", sort=False)))
         found = split.get(name)
         return frame.iloc[0:0] if found is None else found
+
+
+def person_columns(trades: Sequence[Column]) -> dict[str, Sequence[Column]]:
+    """The tables of a player's block (``people.html.j2``), ``trades`` its trades' columns."""
+    return {"stats": STAT_COLUMNS, "trades": trades, "decisions": DECISION_COLUMNS,
+            "rejections": REJECTION_COLUMNS, "calls": CALL_COLUMNS}
 
 
 def _contestant(name: str, marts: Mapping[str, pd.DataFrame], held: pd.DataFrame,
@@ -570,7 +580,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
     board = sorted_board(board)
     market = _market(board)
     daily = dict(daily or {})
-    links = _Links(daily, marts["decisions"])
+    links = Links(daily, marts["decisions"])
     equity = marts["equity_daily"]
     trades = marts["trades"]
     held = open_positions(marts)
@@ -612,9 +622,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         held=_with_why(held), held_columns=_open_columns(links),
         unrealised=float(held["unrealised_pnl"].sum()) if len(held) else 0.0,
         contestants=sections(rivals), rulers=sections(rulers),
-        own_trade_columns=own_trade_columns, decision_columns=DECISION_COLUMNS,
-        stat_columns=STAT_COLUMNS, rejection_columns=REJECTION_COLUMNS,
-        call_columns=CALL_COLUMNS,
+        person_columns=person_columns(own_trade_columns),
         luck=_luck_rows(marts["luck_ceiling"], rules), luck_columns=LUCK_COLUMNS,
         rule_tables=_rule_tables(rules) if not rules.empty else [], rule_columns=RULE_COLUMNS,
         short_rules=insufficient_rules(rules),

@@ -1,0 +1,38 @@
+"""``arena web``: the arena's site, served live from a season's (or a league's) published marts."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from cyclopts import Parameter
+
+Root = Annotated[str | None, Parameter(
+    help="a season's lake, or a league folder of season lakes (default: $ARENA_LAKE or "
+         "./data_lake)")]
+
+
+def web(*, lake: Root = None, host: str = "127.0.0.1", port: int = 8780,
+        proxied: bool = False) -> int:
+    """Serve the site: the live leaderboard, a page per contestant, trade, asset and day, and a
+    JSON API (OpenAPI at /openapi.json), until Ctrl-C. A publication shows at the next request.
+
+    Parameters
+    ----------
+    host
+        address to listen on (beyond loopback only with --proxied)
+    port
+        port
+    proxied
+        the site sits behind a reverse proxy that terminates TLS (README: the site behind a
+        reverse proxy); trusts its X-Forwarded-* headers
+    """
+    from arena.data.lake import Lake
+    from arena.doors.web import check_host, season_lakes, serve
+
+    root = Lake(lake).root
+    check_host(host, proxied)
+    seasons = season_lakes(root)
+    print(f"arena web: {len(seasons)} season{'s' if len(seasons) != 1 else ''} from {root} at "
+          f"http://{host}:{port}/ (the JSON API at /api/; Ctrl-C stops)", flush=True)
+    serve(root, host=host, port=port, proxied=proxied)
+    return 0

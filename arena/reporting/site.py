@@ -1,0 +1,349 @@
+"""The site's pages (``arena web``, served by :mod:`arena.doors.web`): a season's leaderboard, a
+page per contestant, per trade, per asset and per day, and the list of seasons.
+
+Each page is read from a season's published marts, with the season report's templates
+(``page.html.j2``, ``macros.html.j2``, ``people.html.j2``: one template set renders the report
+and the site), its columns and its numbers; only the links differ: where the report points at an
+anchor of its one file, the site points at the page of the contestant, the trade, the asset or
+the day (:class:`Urls`). A page is a function of the marts and the season, so the door can keep
+it until the next publication.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from markupsafe import Markup
+
+from arena.core.lazy import lazy_import
+from arena.reporting.daily import answer_reasoning, render_daily_html
+from arena.reporting.fragments import Fragments
+from arena.reporting.layout import Column, records, render
+from arena.reporting.leaderboard import BAND_TITLES, bands, sorted_board
+from arena.reporting.plots import drawdown_chart, equity_chart, series_colours
+from arena.reporting.roles import RULER
+from arena.reporting.season import (
+    BENCHMARK_LABELS,
+    LUCK_COLUMNS,
+    RULE_COLUMNS,
+    START_CASH,
+    Links,
+    ReportError,
+    _ByContestant,
+    _contestant,
+    _curves,
+    _cycles,
+    _leaderboard_columns,
+    _luck_rows,
+    _rule_tables,
+    _trade_columns,
+    entry,
+    open_positions,
+    person_columns,
+)
+
+pd = lazy_import("pandas")
+
+# the marts a season's pages need (a publication without one of them is named, not guessed)
+NEEDED = ("leaderboard", "equity_daily", "trades", "decisions", "positions", "rejections",
+          "model_calls", "zero_skill_band", "benchmark_equity", "luck_ceiling",
+          "reference_rules")
+TRACK_COLUMNS = [
+    Column("entrant", "entrant"), Column("status", "status"),
+    Column("total_return", "return", "return"), Column("coverage", "covered", "share"),
+    Column("eligible", "eligible"), Column("luck_percentile", "luck pct", "share"),
+    Column("rank_score", "rank score", "score"),
+]
+
+
+class PageNotFound(LookupError):
+    """The page names a contestant, trade, asset, day or season the season does not have."""
+
+
+@dataclass(frozen=True)
+class Season:
+    """A season as the site lists it: its id (the URL's), its title and span, and its state."""
+
+    id: str
+    title: str
+    market: str | None
+    start: str | None  # first cycle day, ISO
+    end: str | None  # last published cycle day, ISO
+    cycles: int
+    state: str  # "live", "closed", "replay" or "not published"
+    leader: str | None = None  # the best contestant, when there is one
+
+
+class Urls:
+    """Where a season's pages live on the site (all absolute paths)."""
+
+    def __init__(self, season_id: str) -> None:
+        self.season = f"/seasons/{quote(season_id, safe='')}"
+
+    @property
+    def home(self) -> str:
+        return f"{self.season}/"
+
+    def contestant(self, name: object) -> str:
+        return f"{self.season}/contestants/{quote(str(name), safe='')}"
+
+    def trade(self, contestant: object, symbol: object, trip: object) -> str:
+        return (f"{self.season}/trades/{quote(str(contestant), safe='')}/"
+                f"{quote(str(symbol), safe='')}/{int(trip)}")  # type: ignore[call-overload]
+
+    def asset(self, symbol: object) -> str:
+        return f"{self.season}/assets/{quote(str(symbol), safe='')}"
+
+    @property
+    def assets(self) -> str:
+        return f"{self.season}/assets/"
+
+    def day(self, day: str) -> str:
+        return f"{self.season}/days/{day}"
+
+    @property
+    def report(self) -> str:
+        return f"{self.season}/report"
+
+    def api(self, mart: str) -> str:
+        return f"/api{self.season}/{mart}"
+
+
+def check_marts(marts: Mapping[str, pd.DataFrame]) -> None:
+    missing = [m for m in NEEDED if m not in marts]
+    if missing:
+        raise ReportError(f"the published marts lack {', '.join(missing)}: publish the season "
+                          "again (arena season publish)")
+
+
+def _nav(urls: Urls, days: Sequence[str]) -> list[tuple[str, str]]:
+    links = [("Leaderboard", urls.home), ("Assets", urls.assets)]
+    if days:
+        links.append((f"Latest day ({days[-1]})", urls.day(days[-1])))
+    return [*links, ("Season report", urls.report), ("All seasons", "/seasons/"),
+            ("JSON API", "/api/")]
+
+
+def _board_columns(board: pd.DataFrame, role: str, urls: Urls) -> list[Column]:
+    """The report's leaderboard columns of a band, each name linking to its contestant's page."""
+    return [dataclasses.replace(c, href=lambda r: urls.contestant(r["contestant"]))
+            if c.key == "contestant" else c for c in _leaderboard_columns(board, role)]
+
+
+def _band(marts: Mapping[str, pd.DataFrame]) -> tuple[list[tuple[object, float, float, float]], int]:
+    band = marts["zero_skill_band"].sort_values("cycle_at")
+    players = int(band["players"].iloc[0]) if len(band) else 0
+    return [(r.cycle_at, r.q05, r.q50, r.q95) for r in band.itertuples()], players
+
+
+def _benchmarks(marts: Mapping[str, pd.DataFrame]) -> dict[str, list[tuple[object, float]]]:
+    bench = marts["benchmark_equity"].sort_values("cycle_at")
+    return {BENCHMARK_LABELS.get(str(name), str(name)):
+            [(t, float(v)) for t, v in zip(g["cycle_at"], g["equity"], strict=True)]
+            for name, g in bench.groupby("benchmark", sort=True)}
+
+
+def _board(marts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    board = marts["leaderboard"]
+    if board.empty:
+        raise ReportError("the leaderboard is empty: no contestant played this season yet")
+    board = sorted_board(board)
+    return board.assign(entry=entry(board))
+
+
+def _replicates(marts: Mapping[str, pd.DataFrame]) -> list[dict[str, object]]:
+    frame = marts.get("replicates")
+    return records(frame) if frame is not None and len(frame) else []
+
+
+def leaderboard_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Urls,
+                     days: Sequence[str], *, version: str = "") -> str:
+    """The season's live leaderboard: the contestants ranked, the rulers apart, the equity of
+    every player against the zero-skill band and the benchmarks, and where to go next."""
+    check_marts(marts)
+    board = _board(marts)
+    (_, rivals), (_, rulers) = bands(board)
+    band, players = _band(marts)
+    chart = equity_chart(_curves(marts["equity_daily"], "equity"),
+                         benchmarks=_benchmarks(marts), band=band, players=players,
+                         start_cash=START_CASH)
+    return render("site_board.html.j2", title=season.title, season=season,
+                  links=_nav(urls, days), urls=urls, version=version,
+                  leader=records(rivals.head(1))[0] if len(rivals) else None,
+                  best_ruler=records(rulers.head(1))[0] if len(rulers) else None,
+                  board=records(rivals), board_columns=_board_columns(board, "contestant", urls),
+                  ruler_board=records(rulers), ruler_columns=_board_columns(board, RULER, urls),
+                  band_titles=BAND_TITLES, players=players, chart=Markup(chart),
+                  replicates=_replicates(marts), days=list(days))
+
+
+def contestant_page(marts: Mapping[str, pd.DataFrame], name: str, season: Season, urls: Urls,
+                    days: Sequence[str], *, version: str = "") -> str:
+    """One contestant's (or ruler's) page: its equity against the zero-skill band and the
+    benchmarks, its drawdown, its stats, every trade linked to the decision that opened it and to
+    the trade's own page, its decisions cycle by cycle with the answers' reasoning, its rejections,
+    calls and cost."""
+    check_marts(marts)
+    board = _board(marts)
+    if name not in set(board["contestant"].astype(str)):
+        raise PageNotFound(f"no contestant named {name!r} in season {season.id}")
+    daily = {day: urls.day(day) for day in days}
+    decisions = marts["decisions"]
+    own = decisions[decisions["contestant"].astype(str) == name]
+    links = Links(daily, own, page=urls.contestant)
+    trade_columns = [Column("trip", "trip", "int",
+                            href=lambda r: urls.trade(r["contestant"], r["symbol"], r["trip"])),
+                     *(dataclasses.replace(c, href=lambda r: urls.asset(r["symbol"]))
+                       if c.key == "symbol" else c for c in _trade_columns(links, who=False))]
+    cycles = _cycles(own, links, Fragments()).get(name, [])
+    colour = series_colours(list(board["contestant"].astype(str)))[name]
+    person = _contestant(name, marts, open_positions(marts), colour, cycles, trade_columns,
+                         Fragments(), _ByContestant(marts))
+    band, players = _band(marts)
+    curves = {k: v for k, v in _curves(marts["equity_daily"], "equity").items() if k == name}
+    drawdowns = {k: v for k, v in _curves(marts["equity_daily"], "drawdown").items() if k == name}
+    row = records(board[board["contestant"].astype(str) == name])[0]
+    return render("site_contestant.html.j2", title=f"{name}: {season.title}", season=season,
+                  links=_nav(urls, days), urls=urls, version=version, person=person, row=row,
+                  columns=person_columns(trade_columns), players=players,
+                  equity=Markup(equity_chart(curves, benchmarks=_benchmarks(marts), band=band,
+                                             players=players, start_cash=START_CASH)),
+                  drawdown=Markup(drawdown_chart(drawdowns)))
+
+
+TRADE_COLUMNS = [
+    Column("side", "side"), Column("status", "status"), Column("opened_at", "opened (UTC)", "time"),
+    Column("closed_at", "closed (UTC)", "time"), Column("closed_by", "closed by"),
+    Column("holding_days", "days held", "score"), Column("quantity", "quantity", "num"),
+    Column("entry_price", "entry", "price"), Column("exit_price", "exit", "price"),
+    Column("fees", "fees", "money"), Column("gross_pnl", "gross P&L", "pnl"),
+    Column("net_pnl", "net P&L", "pnl"), Column("fills", "fills", "int"),
+]
+
+
+def _decision_at(decisions: pd.DataFrame, contestant: str, at: object, round_: object,
+                 index: object) -> dict[str, object] | None:
+    """The decision a trade names (its answer's reasoning and its JSON), or None."""
+    if any(v is None or pd.isna(v) for v in (at, round_, index)):
+        return None
+    rows = decisions[(decisions["contestant"].astype(str) == contestant)
+                     & (pd.to_datetime(decisions["cycle_at"], utc=True) == pd.Timestamp(at))
+                     & (decisions["round"].astype(str) == str(round_))
+                     & (decisions["decision_index"].astype("int64") == int(index))]  # type: ignore[call-overload]
+    if rows.empty:
+        return None
+    row = records(rows.head(1))[0]
+    try:
+        pretty = json.dumps(json.loads(str(row["decision"])), indent=2, ensure_ascii=False)
+    except ValueError:
+        pretty = str(row["decision"])
+    return {**row, "json": pretty, "reasoning": answer_reasoning(row.get("answer_text"))}  # type: ignore[arg-type]
+
+
+def trade_page(marts: Mapping[str, pd.DataFrame], contestant: str, symbol: str, trip: int,
+               season: Season, urls: Urls, days: Sequence[str], *, version: str = "") -> str:
+    """One round trip: its numbers, the decision that opened it with the answer's reasoning and
+    the decision's JSON, the one that closed it (or the monitor), and the days it spans."""
+    check_marts(marts)
+    trades = marts["trades"]
+    found = trades[(trades["contestant"].astype(str) == contestant)
+                   & (trades["symbol"].astype(str) == symbol) & (trades["trip"] == trip)]
+    if found.empty:
+        raise PageNotFound(f"no trade {symbol} #{trip} of {contestant!r} in season {season.id}")
+    trade = records(found.head(1))[0]
+    decisions = marts["decisions"]
+    opened = _decision_at(decisions, contestant, trade["entry_cycle_at"], trade["entry_round"],
+                          trade["entry_decision_index"])
+    closed = _decision_at(decisions, contestant, trade.get("exit_cycle_at"),
+                          trade.get("exit_round"), trade.get("exit_decision_index"))
+    links = Links({day: urls.day(day) for day in days}, decisions, page=urls.contestant)
+    return render("site_trade.html.j2", title=f"{contestant}: {symbol} trip {trip}",
+                  season=season, links=_nav(urls, days), urls=urls, version=version,
+                  trade=trade, columns=TRADE_COLUMNS, opened=opened, closed=closed,
+                  opened_href=links.decision(contestant, trade["entry_cycle_at"],
+                                             trade["entry_round"],
+                                             trade["entry_decision_index"]),
+                  opened_day=links.day(trade["opened_at"]),
+                  closed_day=links.day(trade["exit_window_end"]
+                                       if trade.get("closed_by") == "automatic"
+                                       else trade.get("exit_cycle_at")))
+
+
+def _asset_symbols(marts: Mapping[str, pd.DataFrame]) -> list[str]:
+    symbols = set(marts["luck_ceiling"]["symbol"].astype(str))
+    symbols |= set(marts["trades"]["symbol"].astype(str))
+    return sorted(symbols)
+
+
+def assets_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Urls,
+                days: Sequence[str], *, version: str = "") -> str:
+    """Every asset of the season: its luck ceiling, best reference rule, and a link to its page."""
+    check_marts(marts)
+    luck = _luck_rows(marts["luck_ceiling"], marts["reference_rules"])
+    columns = [dataclasses.replace(c, href=lambda r: urls.asset(r["symbol"]))
+               if c.key == "symbol" else c for c in LUCK_COLUMNS]
+    traded = sorted(set(marts["trades"]["symbol"].astype(str))
+                    - set(marts["luck_ceiling"]["symbol"].astype(str)))
+    return render("site_assets.html.j2", title=f"Assets: {season.title}", season=season,
+                  links=_nav(urls, days), urls=urls, version=version, luck=luck,
+                  luck_columns=columns, traded=traded)
+
+
+def asset_page(marts: Mapping[str, pd.DataFrame], symbol: str, season: Season, urls: Urls,
+               days: Sequence[str], *, version: str = "") -> str:
+    """One asset: its luck ceiling (the zero-skill players on its path), the reference rules on
+    it, the entrants' single-asset tracks on it, and every contestant's trades in it."""
+    check_marts(marts)
+    if symbol not in _asset_symbols(marts):
+        raise PageNotFound(f"no asset {symbol!r} in season {season.id}")
+    luck = [r for r in _luck_rows(marts["luck_ceiling"], marts["reference_rules"])
+            if str(r["symbol"]) == symbol]
+    rules = dict(_rule_tables(marts["reference_rules"])).get(symbol, [])
+    tracks = marts.get("asset_tracks")
+    track_rows = None
+    if tracks is not None:
+        key = "symbol" if "symbol" in tracks.columns else None
+        mine = tracks[tracks[key].astype(str) == symbol] if key else tracks.iloc[0:0]
+        track_rows = records(mine.sort_values("entrant")) if "entrant" in mine else records(mine)
+    trades = marts["trades"]
+    trades = trades[trades["symbol"].astype(str) == symbol].sort_values(["opened_at",
+                                                                         "contestant"])
+    links = Links({day: urls.day(day) for day in days}, marts["decisions"],
+                  page=urls.contestant)
+    trade_columns = [Column("trip", "trip", "int",
+                            href=lambda r: urls.trade(r["contestant"], r["symbol"], r["trip"])),
+                     *(dataclasses.replace(c, href=lambda r: urls.contestant(r["contestant"]))
+                       if c.key == "contestant" else c
+                       for c in _trade_columns(links) if c.key != "symbol")]
+    return render("site_asset.html.j2", title=f"{symbol}: {season.title}", season=season,
+                  links=_nav(urls, days), urls=urls, version=version, symbol=symbol,
+                  luck=luck, luck_columns=LUCK_COLUMNS, rules=rules,
+                  rule_columns=RULE_COLUMNS, tracks=track_rows, track_columns=TRACK_COLUMNS,
+                  trades=records(trades.assign(why=trades["entry_cycle_at"].notna().map(
+                      {True: "decision", False: None}))),
+                  trade_columns=trade_columns)
+
+
+def day_page(markdown: str, urls: Urls) -> str:
+    """A daily report's page on the site, linking back to the season's leaderboard."""
+    return render_daily_html(markdown, back=urls.home)
+
+
+def seasons_page(seasons: Sequence[Season]) -> str:
+    """Every season the site serves, the current (newest) first."""
+    rows = [dataclasses.asdict(s) | {"href": Urls(s.id).home} for s in seasons]
+    columns = [Column("id", "season", href=lambda r: r["href"]), Column("state", "state"),
+               Column("start", "first cycle"), Column("end", "last published"),
+               Column("cycles", "cycles", "int"), Column("market", "market"),
+               Column("leader", "leading contestant")]
+    return render("site_seasons.html.j2", title="Seasons", rows=rows, columns=columns,
+                  links=[("JSON API", "/api/")])
+
+
+__all__: Sequence[str] = ("PageNotFound", "Season", "Urls", "asset_page", "assets_page",
+                          "contestant_page", "day_page", "leaderboard_page", "seasons_page",
+                          "trade_page")

@@ -1,0 +1,234 @@
+"""``arena web``: the site of a live season, served by a real uvicorn server on 127.0.0.1 from the
+marts the season's cycles publish - the pages, the JSON API against the marts, a cycle published
+while the server runs, and a reader in headless Chromium (1280 px and a 390 px phone) following
+the leader to a trade and the trade to its reasoning, with no request leaving the machine."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from urllib.parse import quote
+
+import httpx
+import pandas as pd
+import pytest
+import uvicorn
+
+from arena.cli import main
+from arena.doors.web import SiteError, build_app, check_host, season_lakes
+from tests.agents.openai_stub import OpenAIStub, StubResponse
+from tests.browser import chromium_available, launch
+from tests.market_lakes import season_lake
+
+REASONING = "ETH holds its trend while the majors stall: a small long, stopped far below."
+ANSWER = json.dumps({"reasoning": REASONING, "decisions": [
+    {"action": "open_long", "symbol": "ETH", "percent_of_equity": 15, "confidence": 0.85,
+     "invalidation_price": 1.0, "thesis": "trend intact", "invalidation": "a collapse",
+     "rationale": "the strongest large coin this week"}]})
+DAY1, DAY2 = "2025-11-24", "2025-11-25"
+
+
+def roster(url: str) -> str:
+    return ("contestants:\n"
+            f"  - {{name: gpt-stub, kind: llm, model: openai/stub-model, api_base: '{url}',"
+            " params: {max_tokens: 400, timeout: 5, num_retries: 0}}\n"
+            "  - {name: momentum, kind: house, strategy: momentum}\n")
+
+
+class Served:
+    """The site's app in a uvicorn thread on a free loopback port."""
+
+    def __init__(self, root) -> None:
+        self.server = uvicorn.Server(uvicorn.Config(build_app(root), host="127.0.0.1", port=0,
+                                                    log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "no server"
+            time.sleep(0.01)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(20)
+
+
+@pytest.fixture(scope="module")
+def stub():
+    with OpenAIStub(default=StubResponse.answer(ANSWER)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory, universe, stub):
+    """A live season of three days whose first cycle is played and published (arena season
+    backfill publishes): a model that opens ETH, and a house rule."""
+    lake = season_lake(tmp_path_factory, universe, tmp_path_factory.mktemp("web") / "lake",
+                       roster(stub.url), start=DAY1, days=3)
+    assert main(["season", "backfill", DAY1, "--lake", str(lake.root), "--json"]) == 0
+    return lake
+
+
+@pytest.fixture(scope="module")
+def site(live):
+    with Served(live.root) as url:
+        yield url
+
+
+def season_id(lake) -> str:
+    return json.loads((lake.root / "season" / "season.json").read_text())["id"]
+
+
+def get(url: str, path: str, status: int = 200) -> httpx.Response:
+    response = httpx.get(url + path, timeout=30)
+    assert response.status_code == status, (path, response.text[:300])
+    return response
+
+
+def test_the_pages_lead_from_the_leaderboard_to_a_trades_reasoning(site, live):
+    sid = quote(season_id(live), safe="")
+    home = get(site, "/").text
+    assert "gpt-stub" in home and "momentum" in home
+    assert f'href="/seasons/{sid}/contestants/gpt-stub"' in home
+    assert "1 cycles published" in home
+    page = get(site, f"/seasons/{sid}/contestants/gpt-stub").text
+    trade = f"/seasons/{sid}/trades/gpt-stub/ETH/1"
+    assert f'href="{trade}"' in page  # the trip links to the trade's page
+    assert REASONING in page  # the decisions, cycle by cycle, with the answer's reasoning
+    assert f'href="/seasons/{sid}/contestants/gpt-stub#d-gpt-stub-20251124T1600-answer-0"' in page
+    shown = get(site, trade).text
+    assert REASONING in shown and "the strongest large coin this week" in shown
+    assert '"invalidation_price": 1.0' in shown  # the decision's JSON
+    assert f'href="/seasons/{sid}/days/{DAY1}"' in shown
+    day = get(site, f"/seasons/{sid}/days/{DAY1}").text
+    assert "gpt-stub" in day
+    asset = get(site, f"/seasons/{sid}/assets/ETH").text
+    assert "Luck ceiling" in asset and f'href="{trade}"' in asset
+    assert "no single-asset track table" in asset or "Entrants" in asset
+    assert "ETH" in get(site, f"/seasons/{sid}/assets/").text
+    assert season_id(live) in get(site, "/seasons/").text
+    # the static season report is served too, its daily links leading to the site's days
+    assert get(site, f"/seasons/{sid}/report").text.startswith("<!doctype html>")
+    moved = httpx.get(f"{site}/seasons/{sid}/daily/{DAY1}.html", follow_redirects=False)
+    assert moved.status_code == 307 and moved.headers["location"] == f"/seasons/{sid}/days/{DAY1}"
+
+
+def test_what_the_site_does_not_have_is_named(site, live):
+    sid = quote(season_id(live), safe="")
+    assert "no contestant named 'nobody'" in get(site, f"/seasons/{sid}/contestants/nobody",
+                                                 404).text
+    assert "no season 'elsewhere'" in get(site, "/seasons/elsewhere/", 404).text
+    assert "no trade ETH #7" in get(site, f"/seasons/{sid}/trades/gpt-stub/ETH/7", 404).text
+    assert "no asset 'NOPE'" in get(site, f"/seasons/{sid}/assets/NOPE", 404).text
+    assert "no daily report" in get(site, f"/seasons/{sid}/days/2020-01-01", 404).text
+    wrong = get(site, f"/api/seasons/{sid}/secrets", 404).json()
+    assert "no mart 'secrets'" in wrong["error"]
+
+
+def test_the_api_serves_the_marts_rows(site, live):
+    sid = quote(season_id(live), safe="")
+    board = pd.read_parquet(live.root / "marts" / "leaderboard.parquet")
+    served = get(site, f"/api/seasons/{sid}/leaderboard").json()
+    assert served["total"] == len(board) and served["season"] == season_id(live)
+    got = pd.DataFrame(served["rows"]).set_index("contestant")
+    for row in board.itertuples():
+        assert got.loc[row.contestant, "final_equity"] == pytest.approx(row.final_equity,
+                                                                         rel=1e-12)
+        assert got.loc[row.contestant, "role"] == row.role
+    trades = get(site, f"/api/seasons/{sid}/trades?contestant=gpt-stub").json()
+    assert [(r["symbol"], r["trip"]) for r in trades["rows"]] == [("ETH", 1)]
+    paged = get(site, f"/api/seasons/{sid}/decisions?offset=0&limit=1").json()
+    assert len(paged["rows"]) == 1 and paged["total"] >= 2
+    assert get(site, "/api/leaderboard").json()["rows"] == served["rows"]
+    spec = get(site, "/openapi.json").json()
+    assert {"/api/seasons", "/api/seasons/{season_id}/{mart}", "/api/leaderboard",
+            "/api/seasons/{season_id}/version"} <= set(spec["paths"])
+    assert "/openapi.json" in get(site, "/api/").text
+    assert get(site, "/docs", 404)  # no documentation page that loads scripts from a CDN
+
+
+def test_a_cycle_published_while_the_site_runs_shows_without_a_restart(live, tmp_path_factory,
+                                                                        universe, stub):
+    """Its own lake (the module's site stays at one cycle): publish day 2 while serving."""
+    lake = season_lake(tmp_path_factory, universe, tmp_path_factory.mktemp("web2") / "lake",
+                       roster(stub.url), start=DAY1, days=3)
+    assert main(["season", "backfill", DAY1, "--lake", str(lake.root), "--json"]) == 0
+    sid = quote(season_id(lake), safe="")
+    with Served(lake.root) as url:
+        before = get(url, f"/api/seasons/{sid}/version").json()["version"]
+        page = get(url, f"/seasons/{sid}/contestants/momentum").text
+        assert "1 cycles published" in page
+        equity = get(url, f"/api/seasons/{sid}/equity_daily?contestant=momentum").json()
+        assert equity["total"] == 1
+        assert main(["season", "backfill", DAY2, "--lake", str(lake.root), "--json"]) == 0
+        after = get(url, f"/api/seasons/{sid}/version").json()["version"]
+        assert after != before
+        assert "2 cycles published" in get(url, f"/seasons/{sid}/contestants/momentum").text
+        assert "2 cycles published" in get(url, "/").text
+        equity = get(url, f"/api/seasons/{sid}/equity_daily?contestant=momentum").json()
+        assert equity["total"] == 2 and equity["version"] == after
+        assert f'href="/seasons/{sid}/days/{DAY2}"' in get(url, "/").text
+
+
+def test_a_league_folder_serves_each_season_and_the_newest_at_home(live, tmp_path):
+    league = tmp_path / "league"
+    league.mkdir()
+    (league / "s1").symlink_to(live.root, target_is_directory=True)
+    (league / "notes").mkdir()  # not a lake: left out
+    assert [p.name for p in season_lakes(league)] == ["s1"]
+    with pytest.raises(SiteError, match="neither a season's lake nor a folder"):
+        season_lakes(tmp_path / "league" / "notes")
+    with Served(league) as url:
+        seasons = get(url, "/api/seasons").json()
+        assert [s["id"] for s in seasons] == [season_id(live)]
+        assert seasons[0]["state"] == "live" and seasons[0]["cycles"] == 1
+        assert "gpt-stub" in get(url, "/").text
+
+
+def test_the_site_beyond_loopback_only_behind_a_proxy():
+    check_host("127.0.0.1", proxied=False)
+    check_host("0.0.0.0", proxied=True)
+    with pytest.raises(SiteError, match="reverse proxy"):
+        check_host("0.0.0.0", proxied=False)
+    assert main(["web", "--host", "0.0.0.0", "--lake", "/nonexistent"]) == 2
+
+
+@pytest.mark.skipif(not chromium_available(), reason="make test installs Chromium")
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_reader_follows_the_leader_to_a_trade_and_its_reasoning(site, live, width,
+                                                                  tmp_path):
+    """Headless Chromium on the served site: from the leaderboard to the contestant, from the
+    trip to the trade's page, the reasoning on screen; no request leaves the site, no error, and
+    no page scrolls sideways (a wide table scrolls inside itself on a phone)."""
+    external: list[str] = []
+    errors: list[str] = []
+    with launch() as browser:
+        page = browser.new_page()
+        page.set_viewport_size({"width": width, "height": 900})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+
+        def block(route) -> None:
+            external.append(route.request.url)
+            route.abort()
+
+        page.route(lambda u: not u.startswith(site), block)
+        widths = []
+        page.goto(site + "/", wait_until="load")
+        widths.append(page.evaluate("() => document.documentElement.scrollWidth"))
+        page.click("text=gpt-stub >> nth=0")
+        page.wait_for_url("**/contestants/gpt-stub")
+        widths.append(page.evaluate("() => document.documentElement.scrollWidth"))
+        page.click('a[href$="/trades/gpt-stub/ETH/1"] >> nth=0')
+        page.wait_for_url("**/trades/gpt-stub/ETH/1")
+        assert page.locator("blockquote", has_text=REASONING).is_visible()
+        widths.append(page.evaluate("() => document.documentElement.scrollWidth"))
+        page.screenshot(path=str(tmp_path / f"trade-{width}.png"), full_page=True)
+        page.close()
+    assert external == [] and errors == []
+    assert max(widths) <= width, widths
