@@ -43,13 +43,15 @@ pd = lazy_import("pandas")
 @dataclass
 class ReplayResult:
     """A replayed season: its handle, the days played, what its end built, the leaderboard
-    (sorted by place) and the roster entries skipped (no key)."""
+    (sorted by place), the roster entries skipped (no key) and the replicated models read
+    across their instances (the replicates mart; None: not built)."""
 
     season: SeasonHandle
     played: SeasonReport
     outputs: SeasonOutputs
     board: pd.DataFrame
     skipped: list[Skipped] = field(default_factory=list)
+    replicates: pd.DataFrame | None = None
 
 
 def replay(lake: Lake, *, start: dt.date, days: int, env: Mapping[str, str],
@@ -96,4 +98,6 @@ def replay(lake: Lake, *, start: dt.date, days: int, env: Mapping[str, str],
                                 players=players, arena_players=arena_players, invoke=invoke,
                                 quiet=True, runner=runner, progress=say)
     board = sorted_board(pd.read_parquet(outputs.marts.marts / "leaderboard.parquet"))
-    return ReplayResult(handle, played, outputs, board, skipped)
+    replicated = outputs.marts.marts / "replicates.parquet"
+    replicates = pd.read_parquet(replicated) if replicated.is_file() else None
+    return ReplayResult(handle, played, outputs, board, skipped, replicates)

@@ -63,16 +63,23 @@ def text_table(*columns: str | tuple[str, str], widths: Sequence[int] | None = N
     return table
 
 
-def print_leaderboard(board: Any) -> None:
+def print_leaderboard(board: Any, replicates: Any = None) -> None:
     """The leaderboard's terminal columns (:data:`arena.reporting.leaderboard.TERMINAL`), as
     the report writes them: a line naming the best contestant, then the contestants ranked
     and, apart, the rulers (the house rules, not ranked), each band under its title and with
     its own header, the columns of both as wide as either needs. A season without a contestant
-    says so in its first line and shows its rulers."""
+    says so in its first line and shows its rulers. Then a line per replicated model of the
+    ``replicates`` mart, if any: its median and spread beside the zero-skill band."""
     from rich.cells import cell_len
 
     from arena.reporting.layout import kind_class
-    from arena.reporting.leaderboard import BAND_TITLES, summary_line, terminal_bands
+    from arena.reporting.leaderboard import (
+        BAND_TITLES,
+        REPLICATES_TITLE,
+        replicate_lines,
+        summary_line,
+        terminal_bands,
+    )
     from arena.reporting.roles import RULER
 
     columns, bands = terminal_bands(board)
@@ -95,6 +102,12 @@ def print_leaderboard(board: Any) -> None:
         for row in rows:
             shown.add_row(*row)
         out.print(shown)
+    lines = replicate_lines(replicates)
+    if lines:
+        print()
+        out.print(REPLICATES_TITLE)
+        for line in lines:
+            out.print(line, highlight=False)
 
 
 @contextmanager

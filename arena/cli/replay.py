@@ -104,7 +104,7 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
                               "outcomes": [o.as_dict() for o in d.outcomes]}
                              for d in done.played.days]})
         return 0
-    print_leaderboard(done.board)
+    print_leaderboard(done.board, done.replicates)
     seconds = done.outputs.seconds
     print(f"\nluck: {seconds['luck']:.1f} s, dbt: {marts.count('model')} models and "
           f"{marts.count('test') + marts.count('unit_test')} tests in {seconds['dbt']:.1f} s; "

@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 DBT_PROJECT = resources.DBT_PROJECT
 MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "reference_rules",
          "model_calls", "rejections", "zero_skill_band", "asset_correlations", "decisions",
-         "benchmark_equity")
+         "benchmark_equity", "replicates")
 Invoke = Callable[[list[str]], Any]  # dbtRunner().invoke or PrefectDbtRunner().invoke
 
 

@@ -9,6 +9,11 @@ have no place (:mod:`arena.reporting.roles`) - by return, then by name. "The bes
 the best contestant (:func:`best_contestant`); a season of house rules only has none, and every
 output says so (:func:`summary_line`).
 
+A replicated model (a roster entry with ``replicates: N``: its instances play as contestants
+``<name>-r1`` ..) is also read as one, from the ``replicates`` mart: its median return and the
+spread of its instances' returns, beside the zero-skill players' returns at the season's end
+(:data:`REPLICATES`, :func:`replicate_lines`), in the season report and on the terminal.
+
 Returns, excess returns, the luck percentile, the drawdown and the win rate are fractions (0.05
 is 5%); ``cost_usd`` is USD (missing when a contestant's calls have no known price); ``sharpe``
 is annualised (missing with too few returns). The terminal writes every value with the report's
@@ -48,6 +53,21 @@ TERMINAL: tuple[str, ...] = ("place", "contestant", "total_return", "zero_skill_
                              "rank_score", "sharpe", "max_drawdown", "trades", "cost_usd")
 _BY_KEY = {c.key: c for c in LEADERBOARD}
 
+
+# a replicated model across its instances, beside the zero-skill band (the replicates mart)
+REPLICATES: tuple[Column, ...] = (
+    Column("replicate_of", "model"),
+    Column("instances", "instances", "int"),
+    Column("median_return", "median return", "return"),
+    Column("min_return", "lowest", "return"),
+    Column("max_return", "highest", "return"),
+    Column("return_iqr", "IQR", "drawdown"),
+    Column("median_zero_skill_percentile", "median luck pct", "share"),
+    Column("zero_skill_q05_return", "zero-skill 5th pct", "return"),
+    Column("zero_skill_median_return", "zero-skill median", "return"),
+    Column("zero_skill_q95_return", "zero-skill 95th pct", "return"),
+)
+REPLICATES_TITLE = "replicated models: median and spread of the returns across their instances"
 
 # the bands' titles, as the terminal and the report's tables caption them
 BAND_TITLES = {CONTESTANT: "contestants",
@@ -102,6 +122,27 @@ def summary_line(board: pd.DataFrame) -> str:
     return (f"best contestant: {leader['contestant']}, {fmt(leader['total_return'], 'return')} "
             f"(luck pct {fmt(leader['zero_skill_percentile'], 'share')})"
             + (f"; {ruled}" if ruled else ""))
+
+
+def replicate_lines(replicates: pd.DataFrame | None) -> list[str]:
+    """One line per replicated model of the ``replicates`` mart, by name: "gpt: median return
+    +1.20%, spread -0.50% to +2.90% across 3 instances (median luck pct 61.0%); zero-skill band
+    -3.10% to +3.52% (5th to 95th percentile), median +0.12%". None or no row (marts built before
+    replicates, a season without any): no line."""
+    if replicates is None or replicates.empty:
+        return []
+    lines = []
+    for row in records(replicates.sort_values("replicate_of", kind="stable")):
+        n = int(row["instances"])  # type: ignore[call-overload]
+        lines.append(
+            f"{row['replicate_of']}: median return {fmt(row['median_return'], 'return')}, spread "
+            f"{fmt(row['min_return'], 'return')} to {fmt(row['max_return'], 'return')} across "
+            f"{n} instance{'s' if n != 1 else ''} (median luck pct "
+            f"{fmt(row['median_zero_skill_percentile'], 'share')}); zero-skill band "
+            f"{fmt(row['zero_skill_q05_return'], 'return')} to "
+            f"{fmt(row['zero_skill_q95_return'], 'return')} (5th to 95th percentile), median "
+            f"{fmt(row['zero_skill_median_return'], 'return')}")
+    return lines
 
 
 def terminal_rows(board: pd.DataFrame) -> tuple[list[Column], list[list[str]]]:

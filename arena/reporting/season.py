@@ -30,7 +30,14 @@ from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.reporting.daily import DAILY_DIR, answer_reasoning, render_daily_html
 from arena.reporting.fragments import FRAGMENTS_FILE, Fragments, digest, rendered_rows
 from arena.reporting.layout import Column, anchor_id, macro, records, render, templates_digest
-from arena.reporting.leaderboard import BAND_TITLES, LEADERBOARD, bands, sorted_board
+from arena.reporting.leaderboard import (
+    BAND_TITLES,
+    LEADERBOARD,
+    REPLICATES,
+    REPLICATES_TITLE,
+    bands,
+    sorted_board,
+)
 from arena.reporting.plots import (
     drawdown_chart,
     equity_chart,
@@ -617,6 +624,9 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         board=records(rivals), board_columns=_leaderboard_columns(board),
         ruler_board=records(rulers), ruler_columns=_leaderboard_columns(board, RULER),
         band_titles=BAND_TITLES,
+        replicates=records(marts["replicates"].sort_values("replicate_of"))
+        if "replicates" in marts else [],  # marts built before replicates have none
+        replicate_columns=REPLICATES, replicates_title=REPLICATES_TITLE,
         charts=_charts(marts, board, players), players=players,
         key_trades=_with_why(_key_trades(trades)), trade_columns=_trade_columns(links),
         held=_with_why(held), held_columns=_open_columns(links),

@@ -108,7 +108,9 @@ costs as (
            count(*) filter (where model <> 'entrant/inbox') as calls,
            bool_or(model = 'entrant/inbox') as outside_entrant,
            -- a house rule records each answer as a call of model house/<strategy>
-           bool_or(starts_with(model, 'house/')) as house_rule
+           bool_or(starts_with(model, 'house/')) as house_rule,
+           -- an instance of a replicated model entry names it in every call (older records: null)
+           max(replicate_of) as replicate_of
     from {{ ref('stg_ledger__calls') }}
     group by contestant
 ),
@@ -151,7 +153,8 @@ board as (
         (e.final_equity - {{ var('start_cash') }}) / nullif(c.cost_usd, 0) as pnl_per_call_dollar,
         e.unmarked_cycles,
         coalesce(c.outside_entrant, false) as outside_entrant,
-        w.first_cycle_at
+        w.first_cycle_at,
+        c.replicate_of
     from final_returns as e
     inner join returns as r using (contestant)
     left join trips as t using (contestant)

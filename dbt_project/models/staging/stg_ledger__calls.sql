@@ -20,7 +20,10 @@ renamed as (
         queue_s,
         cost_usd,
         retries,
-        error
+        error,
+        seed,
+        temperature,
+        replicate_of
     from source
 
 )
