@@ -105,6 +105,12 @@ def _add_entries(lake: Lake, season: SeasonConfig, entries: list[dict[str, objec
     text = yaml.safe_dump({"version": 1, "contestants": [*specs, *entries]}, sort_keys=False)
     # checked as one roster: fields, secrets, and a reverse may mirror a contestant of the season
     combined = parse_roster(text, f"{roster_path(lake)} with {path}")
+    # the contestants the entries make (a replicated entry: its instances, <name>-r1 ..)
+    names = [s.name for s in combined.contestants[len(current):]]
+    taken = sorted(set(names) & used)
+    if taken:
+        raise SeasonConfigError(f"season {season.id!r} already used the name(s) "
+                                f"{', '.join(taken)}: a new contestant needs a new name")
     in_season = set(season_roster(lake, start).names) | set(names)
     stray = sorted(f"{s.name} mirrors {s.mirror_of}" for s in combined.contestants[len(current):]
                    if s.kind == "reverse" and s.mirror_of != MIRROR_WORST

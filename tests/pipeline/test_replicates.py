@@ -21,7 +21,7 @@ import pytest
 from arena.app.replay import replay
 from arena.cli._render import print_leaderboard
 from arena.data.lake import Lake
-from arena.pipeline.season_config import roster_path, season_roster
+from arena.pipeline.season_config import SeasonConfigError, roster_path, season_roster
 from arena.reporting.layout import fmt
 from arena.reporting.season import read_marts
 from tests.agents.openai_stub import OpenAIStub, RecordedRequest, StubResponse
@@ -179,3 +179,33 @@ def test_the_season_report_shows_the_models_band(season):
                     fmt(row["zero_skill_q05_return"], "return"),
                     fmt(row["zero_skill_median_return"], "return"),
                     fmt(row["zero_skill_q95_return"], "return")]
+
+
+def test_a_replicated_entry_added_mid_season_plays_its_instances_from_the_next_cycle(
+        tmp_path_factory, tmp_path, universe):
+    """A roster change logs each instance (the names that play), from the next cycle; the
+    season's roster copy, rewritten, holds the entry, which expands the same at every load."""
+    from arena.pipeline.season_config import load_season, roster_changes
+    from arena.pipeline.season_roster import add_contestants
+    from tests.conftest import ts
+    from tests.market_lakes import season_lake
+
+    lake = season_lake(tmp_path_factory, universe, tmp_path / "lake",
+                       "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n",
+                       start="2025-11-24", days=3)
+    entry = tmp_path / "new.yaml"
+    entry.write_text("contestants:\n  - {name: gpt, kind: llm, model: openai/stub-model, "
+                     "api_base: 'http://127.0.0.1:9/v1', replicates: 2, seeds: [5, 6]}\n")
+    made = add_contestants(lake, load_season(lake), entry, ts("2025-11-24 18:00"))
+    assert [(c.contestant, c.change, c.from_cycle) for c in made] == [
+        ("gpt-r1", "added", ts("2025-11-25 16:00").isoformat()),
+        ("gpt-r2", "added", ts("2025-11-25 16:00").isoformat())]
+    assert [c.contestant for c in roster_changes(lake)] == ["gpt-r1", "gpt-r2"]
+    assert season_roster(lake, ts("2025-11-24 16:00")).names == ("momentum",)
+    assert season_roster(lake, ts("2025-11-25 16:00")).names == ("momentum", "gpt-r1", "gpt-r2")
+    assert "replicates: 2" in roster_path(lake).read_text()
+    assert [season_roster(lake)[n].params.seed for n in ("gpt-r1", "gpt-r2")] == [5, 6]
+    again = tmp_path / "again.yaml"  # an instance's name is taken once it is in the season
+    again.write_text("contestants:\n  - {name: gpt-r1, kind: house, strategy: random}\n")
+    with pytest.raises(SeasonConfigError, match="already used the name"):
+        add_contestants(lake, load_season(lake), again, ts("2025-11-24 19:00"))
