@@ -5,6 +5,7 @@ the leader to a trade and the trade to its reasoning, with no request leaving th
 
 from __future__ import annotations
 
+import html
 import json
 import threading
 import time
@@ -90,12 +91,17 @@ def get(url: str, path: str, status: int = 200) -> httpx.Response:
     return response
 
 
+def text(url: str, path: str, status: int = 200) -> str:
+    """A page's text as a reader sees it (entities unescaped)."""
+    return html.unescape(get(url, path, status).text)
+
+
 def test_the_pages_lead_from_the_leaderboard_to_a_trades_reasoning(site, live):
     sid = quote(season_id(live), safe="")
     home = get(site, "/").text
     assert "gpt-stub" in home and "momentum" in home
     assert f'href="/seasons/{sid}/contestants/gpt-stub"' in home
-    assert "1 cycles published" in home
+    assert "1 cycle published" in home
     page = get(site, f"/seasons/{sid}/contestants/gpt-stub").text
     trade = f"/seasons/{sid}/trades/gpt-stub/ETH/1"
     assert f'href="{trade}"' in page  # the trip links to the trade's page
@@ -103,7 +109,7 @@ def test_the_pages_lead_from_the_leaderboard_to_a_trades_reasoning(site, live):
     assert f'href="/seasons/{sid}/contestants/gpt-stub#d-gpt-stub-20251124T1600-answer-0"' in page
     shown = get(site, trade).text
     assert REASONING in shown and "the strongest large coin this week" in shown
-    assert '"invalidation_price": 1.0' in shown  # the decision's JSON
+    assert '"invalidation_price": 1.0' in html.unescape(shown)  # the decision's JSON
     assert f'href="/seasons/{sid}/days/{DAY1}"' in shown
     day = get(site, f"/seasons/{sid}/days/{DAY1}").text
     assert "gpt-stub" in day
@@ -120,12 +126,12 @@ def test_the_pages_lead_from_the_leaderboard_to_a_trades_reasoning(site, live):
 
 def test_what_the_site_does_not_have_is_named(site, live):
     sid = quote(season_id(live), safe="")
-    assert "no contestant named 'nobody'" in get(site, f"/seasons/{sid}/contestants/nobody",
-                                                 404).text
-    assert "no season 'elsewhere'" in get(site, "/seasons/elsewhere/", 404).text
-    assert "no trade ETH #7" in get(site, f"/seasons/{sid}/trades/gpt-stub/ETH/7", 404).text
-    assert "no asset 'NOPE'" in get(site, f"/seasons/{sid}/assets/NOPE", 404).text
-    assert "no daily report" in get(site, f"/seasons/{sid}/days/2020-01-01", 404).text
+    assert "no contestant named 'nobody'" in text(site, f"/seasons/{sid}/contestants/nobody",
+                                                  404)
+    assert "no season 'elsewhere'" in text(site, "/seasons/elsewhere/", 404)
+    assert "no trade ETH #7" in text(site, f"/seasons/{sid}/trades/gpt-stub/ETH/7", 404)
+    assert "no asset 'NOPE'" in text(site, f"/seasons/{sid}/assets/NOPE", 404)
+    assert "no daily report" in text(site, f"/seasons/{sid}/days/2020-01-01", 404)
     wrong = get(site, f"/api/seasons/{sid}/secrets", 404).json()
     assert "no mart 'secrets'" in wrong["error"]
 
@@ -162,7 +168,7 @@ def test_a_cycle_published_while_the_site_runs_shows_without_a_restart(live, tmp
     with Served(lake.root) as url:
         before = get(url, f"/api/seasons/{sid}/version").json()["version"]
         page = get(url, f"/seasons/{sid}/contestants/momentum").text
-        assert "1 cycles published" in page
+        assert "1 cycle published" in page
         equity = get(url, f"/api/seasons/{sid}/equity_daily?contestant=momentum").json()
         assert equity["total"] == 1
         assert main(["season", "backfill", DAY2, "--lake", str(lake.root), "--json"]) == 0
