@@ -7,11 +7,21 @@ for the entrant its key names - no tool takes another entrant's name. The tools 
 :mod:`arena.pipeline.outside`: ``rules``, ``data``, ``submit_decision``, ``submissions``,
 ``submit_position`` and ``score``; the server's clock stamps every request.
 
+An agent finds the door without a key: ``GET /llms.txt`` (:mod:`arena.doors.entrance`) says how
+to enter and lists the registered tools, in English, Polish and Chinese; the 401 says in its
+JSON body what to send and where keys come from, and its ``WWW-Authenticate: Bearer`` challenge
+points at the RFC 9728 protected-resource metadata (:data:`METADATA_PATH`), which names bearer
+keys in the header and no authorization server, so a client that follows the spec's discovery
+learns there is no OAuth to start.
+
 Descriptions are served in the language of the request's ``Accept-Language`` (English, Polish,
-Chinese; English otherwise). A request body over 64 KiB gets HTTP 413; an entrant calling more
-than :data:`RATE` times a minute is told to wait. Bearer keys travel in clear over plain HTTP:
-serve on loopback (the default, where the SDK also guards against DNS rebinding) or behind a
-TLS proxy; bad arguments and refusals come back as tool
+Chinese; English otherwise). A request body over 64 KiB gets HTTP 413; an entrant making more
+than :data:`RATE` requests a minute - any MCP method, ``tools/list`` and ``initialize``
+included - is told to wait (a tool error for a tool call, a JSON-RPC error otherwise). An HTTP
+request must arrive whole within :data:`REQUEST_TIMEOUT` seconds of the connection being
+ready for it, so a half-open connection is dropped (:func:`server_config`). Bearer keys travel
+in clear over plain HTTP: serve on loopback (the default, where the SDK also guards against DNS
+rebinding) or behind a TLS proxy; bad arguments and refusals come back as tool
 errors naming the problem. None of them touches the other entrants or stops the server.
 A submission the decision contract cannot read is refused with the contract's reasons and
 never kept (:func:`arena.pipeline.outside.submit_decision`), so the entrant's last valid
@@ -20,25 +30,45 @@ submission is the one that executes.
 
 from __future__ import annotations
 
+import asyncio
+import math
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import h11
 import pandas as pd
 import uvicorn
+from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import build_resource_metadata_url, cors_middleware
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.auth import ProtectedResourceMetadata
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextContent
+from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from arena.data.lake import Lake
+from arena.doors.entrance import BEARER, Door, ToolDoc, llms_txt, signature
 from arena.doors.limits import SlidingWindow
-from arena.pipeline.entrants import Entrant, EntrantError, authenticate, entrants
+from arena.market.sections import rule_fields
+from arena.pipeline.entrants import KEY_PREFIX, Entrant, EntrantError, authenticate, entrants
+from arena.pipeline.live import season_rules
 from arena.pipeline.outside import (
+    ELIGIBLE_SHARE,
     Arena,
     OutsideError,
     candles,
@@ -51,9 +81,20 @@ from arena.pipeline.outside import (
 from arena.pipeline.season_config import load_season
 
 HOST, PORT, PATH = "127.0.0.1", 8765, "/mcp"
+LLMS_PATH = "/llms.txt"
+METADATA_PATH = "/.well-known/oauth-protected-resource"  # RFC 9728; + PATH for the endpoint's
 MAX_BODY = 64 * 1024  # bytes a request may carry
-RATE = 60  # calls an entrant may make in any minute
+MAX_HEADER = 16 * 1024  # bytes of a request line and headers (h11's incomplete-event limit)
+RATE = 60  # requests (any MCP method) an entrant may make in any minute
+RATE_LIMITED = -32029  # the JSON-RPC error code of a refused request (server-defined range)
+REQUEST_TIMEOUT = 10.0  # seconds a request has to arrive whole (a half-open connection's life)
+KEEP_ALIVE = 5  # seconds an idle keep-alive connection stays open between requests
 LANGUAGES = ("en", "pl", "zh")
+# what a key looks like (``arena entrant add``): anything else is refused without a lake read
+KEY_SHAPE = re.compile(re.escape(KEY_PREFIX) + r"[A-Za-z0-9_-]{1,128}")
+WHERE_KEYS_COME_FROM = (
+    "an operator of this arena registers you with `arena entrant add NAME` and hands you the "
+    "key that command prints once (it starts with 'arena_'); there is no sign-up and no OAuth")
 
 DESCRIPTIONS: dict[str, dict[str, str]] = {
     "rules": {
@@ -137,29 +178,58 @@ def language(accept: str | None) -> str:
 
 
 class _Keys:
-    """Bearer keys checked against the season's entrants (the SDK's TokenVerifier)."""
+    """Bearer keys checked against the season's entrants (the SDK's TokenVerifier). A token
+    that cannot be a key is refused without reading the lake."""
 
     def __init__(self, lake: Lake) -> None:
         self.lake = lake
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        if not KEY_SHAPE.fullmatch(token):
+            return None
         entrant = authenticate(self.lake, token)
         return None if entrant is None else AccessToken(token=token, client_id=entrant.name,
                                                         scopes=[])
 
 
 class RateLimit(SlidingWindow):
-    """At most ``calls`` per entrant in any ``window`` seconds."""
+    """At most ``calls`` requests per entrant in any ``window`` seconds."""
 
     def __init__(self, calls: int = RATE, window: float = 60.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(calls, window, clock)
 
-    def check(self, name: str) -> None:
+    def refusal(self, name: str) -> tuple[str, float] | None:
+        """Count a request of ``name``: None when admitted, else what to tell it and the
+        seconds to wait."""
         wait = self.admit(name)
-        if wait is not None:
-            raise ToolError(f"rate limit: {self.calls} calls a {self.window:.0f} s per "
-                            f"entrant; try again in {wait:.0f} s")
+        if wait is None:
+            return None
+        return (f"rate limit: {self.calls} calls a {self.window:.0f} s per entrant, every MCP "
+                f"request counted; try again in {math.ceil(wait)} s", wait)
+
+
+def _limited(limit: RateLimit) -> Callable[..., Any]:
+    """Every request of an entrant counted against its rate - ``initialize``, ``tools/list``,
+    a tool call with bad arguments alike - before the SDK validates or runs anything. A tool
+    call over the rate is a tool error (a model reads it); any other request a JSON-RPC error
+    (:data:`RATE_LIMITED`). Notifications carry no answer and are not counted."""
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext
+                         ) -> HandlerResult:
+        if ctx.request_id is None:
+            return await call_next(ctx)
+        token = get_access_token()
+        refused = limit.refusal(token.client_id if token is not None else "")
+        if refused is None:
+            return await call_next(ctx)
+        message, wait = refused
+        if ctx.method == "tools/call":
+            return CallToolResult(content=[TextContent(type="text", text=message)],
+                                  is_error=True)
+        raise MCPError(RATE_LIMITED, message, {"retry_after_s": math.ceil(wait)})
+
+    return middleware
 
 
 async def _localised(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -175,10 +245,66 @@ async def _localised(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -
     return result
 
 
+class KeyResourceMetadata(ProtectedResourceMetadata):
+    """RFC 9728 metadata of a resource whose bearer keys no authorization server issues: the
+    SDK's model requires ``authorization_servers``, which the RFC leaves optional."""
+
+    authorization_servers: list[AnyHttpUrl] | None = None  # type: ignore[assignment]
+
+
+def _urls(conn: HTTPConnection) -> dict[str, str]:
+    """The endpoint, entrance and metadata URLs as the client reached this server (its
+    ``Host``, and the scheme a trusted proxy forwarded)."""
+    base = str(conn.base_url).rstrip("/")
+    return {"endpoint": base + PATH, "llms_txt": base + LLMS_PATH,
+            "resource_metadata": str(build_resource_metadata_url(AnyHttpUrl(base + PATH)))}
+
+
+def _unauthorized(conn: HTTPConnection) -> JSONResponse:
+    """The 401 of the MCP endpoint: what to send, where keys come from, and a bearer
+    challenge whose ``resource_metadata`` names the protected-resource metadata."""
+    sent = conn.headers.get("authorization")
+    if not sent:  # RFC 6750 3.1: no error code when no credentials were sent
+        error, why = "missing_token", "no key was sent"
+    elif not sent.lower().startswith("bearer "):
+        error, why = "invalid_request", "the Authorization header is not 'Bearer <key>'"
+    else:
+        error, why = "invalid_token", ("the key is not an active entrant's key (wrong, "
+                                       "mistyped or revoked)")
+    urls = _urls(conn)
+    challenge = ['realm="arena"']
+    if sent:
+        challenge += [f'error="{error}"', f'error_description="{why}"']
+    challenge.append(f'resource_metadata="{urls["resource_metadata"]}"')
+    return JSONResponse(
+        {"error": error, "error_description": f"{why}: send your entrant key with every "
+                                              f"request as the header '{BEARER}'",
+         "send": BEARER, "keys": WHERE_KEYS_COME_FROM, **urls},
+        status_code=401, headers={"WWW-Authenticate": "Bearer " + ", ".join(challenge)})
+
+
+class KeyRequired:
+    """ASGI middleware, innermost of the app's: a request to the MCP endpoint that the SDK's
+    bearer authentication did not admit gets :func:`_unauthorized` (the SDK's own 401 says
+    only "Authentication required" and names no metadata)."""
+
+    def __init__(self, app: ASGIApp, path: str = PATH) -> None:
+        self.app, self.path = app, path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (scope["type"] != "http" or scope["path"] != self.path
+                or isinstance(scope.get("user"), AuthenticatedUser)):
+            await self.app(scope, receive, send)
+            return
+        await _unauthorized(HTTPConnection(scope))(scope, receive, send)
+
+
 def build_server(lake: Lake, *, now: Callable[[], pd.Timestamp] | None = None,
-                 rate: RateLimit | None = None) -> MCPServer:
+                 rate: RateLimit | None = None,
+                 request_timeout: float = REQUEST_TIMEOUT) -> MCPServer:
     """The MCP server of the season in ``lake`` (which must hold one). ``now``: the server's
-    clock (the wall clock by default; a test passes its own)."""
+    clock (the wall clock by default; a test passes its own); ``request_timeout``: what the
+    entrance says of it (the transport enforces it: :func:`server_config`)."""
     arena = Arena(lake, load_season(lake))
     clock = now or (lambda: pd.Timestamp.now(tz="UTC"))
     limit = rate or RateLimit()
@@ -187,7 +313,7 @@ def build_server(lake: Lake, *, now: Callable[[], pd.Timestamp] | None = None,
         "rules, fetch data, submit decisions before each cycle, see your score against luck.",
         token_verifier=_Keys(lake),
         auth=AuthSettings(issuer_url=f"http://{HOST}", resource_server_url=None),
-        middleware=[_localised], log_level="WARNING")
+        middleware=[_limited(limit), _localised], log_level="WARNING")
 
     def caller() -> Entrant:
         token = get_access_token()
@@ -195,7 +321,6 @@ def build_server(lake: Lake, *, now: Callable[[], pd.Timestamp] | None = None,
                       and e.name == token.client_id and e.active), None)
         if found is None:  # revoked while its session was open
             raise ToolError("this key was revoked")
-        limit.check(found.name)
         return found
 
     def guarded(fn: Callable[..., dict[str, object]], *args: object) -> dict[str, object]:
@@ -235,16 +360,133 @@ def build_server(lake: Lake, *, now: Callable[[], pd.Timestamp] | None = None,
 
     del rules_tool, data_tool, submit_decision_tool, submissions_tool, submit_position_tool
     del score_tool
+    _entrance(server, arena, clock, limit, request_timeout)
     return server
 
 
+def _entrance(server: MCPServer, arena: Arena, clock: Callable[[], pd.Timestamp],
+              limit: RateLimit, request_timeout: float) -> None:
+    """The routes served without a key: ``/llms.txt`` and the protected-resource metadata."""
+    season = arena.season
+    numbers = rule_fields(season_rules(season))
+
+    @server.custom_route(LLMS_PATH, methods=["GET"])
+    async def llms(request: Request) -> Response:
+        tools = [ToolDoc(t.name, signature(t.name, t.input_schema),
+                         {**DESCRIPTIONS.get(t.name, {}), "en": t.description or ""})
+                 for t in await server.list_tools()]
+        upcoming = season.next_after(clock())
+        urls = _urls(request)
+        door = Door(season=season.id, start=season.start.isoformat(), days=season.days,
+                    cycle_time=f"{season.cycle_hour:02d}:00 UTC",
+                    next_cycle=None if upcoming is None else upcoming.isoformat(),
+                    assets=", ".join(a.symbol for a in arena.universe),
+                    start_cash=numbers["start_cash"], fee=numbers["fee_pct"],
+                    endpoint=urls["endpoint"], metadata=urls["resource_metadata"],
+                    rate=limit.calls, window=limit.window, max_body_kib=MAX_BODY // 1024,
+                    request_timeout=request_timeout, eligible_share=ELIGIBLE_SHARE)
+        return PlainTextResponse(llms_txt(door, tools, LANGUAGES))
+
+    async def metadata(request: Request) -> Response:
+        urls = _urls(request)
+        document = KeyResourceMetadata(
+            resource=AnyHttpUrl(urls["endpoint"]), bearer_methods_supported=["header"],
+            resource_name=f"LLM trading arena, season {season.id}",
+            resource_documentation=AnyHttpUrl(urls["llms_txt"]))
+        return await ProtectedResourceMetadataHandler(document).handle(request)
+
+    # RFC 9728 3.1: the endpoint's own (the well-known prefix before its path), and the
+    # origin's, which clients try when no challenge named one
+    for path in (METADATA_PATH + PATH, METADATA_PATH):
+        server.custom_route(path, methods=["GET", "OPTIONS"])(
+            cors_middleware(metadata, ["GET", "OPTIONS"]))  # type: ignore[arg-type]
+
+
 def app(lake: Lake, host: str = HOST, **options: Any) -> Starlette:
-    """The server as an ASGI app (one per start: the SDK's session manager runs once)."""
-    return build_server(lake, **options).streamable_http_app(
-        streamable_http_path=PATH, max_request_body_size=MAX_BODY, host=host)
+    """The server as an ASGI app (one per start: the SDK's session manager runs once).
+    ``options``: :func:`build_server`'s."""
+    return asgi_app(build_server(lake, **options), host)
 
 
-def serve(lake_root: str | Path, host: str = HOST, port: int = PORT) -> None:
+def asgi_app(server: MCPServer, host: str = HOST) -> Starlette:
+    """``server`` (from :func:`build_server`) as an ASGI app: streamable HTTP at :data:`PATH`,
+    the entrance's routes, and :class:`KeyRequired`'s 401."""
+    asgi = server.streamable_http_app(streamable_http_path=PATH, max_request_body_size=MAX_BODY,
+                                      host=host)
+    # innermost of the app's middleware: after the SDK's authentication set the user
+    asgi.user_middleware.append(Middleware(KeyRequired, path=PATH))
+    return asgi
+
+
+class DeadlineH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline on reading a request: from the moment the
+    connection is ready for one (opened, or its last response sent) the request line, headers
+    and body must arrive within :attr:`request_timeout` seconds, else the connection is
+    closed (a 408 first when part of a request came). uvicorn itself times out only an idle
+    keep-alive connection, not one that never completes its first request. A request read
+    whole stops the clock: a long answer (a server-sent event stream) is not cut."""
+
+    request_timeout: float = REQUEST_TIMEOUT
+    _deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._watch()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._watch()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop()
+        super().connection_lost(exc)
+
+    def _watch(self) -> None:
+        reading = (self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
+                   and not self.transport.is_closing())
+        if not reading:
+            self._stop()
+        elif self._deadline is None:
+            self._deadline = self.loop.call_later(self.request_timeout, self._expired)
+
+    def _stop(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        answering = self.cycle is not None and not self.cycle.response_complete
+        if self.conn.trailing_data[0] and not answering:
+            body = (f"no whole request within {self.request_timeout:g} s\n").encode()
+            self.transport.write(b"HTTP/1.1 408 Request Timeout\r\n"
+                                 b"content-type: text/plain; charset=utf-8\r\n"
+                                 b"content-length: " + str(len(body)).encode() + b"\r\n"
+                                 b"connection: close\r\n\r\n" + body)
+        self.transport.close()
+
+
+def server_config(asgi: ASGIApp, host: str = HOST, port: int = PORT, *,
+                  request_timeout: float = REQUEST_TIMEOUT, **options: Any) -> uvicorn.Config:
+    """How uvicorn serves ``asgi``: h11 with a deadline on every request
+    (:class:`DeadlineH11Protocol`), :data:`MAX_HEADER` bytes of request line and headers,
+    idle keep-alive connections closed after :data:`KEEP_ALIVE` s, no WebSocket upgrade.
+    ``options``: further ``uvicorn.Config`` arguments."""
+    protocol = type("DeadlineH11Protocol", (DeadlineH11Protocol,),
+                    {"request_timeout": request_timeout})
+    return uvicorn.Config(asgi, host=host, port=port, http=protocol, ws="none",
+                          timeout_keep_alive=KEEP_ALIVE, h11_max_incomplete_event_size=MAX_HEADER,
+                          **{"log_level": "warning", **options})
+
+
+def serve(lake_root: str | Path, host: str = HOST, port: int = PORT,
+          request_timeout: float = REQUEST_TIMEOUT) -> None:
     """Serve until interrupted (``arena mcp``)."""
-    uvicorn.run(app(Lake(lake_root), host=host), host=host, port=port, log_level="warning")
-
+    asgi = app(Lake(lake_root), host=host, request_timeout=request_timeout)
+    uvicorn.Server(server_config(asgi, host, port, request_timeout=request_timeout)).run()

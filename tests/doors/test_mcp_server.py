@@ -19,7 +19,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import TextContent
 
-from arena.doors.mcp_server import DESCRIPTIONS, MAX_BODY, PATH, RateLimit, app, language
+from arena.doors.mcp_server import (
+    DESCRIPTIONS,
+    MAX_BODY,
+    PATH,
+    RateLimit,
+    app,
+    language,
+    server_config,
+)
 from arena.ledger.store import Ledger
 from arena.pipeline.entrants import add_entrant, revoke_entrant
 from arena.pipeline.live import play_season_cycle
@@ -35,11 +43,12 @@ ANSWER = {"reasoning": "outside view", "decisions": [
 
 
 class Served:
-    """``arena mcp``'s app in a uvicorn thread on a free loopback port."""
+    """``arena mcp``'s app in a uvicorn thread on a free loopback port, served as ``arena mcp``
+    serves it (:func:`server_config`: the request deadline, keep-alive, header limit)."""
 
-    def __init__(self, asgi) -> None:
-        self.server = uvicorn.Server(uvicorn.Config(asgi, host="127.0.0.1", port=0,
-                                                    log_level="warning", lifespan="on"))
+    def __init__(self, asgi, **options) -> None:
+        self.server = uvicorn.Server(server_config(asgi, "127.0.0.1", 0, lifespan="on",
+                                                   **options))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> str:
@@ -247,8 +256,9 @@ def test_bad_input_gets_a_clear_error_and_hurts_no_one(season):
         async with session(url, keys["bob"]) as bob:  # another entrant is not limited
             await call(bob, "rules")
 
-    # a rate limit of 4 calls a minute (bad arguments never reach it), on a clock that stands still
-    limit = RateLimit(calls=4, window=60.0, clock=lambda: 0.0)
+    # a rate limit of 6 requests a minute, on a clock that stands still: every request counts
+    # (initialize, the three bad calls, rules: 5), the 413 never reaches the server's methods
+    limit = RateLimit(calls=6, window=60.0, clock=lambda: 0.0)
     with Served(app(lake, now=Clock(MON - pd.Timedelta(hours=2)), rate=limit)) as url:
         run(lambda: scenario(url))
 
