@@ -23,7 +23,13 @@ from arena.core.lazy import lazy_import
 from arena.reporting.daily import answer_reasoning, render_daily_html
 from arena.reporting.fragments import Fragments
 from arena.reporting.layout import Column, records, render
-from arena.reporting.leaderboard import BAND_TITLES, bands, sorted_board
+from arena.reporting.leaderboard import (
+    BAND_TITLES,
+    REPLICATES,
+    REPLICATES_TITLE,
+    bands,
+    sorted_board,
+)
 from arena.reporting.plots import drawdown_chart, equity_chart, series_colours
 from arena.reporting.roles import RULER
 from arena.reporting.season import (
@@ -178,7 +184,8 @@ def leaderboard_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Ur
                   board=records(rivals), board_columns=_board_columns(board, "contestant", urls),
                   ruler_board=records(rulers), ruler_columns=_board_columns(board, RULER, urls),
                   band_titles=BAND_TITLES, players=players, chart=Markup(chart),
-                  replicates=_replicates(marts), days=list(days))
+                  replicates=_replicates(marts), replicate_columns=list(REPLICATES),
+                  replicates_title=REPLICATES_TITLE, days=list(days))
 
 
 def contestant_page(marts: Mapping[str, pd.DataFrame], name: str, season: Season, urls: Urls,

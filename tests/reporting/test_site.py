@@ -1,0 +1,102 @@
+"""The site's pages rendered from a hand-made season's marts (``tiny_marts``): what each page
+shows and links, without a server (``tests/doors/test_web.py`` serves a real season)."""
+
+from __future__ import annotations
+
+import html
+import math
+
+import pandas as pd
+import pytest
+
+from arena.reporting import site
+from arena.reporting.season import ReportError
+from tests.reporting.tiny_marts import C1, C2, tiny_marts
+
+SEASON = site.Season("s1", "Season s1", "SYNTHETIC", "2026-10-01", "2026-10-02", 2, "live")
+URLS = site.Urls("s1")
+DAYS = ["2026-10-01", "2026-10-02"]
+
+
+def shown(text: str) -> str:
+    return html.unescape(text)
+
+
+def test_the_leaderboard_ranks_the_contestants_and_keeps_the_rulers_apart():
+    page = shown(site.leaderboard_page(tiny_marts(), SEASON, URLS, DAYS, version="v1"))
+    assert '<a href="/seasons/s1/contestants/alpha">alpha</a></strong>\nleads the contestants' in page
+    assert "The best house rule (a ruler, not ranked) is" in page
+    assert page.index('href="/seasons/s1/contestants/alpha"') < page.index(
+        'href="/seasons/s1/contestants/momentum"')
+    assert '<meta name="arena-version" content="v1">' in page
+    assert page.count('href="/seasons/s1/days/') == 3  # the two days and the latest
+    assert "replicated models" not in page.lower()  # none in this season
+
+
+def test_a_replicated_model_shows_its_median_and_spread():
+    marts = tiny_marts()
+    marts["replicates"] = pd.DataFrame({
+        "replicate_of": ["gpt"], "instances": [3], "median_return": [0.012],
+        "min_return": [-0.005], "max_return": [0.029], "return_iqr": [0.017],
+        "median_zero_skill_percentile": [0.61], "zero_skill_q05_return": [-0.031],
+        "zero_skill_median_return": [0.0012], "zero_skill_q95_return": [0.0352]})
+    page = shown(site.leaderboard_page(marts, SEASON, URLS, DAYS))
+    assert "Replicated models: median and spread" in page
+    assert ">+1.20%<" in page and ">-0.50%<" in page and ">+2.90%<" in page
+
+
+def test_a_contestants_page_links_each_trade_to_its_page_and_its_decision():
+    page = shown(site.contestant_page(tiny_marts(reasoning="ETH keeps trending"), "alpha",
+                                      SEASON, URLS, DAYS))
+    assert "#1 of the contestants" in page
+    assert 'href="/seasons/s1/trades/alpha/ETH/1"' in page
+    assert 'href="/seasons/s1/contestants/alpha#d-alpha-' in page  # "decision"
+    assert "ETH keeps trending" in page  # the answer's reasoning, in the decisions
+    assert 'href="/seasons/s1/assets/ETH"' in page
+    ruler = shown(site.contestant_page(tiny_marts(), "momentum", SEASON, URLS, DAYS))
+    assert "a ruler (a house rule: the yardstick, not ranked)" in ruler
+    with pytest.raises(site.PageNotFound, match="no contestant named 'zeta'"):
+        site.contestant_page(tiny_marts(), "zeta", SEASON, URLS, DAYS)
+
+
+def test_a_trades_page_shows_the_opening_decision_and_how_it_closed():
+    marts = tiny_marts(reasoning="ETH keeps trending", thesis="trend intact")
+    unnamed = shown(site.trade_page(marts, "alpha", "ETH", 1, SEASON, URLS, DAYS))
+    assert "The decision is not in the published marts." in unnamed  # no exit decision named
+    marts["trades"] = marts["trades"].assign(exit_round=["answer", None],
+                                             exit_decision_index=[0, None])
+    page = shown(site.trade_page(marts, "alpha", "ETH", 1, SEASON, URLS, DAYS))
+    assert "<blockquote>ETH keeps trending</blockquote>" in page
+    assert '"action": "open_long"' in page and "Thesis:</strong> trend intact" in page
+    assert f'href="/seasons/s1/days/{C1:%Y-%m-%d}"' in page
+    assert '"action": "close"' in page  # closed by its decision of the second cycle
+    held = shown(site.trade_page(marts, "momentum", "BTC", 1, SEASON, URLS, DAYS))
+    assert "Still open at the last published cycle." in held
+    with pytest.raises(site.PageNotFound, match="no trade ETH #2 of 'alpha'"):
+        site.trade_page(marts, "alpha", "ETH", 2, SEASON, URLS, DAYS)
+
+
+def test_an_assets_page_names_what_its_publication_lacks():
+    marts = tiny_marts()
+    page = shown(site.asset_page(marts, "ETH", SEASON, URLS, DAYS))
+    assert "This season's publication has no single-asset track table." in page
+    assert "buy_and_hold" in page and 'href="/seasons/s1/trades/alpha/ETH/1"' in page
+    # an asset traded without a luck table still has a page; an unknown one has none
+    assert "no luck table for this asset" in shown(site.asset_page(marts, "BTC", SEASON, URLS,
+                                                                    DAYS))
+    with pytest.raises(site.PageNotFound, match="no asset 'DOGE'"):
+        site.asset_page(marts, "DOGE", SEASON, URLS, DAYS)
+    marts["asset_tracks"] = pd.DataFrame({
+        "entrant": ["outsider"], "symbol": ["ETH"], "status": ["scored"],
+        "total_return": [0.031], "coverage": [0.75], "eligible": [True],
+        "luck_percentile": [0.66], "rank_score": [-math.log10(1 - 0.66)]})
+    tracked = shown(site.asset_page(marts, "ETH", SEASON, URLS, DAYS))
+    assert "outsider" in tracked and ">+3.10%<" in tracked and ">75.0%<" in tracked
+
+
+def test_pages_refuse_marts_a_publication_lacks():
+    marts = tiny_marts()
+    del marts["decisions"]
+    with pytest.raises(ReportError, match="lack decisions"):
+        site.leaderboard_page(marts, SEASON, URLS, DAYS)
+    assert C2 > C1
