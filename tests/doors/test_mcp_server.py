@@ -4,8 +4,6 @@ started on 127.0.0.1 by the test, over a live synthetic season."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -13,7 +11,6 @@ import anyio
 import httpx2
 import pandas as pd
 import pytest
-import uvicorn
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -32,6 +29,7 @@ from arena.ledger.store import Ledger
 from arena.pipeline.entrants import add_entrant, revoke_entrant
 from arena.pipeline.live import play_season_cycle
 from arena.pipeline.season_config import load_season, season_contestants
+from tests import serving
 from tests.conftest import ts
 from tests.market_lakes import season_lake
 
@@ -42,27 +40,16 @@ ANSWER = {"reasoning": "outside view", "decisions": [
      "invalidation_price": 1.0, "thesis": "outside thesis", "invalidation": "a collapse"}]}
 
 
-class Served:
+class Served(serving.Served):
     """``arena mcp``'s app in a uvicorn thread on a free loopback port, served as ``arena mcp``
-    serves it (:func:`server_config`: the request deadline, keep-alive, header limit)."""
+    serves it (:func:`server_config`: the request deadline, keep-alive, header limit);
+    entering gives the MCP endpoint's URL."""
 
     def __init__(self, asgi, **options) -> None:
-        self.server = uvicorn.Server(server_config(asgi, "127.0.0.1", 0, lifespan="on",
-                                                   **options))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        super().__init__(server_config(asgi, "127.0.0.1", 0, lifespan="on", **options))
 
     def __enter__(self) -> str:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "no server"
-            time.sleep(0.01)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}{PATH}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(20)
+        return super().__enter__() + PATH
 
 
 class Clock:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import html
 import json
-import threading
-import time
 from urllib.parse import quote
 
 import httpx
@@ -18,6 +16,7 @@ import uvicorn
 
 from arena.cli import main
 from arena.doors.web import SiteError, build_app, check_host, season_lakes
+from tests import serving
 from tests.agents.openai_stub import OpenAIStub, StubResponse
 from tests.browser import chromium_available, launch
 from tests.market_lakes import season_lake
@@ -37,26 +36,10 @@ def roster(url: str) -> str:
             "  - {name: momentum, kind: house, strategy: momentum}\n")
 
 
-class Served:
-    """The site's app in a uvicorn thread on a free loopback port."""
-
-    def __init__(self, root) -> None:
-        self.server = uvicorn.Server(uvicorn.Config(build_app(root), host="127.0.0.1", port=0,
-                                                    log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "no server"
-            time.sleep(0.01)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(20)
+def served(root) -> serving.Served:
+    """The site of ``root`` in a uvicorn thread on a free loopback port."""
+    return serving.Served(uvicorn.Config(build_app(root), host="127.0.0.1", port=0,
+                                         log_level="warning"))
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +60,7 @@ def live(tmp_path_factory, universe, stub):
 
 @pytest.fixture(scope="module")
 def site(live):
-    with Served(live.root) as url:
+    with served(live.root) as url:
         yield url
 
 
@@ -165,7 +148,7 @@ def test_a_cycle_published_while_the_site_runs_shows_without_a_restart(live, tmp
                        roster(stub.url), start=DAY1, days=3)
     assert main(["season", "backfill", DAY1, "--lake", str(lake.root), "--json"]) == 0
     sid = quote(season_id(lake), safe="")
-    with Served(lake.root) as url:
+    with served(lake.root) as url:
         before = get(url, f"/api/seasons/{sid}/version").json()["version"]
         page = get(url, f"/seasons/{sid}/contestants/momentum").text
         assert "1 cycle published" in page
@@ -189,7 +172,7 @@ def test_a_league_folder_serves_each_season_and_the_newest_at_home(live, tmp_pat
     assert [p.name for p in season_lakes(league)] == ["s1"]
     with pytest.raises(SiteError, match="neither a season's lake nor a folder"):
         season_lakes(tmp_path / "league" / "notes")
-    with Served(league) as url:
+    with served(league) as url:
         seasons = get(url, "/api/seasons").json()
         assert [s["id"] for s in seasons] == [season_id(live)]
         assert seasons[0]["state"] == "live" and seasons[0]["cycles"] == 1
