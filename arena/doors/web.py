@@ -53,7 +53,10 @@ class SiteError(UnusableInput, ValueError):
 
 
 def is_lake(path: Path) -> bool:
-    return (path / "season" / "season.json").is_file() or (path / "marts").is_dir()
+    """A season's lake: its season config, or (a lake published before seasons had one) its
+    leaderboard mart. A league folder has marts of its own (league_*), never a leaderboard."""
+    return ((path / "season" / "season.json").is_file()
+            or (path / "marts" / "leaderboard.parquet").is_file())
 
 
 def season_lakes(root: Path) -> list[Path]:
@@ -162,11 +165,42 @@ class SeasonSource:
                       None if leader is None else str(leader["contestant"]))
 
 
-class Site:
-    """The seasons a site serves, the newest (by first cycle, then id) last."""
+LEAGUE_MARTS = ("league_seasons", "league_results", "league_totals", "league_verdict")
+
+
+class LeagueSource:
+    """A league folder's own marts (``arena league publish``), read again when republished."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._lock = threading.Lock()
+        self._read: tuple[tuple[int, ...] | None, dict[str, pd.DataFrame]] | None = None
+
+    def marts(self) -> tuple[str, dict[str, pd.DataFrame]]:
+        folder = self.root / "marts"
+        try:
+            outer, inner = folder.stat(), (folder / "league_verdict.parquet").stat()
+            identity: tuple[int, ...] | None = (outer.st_ino, outer.st_mtime_ns, inner.st_ino,
+                                                inner.st_mtime_ns, inner.st_size)
+        except OSError:
+            identity = None
+        with self._lock:
+            if self._read is None or self._read[0] != identity:
+                marts = {} if identity is None else {
+                    name: pd.read_parquet(folder / f"{name}.parquet") for name in LEAGUE_MARTS
+                    if (folder / f"{name}.parquet").is_file()}
+                self._read = (identity, marts)
+            version = "none" if identity is None else "-".join(map(str, identity))
+            return version, self._read[1]
+
+
+class Site:
+    """The seasons a site serves, the newest (by first cycle, then id) last; a league's own
+    marts when it serves a league."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.league = None if is_lake(root) else LeagueSource(root)
         self.sources = {}
         for path in season_lakes(root):
             source = SeasonSource(Lake(path))
@@ -228,6 +262,9 @@ def build_app(root: str | Path) -> FastAPI:
                               "season's dbt marts.",
                   docs_url=None, redoc_url=None)
 
+    def urls_of(season_id: str) -> Any:
+        return pages.Urls(season_id, league=site.league is not None)
+
     def season_page(season_id: str, key: tuple[object, ...],
                     make: Callable[[Any, Any, list[str], str], str]) -> HTMLResponse:
         source = site.source(season_id)
@@ -263,18 +300,18 @@ def build_app(root: str | Path) -> FastAPI:
 
     @app.get("/seasons/{season_id}/", response_class=HTMLResponse, include_in_schema=False)
     def season_board(season_id: str) -> HTMLResponse:
-        urls = pages.Urls(season_id)
+        urls = urls_of(season_id)
         return season_page(season_id, ("board",), lambda marts, season, days, version:
                            pages.leaderboard_page(marts, season, urls, days, version=version))
 
     @app.get("/seasons/{season_id}", include_in_schema=False)
     def season_slash(season_id: str) -> RedirectResponse:
-        return RedirectResponse(pages.Urls(season_id).home)
+        return RedirectResponse(urls_of(season_id).home)
 
     @app.get("/seasons/{season_id}/contestants/{name}", response_class=HTMLResponse,
              include_in_schema=False)
     def contestant(season_id: str, name: str) -> HTMLResponse:
-        urls = pages.Urls(season_id)
+        urls = urls_of(season_id)
         return season_page(season_id, ("contestant", name), lambda marts, season, days, version:
                            pages.contestant_page(marts, name, season, urls, days,
                                                  version=version))
@@ -282,7 +319,7 @@ def build_app(root: str | Path) -> FastAPI:
     @app.get("/seasons/{season_id}/trades/{name}/{symbol}/{trip}", response_class=HTMLResponse,
              include_in_schema=False)
     def trade(season_id: str, name: str, symbol: str, trip: int) -> HTMLResponse:
-        urls = pages.Urls(season_id)
+        urls = urls_of(season_id)
         return season_page(season_id, ("trade", name, symbol, trip),
                            lambda marts, season, days, version: pages.trade_page(
                                marts, name, symbol, trip, season, urls, days, version=version))
@@ -290,14 +327,14 @@ def build_app(root: str | Path) -> FastAPI:
     @app.get("/seasons/{season_id}/assets/", response_class=HTMLResponse,
              include_in_schema=False)
     def assets(season_id: str) -> HTMLResponse:
-        urls = pages.Urls(season_id)
+        urls = urls_of(season_id)
         return season_page(season_id, ("assets",), lambda marts, season, days, version:
                            pages.assets_page(marts, season, urls, days, version=version))
 
     @app.get("/seasons/{season_id}/assets/{symbol}", response_class=HTMLResponse,
              include_in_schema=False)
     def asset(season_id: str, symbol: str) -> HTMLResponse:
-        urls = pages.Urls(season_id)
+        urls = urls_of(season_id)
         return season_page(season_id, ("asset", symbol), lambda marts, season, days, version:
                            pages.asset_page(marts, symbol, season, urls, days, version=version))
 
@@ -308,12 +345,12 @@ def build_app(root: str | Path) -> FastAPI:
         if day not in source.days():
             raise pages.PageNotFound(f"no daily report for {day!r} in season {source.id}")
         text = (source.lake.root / "reports" / "daily" / f"{day}.md").read_text(encoding="utf-8")
-        return HTMLResponse(pages.day_page(text, pages.Urls(source.id)))
+        return HTMLResponse(pages.day_page(text, urls_of(source.id)))
 
     @app.get("/seasons/{season_id}/daily/{page}", include_in_schema=False)
     def daily_file(season_id: str, page: str) -> RedirectResponse:
         """The season report's links to its daily pages (``daily/<day>.html``), served."""
-        return RedirectResponse(pages.Urls(season_id).day(page.removesuffix(".html")))
+        return RedirectResponse(urls_of(season_id).day(page.removesuffix(".html")))
 
     @app.get("/seasons/{season_id}/report", include_in_schema=False)
     def report(season_id: str) -> FileResponse:
@@ -322,6 +359,17 @@ def build_app(root: str | Path) -> FastAPI:
         if not path.is_file():
             raise pages.PageNotFound(f"season {source.id} has no season report yet")
         return FileResponse(path, media_type="text/html")
+
+    @app.get("/league/", response_class=HTMLResponse, include_in_schema=False)
+    def league() -> HTMLResponse:
+        if site.league is None:
+            raise pages.PageNotFound("this site serves one season, not a league")
+        version, marts = site.league.marts()
+        if not marts:
+            raise pages.PageNotFound("the league is not published yet: arena league publish "
+                                     f"{site.root}")
+        return HTMLResponse(pages.league_page(marts, title=f"League {site.root.name}"),
+                            headers={"X-Arena-Version": version})
 
     # ------------------------------------------------------------------------ the JSON API
     @app.get("/api/", response_class=HTMLResponse, include_in_schema=False)
@@ -366,6 +414,22 @@ def build_app(root: str | Path) -> FastAPI:
         return JSONResponse({"season": source.id, "mart": mart, "version": published.version,
                              "total": len(frame), "offset": offset, "rows": _json_rows(page)},
                             headers={"X-Arena-Version": published.version})
+
+    @app.get("/api/league/{mart}", response_model=None,
+             summary="A league mart (league_seasons, league_results, league_totals, "
+                     "league_verdict): the seasons added up and the verdict on skill")
+    def api_league(mart: str) -> JSONResponse:
+        if site.league is None:
+            raise HTTPException(404, "this site serves one season, not a league")
+        if mart not in LEAGUE_MARTS:
+            raise HTTPException(404, f"no league mart {mart!r} (the API serves "
+                                     f"{', '.join(LEAGUE_MARTS)})")
+        version, marts = site.league.marts()
+        if mart not in marts:
+            raise HTTPException(404, f"the league's publication has no {mart} mart (arena "
+                                     "league publish)")
+        return JSONResponse({"mart": mart, "version": version, "total": len(marts[mart]),
+                             "rows": _json_rows(marts[mart])})
 
     @app.get("/api/leaderboard", summary="The current season's leaderboard", response_model=None)
     def api_leaderboard() -> JSONResponse:

@@ -87,8 +87,9 @@ class Season:
 class Urls:
     """Where a season's pages live on the site (all absolute paths)."""
 
-    def __init__(self, season_id: str) -> None:
+    def __init__(self, season_id: str, *, league: bool = False) -> None:
         self.season = f"/seasons/{quote(season_id, safe='')}"
+        self.league = league  # the site serves a league: its page is /league/
 
     @property
     def home(self) -> str:
@@ -131,7 +132,7 @@ def _nav(urls: Urls, days: Sequence[str]) -> list[tuple[str, str]]:
     if days:
         links.append((f"Latest day ({days[-1]})", urls.day(days[-1])))
     return [*links, ("Season report", urls.report), ("All seasons", "/seasons/"),
-            ("JSON API", "/api/")]
+            *([("League", "/league/")] if urls.league else []), ("JSON API", "/api/")]
 
 
 def _board_columns(board: pd.DataFrame, role: str, urls: Urls) -> list[Column]:
@@ -335,6 +336,57 @@ def asset_page(marts: Mapping[str, pd.DataFrame], symbol: str, season: Season, u
                   trade_columns=trade_columns)
 
 
+LEAGUE_TOTAL_COLUMNS = [
+    Column("contestant", "contestant"), Column("role", "role"), Column("seasons", "seasons", "int"),
+    Column("trades", "fills", "int"), Column("round_trips", "closed trips", "int"),
+    Column("profitable_share", "profitable trips", "share"),
+    Column("mean_return", "mean return", "return"), Column("median_return", "median return",
+                                                              "return"),
+    Column("chained_return", "chained return", "return"),
+    Column("mean_zero_skill_percentile", "mean luck pct", "share"),
+    Column("mean_rank_score", "mean rank score", "score"),
+]
+VERDICT_COLUMNS = [
+    Column("model", "model"), Column("role", "role"), Column("instances", "instances", "int"),
+    Column("seasons", "seasons", "int"), Column("draws", "draws", "int"),
+    Column("stouffer_z", "Stouffer Z", "score"), Column("p_value", "p", "num"),
+    Column("fisher_p_value", "Fisher p", "num"), Column("holm_p_value", "Holm p", "num"),
+    Column("family_size", "tested", "int"), Column("verdict", "verdict", wrap=True),
+]
+LEAGUE_SEASON_COLUMNS = [
+    Column("season_id", "season", href=lambda r: Urls(str(r["season_id"])).home),
+    Column("state", "state"), Column("first_cycle", "first cycle", "time"),
+    Column("last_cycle", "last cycle", "time"), Column("cycles", "cycles", "int"),
+    Column("published", "published"), Column("counted", "counted"),
+]
+
+
+def league_page(marts: Mapping[str, pd.DataFrame], *, title: str = "League") -> str:
+    """A league's seasons added up: the totals per contestant across the counted seasons, and
+    the verdict on skill per model, in words and with how it was computed (the league marts of
+    ``arena league publish``)."""
+    missing = [m for m in ("league_seasons", "league_totals", "league_verdict") if m not in marts]
+    if missing:
+        raise ReportError(f"the league's marts lack {', '.join(missing)}: publish the league "
+                          "(arena league publish)")
+    totals = marts["league_totals"]
+    verdict = marts["league_verdict"]
+    order = {"contestant": 0}
+    totals = totals.sort_values(["role", "chained_return"], ascending=[True, False],
+                                key=lambda c: c.map(order).fillna(1) if c.name == "role" else c)
+    verdict = verdict.sort_values(["role", "holm_p_value", "model"],
+                                  key=lambda c: c.map(order).fillna(1) if c.name == "role" else c,
+                                  na_position="last")
+    methods = sorted({str(m) for m in verdict["method"].dropna()}) if "method" in verdict else []
+    seasons = marts["league_seasons"].sort_values("ordinal") \
+        if "ordinal" in marts["league_seasons"] else marts["league_seasons"]
+    return render("site_league.html.j2", title=title, links=[("All seasons", "/seasons/"),
+                                                             ("JSON API", "/api/")],
+                  totals=records(totals), total_columns=LEAGUE_TOTAL_COLUMNS,
+                  verdicts=records(verdict), verdict_columns=VERDICT_COLUMNS, methods=methods,
+                  seasons=records(seasons), season_columns=LEAGUE_SEASON_COLUMNS)
+
+
 def day_page(markdown: str, urls: Urls) -> str:
     """A daily report's page on the site, linking back to the season's leaderboard."""
     return render_daily_html(markdown, back=urls.home)
@@ -352,5 +404,5 @@ def seasons_page(seasons: Sequence[Season]) -> str:
 
 
 __all__: Sequence[str] = ("PageNotFound", "Season", "Urls", "asset_page", "assets_page",
-                          "contestant_page", "day_page", "leaderboard_page", "seasons_page",
-                          "trade_page")
+                          "contestant_page", "day_page", "leaderboard_page", "league_page",
+                          "seasons_page", "trade_page")

@@ -20,6 +20,7 @@ from tests import serving
 from tests.agents.openai_stub import OpenAIStub, StubResponse
 from tests.browser import chromium_available, launch
 from tests.market_lakes import season_lake
+from tests.reporting.test_site import league_marts
 
 REASONING = "ETH holds its trend while the majors stall: a small long, stopped far below."
 ANSWER = json.dumps({"reasoning": REASONING, "decisions": [
@@ -177,6 +178,22 @@ def test_a_league_folder_serves_each_season_and_the_newest_at_home(live, tmp_pat
         assert [s["id"] for s in seasons] == [season_id(live)]
         assert seasons[0]["state"] == "live" and seasons[0]["cycles"] == 1
         assert "gpt-stub" in get(url, "/").text
+        assert 'href="/league/"' in get(url, "/").text
+        assert "arena league publish" in text(url, "/league/", 404)
+        # the league published (its marts as arena league publish writes them): the page and
+        # the API read them without a restart, and the league is still no season
+        (league / "marts").mkdir()
+        for name, frame in league_marts().items():
+            frame.to_parquet(league / "marts" / f"{name}.parquet")
+        page = text(url, "/league/")
+        assert "evidence of skill at 5% after correction" in page
+        assert "Holm-Bonferroni over 2 contestants" in page
+        rows = get(url, "/api/league/league_verdict").json()["rows"]
+        assert [(r["model"], r["verdict"]) for r in rows][:2] == [
+            ("alpha", "evidence of skill at 5% after correction"),
+            ("beta", "not distinguishable from luck")]
+        assert [s["id"] for s in get(url, "/api/seasons").json()] == [season_id(live)]
+    assert [p.name for p in season_lakes(league)] == ["s1"]
 
 
 def test_the_site_beyond_loopback_only_behind_a_proxy():

@@ -100,3 +100,47 @@ def test_pages_refuse_marts_a_publication_lacks():
     with pytest.raises(ReportError, match="lack decisions"):
         site.leaderboard_page(marts, SEASON, URLS, DAYS)
     assert C2 > C1
+
+
+def league_marts() -> dict[str, pd.DataFrame]:
+    """A league's marts as ``arena league publish`` writes them: two seasons, one contestant
+    flagged, one not, a ruler and a newcomer with too few seasons."""
+    seasons = pd.DataFrame({"ordinal": [1, 2], "season_id": ["s1", "s2"],
+                            "state": ["closed", "closed"],
+                            "first_cycle": [C1, C2], "last_cycle": [C1, C2], "cycles": [1, 1],
+                            "published": [True, True], "counted": [True, True]})
+    totals = pd.DataFrame({"contestant": ["alpha", "beta", "momentum"],
+                           "role": ["contestant", "contestant", "ruler"], "seasons": [2, 2, 2],
+                           "trades": [10, 4, 6], "round_trips": [4, 2, 3],
+                           "profitable_share": [0.75, 0.5, 1 / 3], "mean_return": [0.04, -0.01,
+                                                                                   0.002],
+                           "median_return": [0.04, -0.01, 0.002],
+                           "chained_return": [0.0816, -0.0199, 0.004004],
+                           "mean_zero_skill_percentile": [0.99, 0.4, 0.55],
+                           "mean_rank_score": [2.0, 0.22, 0.35]})
+    verdict = pd.DataFrame({
+        "model": ["alpha", "beta", "gamma", "momentum"],
+        "role": ["contestant", "contestant", "contestant", "ruler"],
+        "instances": [1, 1, 1, 1], "seasons": [2, 2, 1, 2], "draws": [2, 2, 1, 2],
+        "stouffer_z": [3.29, -0.36, None, 0.18], "p_value": [0.0005, 0.64, None, 0.43],
+        "fisher_p_value": [0.0004, 0.6, None, 0.4], "holm_p_value": [0.001, 0.64, None, 0.43],
+        "family_size": [2, 2, 0, 1],
+        "verdict": ["evidence of skill at 5% after correction", "not distinguishable from luck",
+                    "too few seasons", "not distinguishable from luck"],
+        "method": ["Stouffer's Z over the mid-rank luck percentiles, Holm-Bonferroni over 2 "
+                   "contestants", None, None, "Stouffer's Z ..., Holm over 1 ruler"]})
+    return {"league_seasons": seasons, "league_totals": totals, "league_verdict": verdict}
+
+
+def test_a_leagues_page_gives_the_verdict_in_words_and_how_it_was_computed():
+    page = shown(site.league_page(league_marts(), title="League main"))
+    assert page.index("evidence of skill at 5% after correction") < page.index(
+        "not distinguishable from luck") < page.index("too few seasons")
+    assert "Holm-Bonferroni over 2 contestants" in page  # how it was computed
+    assert "a small p-value says the places are too\nhigh to be luck" in page
+    assert 'href="/seasons/s1/"' in page and 'href="/seasons/s2/"' in page
+    assert ">+8.16%<" in page and ">75.0%<" in page  # alpha's chained return, profitable share
+    marts = league_marts()
+    del marts["league_verdict"]
+    with pytest.raises(ReportError, match="lack league_verdict"):
+        site.league_page(marts)
