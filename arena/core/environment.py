@@ -8,7 +8,8 @@ through this table, and an explicit argument (``--lake``, ``--drop``) always win
 =============================  =====================================================
 variable                       what it sets
 =============================  =====================================================
-``ARENA_LAKE``                 the lake's root when ``--lake`` is not given
+``ARENA_LAKE``                 the lake's root when ``--lake`` is not given (and for
+                               ``dbt build`` run by hand from ``dbt_project/``)
 ``ARENA_UNIVERSE``             a universe CSV instead of the shipped one
 ``ARENA_PROMPTS``              a folder of prompt templates instead of the shipped one
 ``ARENA_DROP_DIR``             the files source's drop folder when ``--drop`` is not given

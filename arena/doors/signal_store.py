@@ -328,6 +328,6 @@ def build_signal_marts(store: SignalStore, invoke: Any = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(build_dir(lake) / "warehouse.duckdb")) as con:  # as dbt opened it
         quoted = str(out).replace("'", "''")
-        con.execute(f"copy (select * from signal_patterns order by all) to '{quoted}' "
+        con.execute(f"copy (select * from marts.signal_patterns order by all) to '{quoted}' "
                     "(format parquet)")
     return out

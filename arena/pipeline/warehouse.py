@@ -5,11 +5,15 @@ Parquet parts first, each record copied once: :mod:`arena.pipeline.ledger_tables
 season's analytics, and writes a private database, ``<lake>/dbt/warehouse.duckdb``. After a successful build, with
 every test passed, the marts are published twice:
 
-* ``<lake>/warehouse.duckdb`` - a copy of the whole database (staging and intermediate schemas
-  too), swapped in with one ``os.replace``. DuckDB lets no other process open a file that one
-  process holds read-write, so analysts never open the file dbt writes: an analyst's read-only
-  session on the copy does not block the next build, and the next publication does not disturb
-  it (the open file keeps its old contents until it is closed).
+* ``<lake>/warehouse.duckdb`` - a copy of the whole database, swapped in with one
+  ``os.replace``: the marts in the schema ``marts`` (``select * from marts.leaderboard``), the
+  layers below them in ``staging`` and ``intermediate``, the universe seed in ``main``; every
+  model's and column's description is a comment there (dbt's ``persist_docs``:
+  ``duckdb_tables()``, ``duckdb_views()`` and ``duckdb_columns()`` show it). DuckDB lets no
+  other process open a file that one process holds read-write, so analysts never open the file
+  dbt writes: an analyst's read-only session on the copy does not block the next build, and the
+  next publication does not disturb it (the open file keeps its old contents until it is
+  closed).
 * ``<lake>/marts/<mart>.parquet`` - every mart as a Parquet file, the directory swapped whole.
 
 A failed build (a model error or a failing data test) publishes nothing: analysts keep the last
@@ -21,7 +25,8 @@ its bars folder as the var ``bars`` (no environment variable, nothing in ``os.en
 a market on object storage is first copied whole into ``<lake>/dbt/market/``, see
 :func:`bars_dir`), usage statistics are off by flag, and
 dbt's profiles, target and logs directories are all in ``<lake>/dbt/``: dbt writes nothing into
-the project folder, which may be installed read-only.
+the project folder, which may be installed read-only. (Run by hand, ``cd dbt_project && dbt
+build``, the project takes the lake from ``$ARENA_LAKE`` instead; see its ``profiles.yml``.)
 """
 
 from __future__ import annotations
@@ -53,7 +58,8 @@ log = logging.getLogger(__name__)
 DBT_PROJECT = resources.DBT_PROJECT
 MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "reference_rules",
          "model_calls", "rejections", "zero_skill_band", "asset_correlations", "decisions",
-         "benchmark_equity", "replicates")
+         "benchmark_equity", "replicates", "asset_tracks")
+MARTS_SCHEMA = "marts"  # the marts' schema in dbt's database and the published warehouse
 Invoke = Callable[[list[str]], Any]  # dbtRunner().invoke or PrefectDbtRunner().invoke
 
 
@@ -227,7 +233,7 @@ def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResul
     t0 = time.perf_counter()
     try:
         # the signal server's models read its own store, never a season's lake
-        result = invoke(dbt_args(lake, "build", "--exclude", f"tag:{SIGNALS_TAG}", *extra))
+        result = invoke(dbt_args(lake, "build", "--exclude", f"tag:{SIGNALS_TAG}", "tag:league", *extra))
     except Exception as exc:  # prefect-dbt raises on a failed node
         raise MartsError(f"dbt build failed: {exc}") from exc
     outcome = BuildResult(_nodes(result), time.perf_counter() - t0)
@@ -241,7 +247,10 @@ def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResul
 
 
 def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
-    """Publish the built database as ``<lake>/warehouse.duckdb`` and the marts as Parquet."""
+    """Publish the built database as ``<lake>/warehouse.duckdb`` and the marts (schema
+    :data:`MARTS_SCHEMA`) as Parquet. A database built before the marts had their schema also
+    holds its old copies in ``main``, which no build refreshes any more: they are dropped first,
+    so a query that does not name the schema fails instead of reading a stale table."""
     import duckdb
 
     source = build_dir(lake) / "warehouse.duckdb"
@@ -253,10 +262,11 @@ def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
     try:
         # no read_only: dbt's in-process handle on the same file may still be open
         with duckdb.connect(str(source)) as con:
+            _drop_stale_marts(con, marts)
             con.execute("checkpoint")  # everything in the file itself before it is copied
             for mart in marts:
                 target = str(parquet_dir / f"{mart}.parquet").replace("'", "''")
-                con.execute(f"copy (select * from main.{mart}) to '{target}' "
+                con.execute(f"copy (select * from {MARTS_SCHEMA}.{mart}) to '{target}' "
                             "(format parquet, compression zstd)")
         copy = lake.root / f".warehouse.{token}.duckdb"
         shutil.copyfile(source, copy)
@@ -268,6 +278,21 @@ def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
             leftover.unlink()
         raise
     return lake.root / "warehouse.duckdb", lake.root / "marts"
+
+
+def _drop_stale_marts(con: Any, marts: Sequence[str]) -> None:
+    """Drop ``main.<mart>`` where ``marts.<mart>`` exists too: the table an older build left
+    in ``main`` (the marts' schema before they had one of their own)."""
+    both = con.execute(
+        "select table_name from duckdb_tables() where database_name = current_database() "
+        "and schema_name = 'main' and table_name in (select table_name from duckdb_tables() "
+        "where database_name = current_database() and schema_name = ?)",
+        [MARTS_SCHEMA]).fetchall()
+    for (name,) in both:
+        if name in marts:
+            log.warning("dropping main.%s, left by a build before the marts had their schema "
+                        "(%s.%s)", name, MARTS_SCHEMA, name)
+            con.execute(f'drop table main."{name}"')
 
 
 def build_marts(lake: Lake, invoke: Invoke | None = None, *, quiet: bool = False,
@@ -283,15 +308,18 @@ def build_marts(lake: Lake, invoke: Invoke | None = None, *, quiet: bool = False
 def generate_docs(lake: Lake, invoke: Invoke | None = None) -> Path:
     """``dbt docs generate --static`` over the marts built in ``lake`` (their columns come from
     dbt's database there): one self-contained HTML file, ``<lake>/dbt/target/static_index.html``,
-    with the models, their descriptions and tests, and the lineage graph. Nothing is written
-    into the dbt project."""
+    opening on the project's overview (``dbt_project/models/overview.md``), with the models,
+    their descriptions and tests, the exposures (the reports and the site that read the marts)
+    and the lineage graph; the manifest beside it, ``<lake>/dbt/target/manifest.json``. Nothing
+    is written into the dbt project."""
     if not (build_dir(lake) / "warehouse.duckdb").is_file():
         raise MartsError(f"{build_dir(lake) / 'warehouse.duckdb'} does not exist: build the marts "
                          "first (make run)")
     invoke = invoke or _dbt_invoke()
     snapshot_market(lake)
+    # a season's models only: the signal server's and the league's are built elsewhere
     result = invoke(dbt_args(lake, "docs generate", "--static", "--quiet", "--exclude",
-                             f"tag:{SIGNALS_TAG}"))
+                             f"tag:{SIGNALS_TAG}", "tag:league"))
     page = build_dir(lake) / "target" / "static_index.html"
     if not getattr(result, "success", False) or not page.is_file():
         raise MartsError(f"dbt docs generate failed: {getattr(result, 'exception', None)}")

@@ -37,7 +37,8 @@ def test_the_report_marts_are_published(season):  # noqa: F811
     marts = read_marts(lake)
     assert len(marts["decisions"]) > 0 and len(marts["benchmark_equity"]) > 0
     with _warehouse(lake) as con:
-        assert con.execute("select count(*) from decisions").fetchone()[0] == len(marts["decisions"])
+        assert con.execute("select count(*) from marts.decisions").fetchone()[0] == len(
+            marts["decisions"])
 
 
 def test_every_ledger_decision_appears_once_with_its_reasoning(season):  # noqa: F811

@@ -162,10 +162,10 @@ def assert_fold_matches_marts(lake: Lake, ledger: Ledger, names, times) -> int:
                                                         values="price")
     with _warehouse(lake) as con:
         equity = con.execute("select contestant, cycle_at, cash, equity, positions, fees_paid, "
-                             "realised_pnl from equity_daily").df()
+                             "realised_pnl from marts.equity_daily").df()
         positions = con.execute("select contestant, cycle_at, symbol, side, quantity, entry_price, "
                                 "market_value, invalidation_price, opened_at, thesis, trip "
-                                "from positions").df()
+                                "from marts.positions").df()
     equity = equity.set_index(["contestant", "cycle_at"])
     positions = positions.set_index(["contestant", "cycle_at", "symbol"])
     assert len(equity) == len(names) * len(times)  # every contestant on the season's window
@@ -289,7 +289,7 @@ def test_the_leaderboard_places_the_contestants_among_themselves_and_marks_the_r
     assert (board.loc[RULERS, "total_return"] > 0.0).any()
     assert board.loc["standings-watcher", "place"] == 2
     with _warehouse(lake) as con:
-        assert con.execute("select contestant, role, place from leaderboard where role = "
+        assert con.execute("select contestant, role, place from marts.leaderboard where role = "
                            "'contestant' order by place").fetchall() == \
             [(n, "contestant", int(board.loc[n, "place"])) for n in
              sorted(RIVALS, key=lambda n: board.loc[n, "place"])]
@@ -369,7 +369,8 @@ def test_the_leaderboard_says_the_season_ran_on_synthetic_prices(season):
     assert set(read_analytics(lake, "season")["market"]) == {"SYNTHETIC"}
     assert set(read_marts(lake)["leaderboard"]["market"]) == {"SYNTHETIC"}
     with _warehouse(lake) as con:
-        assert con.execute("select distinct market from leaderboard").fetchall() == [("SYNTHETIC",)]
+        assert con.execute("select distinct market from marts.leaderboard").fetchall() == [
+            ("SYNTHETIC",)]
 
 
 def test_the_market_vocabulary_of_the_mart_is_the_providers():
@@ -422,7 +423,7 @@ def test_luck_tables_land_in_the_marts(season):
 ANALYST = """
 import sys, duckdb
 con = duckdb.connect(sys.argv[1], read_only=True)
-query = "select count(*), round(sum(total_return), 9) from leaderboard"
+query = "select count(*), round(sum(total_return), 9) from marts.leaderboard"
 print(con.execute(query).fetchone(), flush=True)
 sys.stdin.readline()  # the pipeline rebuilds and publishes meanwhile
 print(con.execute(query).fetchone(), flush=True)
@@ -451,9 +452,9 @@ def test_the_warehouse_copy_stays_readable_while_the_marts_are_rebuilt(season):
             "select distinct table_schema from information_schema.tables").fetchall()}
         # the rebuilt copy holds the same numbers (to the last bits DuckDB's parallel sums may
         # differ in)
-        again = "select count(*), round(sum(total_return), 9) from leaderboard"
+        again = "select count(*), round(sum(total_return), 9) from marts.leaderboard"
         assert str(con.execute(again).fetchone()) == before.strip()
-    assert {"main", "staging", "intermediate"} <= schemas
+    assert {"marts", "main", "staging", "intermediate"} <= schemas
     assert (lake.root / "marts" / "leaderboard.parquet").is_file()
 
 
@@ -822,9 +823,9 @@ def test_the_fold_matches_the_engine_in_its_hard_cases(crafted):
     assert set(fold[fold["symbol"] == "SOL"]["trip"]) == {1, 2}
     # the late contestant holds its start cash until its first record, on the season's window
     with _warehouse(lake) as con:
-        early = con.execute("select equity from equity_daily where contestant = 'late' "
+        early = con.execute("select equity from marts.equity_daily where contestant = 'late' "
                             f"and cycle_at < '{times[2].isoformat()}'").fetchall()
-        trip = con.execute("select exit_round, exit_window_end from trades "
+        trip = con.execute("select exit_round, exit_window_end from marts.trades "
                            "where contestant = 'x' and symbol = 'ETH'").fetchall()
     assert early == [(10_000.0,), (10_000.0,)]
     held = fold[(fold["contestant"] == "late") & (fold["cycle_at"] == times[4])]

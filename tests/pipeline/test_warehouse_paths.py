@@ -1,7 +1,8 @@
 """dbt's files stay in the lake and dbt needs nothing from the process environment: a relative
 lake (the default ``data_lake/demo``) must not make dbt write into ``dbt_project/`` (which may be
 installed read-only, and which resolves a relative ``--target-path`` against itself), and the lake
-reaches dbt as a command-line var, not as ``$ARENA_LAKE``."""
+reaches dbt as a command-line var, not as ``$ARENA_LAKE`` (which only a run by hand reads:
+``test_warehouse_analysts``)."""
 
 from __future__ import annotations
 
@@ -70,14 +71,27 @@ def test_dbt_run_on_a_relative_lake_writes_nothing_into_dbt_project(tmp_path, mo
     assert "model.arena.leaderboard" in text and "model.arena.int_positions_folded" in text
 
 
-def test_the_dbt_project_has_no_default_lake(tmp_path, monkeypatch):
-    """Without the var ``lake`` dbt refuses (it used to fall back to ``../data_lake``, resolved
-    against whatever directory dbt ran in), whatever the environment says."""
+def test_the_products_runs_pass_the_lake_and_read_no_environment(tmp_path, monkeypatch):
+    """The product's runs give dbt the lake as the var ``lake``: ``$ARENA_LAKE`` (which a run by
+    hand without the var reads) changes nothing then. Without either, dbt refuses and says what
+    to set (it used to fall back to ``../data_lake``, resolved against whatever directory dbt
+    ran in)."""
     from dbt.cli.main import dbtRunner
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ARENA_LAKE", str(tmp_path / "elsewhere"))  # not read any more
-    args = dbt_args(Lake(tmp_path / "lake"), "parse", "--quiet")
+    monkeypatch.setenv("ARENA_LAKE", str(tmp_path / "elsewhere"))
+    lake = Lake(tmp_path / "lake")
+    result = dbtRunner().invoke(dbt_args(lake, "parse", "--quiet"))
+    assert result.success, result.exception
+    manifest = json.loads((tmp_path / "lake" / "dbt" / "target" / "manifest.json").read_text())
+    read = {s["source_name"]: s["meta"]["external_location"] for s in manifest["sources"].values()}
+    for source in ("ledger", "monitor", "analytics"):
+        assert f"read_parquet('{tmp_path / 'lake'}/" in read[source], read[source]
+    assert f"read_parquet('{tmp_path / 'lake' / 'bars'}/" in read["lake"]
+    assert "elsewhere" not in json.dumps(read) and not (tmp_path / "elsewhere").exists()
+
+    monkeypatch.delenv("ARENA_LAKE")
+    args = dbt_args(lake, "parse", "--quiet")
     at = args.index("--vars")
     result = dbtRunner().invoke(args[:at] + args[at + 2:])
-    assert not result.success and "lake" in str(result.exception)
+    assert not result.success and "ARENA_LAKE (the absolute path" in str(result.exception)
