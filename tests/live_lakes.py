@@ -26,9 +26,12 @@ HOUSE = "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
 _built: dict[str, Lake] = {}
 
 
-def live_lake(tmp_path_factory, universe: Universe, dest) -> Lake:
-    """A copy at ``dest`` of the lake ingested up to :data:`CUT`, holding a one-day season
-    (Friday's 16:00 cycle) over :data:`SYMBOLS` with a house contestant."""
+def live_lake(tmp_path_factory, universe: Universe, dest, *, start: str | None = None,
+              days: int = 1) -> Lake:
+    """A copy at ``dest`` of the lake ingested up to :data:`CUT`, holding a season over
+    :data:`SYMBOLS` with a house contestant: by default the one day of Friday's 16:00 cycle;
+    ``start`` and ``days``: a season of 16:00 cycles from ``start`` (ending by Friday's for
+    a lake that holds its bars)."""
     from arena.pipeline.season_config import init_season, make_season
 
     if "lake" not in _built:
@@ -40,5 +43,5 @@ def live_lake(tmp_path_factory, universe: Universe, dest) -> Lake:
     shutil.copytree(_built["lake"].root, lake.root)
     roster = lake.root.parent / f"{lake.root.name}-roster.yaml"
     roster.write_text(HOUSE, encoding="utf-8")
-    init_season(lake, make_season(CUT.date(), 1, SYMBOLS), roster=roster)
+    init_season(lake, make_season(start or CUT.date(), days, SYMBOLS), roster=roster)
     return lake

@@ -19,29 +19,36 @@ import pandas as pd
 
 from arena.agents.entrant import Inbox, unreadable
 from arena.core.errors import UnusableInput
-from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, bar_close_times
+from arena.core.sessions import INTERVAL_ORDER
 from arena.core.universe import Asset, Universe
 from arena.data.lake import Lake, PartitionKey, write_text
 from arena.engine.check import check_answer
 from arena.engine.rules import REASON_CODES, CycleState
 from arena.ledger.store import Ledger
 from arena.market.asof import NoPrices, closed_bars, cycle_prices, provider_of
-from arena.market.clocks import asset_clock, closed_expected
 from arena.market.prompts import Prompts
 from arena.market.sections import rule_fields
 from arena.pipeline.entrants import Entrant, entrants, join
 from arena.pipeline.live import season_rules
 from arena.pipeline.season_config import SeasonConfig
-from arena.pipeline.season_tables import read_analytics
+from arena.pipeline.season_tables import (
+    TRACK_DIR,
+    TRACK_ELIGIBLE,
+    TRACK_NO_BARS,
+    TRACK_NO_POSITION,
+    TRACK_TOO_SHORT,
+    asset_tracks,
+    entrant_track,
+    read_analytics,
+    read_tracks,
+    track_series,  # noqa: F401 - the track's positions, where callers of this module knew them
+)
 from arena.reporting.roles import CONTESTANT, RULER, recorded_role
-from arena.scoring.asset_luck import luck
-from arena.scoring.scorer import default_cost_rate, percentile, rank_score, score
+from arena.scoring.scorer import percentile, rank_score
 
 MAX_BARS = 1000  # candles one call returns at most
 MAX_ANSWER_CHARS = 32_000  # a submitted answer (the engine's own limit is higher)
 ELIGIBLE_SHARE = 0.70  # valid submissions over the cycles since joining
-TRACK_DIR = Path("season") / "tracks"
-TRACK_PLAYERS = 1000
 
 
 class OutsideError(UnusableInput, ValueError):
@@ -208,37 +215,12 @@ def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, flo
                     "left out keeps its position"}
 
 
-def _track(lake: Lake, name: str) -> list[tuple[pd.Timestamp, dict[str, float]]]:
-    folder = lake.root / TRACK_DIR / name
-    out = []
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        out.append((pd.Timestamp(raw["received_at"]), dict(raw["positions"])))
-    return out
-
-
-def track_series(closes: pd.Series, close_times: pd.DatetimeIndex,
-                 submissions: list[tuple[pd.Timestamp, dict[str, float]]], symbol: str
-                 ) -> pd.Series:
-    """The position held over each bar: the last submission received at or before the bar's
-    close (``close_times``, session-aware), 0 before the first; the scorer holds
-    ``positions[t]`` from close t, so a position earns only what comes after it arrived. A
-    submission that leaves a symbol out keeps that symbol's position."""
-    times = [t for t, p in submissions if symbol in p]
-    values = [p[symbol] for _, p in submissions if symbol in p]
-    held = np.zeros(len(closes))
-    if times:
-        at = np.searchsorted(pd.DatetimeIndex(times).as_unit(TS_UNIT).asi8,
-                             pd.DatetimeIndex(close_times).as_unit(TS_UNIT).asi8,
-                             side="right") - 1
-        held = np.where(at >= 0, np.asarray(values)[np.maximum(at, 0)], 0.0)
-    return pd.Series(held, index=closes.index)
-
-
 def entrant_score(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str, object]:
     """The entrant's return, place and luck so far (the arena track, from its record: its
     place among the contestants, the house rules playing beside them as rulers counted apart),
-    its eligibility, and each single-asset track against that asset's zero-skill players."""
+    its eligibility, and each single-asset track against that asset's zero-skill players over
+    the season up to its latest cycle (:func:`_tracks`: the published ``asset_tracks`` mart's
+    numbers, or the same numbers computed here for a cycle not yet published)."""
     entrant = next((e for e in entrants(arena.lake) if e.name == entrant.name), entrant)
     cash = season_rules(arena.season).start_cash
     ledger = Ledger(arena.lake)
@@ -302,44 +284,95 @@ def _arena_luck(arena: Arena, equity: float | None, cash: float) -> dict[str, ob
                            "is judged against the season from its start)"}
 
 
+# the published mart of every entrant's tracks (arena.pipeline.warehouse.publish writes the marts)
+PUBLISHED_TRACKS = Path("marts") / "asset_tracks.parquet"
+# the mart's names of the columns the analytics table names otherwise
+_MART_NAMES = {"total_return": "return", "luck_percentile": "percentile",
+               "rank_among_entrants": "rank", "zero_skill_players": "players",
+               "luck_ceiling": "ceiling"}
+TRACK_NOTES = {
+    TRACK_NO_POSITION: "no position of yours earns any of the season's bars yet: a position "
+                       "counts from the first bar that closes after it arrives",
+    TRACK_TOO_SHORT: "fewer than two bars of the asset have closed between the season's first "
+                     "cycle and its latest one: scored once they have",
+    TRACK_NO_BARS: "the lake holds no bars of the asset in the season so far: nothing to "
+                   "score it on",
+}
+
+
 def _tracks(arena: Arena, name: str, now: pd.Timestamp) -> list[dict[str, object]]:
-    submissions = _track(arena.lake, name)
+    """Each of ``name``'s single-asset tracks over the season from its first cycle to its
+    latest one at or before ``now`` (the window the season's tables were built on after that
+    cycle): read from the published ``asset_tracks`` mart when it holds that cycle, else
+    computed here by the function the season's build calls
+    (:func:`~arena.pipeline.season_tables.asset_tracks`), so both give the same numbers."""
+    symbols = sorted({s for _, p in entrant_track(arena.lake, name) for s in p})
+    if not symbols:
+        return []
+    season = arena.season
+    end = season.due(now) or season.first  # before the first cycle: an empty window
+    published = _published_tracks(arena.lake, name, end, symbols)
+    if published is not None:
+        return published
+    tracks = read_tracks(arena.lake)
     out = []
-    for symbol in sorted({s for _, p in submissions for s in p}):
+    for symbol in symbols:
         asset = arena.asset(symbol)
-        first = min(t for t, p in submissions if symbol in p)
-        provider = provider_of(arena.season.providers, asset)
-        start = first.floor("1h")
-        # fewer than two hourly bars closed since the first submission: nothing to score on
-        # any grid yet (a daily bar closes only after its hours), whatever the minute
-        closed = closed_expected(asset.calendar, "1h", start, now)
-        if len(closed) < 2:
-            out.append({"symbol": symbol, "bars": len(closed),
-                        "note": "scored once two bars have closed since the first submission"})
-            continue
-        try:
-            clock = asset_clock(arena.lake, provider, asset, start, now)
-        except LookupError as exc:
-            out.append({"symbol": symbol, "error": str(exc)})
-            continue
-        bars = clock.bars
-        # a stock's last bar of a session closes with the session, not an interval after it
-        close_times = bar_close_times(asset.calendar, clock.grid,
-                                      pd.DatetimeIndex(bars["timestamp"]))
-        bars = bars[close_times <= now]
-        close_times = close_times[close_times <= now]
-        if len(bars) < 2:
-            out.append({"symbol": symbol, "bars": len(bars),
-                        "note": "scored once two bars have closed since the first submission"})
-            continue
-        closes = bars.set_index("timestamp")["close"]
-        rate = default_cost_rate(asset.calendar)
-        result = score(closes, track_series(closes, close_times, submissions, symbol), rate)
-        ruler = luck(closes, players=TRACK_PLAYERS, cost_rate=rate, calendar=asset.calendar)
-        pct, rank = ruler.place(result.total_return)
-        out.append({"symbol": symbol, "grid": clock.grid, "bars": len(closes),
-                    "from": closes.index[0].isoformat(), "return": result.total_return,
-                    "turnover": result.turnover, "fees": result.fees,
-                    "luck_percentile": pct, "rank_score": rank, "ceiling": ruler.ceiling,
-                    "zero_skill_players": TRACK_PLAYERS})
+        rows = asset_tracks(arena.lake, provider_of(season.providers, asset), asset,
+                            season.first, end, tracks)
+        [mine] = [r for r in rows if r["entrant"] == name]
+        out.append(_track_view(mine, sum(r["rank"] is not None for r in rows), "live"))
+    return out
+
+
+def _published_tracks(lake: Lake, name: str, end: pd.Timestamp, symbols: list[str]
+                      ) -> list[dict[str, object]] | None:
+    """``name``'s rows of the published mart when they are fresh: built on the season up to
+    ``end`` and holding every symbol it submitted; else None (not published, an older build)."""
+    try:
+        table = pd.read_parquet(lake.root / PUBLISHED_TRACKS).rename(columns=_MART_NAMES)
+        mine = table[table["entrant"] == name]
+        fresh = (set(symbols) <= set(mine["symbol"])
+                 and all(pd.Timestamp(t) == end for t in mine["season_end"]))
+    except (OSError, ValueError, KeyError):  # none published yet, or a mart of before
+        return None
+    if not fresh:
+        return None
+    ranked = table[table["rank"].notna()].groupby("symbol").size()
+    return [_track_view(row, int(ranked.get(row["symbol"], 0)), "published")
+            for row in sorted(mine.to_dict("records"), key=lambda r: r["symbol"])
+            if row["symbol"] in symbols]
+
+
+def _track_view(row: Mapping[str, object], of: int, source: str) -> dict[str, object]:
+    """A row of the ``asset_tracks`` table as the ``score`` tool shows it (nulls as None)."""
+
+    def value(key: str) -> object:
+        v = row.get(key)
+        return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
+
+    def number(key: str) -> float | None:
+        v = value(key)
+        return None if v is None else float(v)  # type: ignore[arg-type]
+
+    def whole(key: str) -> int | None:
+        v = value(key)
+        return None if v is None else int(v)  # type: ignore[call-overload]
+
+    def when(key: str) -> str | None:
+        v = value(key)
+        return None if v is None else pd.Timestamp(v).isoformat()  # type: ignore[arg-type]
+
+    status = str(row["status"])
+    out: dict[str, object] = {
+        "symbol": str(row["symbol"]), "status": status, "from": when("season_start"),
+        "to": when("season_end"), "first_submitted_at": when("first_submitted_at"),
+        "grid": value("grid"), "bars": whole("bars"), "return": number("return"),
+        "turnover": number("turnover"), "fees": number("fees"), "coverage": number("coverage"),
+        "eligible": bool(value("eligible")), "eligible_from": TRACK_ELIGIBLE,
+        "luck_percentile": number("percentile"), "rank_score": number("rank_score"),
+        "rank": whole("rank"), "of": of, "ceiling": number("ceiling"),
+        "zero_skill_players": whole("players"), "seed": whole("seed"), "source": source}
+    if status in TRACK_NOTES:
+        out["note"] = TRACK_NOTES[status]
     return out

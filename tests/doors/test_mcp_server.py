@@ -150,7 +150,7 @@ def test_positions_are_clipped_and_scored_against_the_assets_zero_skill_players(
             kept = await call(alice, "submit_position", positions={"ETH": 3, "BTC": -0.25})
             assert kept["positions"] == {"ETH": 1.0, "BTC": -0.25}
             assert kept["clipped"] == {"ETH": {"asked": 3.0, "kept": 1.0}}
-            clock.at = ts("2025-11-25 12:00")
+            clock.at = ts("2025-11-25 17:00")  # after the second cycle: a window to score
             tracks = {t["symbol"]: t for t in (await call(alice, "score"))["single_asset"]}
             assert set(tracks) == {"BTC", "ETH"}
             assert 0.0 <= tracks["ETH"]["luck_percentile"] <= 1.0

@@ -153,7 +153,9 @@ def test_the_single_asset_track_holds_positions_from_the_next_close(arena):
     tracks = {t["symbol"]: t for t in got["single_asset"]}
     assert set(tracks) == {"BTC", "ETH"}
     eth = tracks["ETH"]
-    assert eth["grid"] == "1h" and eth["zero_skill_players"] == 1000
+    assert eth["grid"] == "1h" and eth["zero_skill_players"] == 20_000
+    # the window: the season from its first cycle to the latest one (Tuesday's), 24 bars
+    assert (eth["from"], eth["to"], eth["bars"]) == (MON.isoformat(), TUE.isoformat(), 24)
     assert 0.0 <= eth["luck_percentile"] <= 1.0 and eth["turnover"] == pytest.approx(2.0)
 
 
