@@ -39,6 +39,8 @@ COMMANDS = (
     ("arena.cli.season:season_app", "season",
      "a season: init, status, backfill or retry a cycle, add or retire contestants, publish, "
      "verify"),
+    ("arena.cli.league:league_app", "league",
+     "a league of seasons: status, publish (the marts across its seasons, the verdict on skill)"),
     ("arena.cli.cycle:cycle", "cycle",
      "run the season's current decision cycle (after its monitor window), only when it is sound"),
     ("arena.cli.cycle:monitor", "monitor",

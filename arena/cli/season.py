@@ -23,17 +23,19 @@ season_app = cyclopts.App(name="season", help="a season: init, status, backfill 
 
 
 @season_app.command
-def init(*, start: str, days: Days = 28, id: str | None = None, crypto: Source = "synthetic",
-         stocks: Source = "synthetic", symbols: Symbols = None, roster: Roster = None,
-         seed: Seed = None, call_timeout: float = 60.0, cycle_deadline: float = 600.0,
-         dask: str | None = None, candles: Candles = "ohlcv", lake: SeasonLake = None,
-         json: Json = False) -> int:
-    """Write a new season's config (and a copy of its roster) into a lake.
+def init(*, start: str | None = None, days: Days = 28, id: str | None = None,
+         crypto: Source = "synthetic", stocks: Source = "synthetic", symbols: Symbols = None,
+         roster: Roster = None, seed: Seed = None, call_timeout: float = 60.0,
+         cycle_deadline: float = 600.0, dask: str | None = None, candles: Candles = "ohlcv",
+         lake: SeasonLake = None, league: str | None = None, json: Json = False) -> int:
+    """Write a new season's config (and a copy of its roster) into a lake, or into the next
+    lake of a league.
 
     Parameters
     ----------
     start
-        first cycle day, ISO date
+        first cycle day, ISO date (with --league: only for its first season; default: where the
+        previous season ended)
     id
         season id (default: <start>-<providers>)
     crypto
@@ -49,27 +51,47 @@ def init(*, start: str, days: Days = 28, id: str | None = None, crypto: Source =
     dask
         run the flows' contestant fan-out and luck simulations on a Dask cluster: its scheduler
         (tcp://host:8786) or 'local' (default: threads)
+    league
+        start the league's next season in a lake of its own, LEAGUE/SEASON-ID/, where the
+        previous season ended (which must be closed)
     json
         print the season config as JSON
     """
     from arena.app.params import parse_day, symbol_list
+    from arena.core.errors import BadArgument
     from arena.core.universe import load_universe
     from arena.data.lake import Lake
     from arena.pipeline.season_config import LIVE, default_providers, init_season, make_season
 
-    where = Lake(lake)
     universe = load_universe().select(symbol_list(symbols))
-    config = init_season(where, make_season(
-        parse_day(start, "--start"), days, universe.symbols, mode=LIVE,
-        providers=default_providers(crypto, stocks), season_id=id, seed=seed,
-        call_timeout_s=call_timeout, cycle_deadline_s=cycle_deadline, dask=dask,
-        candles=candles), roster=roster)
+    settings = {"season_id": id, "seed": seed, "call_timeout_s": call_timeout,
+                "cycle_deadline_s": cycle_deadline, "dask": dask, "candles": candles}
+    if league is not None:
+        from arena.app.league import init_next
+
+        if lake is not None:
+            raise BadArgument("give --league or --lake, not both: a league's season lives in "
+                              "its own lake, <league>/<season id>/")
+        started = init_next(league, start=None if start is None else parse_day(start, "--start"),
+                            days=days, symbols=universe.symbols,
+                            providers=default_providers(crypto, stocks), roster=roster,
+                            **settings)
+        where, config = started.lake, started.config
+    else:
+        if start is None:
+            raise BadArgument("--start is needed (the season's first cycle day), unless "
+                              "--league starts the league's next season where the last ended")
+        where = Lake(lake)
+        config = init_season(where, make_season(
+            parse_day(start, "--start"), days, universe.symbols, mode=LIVE,
+            providers=default_providers(crypto, stocks), **settings), roster=roster)
     if json:
         print_json(config.to_json())
         return 0
     print(f"season {config.id} in {where.root}: {config.days} daily cycles at "
           f"{config.cycle_hour:02d}:00 UTC from {config.first:%Y-%m-%d} to {config.last:%Y-%m-%d}, "
-          f"{len(config.symbols)} assets ({market_text(config)})")
+          f"{len(config.symbols)} assets ({market_text(config)})"
+          + (f"; it follows season {config.follows}" if config.follows else ""))
     return 0
 
 

@@ -6,7 +6,9 @@ provider of each asset class (crypto from ``ccxt`` and stocks from ``yfinance``,
 ``synthetic``), the cycle hour, the fee rate and whether it is a live season or a replay. Every
 command of the season reads it, so no flag can disagree with it (a cycle on the wrong provider,
 a lake that belongs to another season). A lake holds one season; the next one starts in a new
-lake (``arena season init --lake ...``).
+lake (``arena season init --lake ...``), or in a league's next lake, where the last one ended
+(``arena season init --league DIR``: :mod:`arena.pipeline.league`; the season records the one
+it follows, ``follows``).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class SeasonConfig(BaseModel):
     # how the prompt shows candles (arena.market.sections); a season.json written before the
     # setting existed played with closes, and keeps them (from_json)
     candles: str = DEFAULT_LAYOUT
+    follows: str | None = None  # in a league: the id of the season it continues (None: none)
     created: str = ""
     format: int = FORMAT
 
@@ -254,7 +257,7 @@ def _read(path: Path) -> str | None:
 
 def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
     keys = ("id", "start", "days", "symbols", "providers", "mode", "cycle_hour", "fee_rate", "seed",
-            "call_timeout_s", "cycle_deadline_s", "candles")
+            "call_timeout_s", "cycle_deadline_s", "candles", "follows")
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
@@ -336,12 +339,13 @@ def make_season(start: dt.date | str, days: int, symbols: Sequence[str], *,
                 season_id: str | None = None, seed: int | None = None,
                 cycle_hour: int = CYCLE_HOUR, fee_rate: float = ARENA_RULES.fee_rate,
                 call_timeout_s: float = 60.0, cycle_deadline_s: float = 600.0,
-                dask: str | None = None, candles: str = DEFAULT_LAYOUT) -> SeasonConfig:
-    """A season config (nothing written)."""
+                dask: str | None = None, candles: str = DEFAULT_LAYOUT,
+                follows: str | None = None) -> SeasonConfig:
+    """A season config (nothing written); ``follows``: the league season it continues."""
     first = start if isinstance(start, dt.date) else dt.date.fromisoformat(str(start))
     chosen = dict(providers or default_providers())
     return SeasonConfig(id=season_id or new_season_id(first, chosen, mode), start=first,
                         days=days, symbols=tuple(symbols), providers=chosen, mode=mode,
                         cycle_hour=cycle_hour, fee_rate=fee_rate, seed=seed,
                         call_timeout_s=call_timeout_s, cycle_deadline_s=cycle_deadline_s,
-                        dask=dask, candles=candles)
+                        dask=dask, candles=candles, follows=follows)

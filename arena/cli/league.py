@@ -1,0 +1,80 @@
+"""``arena league ...``: status, publish - a league's seasons and its marts across them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import cyclopts
+from cyclopts import Parameter
+
+from arena.cli._options import Json
+from arena.cli._render import console, print_json, text_table
+
+LeagueDir = Annotated[str, Parameter(help="the league's folder (its seasons' lakes side by side)")]
+
+league_app = cyclopts.App(name="league", help="a league of seasons: status, publish (the marts "
+                          "across its seasons and the verdict on skill)", version_flags=[])
+
+
+@league_app.command
+def status(league: LeagueDir, /, *, json: Json = False) -> int:
+    """The league's seasons in the order they start: id, dates, state, cycles, published or
+    not, contestants.
+    """
+    from arena.app.league import status as job
+
+    got = job(league)
+    if json:
+        print_json(got.to_json())
+        return 0
+    out = console()
+    if not got.seasons:
+        out.print(f"league {got.root}: no season yet (arena season init --league {got.root} "
+                  "--start DATE)")
+        return 0
+    counted = sum(s.counted for s in got.seasons)
+    n = len(got.seasons)
+    out.print(f"league {got.root}: {n} season{'' if n == 1 else 's'}, {counted} counted (ended "
+              "and published)")
+    shown = text_table("season", "first cycle", "last cycle", "state", ("cycles", "right"),
+                       "published", ("contestants", "right"), ("rulers", "right"), "after")
+    for s in got.seasons:
+        shown.add_row(s.id, f"{s.config.first:%Y-%m-%d %H:%M}", f"{s.config.last:%Y-%m-%d %H:%M}",
+                      s.state, f"{s.cycles}/{s.config.days}", "yes" if s.published else "no",
+                      str(len(s.contestants)), str(len(s.rulers)), s.after)
+    out.print(shown)
+    return 0
+
+
+@league_app.command
+def publish(league: LeagueDir, /, *, json: Json = False) -> int:
+    """Build the league's marts over its published seasons (results per season, totals, the
+    verdict on skill) into LEAGUE/league.duckdb and LEAGUE/marts/.
+    """
+    from arena.app.league import publish as job
+
+    progress = None if json else (lambda m: print(f"  {m}", flush=True))
+    done = job(league, progress=progress)
+    verdict = done.verdict
+    if json:
+        print_json({"league": league, "warehouse": str(done.warehouse), "marts": str(done.marts),
+                    "seasons": [s.id for s in done.published],
+                    "counted": [s.id for s in done.counted],
+                    "seconds": done.build.seconds,
+                    "verdict": verdict.astype(object).where(verdict.notna(), None)
+                    .to_dict(orient="records")})
+        return 0
+    out = console()
+    n = len(done.published)
+    out.print(f"league {league}: {n} published season{'' if n == 1 else 's'}, "
+              f"{len(done.counted)} counted; marts {done.marts}, warehouse {done.warehouse}")
+    shown = text_table("model", "role", ("seasons", "right"), ("Stouffer Z", "right"),
+                       ("p", "right"), ("Holm p", "right"), ("verdict", "wrap"))
+    for row in verdict.itertuples():
+        holm = "-" if row.holm_p_value != row.holm_p_value else f"{row.holm_p_value:.4f}"
+        shown.add_row(row.model, row.role, str(row.seasons), f"{row.stouffer_z:+.2f}",
+                      f"{row.p_value:.4f}", holm, row.verdict)
+    out.print(shown)
+    for how in dict.fromkeys(verdict["method"]):  # one sentence per family (role)
+        out.print(how)
+    return 0

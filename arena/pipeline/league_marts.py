@@ -1,0 +1,297 @@
+"""The league's marts: dbt models over every published season of a league, and the verdict on
+skill across them.
+
+``arena league publish DIR`` (the league job, :mod:`arena.app.league`):
+
+1. **Gather** (:func:`gather`): each published season's leaderboard and round trips, read from
+   one publication of its marts (the version ``<season>/marts`` links to when the read starts,
+   so a season publishing meanwhile is read whole, old or new), each row labelled with its
+   season; the seasons' table (:func:`arena.pipeline.league.league_frame`); and the verdict on
+   skill (:func:`verdict_frame`, computed here in Python with :mod:`arena.scoring.verdict`, as
+   the luck tables are). They are written under ``<league>/dbt/league/<table>/`` (swapped in
+   whole), where the league's dbt source reads them. A season's marts published before its
+   leaderboard had a column the league reads are refused by name; a leaderboard without
+   ``replicate_of`` (published before replicates) reads as one instance per contestant.
+2. **Build**: ``dbt build --select tag:league`` (the models of ``dbt_project/models/league/``,
+   excluded from a season's own build), with the league's folder as the lake
+   (:func:`arena.pipeline.warehouse.dbt_args`: dbt's files in ``<league>/dbt/``).
+3. **Publish** (:func:`publish_league`): ``<league>/league.duckdb`` (a copy, swapped in; the
+   marts in its schema ``marts``: ``select * from marts.league_verdict``) and
+   ``<league>/marts/<mart>.parquet`` (the folder swapped whole), as a season's marts are.
+
+Which seasons count: the totals and the verdict read the *counted* seasons only - ended (closed,
+or a replay played to its last cycle) and published; ``league_results`` lists every published
+season, an open one marked as not counted. The verdict groups the instances of a replicated
+model (``replicate_of``) under the model; every other contestant is one instance of itself. Its
+families for Holm-Bonferroni are the roles: the contestants are tested together, and the
+rulers (the house rules) apart, so a yardstick never weakens a contestant's verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena.core.lazy import lazy_import
+from arena.data.lake import Lake, swap_dir
+from arena.pipeline.league import (
+    LEAGUE_DB,
+    MARTS_DIR,
+    LeagueError,
+    LeagueSeason,
+    league_frame,
+)
+from arena.pipeline.warehouse import (
+    BuildResult,
+    Invoke,
+    MartsError,
+    _dbt_invoke,
+    _nodes,
+    build_dir,
+    dbt_args,
+)
+from arena.reporting.roles import CONTESTANT, ROLES
+from arena.scoring.verdict import ALPHA, MIN_SEASONS, Sample, method, verdicts
+
+pd = lazy_import("pandas")
+pa = lazy_import("pyarrow")
+pq = lazy_import("pyarrow.parquet")
+duckdb = lazy_import("duckdb")
+
+LEAGUE_TAG = "league"  # the models' tag (a season's build excludes it: pipeline.warehouse)
+LEAGUE_MARTS = ("league_seasons", "league_results", "league_totals", "league_verdict")
+LEAGUE_SCHEMA = "marts"  # the marts' schema in league.duckdb, as in a season's warehouse
+GATHERED = "league"  # <league>/dbt/league/<table>/*.parquet: the dbt source `league`
+BOARD_COLUMNS = ("contestant", "role", "place", "total_return", "zero_skill_percentile",
+                 "rank_score", "zero_skill_players", "trades", "round_trips")
+TRADE_COLUMNS = ("contestant", "status", "net_pnl")
+REPLICATE_OF = "replicate_of"
+
+
+def _verdict_schema() -> pa.Schema:
+    return pa.schema([
+        ("model", pa.string()), ("role", pa.string()), ("instances", pa.int64()),
+        ("seasons", pa.int64()), ("draws", pa.int64()), ("first_season", pa.string()),
+        ("last_season", pa.string()), ("stouffer_z", pa.float64()), ("p_value", pa.float64()),
+        ("fisher_statistic", pa.float64()), ("fisher_p_value", pa.float64()),
+        ("holm_p_value", pa.float64()), ("family_size", pa.int64()), ("verdict", pa.string()),
+        ("method", pa.string())])
+
+
+def _seasons_schema() -> pa.Schema:
+    moment = pa.timestamp("us", tz="UTC")
+    return pa.schema([
+        ("ordinal", pa.int64()), ("season_id", pa.string()), ("folder", pa.string()),
+        ("mode", pa.string()), ("start_date", pa.date32()), ("days", pa.int64()),
+        ("first_cycle", moment), ("last_cycle", moment), ("cycles", pa.int64()),
+        ("state", pa.string()), ("ended", pa.bool_()), ("published", pa.bool_()),
+        ("counted", pa.bool_()), ("follows", pa.string()), ("after", pa.string()),
+        ("closed_at", moment), ("contestants", pa.int64()), ("rulers", pa.int64())])
+
+
+@dataclass
+class LeagueBuild:
+    """A league publication: the seasons read (every one of the league), the ones counted, the
+    verdict table, dbt's result and where the marts went."""
+
+    seasons: list[LeagueSeason]
+    verdict: pd.DataFrame
+    build: BuildResult
+    warehouse: Path
+    marts: Path
+
+    @property
+    def counted(self) -> list[LeagueSeason]:
+        return [s for s in self.seasons if s.counted]
+
+    @property
+    def published(self) -> list[LeagueSeason]:
+        return [s for s in self.seasons if s.published]
+
+
+# ------------------------------------------------------------------------------------ gather
+def _marts_of(season: LeagueSeason) -> Path:
+    """The publication of the season's marts that ``<season>/marts`` links to now."""
+    return Path(os.path.realpath(season.folder / MARTS_DIR))
+
+
+def _read(path: Path, columns: Sequence[str], season: LeagueSeason,
+          optional: Sequence[str] = ()) -> pd.DataFrame:
+    try:
+        names = pq.read_schema(path).names
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise LeagueError(f"season {season.id!r}: cannot read {path}: {exc} (publish the season "
+                          f"again: arena season publish --lake {season.folder})") from None
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise LeagueError(f"season {season.id!r}: {path.name} has no {', '.join(missing)} (its "
+                          "marts were published by an older arena): publish it again with arena "
+                          f"season publish --lake {season.folder}")
+    kept = [*columns, *(c for c in optional if c in names)]
+    frame = pq.read_table(path, columns=kept).to_pandas()
+    for column in optional:
+        if column not in frame:
+            frame[column] = pd.Series([None] * len(frame), dtype="string")
+    frame.insert(0, "season_id", season.id)
+    return frame
+
+
+def read_results(season: LeagueSeason) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(leaderboard, round trips) of one published season, from one publication of its marts,
+    each row labelled with the season."""
+    marts = _marts_of(season)
+    board = _read(marts / "leaderboard.parquet", BOARD_COLUMNS, season, (REPLICATE_OF,))
+    trips = _read(marts / "trades.parquet", TRADE_COLUMNS, season)
+    return board, trips
+
+
+def verdict_frame(boards: pd.DataFrame, order: Sequence[str], *, alpha: float = ALPHA,
+                  min_seasons: int = MIN_SEASONS) -> pd.DataFrame:
+    """The verdict on skill of every model of ``boards`` (the counted seasons' leaderboard rows,
+    with ``season_id``; ``order``: the season ids in league order): its instances' seasons
+    combined (:func:`arena.scoring.verdict.verdicts`), a family per role. A model is
+    ``replicate_of`` where an instance names it, else the contestant; its role, the one of its
+    latest season."""
+    schema = _verdict_schema()
+    boards = boards.dropna(subset=["zero_skill_percentile", "zero_skill_players"])
+    if boards.empty:
+        return schema.empty_table().to_pandas()
+    position = {s: i for i, s in enumerate(order)}
+    model = (boards[REPLICATE_OF].astype("object").where(boards[REPLICATE_OF].notna(),
+                                                         boards["contestant"])
+             if REPLICATE_OF in boards else boards["contestant"])
+    boards = boards.assign(model=model.astype(str),
+                           ordinal=boards["season_id"].map(position),
+                           role=boards["role"].fillna(CONTESTANT))
+    latest = boards.sort_values(["ordinal", "contestant"]).groupby("model")["role"].last()
+    rows = []
+    for role in [*ROLES, *sorted(set(latest) - set(ROLES))]:
+        models = sorted(latest.index[latest == role])
+        if not models:
+            continue
+        band = boards[boards["model"].isin(models)]
+        samples = {m: [Sample(r.season_id, float(r.zero_skill_percentile),
+                              int(r.zero_skill_players))
+                       for r in band[band["model"] == m].sort_values("ordinal").itertuples()]
+                   for m in models}
+        found = verdicts(samples, alpha=alpha, min_seasons=min_seasons)
+        tested = sum(v.tested for v in found)
+        how = method(f"{tested} {role}{'' if tested == 1 else 's'}", alpha=alpha,
+                     min_seasons=min_seasons)
+        for v in found:
+            mine = band[band["model"] == v.name]
+            rows.append({
+                "model": v.name, "role": role, "instances": mine["contestant"].nunique(),
+                "seasons": v.seasons, "draws": v.draws,
+                "first_season": mine.loc[mine["ordinal"].idxmin(), "season_id"],
+                "last_season": mine.loc[mine["ordinal"].idxmax(), "season_id"],
+                "stouffer_z": v.z, "p_value": v.p_value, "fisher_statistic": v.fisher_statistic,
+                "fisher_p_value": v.fisher_p_value, "holm_p_value": v.adjusted_p_value,
+                "family_size": v.family, "verdict": v.verdict, "method": how})
+    return pa.Table.from_pylist(rows, schema=schema).to_pandas()
+
+
+def _write(frame: pd.DataFrame, path: Path, schema: pa.Schema | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+    pq.write_table(table, path)
+
+
+def gather(root: Path, seasons: Sequence[LeagueSeason]) -> pd.DataFrame:
+    """Write what the league's dbt source reads (see the module docstring) into
+    ``<league>/dbt/league/``, swapped in whole; returns the verdict table."""
+    published = [s for s in seasons if s.published]
+    if not published:
+        raise LeagueError(f"no season of the league {root} is published yet: publish one first "
+                          "(arena season publish --lake <season>)")
+    frame = league_frame(seasons)
+    ordinal = dict(zip(frame["season_id"], frame["ordinal"], strict=True))
+    results = {s.id: read_results(s) for s in published}
+    counted = [s.id for s in seasons if s.counted]
+    boards = [results[s][0] for s in counted]
+    verdict = verdict_frame(pd.concat(boards, ignore_index=True) if boards else
+                            pd.DataFrame(columns=["season_id", *BOARD_COLUMNS, REPLICATE_OF]),
+                            [s.id for s in seasons])
+    base = build_dir(Lake(root))
+    staging = base / f".{GATHERED}.{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        _write(frame, staging / "seasons" / "seasons.parquet", _seasons_schema())
+        for season_id, (board, trips) in results.items():
+            name = f"{ordinal[season_id]:05d}.parquet"
+            _write(board, staging / "leaderboards" / name)
+            _write(trips, staging / "trades" / name)
+        _write(verdict, staging / "verdict" / "verdict.parquet", _verdict_schema())
+        swap_dir(staging, base / GATHERED)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return verdict
+
+
+# ------------------------------------------------------------------------------ build, publish
+def run_league_dbt(root: Path, invoke: Invoke | None = None, *extra: str) -> BuildResult:
+    """``dbt build`` of the league's models over what :func:`gather` wrote; :class:`MartsError`
+    names what failed (nothing is published then)."""
+    invoke = invoke or _dbt_invoke()
+    t0 = time.perf_counter()
+    try:
+        result = invoke(dbt_args(Lake(root), "build", "--select", f"tag:{LEAGUE_TAG}", *extra))
+    except Exception as exc:  # prefect-dbt raises on a failed node
+        raise MartsError(f"dbt build of the league failed: {exc}") from exc
+    outcome = BuildResult(_nodes(result), time.perf_counter() - t0)
+    failed = [n for n in outcome.nodes if n.status in ("error", "fail")]
+    if failed or not getattr(result, "success", False):
+        shown = "; ".join(f"{n.kind} {n.name}: {n.status} ({(n.message or '').strip()[:200]})"
+                          for n in failed[:5])
+        raise MartsError("dbt build of the league failed, nothing published: "
+                         f"{shown or getattr(result, 'exception', None)}")
+    return outcome
+
+
+def publish_league(root: Path, marts: Sequence[str] = LEAGUE_MARTS) -> tuple[Path, Path]:
+    """Publish the league's built database as ``<league>/league.duckdb`` and its marts as
+    ``<league>/marts/<mart>.parquet`` (each swapped in whole, as a season's are)."""
+    source = build_dir(Lake(root)) / "warehouse.duckdb"
+    if not source.is_file():
+        raise MartsError(f"{source} does not exist: build the league's marts first")
+    token = f"{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    parquet_dir = root / f".{MARTS_DIR}.{token}"
+    parquet_dir.mkdir(parents=True)
+    copy = root / f".{LEAGUE_DB}.{token}"
+    try:
+        with duckdb.connect(str(source)) as con:
+            con.execute("checkpoint")
+            for mart in marts:
+                target = str(parquet_dir / f"{mart}.parquet").replace("'", "''")
+                con.execute(f"copy (select * from {LEAGUE_SCHEMA}.{mart}) to '{target}' "
+                            "(format parquet, compression zstd)")
+        shutil.copyfile(source, copy)
+        os.replace(copy, root / LEAGUE_DB)
+        swap_dir(parquet_dir, root / MARTS_DIR)
+    except BaseException:
+        shutil.rmtree(parquet_dir, ignore_errors=True)
+        copy.unlink(missing_ok=True)
+        raise
+    return root / LEAGUE_DB, root / MARTS_DIR
+
+
+def build_league(root: Path, seasons: Sequence[LeagueSeason], invoke: Invoke | None = None, *,
+                 quiet: bool = True, progress: Callable[[str], None] | None = None
+                 ) -> LeagueBuild:
+    """Gather, build and publish the marts of the league at ``root`` over ``seasons`` (read by
+    :func:`arena.pipeline.league.read_league`)."""
+    say = progress or (lambda _m: None)
+    published = sum(s.published for s in seasons)
+    counted = sum(s.counted for s in seasons)
+    if published:  # (gather names a league without one)
+        say(f"gathering {published} published seasons ({counted} counted) and the verdict")
+    verdict = gather(root, seasons)
+    say("building the league's marts (dbt)")
+    result = run_league_dbt(root, invoke, *(["--quiet"] if quiet else []))
+    warehouse, marts = publish_league(root)
+    result.warehouse, result.marts = warehouse, marts
+    return LeagueBuild(list(seasons), verdict, result, warehouse, marts)

@@ -1,0 +1,282 @@
+"""A league through real lakes: two short live seasons, the second started where the first
+ended (`arena season init --league`), each played and closed by the command line on the
+synthetic market; `arena league status` lists them; `arena league publish` builds the league's
+marts with a real `dbt build`, and its totals and verdict equal a hand computation over the two
+seasons' published leaderboards and round trips."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import shutil
+from statistics import NormalDist
+
+import pandas as pd
+import pytest
+
+from arena.cli import main
+from arena.data.lake import Lake
+from tests.market_lakes import market_lakes
+
+# rulers: momentum and churn (a momentum variant on the 1-day return that closes its longs at
+# the next cycle: round trips, won and lost, in a two-day season); the contestants mirror them
+ROSTER = ("contestants:\n"
+          "  - {name: momentum, kind: house, strategy: momentum}\n"
+          "  - {name: churn, kind: house, strategy: momentum, strategy_params: {entry_lookback: 1,"
+          " exit_lookback: 1, exit_below_return_pct: 90, stop_pct: 5, size_pct: 30}}\n"
+          "  - {name: anti-momentum, kind: reverse, mirror_of: momentum}\n"
+          "  - {name: anti-churn, kind: reverse, mirror_of: churn}\n")
+FIRST, SECOND = "2025-11-24-synthetic", "2025-11-25-synthetic"
+PLAYERS = "300"
+
+
+def _run(capsys, *args: str, code: int = 0) -> str:
+    got = main(list(args))
+    out = capsys.readouterr()
+    assert got == code, f"arena {' '.join(args)}: exit {got}\n{out.err}"
+    assert "Traceback" not in out.err
+    return out.out if code == 0 else out.err
+
+
+def _market(tmp_path_factory, universe, lake: Lake) -> None:
+    """The synthetic market (bars to 2025-12-02) copied into a season's lake."""
+    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake.root,
+                    dirs_exist_ok=True)
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory, universe):
+    """(league folder, what the commands said on the way): two seasons of two days each,
+    Monday-Tuesday and Tuesday-Wednesday, both closed, then the league published."""
+    root = tmp_path_factory.mktemp("league") / "league"
+    roster = root.parent / "roster.yaml"
+    roster.write_text(ROSTER, encoding="utf-8")
+    said: dict[str, object] = {}
+    assert main(["season", "init", "--league", str(root), "--start", "2025-11-24", "--days", "2",
+                 "--roster", str(roster)]) == 0
+    first = Lake(root / FIRST)
+    _market(tmp_path_factory, universe, first)
+    assert main(["season", "backfill", "2025-11-24", "--no-publish", "--lake",
+                 str(first.root)]) == 0
+    assert main(["cycle", "--no-publish", "--lake", str(first.root)]) == 0
+    said["open"] = _status(root)
+    said["refused"] = main(["season", "init", "--league", str(root), "--days", "2",
+                            "--roster", str(roster)])
+    assert main(["season", "publish", "--final", "--players", PLAYERS, "--lake",
+                 str(first.root)]) == 0
+    assert main(["season", "init", "--league", str(root), "--days", "2", "--roster",
+                 str(roster)]) == 0
+    second = Lake(root / SECOND)
+    _market(tmp_path_factory, universe, second)
+    assert main(["season", "backfill", "2025-11-25", "--no-publish", "--lake",
+                 str(second.root)]) == 0
+    assert main(["cycle", "--no-publish", "--lake", str(second.root)]) == 0
+    assert main(["season", "publish", "--final", "--players", PLAYERS, "--lake",
+                 str(second.root)]) == 0
+    said["published"] = _json(["league", "publish", str(root), "--json"])
+    return root, said
+
+
+def _json(args: list[str]) -> dict:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(args) == 0
+    return json.loads(out.getvalue())
+
+
+def _status(root) -> dict:
+    return _json(["league", "status", str(root), "--json"])
+
+
+def test_the_next_season_starts_where_the_last_ended(league):
+    root, said = league
+    assert said["refused"] == 2  # the first season was still open
+    first, second = (json.loads((root / s / "season" / "season.json").read_text())
+                     for s in (FIRST, SECOND))
+    assert first["follows"] is None and second["follows"] == FIRST
+    assert second["start"] == "2025-11-25" and second["cycle_hour"] == first["cycle_hour"]
+    assert first["days"] == second["days"] == 2
+
+
+def test_league_status_lists_the_seasons(league, capsys):
+    root, said = league
+    before = said["open"]["seasons"]
+    assert [(s["season"], s["state"], s["cycles"], s["published"]) for s in before] == [
+        (FIRST, "open", 2, False)]
+    assert before[0]["contestants"] == ["anti-churn", "anti-momentum"]
+    assert before[0]["rulers"] == ["churn", "momentum"]
+    seasons = _status(root)["seasons"]
+    assert [(s["season"], s["state"], s["cycles"], s["published"], s["counted"], s["after"])
+            for s in seasons] == [(FIRST, "closed", 2, True, True, "first"),
+                                  (SECOND, "closed", 2, True, True, "continues")]
+    assert seasons[0]["last_cycle"] == seasons[1]["first_cycle"] == "2025-11-25T16:00:00+00:00"
+    assert seasons[1]["first_cycle"] == "2025-11-25T16:00:00+00:00"
+    assert seasons[1]["last_cycle"] == "2025-11-26T16:00:00+00:00"
+    text = _run(capsys, "league", "status", str(root))
+    assert "2 seasons, 2 counted" in text
+    for line, season, after in ((1, FIRST, "first"), (2, SECOND, "continues")):
+        row = [ln for ln in text.splitlines() if ln.startswith(season)]
+        assert len(row) == 1 and "closed" in row[0] and "2/2" in row[0] and after in row[0], line
+
+
+def _hand_totals(root) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two seasons' leaderboards and round trips, as published in each season's lake."""
+    boards, trips = [], []
+    for season in (FIRST, SECOND):
+        board = pd.read_parquet(root / season / "marts" / "leaderboard.parquet")
+        trades = pd.read_parquet(root / season / "marts" / "trades.parquet")
+        boards.append(board.assign(season_id=season))
+        trips.append(trades.assign(season_id=season))
+    return pd.concat(boards, ignore_index=True), pd.concat(trips, ignore_index=True)
+
+
+def test_league_publish_builds_totals_equal_to_a_hand_computation(league):
+    root, said = league
+    assert said["published"]["counted"] == [FIRST, SECOND]
+    marts = root / "marts"
+    assert {p.stem for p in marts.glob("*.parquet")} == {
+        "league_seasons", "league_results", "league_totals", "league_verdict"}
+    assert (root / "league.duckdb").is_file()
+    boards, trades = _hand_totals(root)
+    names = sorted(boards["contestant"].unique())
+    assert names == ["anti-churn", "anti-momentum", "churn", "momentum"]
+
+    results = pd.read_parquet(marts / "league_results.parquet")
+    assert len(results) == len(boards) == 8
+    merged = results.merge(boards, on=["season_id", "contestant"], suffixes=("", "_season"))
+    for column in ("total_return", "zero_skill_percentile", "rank_score", "role", "trades"):
+        assert (merged[column] == merged[f"{column}_season"]).all(), column
+
+    totals = pd.read_parquet(marts / "league_totals.parquet").set_index("contestant")
+    assert sorted(totals.index) == names
+    for name in names:
+        mine = boards[boards["contestant"] == name]
+        trips = trades[(trades["contestant"] == name) & (trades["status"] == "closed")]
+        row = totals.loc[name]
+        assert row["seasons"] == 2
+        assert row["trades"] == mine["trades"].sum()
+        assert row["round_trips"] == len(trips) == mine["round_trips"].sum()
+        assert row["profitable_round_trips"] == (trips["net_pnl"] > 0).sum()
+        if len(trips):
+            assert row["profitable_share"] == pytest.approx((trips["net_pnl"] > 0).mean())
+        else:
+            assert pd.isna(row["profitable_share"])
+        returns = mine["total_return"].to_list()
+        assert row["mean_return"] == pytest.approx(sum(returns) / 2, abs=1e-12)
+        assert row["median_return"] == pytest.approx(sum(returns) / 2, abs=1e-12)
+        assert row["chained_return"] == pytest.approx(
+            (1 + returns[0]) * (1 + returns[1]) - 1, abs=1e-12)
+        assert row["role"] == mine["role"].iloc[-1]
+    assert totals.loc["churn", "round_trips"] >= 2  # a round trip closed in each season
+    assert 0 < totals.loc["churn", "profitable_round_trips"] < totals.loc["churn", "round_trips"]
+
+
+def test_the_league_verdict_is_the_hand_computed_stouffer(league, capsys):
+    """Two seasons each: Z = (Phi^-1(u1) + Phi^-1(u2)) / sqrt(2) on the mid-rank
+    percentiles, Holm within the contestants (2) and within the rulers (2); the command prints
+    it in words."""
+    root, said = league
+    assert len(said["published"]["verdict"]) == 4
+    verdict = pd.read_parquet(root / "marts" / "league_verdict.parquet").set_index("model")
+    boards, _ = _hand_totals(root)
+    phi = NormalDist()
+    p_values = {}
+    for name, mine in boards.groupby("contestant"):
+        u = (mine["zero_skill_percentile"] * mine["zero_skill_players"] + 0.5) / (
+            mine["zero_skill_players"] + 1)
+        z = sum(phi.inv_cdf(x) for x in u) / math.sqrt(2)
+        row = verdict.loc[name]
+        assert row["stouffer_z"] == pytest.approx(z, rel=1e-9)
+        assert row["p_value"] == pytest.approx(1 - phi.cdf(z), rel=1e-9)
+        assert (row["seasons"], row["draws"], row["instances"]) == (2, 2, 1)
+        assert row["role"] == mine["role"].iloc[-1]
+        assert row["family_size"] == 2
+        p_values[name] = row["p_value"]
+    for role in ("contestant", "ruler"):
+        band = verdict[verdict["role"] == role].sort_values("p_value")
+        m, holm, running = len(band), [], 0.0
+        for i, p in enumerate(band["p_value"]):
+            running = max(running, min(1.0, (m - i) * p))
+            holm.append(running)
+        assert band["holm_p_value"].to_list() == pytest.approx(holm)
+        for (_, row), adjusted in zip(band.iterrows(), holm, strict=True):
+            words = ("evidence of skill at 5% after correction" if adjusted <= 0.05 else
+                     "not distinguishable from luck")
+            assert row["verdict"] == words
+    assert verdict["method"].str.contains("Stouffer").all()
+    text = _run(capsys, "league", "publish", str(root))
+    assert "2 published seasons, 2 counted" in text
+    for name in p_values:
+        assert any(ln.startswith(name) and ("luck" in ln or "evidence" in ln)
+                   for ln in text.splitlines()), name
+
+
+def test_a_season_in_progress_is_listed_not_counted(league, tmp_path, capsys):
+    """A third season started after the two: open, unpublished, it is listed; the next one is
+    refused until it ends; a folder that is no season is refused by name. A published season
+    that is still open is listed in the results but counts in neither the totals nor the
+    verdict (one counted season left: too few for a verdict)."""
+    root, _ = league
+    copy = tmp_path / "league"
+    shutil.copytree(root, copy, symlinks=True)
+    _run(capsys, "season", "init", "--league", str(copy), "--days", "3", "--id", "third")
+    seasons = _status(copy)["seasons"]
+    assert [(s["season"], s["state"], s["after"]) for s in seasons][-1] == (
+        "third", "open", "continues")
+    assert seasons[-1]["first_cycle"] == "2025-11-26T16:00:00+00:00"
+    err = _run(capsys, "season", "init", "--league", str(copy), "--days", "2", code=2)
+    assert "season 'third'" in err and "is open" in err and "publish --final" in err
+    err = _run(capsys, "season", "init", "--league", str(copy), "--start", "2025-11-20", code=2)
+    assert "is open" in err
+    (copy / "stray").mkdir()
+    err = _run(capsys, "league", "status", str(copy), code=2)
+    assert "stray is not a season lake" in err
+    (copy / "stray").rmdir()
+    # the second season open again (as if never closed): published, listed, not counted
+    (copy / SECOND / "season" / "closed.json").unlink()
+    printed = _json(["league", "publish", str(copy), "--json"])
+    assert printed["seasons"] == [FIRST, SECOND] and printed["counted"] == [FIRST]
+    results = pd.read_parquet(copy / "marts" / "league_results.parquet")
+    assert results.groupby("season_id")["counted"].agg(set).to_dict() == {
+        FIRST: {True}, SECOND: {False}}
+    totals = pd.read_parquet(copy / "marts" / "league_totals.parquet")
+    assert set(totals["seasons"]) == {1} and set(totals["last_season"]) == {FIRST}
+    verdict = pd.read_parquet(copy / "marts" / "league_verdict.parquet")
+    assert set(verdict["verdict"]) == {"too few seasons"} and verdict["holm_p_value"].isna().all()
+    assert set(verdict["family_size"]) == {0}
+
+
+def test_league_commands_refuse_what_is_no_league(tmp_path, capsys):
+    err = _run(capsys, "league", "status", str(tmp_path / "none"), code=2)
+    assert "does not exist" in err and "arena season init --league" in err
+    err = _run(capsys, "season", "init", "--league", str(tmp_path / "new"), "--days", "2",
+               code=2)
+    assert "holds no season yet" in err and "--start" in err
+    err = _run(capsys, "season", "init", "--league", str(tmp_path / "l"), "--lake",
+               str(tmp_path / "x"), "--start", "2025-11-24", code=2)
+    assert "not both" in err
+    _run(capsys, "season", "init", "--league", str(tmp_path / "l"), "--start", "2025-11-24",
+         "--days", "2", "--id", "one")
+    err = _run(capsys, "league", "publish", str(tmp_path / "l"), code=2)
+    assert "no season of the league" in err and "published" in err
+    out = _run(capsys, "season", "init", "--start", "2025-11-24", "--lake", str(tmp_path / "y"),
+               "--id", "x", "--days", "1")
+    assert "follows" not in out  # a season on its own follows none
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "no season yet" in _run(capsys, "league", "status", str(empty))
+
+
+def test_importing_the_league_job_loads_no_heavy_library():
+    """As every job (tests/app/test_startup.py): pandas, pyarrow, DuckDB and dbt load when the
+    league is read or built, not when its command's module is imported."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys, arena.app.league, arena.cli.league; print(json.dumps(sorted("
+            "{m.split('.')[0] for m in sys.modules} & {'pandas', 'numpy', 'pyarrow', 'duckdb', "
+            "'dbt', 'jinja2', 'rich', 'pydantic_settings', 'matplotlib'})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []

@@ -1,0 +1,195 @@
+"""A league's folder, its next season and what its marts gather, on small made-up lakes (no
+cycle, no dbt: tests/app/test_league.py plays and publishes real seasons): the seasons' order,
+states and how they meet; where the next season starts and when it is refused; the verdict
+grouping a replicated model's instances, and a leaderboard published before replicates read
+as one instance per contestant."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+from statistics import NormalDist
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from arena.data.lake import Lake, write_text
+from arena.pipeline.league import (
+    CLOSED,
+    CONTINUES,
+    FIRST,
+    GAP,
+    OPEN,
+    OVERLAPS,
+    REPLAYED,
+    REPLAYING,
+    LeagueError,
+    init_league_season,
+    next_start,
+    read_league,
+    read_season,
+)
+from arena.pipeline.league_marts import gather, verdict_frame
+from arena.pipeline.live import CLOSED as CLOSED_FILE
+from arena.pipeline.season_config import REPLAY, init_season, make_season
+from arena.scoring.verdict import EVIDENCE, TOO_FEW, mid_rank
+
+ROSTER = "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
+
+
+def _season(root: Path, season_id: str, start: str, days: int, *, closed: bool = False,
+            board: pd.DataFrame | None = None, follows: str | None = None) -> Lake:
+    """A season lake in the league at ``root``: its config (and a roster), closed or not, with
+    a published leaderboard (and an empty trades mart) when ``board`` is given."""
+    lake = Lake(root / season_id)
+    roster = root.parent / "roster.yaml"
+    roster.write_text(ROSTER, encoding="utf-8")
+    init_season(lake, make_season(start, days, ["BTC", "SPY"], season_id=season_id,
+                                  follows=follows), roster=roster)
+    if closed:
+        write_text(lake.root / "season" / CLOSED_FILE, json.dumps({"closed_at": "2026-01-01"}))
+    if board is not None:
+        marts = lake.root / "marts"
+        marts.mkdir()
+        board.to_parquet(marts / "leaderboard.parquet")
+        pd.DataFrame({"contestant": pd.Series([], dtype=str), "status": pd.Series([], dtype=str),
+                      "net_pnl": pd.Series([], dtype=float)}).to_parquet(marts / "trades.parquet")
+    return lake
+
+
+def _board(rows: list[tuple[str, str, float]], *, replicates: dict[str, str] | None = None,
+           players: int = 200) -> pd.DataFrame:
+    """A leaderboard: (contestant, role, percentile) rows; ``replicates``: instance -> model
+    (a replicate_of column only when given)."""
+    frame = pd.DataFrame({
+        "place": range(1, len(rows) + 1), "contestant": [r[0] for r in rows],
+        "role": [r[1] for r in rows], "total_return": [0.01] * len(rows),
+        "zero_skill_percentile": [r[2] for r in rows], "rank_score": [0.5] * len(rows),
+        "zero_skill_players": [players] * len(rows), "trades": [2] * len(rows),
+        "round_trips": [0] * len(rows)})
+    if replicates is not None:
+        frame["replicate_of"] = [replicates.get(r[0]) for r in rows]
+    return frame
+
+
+def test_the_seasons_in_order_with_their_states_and_how_they_meet(tmp_path):
+    root = tmp_path / "league"
+    _season(root, "b", "2026-01-03", 3, closed=True)  # 01-03 .. 01-05
+    _season(root, "a", "2026-01-01", 3, closed=True)  # 01-01 .. 01-03: b continues it
+    _season(root, "c", "2026-01-09", 2)  # overlaps d
+    _season(root, "d", "2026-01-08", 3)  # a gap after b
+    (root / "marts").mkdir()  # the league's own folders and hidden entries are not seasons
+    (root / ".marts.v-1").mkdir()
+    (root / "league.duckdb").write_bytes(b"")
+    seasons = read_league(root)
+    assert [(s.id, s.state, s.after) for s in seasons] == [
+        ("a", CLOSED, FIRST), ("b", CLOSED, CONTINUES), ("d", OPEN, GAP), ("c", OPEN, OVERLAPS)]
+    assert [s.cycles for s in seasons] == [0, 0, 0, 0] and not any(s.published for s in seasons)
+    assert seasons[0].rulers == ("momentum",) and seasons[0].contestants == ()
+    (root / "notes").mkdir()
+    with pytest.raises(LeagueError, match="notes is not a season lake"):
+        read_league(root)
+    with pytest.raises(LeagueError, match="is a season's lake, not a league"):
+        read_league(root / "a")
+
+
+def test_the_next_season_starts_at_the_end_of_the_last(tmp_path):
+    root = tmp_path / "league"
+    with pytest.raises(LeagueError, match="holds no season yet"):
+        next_start(root)
+    assert next_start(root, dt.date(2026, 1, 1)) == (dt.date(2026, 1, 1), None, None)
+    _season(root, "one", "2026-01-01", 5)
+    with pytest.raises(LeagueError, match=r"season 'one' .* is open .*publish --final"):
+        next_start(root)
+    write_text(root / "one" / "season" / CLOSED_FILE, json.dumps({"closed_at": "2026-01-06"}))
+    start, hour, previous = next_start(root)
+    assert (start, hour, previous.id) == (dt.date(2026, 1, 5), 16, "one")
+    with pytest.raises(LeagueError, match="before the end of season 'one'"):
+        next_start(root, dt.date(2026, 1, 4))
+    assert next_start(root, dt.date(2026, 1, 9))[0] == dt.date(2026, 1, 9)  # a gap is allowed
+    lake, config = init_league_season(root, make_season(start, 2, ["BTC"], follows="one"))
+    assert lake.root == root / config.id and config.first == previous.config.last
+    assert config.follows == "one"
+    with pytest.raises(LeagueError, match="already holds a season"):
+        init_league_season(root, make_season(start, 3, ["BTC"], season_id=config.id))
+    for bad in (".hidden", "dbt", "a/b"):
+        with pytest.raises(LeagueError, match="cannot name a season's folder"):
+            init_league_season(root, make_season(start, 2, ["BTC"], season_id=bad))
+
+
+def test_a_replay_ends_when_its_last_cycle_is_recorded(tmp_path):
+    lake = Lake(tmp_path / "league" / "r")
+    init_season(lake, make_season("2026-01-01", 2, ["BTC"], mode=REPLAY))
+    season = read_season(lake.root)
+    assert season.state == REPLAYING and not season.ended
+    assert replace(season, last_recorded=season.config.last).state == REPLAYED
+
+
+def test_the_verdict_groups_a_replicated_models_instances(tmp_path):
+    """Two seasons; gpt plays as two instances (gpt-r1, gpt-r2) in both: four draws on two
+    seasons; solo has one instance, no replicate_of; a ruler is tested apart."""
+    phi = NormalDist()
+    seasons = {"s1": [("gpt-r1", "contestant", 0.9), ("gpt-r2", "contestant", 0.95),
+                      ("solo", "contestant", 0.5), ("momentum", "ruler", 0.99)],
+               "s2": [("gpt-r1", "contestant", 0.97), ("gpt-r2", "contestant", 0.99),
+                      ("solo", "contestant", 0.4), ("momentum", "ruler", 0.2)]}
+    replicas = {"gpt-r1": "gpt", "gpt-r2": "gpt"}
+    boards = pd.concat([_board(rows, replicates=replicas).assign(season_id=s)
+                        for s, rows in seasons.items()], ignore_index=True)
+    verdict = verdict_frame(boards, ["s1", "s2"]).set_index("model")
+    assert sorted(verdict.index) == ["gpt", "momentum", "solo"]
+    gpt = verdict.loc["gpt"]
+    assert (gpt["instances"], gpt["seasons"], gpt["draws"]) == (2, 2, 4)
+    z = sum(phi.inv_cdf(mid_rank(p, 200)) for p in (0.9, 0.95, 0.97, 0.99)) / 2
+    assert gpt["stouffer_z"] == pytest.approx(z)
+    assert (gpt["first_season"], gpt["last_season"]) == ("s1", "s2")
+    contestants = verdict[verdict["role"] == "contestant"]
+    assert set(contestants["family_size"]) == {2}
+    assert verdict.loc["momentum", "family_size"] == 1
+    assert gpt["holm_p_value"] == pytest.approx(2 * gpt["p_value"]) and gpt["verdict"] == EVIDENCE
+    assert "2 contestants" in gpt["method"] and "1 ruler " in verdict.loc["momentum", "method"]
+    # one season only: too few seasons, whatever the draws
+    one = verdict_frame(boards[boards["season_id"] == "s1"], ["s1", "s2"]).set_index("model")
+    assert set(one["verdict"]) == {TOO_FEW} and one["holm_p_value"].isna().all()
+    assert one.loc["gpt", "draws"] == 2
+
+
+def test_gather_reads_a_leaderboard_from_before_replicates_as_one_instance_each(tmp_path):
+    root = tmp_path / "league"
+    old = _board([("a", "contestant", 0.7), ("b", "contestant", 0.3)])  # no replicate_of
+    new = _board([("a", "contestant", 0.8), ("b-r1", "contestant", 0.6)],
+                 replicates={"b-r1": "b"})
+    _season(root, "s1", "2026-01-01", 2, closed=True, board=old)
+    _season(root, "s2", "2026-01-02", 2, closed=True, board=new, follows="s1")
+    _season(root, "s3", "2026-01-03", 2, board=new, follows="s2")  # open: listed, not counted
+    verdict = gather(root, read_league(root)).set_index("model")
+    assert verdict.loc["a", "seasons"] == 2 and verdict.loc["a", "instances"] == 1
+    assert verdict.loc["b", "seasons"] == 2 and verdict.loc["b", "instances"] == 2  # b, b-r1
+    phi = NormalDist()
+    z = (phi.inv_cdf(mid_rank(0.7, 200)) + phi.inv_cdf(mid_rank(0.8, 200))) / math.sqrt(2)
+    assert verdict.loc["a", "stouffer_z"] == pytest.approx(z)
+    gathered = root / "dbt" / "league"
+    boards = pd.concat([pd.read_parquet(p) for p in sorted((gathered / "leaderboards")
+                                                             .glob("*.parquet"))])
+    assert len(boards) == 6 and boards["replicate_of"].isna().sum() == 4
+    seasons = pq.read_table(gathered / "seasons" / "seasons.parquet").to_pandas()
+    assert seasons["counted"].to_list() == [True, True, False]
+    assert seasons["after"].to_list() == ["first", "continues", "continues"]
+    assert str(seasons["closed_at"].dtype) == "datetime64[us, UTC]"
+    assert seasons["closed_at"].notna().to_list() == [True, True, False]
+
+
+def test_gather_refuses_marts_without_a_column_it_reads(tmp_path):
+    root = tmp_path / "league"
+    _season(root, "s1", "2026-01-01", 2, closed=True,
+            board=_board([("a", "contestant", 0.7)]).drop(columns=["role"]))
+    with pytest.raises(LeagueError, match=r"leaderboard\.parquet has no role .*season publish"):
+        gather(root, read_league(root))
+    empty = tmp_path / "empty"
+    _season(empty, "s1", "2026-01-01", 2)
+    with pytest.raises(LeagueError, match=r"no season of the league .* is published"):
+        gather(empty, read_league(empty))
