@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,9 +50,9 @@ from arena.pipeline.warehouse import (
     Invoke,
     MartsError,
     _dbt_invoke,
-    _nodes,
     build_dir,
     dbt_args,
+    invoke_build,
 )
 from arena.reporting.roles import CONTESTANT, ROLES
 from arena.scoring.verdict import ALPHA, MIN_SEASONS, Sample, method, verdicts
@@ -236,20 +235,9 @@ def gather(root: Path, seasons: Sequence[LeagueSeason]) -> pd.DataFrame:
 def run_league_dbt(root: Path, invoke: Invoke | None = None, *extra: str) -> BuildResult:
     """``dbt build`` of the league's models over what :func:`gather` wrote; :class:`MartsError`
     names what failed (nothing is published then)."""
-    invoke = invoke or _dbt_invoke()
-    t0 = time.perf_counter()
-    try:
-        result = invoke(dbt_args(Lake(root), "build", "--select", f"tag:{LEAGUE_TAG}", *extra))
-    except Exception as exc:  # prefect-dbt raises on a failed node
-        raise MartsError(f"dbt build of the league failed: {exc}") from exc
-    outcome = BuildResult(_nodes(result), time.perf_counter() - t0)
-    failed = [n for n in outcome.nodes if n.status in ("error", "fail")]
-    if failed or not getattr(result, "success", False):
-        shown = "; ".join(f"{n.kind} {n.name}: {n.status} ({(n.message or '').strip()[:200]})"
-                          for n in failed[:5])
-        raise MartsError("dbt build of the league failed, nothing published: "
-                         f"{shown or getattr(result, 'exception', None)}")
-    return outcome
+    return invoke_build(invoke or _dbt_invoke(),
+                        dbt_args(Lake(root), "build", "--select", f"tag:{LEAGUE_TAG}", *extra),
+                        "dbt build of the league")
 
 
 def publish_league(root: Path, marts: Sequence[str] = LEAGUE_MARTS) -> tuple[Path, Path]:

@@ -218,6 +218,25 @@ def _wait_for_parse(lake: Lake, timeout: float = 600.0) -> None:
                     build_dir(lake) / "logs" / "parse-ahead.log")
 
 
+def invoke_build(invoke: Invoke, args: list[str], what: str = "dbt build") -> BuildResult:
+    """Run one dbt build (``args`` from :func:`dbt_args`) and its nodes' results; a run that
+    raised, or a node that errored or failed, is a :class:`MartsError` naming ``what`` and the
+    first failed nodes (nothing is published then)."""
+    t0 = time.perf_counter()
+    try:
+        result = invoke(args)
+    except Exception as exc:  # prefect-dbt raises on a failed node
+        raise MartsError(f"{what} failed: {exc}") from exc
+    outcome = BuildResult(_nodes(result), time.perf_counter() - t0)
+    failed = [n for n in outcome.nodes if n.status in ("error", "fail")]
+    if failed or not getattr(result, "success", False):
+        shown = "; ".join(f"{n.kind} {n.name}: {n.status} ({(n.message or '').strip()[:200]})"
+                          for n in failed[:5])
+        why = shown or f"{getattr(result, 'exception', None)}"
+        raise MartsError(f"{what} failed, nothing published: {why}")
+    return outcome
+
+
 def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResult:
     """``dbt build`` the marts of ``lake``; :class:`MartsError` names what failed."""
     invoke = invoke or _dbt_invoke()
@@ -230,20 +249,9 @@ def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResul
         log.warning("the ledger's tables for dbt were gathered again: %s", gathered.rebuilt)
     snapshot_market(lake)
     _wait_for_parse(lake)
-    t0 = time.perf_counter()
-    try:
-        # the signal server's models read its own store, never a season's lake
-        result = invoke(dbt_args(lake, "build", "--exclude", f"tag:{SIGNALS_TAG}", "tag:league", *extra))
-    except Exception as exc:  # prefect-dbt raises on a failed node
-        raise MartsError(f"dbt build failed: {exc}") from exc
-    outcome = BuildResult(_nodes(result), time.perf_counter() - t0)
-    failed = [n for n in outcome.nodes if n.status in ("error", "fail")]
-    if failed or not getattr(result, "success", False):
-        shown = "; ".join(f"{n.kind} {n.name}: {n.status} ({(n.message or '').strip()[:200]})"
-                          for n in failed[:5])
-        why = shown or f"{getattr(result, 'exception', None)}"
-        raise MartsError(f"dbt build failed, nothing published: {why}")
-    return outcome
+    # the signal server's models read its own store, a league's its seasons: never a season's
+    return invoke_build(invoke, dbt_args(lake, "build", "--exclude", f"tag:{SIGNALS_TAG}",
+                                         "tag:league", *extra))
 
 
 def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:

@@ -36,25 +36,25 @@ from arena.doors.mcp_server import (
     build_server,
     server_config,
 )
-from arena.pipeline.entrants import add_entrant
 from arena.pipeline.season_config import load_season
-from tests.doors.test_mcp_server import HOUSE, MON, Clock, Served, call, run, session, text
-from tests.market_lakes import season_lake
+from tests.doors import test_mcp_server
+from tests.doors.test_mcp_server import (
+    MON,
+    Clock,
+    Served,
+    call,
+    run,
+    session,
+    text,
+)
+
+season = test_mcp_server.season  # the same live season and entrants (a fixture)
 
 SIGNATURES = {"rules": "rules()", "data": "data(symbol: string, interval: string, limit: "
               "integer = 200)", "submit_decision": "submit_decision(answer: string)",
               "submissions": "submissions()",
               "submit_position": "submit_position(positions: object of number)",
               "score": "score()"}
-
-
-@pytest.fixture
-def season(tmp_path_factory, tmp_path, universe):
-    lake = season_lake(tmp_path_factory, universe, tmp_path / "lake", HOUSE, start="2025-11-24",
-                       days=3)
-    keys = {name: add_entrant(lake, load_season(lake), name, MON - pd.Timedelta(days=1))[1]
-            for name in ("alice", "bob")}
-    return lake, keys
 
 
 def origin(url: str) -> str:
