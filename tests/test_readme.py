@@ -34,6 +34,9 @@ NOT_RUN = {
     "arena ingest --source yfinance --lake data_lake/s1": "needs Yahoo (tests/data/test_yahoo.py)",
     "arena cycle --lake data_lake/s1": "needs the vendors' bars of the two ingests above",
     "arena mcp --lake data_lake/s1": "a server until Ctrl-C (tests/doors/test_mcp_server.py)",
+    "arena web --lake data_lake/demo": "a server until Ctrl-C (tests/doors/test_web.py)",
+    "arena web --lake leagues/main": "a server until Ctrl-C (tests/doors/test_web.py serves a "
+                                     "league folder)",
     "make ui": "a server until Ctrl-C (tests/test_makefile.py starts it on another port)",
     "make serve LAKE=data_lake/s1": "a server until Ctrl-C (tests/test_makefile.py)",
 }
