@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import html
 import json
+import os
+import shutil
 from urllib.parse import quote
 
 import httpx
 import pandas as pd
 import pytest
 import uvicorn
+from filelock import FileLock
 
 from arena.cli import main
+from arena.data.lake import Lake
 from arena.doors.web import SiteError, build_app, check_host, season_lakes
 from tests import serving
 from tests.agents.openai_stub import OpenAIStub, StubResponse
@@ -52,11 +56,19 @@ def stub():
 @pytest.fixture(scope="module")
 def live(tmp_path_factory, universe, stub):
     """A live season of three days whose first cycle is played and published (arena season
-    backfill publishes): a model that opens ETH, and a house rule."""
-    lake = season_lake(tmp_path_factory, universe, tmp_path_factory.mktemp("web") / "lake",
-                       roster(stub.url), start=DAY1, days=3)
-    assert main(["season", "backfill", DAY1, "--lake", str(lake.root), "--json"]) == 0
-    return lake
+    backfill publishes): a model that opens ETH, and a house rule. The site only reads it, so
+    the pytest-xdist workers that run this module's tests share one, built by the first."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root, done = shared / "web-live" / "lake", shared / "web-live.done"
+    with FileLock(str(shared / "web-live.lock")):
+        if not done.is_file():
+            shutil.rmtree(root.parent, ignore_errors=True)
+            lake = season_lake(tmp_path_factory, universe, root, roster(stub.url), start=DAY1,
+                               days=3)
+            assert main(["season", "backfill", DAY1, "--lake", str(lake.root), "--json"]) == 0
+            done.write_text("built\n", encoding="utf-8")
+    return Lake(root)
 
 
 @pytest.fixture(scope="module")
