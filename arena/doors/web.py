@@ -74,14 +74,19 @@ def season_lakes(root: Path) -> list[Path]:
     return found
 
 
-def _identity(folder: Path) -> tuple[int, ...] | None:
-    """What changes when a publication swaps the marts folder (None: nothing published)."""
+def _identity(folder: Path, marker: str = "leaderboard.parquet") -> tuple[int, ...] | None:
+    """What changes when a publication swaps ``folder`` (its inode and time, and those of the
+    ``marker`` file in it); None: nothing published."""
     try:
         outer = folder.stat()
-        board = (folder / "leaderboard.parquet").stat()
+        inner = (folder / marker).stat()
     except OSError:
         return None
-    return (outer.st_ino, outer.st_mtime_ns, board.st_ino, board.st_mtime_ns, board.st_size)
+    return (outer.st_ino, outer.st_mtime_ns, inner.st_ino, inner.st_mtime_ns, inner.st_size)
+
+
+def _version(identity: tuple[int, ...] | None) -> str:
+    return "none" if identity is None else "-".join(map(str, identity))
 
 
 @dataclass
@@ -89,10 +94,11 @@ class _Published:
     identity: tuple[int, ...] | None
     marts: dict[str, pd.DataFrame]
     pages: dict[tuple[object, ...], str] = field(default_factory=dict)
+    summary: Any = None  # the season as the site lists it (SeasonSource.summary)
 
     @property
     def version(self) -> str:
-        return "none" if self.identity is None else "-".join(map(str, self.identity))
+        return _version(self.identity)
 
 
 class SeasonSource:
@@ -141,6 +147,13 @@ class SeasonSource:
         return sorted(p.stem for p in folder.glob("*.md")) if folder.is_dir() else []
 
     def summary(self) -> Any:
+        """The season as the site lists it, worked out once per publication."""
+        published = self.published()
+        if published.summary is None:
+            published.summary = self._summary(published)
+        return published.summary
+
+    def _summary(self, published: _Published) -> Any:
         from arena.reporting.leaderboard import best_contestant
         from arena.reporting.site import Season
 
@@ -148,7 +161,7 @@ class SeasonSource:
         with contextlib.suppress(OSError, ValueError):  # a lake without a season config
             config = json.loads((self.lake.root / "season" / "season.json")
                                 .read_text(encoding="utf-8"))
-        marts = self.published().marts
+        marts = published.marts
         board = marts.get("leaderboard")
         equity = marts.get("equity_daily")
         if board is None or equity is None or equity.empty:
@@ -178,20 +191,14 @@ class LeagueSource:
 
     def marts(self) -> tuple[str, dict[str, pd.DataFrame]]:
         folder = self.root / "marts"
-        try:
-            outer, inner = folder.stat(), (folder / "league_verdict.parquet").stat()
-            identity: tuple[int, ...] | None = (outer.st_ino, outer.st_mtime_ns, inner.st_ino,
-                                                inner.st_mtime_ns, inner.st_size)
-        except OSError:
-            identity = None
+        identity = _identity(folder, "league_verdict.parquet")
         with self._lock:
             if self._read is None or self._read[0] != identity:
                 marts = {} if identity is None else {
                     name: pd.read_parquet(folder / f"{name}.parquet") for name in LEAGUE_MARTS
                     if (folder / f"{name}.parquet").is_file()}
                 self._read = (identity, marts)
-            version = "none" if identity is None else "-".join(map(str, identity))
-            return version, self._read[1]
+            return _version(identity), self._read[1]
 
 
 class Site:
