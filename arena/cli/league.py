@@ -71,10 +71,17 @@ def publish(league: LeagueDir, /, *, json: Json = False) -> int:
     shown = text_table("model", "role", ("seasons", "right"), ("Stouffer Z", "right"),
                        ("p", "right"), ("Holm p", "right"), ("verdict", "wrap"))
     for row in verdict.itertuples():
-        holm = "-" if row.holm_p_value != row.holm_p_value else f"{row.holm_p_value:.4f}"
-        shown.add_row(row.model, row.role, str(row.seasons), f"{row.stouffer_z:+.2f}",
-                      f"{row.p_value:.4f}", holm, row.verdict)
+        shown.add_row(row.model, row.role, str(row.seasons), _number(row.stouffer_z, "+.2f"),
+                      _number(row.p_value, ".4f"), _number(row.holm_p_value, ".4f"), row.verdict)
     out.print(shown)
+    for row in verdict.itertuples():
+        out.print(f"{row.model}: {row.in_words}")
+    for null in dict.fromkeys(verdict["null_hypothesis"].dropna()):
+        out.print(f"null hypothesis: {null}")
     for how in dict.fromkeys(verdict["method"]):  # one sentence per family (role)
         out.print(how)
     return 0
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None or value != value else format(value, spec)

@@ -44,7 +44,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # the marts the API serves (a mart a publication lacks answers 404 naming it)
 API_MARTS = ("leaderboard", "equity_daily", "trades", "decisions", "positions", "rejections",
              "model_calls", "zero_skill_band", "benchmark_equity", "luck_ceiling",
-             "reference_rules", "asset_correlations", "asset_tracks", "replicates")
+             "reference_rules", "asset_correlations", "asset_tracks", "replicates",
+             "matched_players")
 MAX_ROWS = 50_000  # rows one API answer holds at most (a larger mart is paged: offset, limit)
 
 

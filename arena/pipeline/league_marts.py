@@ -3,7 +3,8 @@ skill across them.
 
 ``arena league publish DIR`` (the league job, :mod:`arena.app.league`):
 
-1. **Gather** (:func:`gather`): each published season's leaderboard and round trips, read from
+1. **Gather** (:func:`gather`): each published season's leaderboard, round trips and matched
+   players, read from
    one publication of its marts (the version ``<season>/marts`` links to when the read starts,
    so a season publishing meanwhile is read whole, old or new), each row labelled with its
    season; the seasons' table (:func:`arena.pipeline.league.league_frame`); and the verdict on
@@ -21,10 +22,13 @@ skill across them.
 
 Which seasons count: the totals and the verdict read the *counted* seasons only - ended (closed,
 or a replay played to its last cycle) and published; ``league_results`` lists every published
-season, an open one marked as not counted. The verdict groups the instances of a replicated
-model (``replicate_of``) under the model; every other contestant is one instance of itself. Its
-families for Holm-Bonferroni are the roles: the contestants are tested together, and the
-rulers (the house rules) apart, so a yardstick never weakens a contestant's verdict.
+season, an open one marked as not counted. The verdict places each model, season by season,
+among its matched players (the ``matched_players`` mart: its book with the assets relabelled at
+random; player ``d`` relabels the same way every season) - a replicated model (``replicate_of``)
+as one draw a season, its instances' mean return among the means of players that relabel them
+together; every other contestant is one instance of itself. Its families for Holm-Bonferroni
+are the roles: the contestants are tested together, and the rulers (the house rules) apart, so
+a yardstick never weakens a contestant's verdict.
 """
 
 from __future__ import annotations
@@ -55,7 +59,16 @@ from arena.pipeline.warehouse import (
     invoke_build,
 )
 from arena.reporting.roles import CONTESTANT, ROLES
-from arena.scoring.verdict import ALPHA, MIN_SEASONS, Sample, method, verdicts
+from arena.scoring.verdict import (
+    ALPHA,
+    MIN_SEASONS,
+    NULL,
+    TOO_FEW,
+    SeasonPlace,
+    family_share,
+    method,
+    verdicts,
+)
 
 pd = lazy_import("pandas")
 pa = lazy_import("pyarrow")
@@ -67,19 +80,25 @@ LEAGUE_MARTS = ("league_seasons", "league_results", "league_totals", "league_ver
 LEAGUE_SCHEMA = "marts"  # the marts' schema in league.duckdb, as in a season's warehouse
 GATHERED = "league"  # <league>/dbt/league/<table>/*.parquet: the dbt source `league`
 BOARD_COLUMNS = ("contestant", "role", "place", "total_return", "zero_skill_percentile",
-                 "rank_score", "zero_skill_players", "trades", "round_trips")
+                 "rank_score", "zero_skill_players", "skill_percentile", "skill_players",
+                 "skill_status", "trades", "round_trips")
 TRADE_COLUMNS = ("contestant", "status", "net_pnl")
+MATCHED_COLUMNS = ("unit", "player", "final_return")
 REPLICATE_OF = "replicate_of"
 
 
 def _verdict_schema() -> pa.Schema:
+    number = pa.float64()
     return pa.schema([
         ("model", pa.string()), ("role", pa.string()), ("instances", pa.int64()),
-        ("seasons", pa.int64()), ("draws", pa.int64()), ("first_season", pa.string()),
-        ("last_season", pa.string()), ("stouffer_z", pa.float64()), ("p_value", pa.float64()),
-        ("fisher_statistic", pa.float64()), ("fisher_p_value", pa.float64()),
-        ("holm_p_value", pa.float64()), ("family_size", pa.int64()), ("verdict", pa.string()),
-        ("method", pa.string())])
+        ("seasons", pa.int64()), ("seasons_without_positions", pa.int64()),
+        ("players", pa.int64()), ("first_season", pa.string()), ("last_season", pa.string()),
+        ("median_skill_percentile", number), ("stouffer_z", number), ("p_value", number),
+        ("normal_p_value", number), ("fisher_statistic", number), ("fisher_p_value", number),
+        ("holm_p_value", number), ("bh_p_value", number), ("family_size", pa.int64()),
+        ("family_skill_share", number), ("power_at_90", number),
+        ("edge_flagged_half", number), ("edge_flagged_80", number), ("verdict", pa.string()),
+        ("in_words", pa.string()), ("method", pa.string()), ("null_hypothesis", pa.string())])
 
 
 def _seasons_schema() -> pa.Schema:
@@ -140,26 +159,54 @@ def _read(path: Path, columns: Sequence[str], season: LeagueSeason,
     return frame
 
 
-def read_results(season: LeagueSeason) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(leaderboard, round trips) of one published season, from one publication of its marts,
-    each row labelled with the season."""
+def read_results(season: LeagueSeason) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(leaderboard, round trips, matched players) of one published season, from one
+    publication of its marts, each row labelled with the season."""
     marts = _marts_of(season)
     board = _read(marts / "leaderboard.parquet", BOARD_COLUMNS, season, (REPLICATE_OF,))
     trips = _read(marts / "trades.parquet", TRADE_COLUMNS, season)
-    return board, trips
+    matched = _read(marts / "matched_players.parquet", MATCHED_COLUMNS, season)
+    return board, trips, matched
 
 
-def verdict_frame(boards: pd.DataFrame, order: Sequence[str], *, alpha: float = ALPHA,
-                  min_seasons: int = MIN_SEASONS) -> pd.DataFrame:
+def _places(boards: pd.DataFrame, matched: pd.DataFrame, model: str,
+            seasons: Sequence[str]) -> tuple[list[SeasonPlace], int]:
+    """A model's seasons with a place (its return and its matched players' returns, ordered by
+    player) and the number of its seasons without one (no position, or no players published)."""
+    places, without = [], 0
+    mine = boards[boards["model"] == model]
+    for season in seasons:
+        rows = mine[mine["season_id"] == season]
+        if rows.empty:
+            continue
+        # a unit has matched players exactly when its book is scored (the mart's rule)
+        players = matched[(matched["season_id"] == season) & (matched["unit"] == model)]
+        if players.empty:
+            without += 1
+            continue
+        players = players.sort_values("player")
+        if not (players["player"].to_numpy() == range(len(players))).all():
+            raise LeagueError(f"season {season!r}: the matched players of {model} are not "
+                              "numbered 0.. (publish the season again)")
+        value = float(rows["total_return"].astype(float).mean())
+        places.append(SeasonPlace(season, value, players["final_return"].to_numpy(float)))
+    return places, without
+
+
+def verdict_frame(boards: pd.DataFrame, order: Sequence[str], matched: pd.DataFrame | None = None,
+                  *, alpha: float = ALPHA, min_seasons: int = MIN_SEASONS) -> pd.DataFrame:
     """The verdict on skill of every model of ``boards`` (the counted seasons' leaderboard rows,
-    with ``season_id``; ``order``: the season ids in league order): its instances' seasons
-    combined (:func:`arena.scoring.verdict.verdicts`), a family per role. A model is
-    ``replicate_of`` where an instance names it, else the contestant; its role, the one of its
-    latest season."""
+    with ``season_id``; ``order``: the season ids in league order; ``matched``: the counted
+    seasons' matched players, with ``season_id``): each season's return (a replicated model's:
+    its instances' mean) among its matched players', combined over its seasons
+    (:func:`arena.scoring.verdict.verdicts`), a family per role. A model is ``replicate_of``
+    where an instance names it, else the contestant; its role, the one of its latest season. A
+    season in which it opened no position has no place: left out, and counted as such."""
     schema = _verdict_schema()
-    boards = boards.dropna(subset=["zero_skill_percentile", "zero_skill_players"])
     if boards.empty:
         return schema.empty_table().to_pandas()
+    if matched is None:
+        matched = pd.DataFrame(columns=["season_id", *MATCHED_COLUMNS])
     position = {s: i for i, s in enumerate(order)}
     model = (boards[REPLICATE_OF].astype("object").where(boards[REPLICATE_OF].notna(),
                                                          boards["contestant"])
@@ -168,31 +215,55 @@ def verdict_frame(boards: pd.DataFrame, order: Sequence[str], *, alpha: float = 
                            ordinal=boards["season_id"].map(position),
                            role=boards["role"].fillna(CONTESTANT))
     latest = boards.sort_values(["ordinal", "contestant"]).groupby("model")["role"].last()
+    counted = sorted(set(boards["season_id"]), key=lambda s: position.get(s, len(position)))
     rows = []
     for role in [*ROLES, *sorted(set(latest) - set(ROLES))]:
         models = sorted(latest.index[latest == role])
         if not models:
             continue
         band = boards[boards["model"].isin(models)]
-        samples = {m: [Sample(r.season_id, float(r.zero_skill_percentile),
-                              int(r.zero_skill_players))
-                       for r in band[band["model"] == m].sort_values("ordinal").itertuples()]
-                   for m in models}
-        found = verdicts(samples, alpha=alpha, min_seasons=min_seasons)
-        tested = sum(v.tested for v in found)
+        placed = {m: _places(band, matched, m, counted) for m in models}
+        found = {v.name: v for v in verdicts({m: p for m, (p, _) in placed.items() if p},
+                                             alpha=alpha, min_seasons=min_seasons)}
+        tested = sum(v.tested for v in found.values())
+        share = family_share(list(found.values()))
         how = method(f"{tested} {role}{'' if tested == 1 else 's'}", alpha=alpha,
                      min_seasons=min_seasons)
-        for v in found:
-            mine = band[band["model"] == v.name]
-            rows.append({
-                "model": v.name, "role": role, "instances": mine["contestant"].nunique(),
-                "seasons": v.seasons, "draws": v.draws,
-                "first_season": mine.loc[mine["ordinal"].idxmin(), "season_id"],
-                "last_season": mine.loc[mine["ordinal"].idxmax(), "season_id"],
-                "stouffer_z": v.z, "p_value": v.p_value, "fisher_statistic": v.fisher_statistic,
-                "fisher_p_value": v.fisher_p_value, "holm_p_value": v.adjusted_p_value,
-                "family_size": v.family, "verdict": v.verdict, "method": how})
+        for m in models:
+            mine = band[band["model"] == m]
+            places, without = placed[m]
+            v = found.get(m)
+            base = {"model": m, "role": role, "instances": mine["contestant"].nunique(),
+                    "seasons": len(places), "seasons_without_positions": without,
+                    "first_season": mine.loc[mine["ordinal"].idxmin(), "season_id"],
+                    "last_season": mine.loc[mine["ordinal"].idxmax(), "season_id"],
+                    "family_skill_share": share if v is not None and v.tested else None,
+                    "method": how, "null_hypothesis": NULL}
+            if v is None:
+                rows.append({**base, "family_size": 0, "verdict": TOO_FEW,
+                             "in_words": _untested(0, without, min_seasons)})
+                continue
+            words = v.power_words if v.tested else _untested(v.seasons, without, min_seasons)
+            if v.tested and without:
+                words += (f" {without} season{'s' if without > 1 else ''} without a position "
+                          "left out.")
+            rows.append({**base, "players": v.players,
+                         "median_skill_percentile": v.median_percentile, "stouffer_z": v.z,
+                         "p_value": v.p_value, "normal_p_value": v.normal_p_value,
+                         "fisher_statistic": v.fisher_statistic,
+                         "fisher_p_value": v.fisher_p_value, "holm_p_value": v.adjusted_p_value,
+                         "bh_p_value": v.bh_p_value, "family_size": v.family,
+                         "power_at_90": v.power, "edge_flagged_half": v.detectable_half,
+                         "edge_flagged_80": v.detectable_most, "verdict": v.verdict,
+                         "in_words": words})
     return pa.Table.from_pylist(rows, schema=schema).to_pandas()
+
+
+def _untested(seasons: int, without: int, minimum: int) -> str:
+    """Why a model was not tested, in words."""
+    had = f"{seasons} season{'' if seasons == 1 else 's'} with positions"
+    left = (f" ({without} without a position: no choice to test, left out)" if without else "")
+    return f"Not tested: {had}{left}; the verdict needs at least {minimum}."
 
 
 def _write(frame: pd.DataFrame, path: Path, schema: pa.Schema | None = None) -> None:
@@ -213,14 +284,16 @@ def gather(root: Path, seasons: Sequence[LeagueSeason]) -> pd.DataFrame:
     results = {s.id: read_results(s) for s in published}
     counted = [s.id for s in seasons if s.counted]
     boards = [results[s][0] for s in counted]
+    matched = [results[s][2] for s in counted]
     verdict = verdict_frame(pd.concat(boards, ignore_index=True) if boards else
                             pd.DataFrame(columns=["season_id", *BOARD_COLUMNS, REPLICATE_OF]),
-                            [s.id for s in seasons])
+                            [s.id for s in seasons],
+                            pd.concat(matched, ignore_index=True) if matched else None)
     base = build_dir(Lake(root))
     staging = base / f".{GATHERED}.{uuid.uuid4().hex[:8]}.tmp"
     try:
         _write(frame, staging / "seasons" / "seasons.parquet", _seasons_schema())
-        for season_id, (board, trips) in results.items():
+        for season_id, (board, trips, _matched) in results.items():
             name = f"{ordinal[season_id]:05d}.parquet"
             _write(board, staging / "leaderboards" / name)
             _write(trips, staging / "trades" / name)

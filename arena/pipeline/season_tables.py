@@ -12,6 +12,9 @@ computed here, once per season, through the same modules the rest of the product
                        the engine's own marks), with when it printed; NaN-free, long format
 * ``arena_luck``       each arena zero-skill player's final return (portfolio-level luck)
 * ``arena_luck_band``  quantiles of the zero-skill players' equity after each cycle
+* ``matched_players``, ``matched_books``  each contestant's (and replicated model's) matched
+                       players: its book with the assets relabelled at random, the null of the
+                       skill percentile (:mod:`arena.pipeline.matched_tables`)
 * ``luck_ceiling``     per asset: its zero-skill distribution over the season (quantiles, ceiling,
                        the grid, bars and decision steps it was simulated on, cost rate)
 * ``reference_rules``  per asset and rule: return, turnover, fees, percentile, rank score, rank;
@@ -70,6 +73,7 @@ from arena.engine.portfolio import START_CASH
 from arena.engine.rules import ARENA_RULES
 from arena.market.asof import NoPrices, Providers, cycle_prices, provider_label, provider_of
 from arena.market.clocks import Clock, asset_clock, closed_expected
+from arena.pipeline.matched_tables import matched_tables
 from arena.pipeline.season_ingest import history_start
 from arena.pipeline.season_state import (
     BooksCheckpoint,
@@ -215,6 +219,14 @@ class _Arena:
 BAND_COLUMNS = tuple(f"q{round(q * 100):02d}" for q in BAND)
 
 
+def tradable_prices(prices: pd.DataFrame, universe: Universe) -> pd.DataFrame:
+    """The cycle prices of the tradable assets, wide: a row per cycle, a column per symbol
+    (NaN where a symbol has no price of that cycle) - what the zero-skill and matched players
+    play on."""
+    wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
+    return wide[[a.symbol for a in universe.tradable if a.symbol in wide.columns]]
+
+
 def arena_luck_tables(reads: SeasonReads, prices: pd.DataFrame, universe: Universe,
                       stored: SeasonState | None, why: str, *, players: int, seed: int,
                       say: Callable[[str], None] = lambda _msg: None) -> _Arena:
@@ -224,8 +236,7 @@ def arena_luck_tables(reads: SeasonReads, prices: pd.DataFrame, universe: Univer
     it, and the band's rows up to it are kept (:func:`~arena.scoring.arena_luck.advance_zero_skill`:
     the same numbers as a simulation from scratch, bit for bit); without one they play the
     season from its first cycle."""
-    wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
-    wide = wide[[a.symbol for a in universe.tradable if a.symbol in wide.columns]]
+    wide = tradable_prices(prices, universe)
     tradable = [a.symbol for a in universe.tradable]
     cycles = [utc(t) for t in wide.index]
     counts = [n for n in _checkpoints(len(cycles)) if not reads.observed_at_open(cycles[n - 1])]
@@ -600,6 +611,12 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
     del reads  # the season's bars: not held through the per-asset tables
 
     t0, c0 = time.perf_counter(), time.process_time()
+    matched, matched_books = matched_tables(lake, tradable_prices(prices, universe), universe,
+                                            players=arena_players, seed=seed, say=say)
+    seconds["matched_players"] = time.perf_counter() - t0
+    cpu["matched_players"] = time.process_time() - c0
+
+    t0, c0 = time.perf_counter(), time.process_time()
     ceilings, rules, missing = [], [], []
     assets = list(universe.tradable)
     if fan_out is None:
@@ -649,7 +666,8 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
               "arena_luck_band": band, "luck_ceiling": _typed(pd.DataFrame(ceilings), luck_ceiling_schema()),
               "reference_rules": _typed(pd.concat(rules, ignore_index=True) if rules else
                                         pd.DataFrame(), reference_rules_schema()), "correlations": corr,
-              "asset_tracks": track_rows}
+              "asset_tracks": track_rows, "matched_players": matched,
+              "matched_books": matched_books}
     return Analytics(tables, seconds, cpu,
                      {"cycle_prices": priced.kept, "arena_luck": arena.kept},
                      {k: w for k, w in (("cycle_prices", priced.why), ("arena_luck", arena.why))

@@ -58,7 +58,7 @@ log = logging.getLogger(__name__)
 DBT_PROJECT = resources.DBT_PROJECT
 MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "reference_rules",
          "model_calls", "rejections", "zero_skill_band", "asset_correlations", "decisions",
-         "benchmark_equity", "replicates", "asset_tracks")
+         "benchmark_equity", "replicates", "asset_tracks", "matched_players")
 MARTS_SCHEMA = "marts"  # the marts' schema in dbt's database and the published warehouse
 Invoke = Callable[[list[str]], Any]  # dbtRunner().invoke or PrefectDbtRunner().invoke
 

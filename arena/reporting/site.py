@@ -22,7 +22,7 @@ from markupsafe import Markup
 from arena.core.lazy import lazy_import
 from arena.reporting.daily import answer_reasoning, render_daily_html
 from arena.reporting.fragments import Fragments
-from arena.reporting.layout import Column, records, render
+from arena.reporting.layout import Column, missing, records, render
 from arena.reporting.leaderboard import (
     BAND_TITLES,
     REPLICATES,
@@ -345,13 +345,16 @@ LEAGUE_TOTAL_COLUMNS = [
     Column("chained_return", "chained return", "return"),
     Column("mean_zero_skill_percentile", "mean luck pct", "share"),
     Column("mean_rank_score", "mean rank score", "score"),
+    Column("mean_skill_percentile", "mean skill pct", "share"),
 ]
 VERDICT_COLUMNS = [
     Column("model", "model"), Column("role", "role"), Column("instances", "instances", "int"),
-    Column("seasons", "seasons", "int"), Column("draws", "draws", "int"),
+    Column("seasons", "seasons", "int"),
+    Column("median_skill_percentile", "median skill pct", "share"),
     Column("stouffer_z", "Stouffer Z", "score"), Column("p_value", "p", "num"),
-    Column("fisher_p_value", "Fisher p", "num"), Column("holm_p_value", "Holm p", "num"),
+    Column("holm_p_value", "Holm p", "num"), Column("bh_p_value", "BH p", "num"),
     Column("family_size", "tested", "int"), Column("verdict", "verdict", wrap=True),
+    Column("in_words", "what its seasons could detect", wrap=True),
 ]
 LEAGUE_SEASON_COLUMNS = [
     Column("season_id", "season", href=lambda r: Urls(str(r["season_id"])).home),
@@ -365,9 +368,9 @@ def league_page(marts: Mapping[str, pd.DataFrame], *, title: str = "League") -> 
     """A league's seasons added up: the totals per contestant across the counted seasons, and
     the verdict on skill per model, in words and with how it was computed (the league marts of
     ``arena league publish``)."""
-    missing = [m for m in ("league_seasons", "league_totals", "league_verdict") if m not in marts]
-    if missing:
-        raise ReportError(f"the league's marts lack {', '.join(missing)}: publish the league "
+    lacking = [m for m in ("league_seasons", "league_totals", "league_verdict") if m not in marts]
+    if lacking:
+        raise ReportError(f"the league's marts lack {', '.join(lacking)}: publish the league "
                           "(arena league publish)")
     totals = marts["league_totals"]
     verdict = marts["league_verdict"]
@@ -378,12 +381,18 @@ def league_page(marts: Mapping[str, pd.DataFrame], *, title: str = "League") -> 
                                   key=lambda c: c.map(order).fillna(1) if c.name == "role" else c,
                                   na_position="last")
     methods = sorted({str(m) for m in verdict["method"].dropna()}) if "method" in verdict else []
+    nulls = sorted({str(m) for m in verdict["null_hypothesis"].dropna()}) \
+        if "null_hypothesis" in verdict else []
+    shares = [(str(r["role"]), float(r["family_skill_share"]), int(r["family_size"]))
+              for r in records(verdict.drop_duplicates("role"))
+              if "family_skill_share" in r and not missing(r["family_skill_share"])]
     seasons = marts["league_seasons"].sort_values("ordinal") \
         if "ordinal" in marts["league_seasons"] else marts["league_seasons"]
     return render("site_league.html.j2", title=title, links=[("All seasons", "/seasons/"),
                                                              ("JSON API", "/api/")],
                   totals=records(totals), total_columns=LEAGUE_TOTAL_COLUMNS,
                   verdicts=records(verdict), verdict_columns=VERDICT_COLUMNS, methods=methods,
+                  nulls=nulls, shares=shares,
                   seasons=records(seasons), season_columns=LEAGUE_SEASON_COLUMNS)
 
 

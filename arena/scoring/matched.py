@@ -76,6 +76,9 @@ np = lazy_import("numpy")
 pd = lazy_import("pandas")
 
 MATCHED_PLAYERS = 1000  # the default number of matched players per contestant
+# returns are compared at 10 decimals ($0.000001 on $10,000): a player on the contestant's own
+# asset computes the same return in another order of sums, a last bit apart - a tie, not a place
+TIE_DECIMALS = 10
 _FULL = 1.0 - 1e-12  # a close of at least this share of a position closes it (as the engine)
 
 
@@ -293,10 +296,12 @@ class Matched:
 
 
 def share_below(value: float, returns: np.ndarray) -> float:
-    """The share of ``returns`` below ``value``, ties counted half."""
-    returns = np.asarray(returns, dtype="float64")
+    """The share of ``returns`` below ``value``, ties counted half (both rounded to
+    :data:`TIE_DECIMALS` decimals)."""
+    returns = np.round(np.asarray(returns, dtype="float64"), TIE_DECIMALS)
     if returns.size == 0:
         raise MatchedInputError("no players to place a return among")
+    value = round(float(value), TIE_DECIMALS)
     return float((np.count_nonzero(returns < value) + 0.5 * np.count_nonzero(returns == value))
                  / returns.size)
 

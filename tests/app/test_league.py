@@ -30,6 +30,7 @@ ROSTER = ("contestants:\n"
           "  - {name: anti-churn, kind: reverse, mirror_of: churn}\n")
 FIRST, SECOND = "2025-11-24-synthetic", "2025-11-25-synthetic"
 PLAYERS = "300"
+MATCHED = 1000  # each contestant's matched players (the arena's default)
 
 
 def _run(capsys, *args: str, code: int = 0) -> str:
@@ -146,8 +147,10 @@ def test_league_publish_builds_totals_equal_to_a_hand_computation(league):
     results = pd.read_parquet(marts / "league_results.parquet")
     assert len(results) == len(boards) == 8
     merged = results.merge(boards, on=["season_id", "contestant"], suffixes=("", "_season"))
-    for column in ("total_return", "zero_skill_percentile", "rank_score", "role", "trades"):
+    for column in ("total_return", "zero_skill_percentile", "rank_score", "role", "trades",
+                   "skill_status"):
         assert (merged[column] == merged[f"{column}_season"]).all(), column
+    assert merged["skill_percentile"].equals(merged["skill_percentile_season"])
 
     totals = pd.read_parquet(marts / "league_totals.parquet").set_index("contestant")
     assert sorted(totals.index) == names
@@ -173,27 +176,48 @@ def test_league_publish_builds_totals_equal_to_a_hand_computation(league):
     assert 0 < totals.loc["churn", "profitable_round_trips"] < totals.loc["churn", "round_trips"]
 
 
+def _hand_places(root, name: str) -> tuple[list[float], list[list[float]]]:
+    """Per season, the contestant's return and its matched players' returns in player order,
+    read from the season's published marts."""
+    values, players = [], []
+    for season in (FIRST, SECOND):
+        board = pd.read_parquet(root / season / "marts" / "leaderboard.parquet")
+        matched = pd.read_parquet(root / season / "marts" / "matched_players.parquet")
+        values.append(float(board.loc[board["contestant"] == name, "total_return"].iloc[0]))
+        mine = matched[matched["unit"] == name].sort_values("player")
+        assert mine["player"].to_list() == list(range(MATCHED))
+        players.append(mine["final_return"].to_list())
+    return values, players
+
+
 def test_the_league_verdict_is_the_hand_computed_stouffer(league, capsys):
-    """Two seasons each: Z = (Phi^-1(u1) + Phi^-1(u2)) / sqrt(2) on the mid-rank
-    percentiles, Holm within the contestants (2) and within the rulers (2); the command prints
-    it in words."""
+    """Two seasons each: every season the contestant and its 1,000 matched players ranked
+    together (pandas' average ranks, ties at 10 decimals), each at (rank - 0.5) / 1,001; Z =
+    (Phi^-1(u1) + Phi^-1(u2)) / sqrt(2) for the contestant and for every player (the same
+    player in both seasons); p the share of the 1,001 whose Z is at least the contestant's; Holm
+    within the contestants (2) and within the rulers (2); the command prints it in words."""
     root, said = league
     assert len(said["published"]["verdict"]) == 4
     verdict = pd.read_parquet(root / "marts" / "league_verdict.parquet").set_index("model")
     boards, _ = _hand_totals(root)
     phi = NormalDist()
-    p_values = {}
+    n = MATCHED
     for name, mine in boards.groupby("contestant"):
-        u = (mine["zero_skill_percentile"] * mine["zero_skill_players"] + 0.5) / (
-            mine["zero_skill_players"] + 1)
-        z = sum(phi.inv_cdf(x) for x in u) / math.sqrt(2)
+        values, players = _hand_places(root, name)
+        total = pd.Series(0.0, index=range(n + 1))
+        for value, theirs in zip(values, players, strict=True):
+            ranks = pd.Series([value, *theirs]).round(10).rank(method="average")
+            total += ((ranks - 0.5) / (n + 1)).map(phi.inv_cdf)
+        z_all = total / math.sqrt(2)
         row = verdict.loc[name]
-        assert row["stouffer_z"] == pytest.approx(z, rel=1e-9)
-        assert row["p_value"] == pytest.approx(1 - phi.cdf(z), rel=1e-9)
-        assert (row["seasons"], row["draws"], row["instances"]) == (2, 2, 1)
+        assert row["stouffer_z"] == pytest.approx(z_all[0], rel=1e-9, abs=1e-12)
+        assert row["p_value"] == pytest.approx((z_all >= z_all[0] - 1e-12).sum() / (n + 1))
+        assert row["normal_p_value"] == pytest.approx(1 - phi.cdf(z_all[0]), rel=1e-9)
+        assert (row["seasons"], row["seasons_without_positions"], row["instances"],
+                row["players"]) == (2, 0, 1, n)
         assert row["role"] == mine["role"].iloc[-1]
         assert row["family_size"] == 2
-        p_values[name] = row["p_value"]
+        assert row["in_words"].startswith("With 2 seasons tested among 2")
     for role in ("contestant", "ruler"):
         band = verdict[verdict["role"] == role].sort_values("p_value")
         m, holm, running = len(band), [], 0.0
@@ -206,11 +230,14 @@ def test_the_league_verdict_is_the_hand_computed_stouffer(league, capsys):
                      "not distinguishable from luck")
             assert row["verdict"] == words
     assert verdict["method"].str.contains("Stouffer").all()
+    assert verdict["null_hypothesis"].str.contains("relabelled at random").all()
     text = _run(capsys, "league", "publish", str(root))
     assert "2 published seasons, 2 counted" in text
-    for name in p_values:
+    for name in verdict.index:
         assert any(ln.startswith(name) and ("luck" in ln or "evidence" in ln)
                    for ln in text.splitlines()), name
+        assert f"{name}: With 2 seasons" in text
+    assert "null hypothesis: no skill" in text
 
 
 def test_a_season_in_progress_is_listed_not_counted(league, tmp_path, capsys):

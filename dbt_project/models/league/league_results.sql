@@ -1,6 +1,6 @@
 {{ config(materialized='table', schema='marts', tags=['league']) }}
--- One row per published season and contestant: the season's return, luck percentile and rank
--- score (as its leaderboard published them), fills, round trips and the profitable ones; the
+-- One row per published season and contestant: the season's return, luck percentile, rank
+-- score and skill percentile (as its leaderboard published them), fills, round trips and the profitable ones; the
 -- model it is an instance of (replicate_of, else itself); whether the season counts in the
 -- league's totals and verdict (ended and published).
 with
@@ -34,10 +34,12 @@ select
     b.place,
     b.total_return,
     b.zero_skill_percentile,
-    (b.zero_skill_percentile * b.zero_skill_players + 0.5) / (b.zero_skill_players + 1)
-        as mid_rank_percentile,
+    (b.skill_percentile * b.skill_players + 0.5) / (b.skill_players + 1)
+        as mid_rank_skill_percentile,
     b.rank_score,
     b.zero_skill_players,
+    b.skill_percentile,
+    b.skill_status,
     cast(b.trades as bigint) as trades,
     cast(b.round_trips as bigint) as round_trips,
     coalesce(t.profitable_round_trips, 0) as profitable_round_trips,

@@ -3,7 +3,8 @@
 -- played, fills, round trips and the share of them that were profitable (pooled over the
 -- seasons, not a mean of the seasons' win rates), the mean and median of its seasons' returns,
 -- their chained return (each season starts with the same cash; the seasons of a league meet
--- end to start) and its mean luck percentile. Its role and model are its latest season's.
+-- end to start), its mean luck percentile and its mean skill percentile (over the seasons it
+-- opened a position). Its role and model are its latest season's.
 with
 
 counted as (
@@ -28,7 +29,9 @@ select
     min(total_return) as worst_return,
     max(total_return) as best_return,
     avg(zero_skill_percentile) as mean_zero_skill_percentile,
-    avg(rank_score) as mean_rank_score
+    avg(rank_score) as mean_rank_score,
+    avg(skill_percentile) as mean_skill_percentile,
+    count(skill_percentile) as seasons_with_skill_percentile
 from counted
 group by contestant
 order by role, mean_return desc, contestant

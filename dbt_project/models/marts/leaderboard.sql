@@ -1,6 +1,9 @@
 -- One row per contestant for the season (SPEC §4): return, Sharpe, drawdown, win rate, trades,
 -- excess returns over BTC, SPY and the equal-weighted universe, the place among the arena's
--- zero-skill players, and what the model calls cost. Fractions, not percent.
+-- zero-skill players (the luck percentile: long or short 50/50, so it includes the market's
+-- direction), the place among its own matched players (the skill percentile: its book with the
+-- assets relabelled at random, so direction and exposure are held fixed), and what the model
+-- calls cost. Fractions, not percent.
 -- role tells a contestant (a model, an agent built on one, an outside entrant) from a ruler (a
 -- house rule: the yardstick, played beside them under the same rules): the contestants are
 -- placed among themselves, 1..n; a ruler keeps its row and has no place (arena/reporting/roles.py).
@@ -101,6 +104,25 @@ placed as (
     group by e.contestant
 ),
 
+skill as (
+    -- the place among the contestant's matched players: its own book with the assets relabelled
+    -- at random (arena/scoring/matched.py); null unless its book is scored. Returns equal at 10
+    -- decimals tie: a player on the contestant's own asset sums in another order
+    select
+        e.contestant,
+        b.status as skill_status,
+        b.players as skill_players,
+        case when b.status = 'scored' then
+            (count(*) filter (where round(m.final_return, 10) < round(e.total_return, 10))
+             + 0.5 * count(*) filter (where round(m.final_return, 10) = round(e.total_return, 10))) / any_value(b.players)
+        end as skill_percentile
+    from final_returns as e
+    inner join {{ ref('stg_analytics__matched_books') }} as b
+        on b.unit = e.contestant and b.unit_kind = 'contestant'
+    left join {{ ref('stg_analytics__matched_players') }} as m on m.unit = b.unit
+    group by e.contestant, b.status, b.players
+),
+
 costs as (
     -- an outside entrant's submissions are read from its inbox: a row each, not a model call
     select contestant, sum(cost_usd) as cost_usd, cast(sum(tokens_in) as bigint) as tokens_in,
@@ -146,6 +168,9 @@ board as (
         p.zero_skill_percentile,
         -log10(1 - least(p.zero_skill_percentile, l.players / (l.players + 1.0))) as rank_score,
         l.players as zero_skill_players,
+        k.skill_percentile,
+        k.skill_players,
+        coalesce(k.skill_status, 'no_trades') as skill_status,
         coalesce(c.calls, 0) as model_calls,
         coalesce(c.tokens_in, 0) as tokens_in,
         coalesce(c.tokens_out, 0) as tokens_out,
@@ -159,6 +184,7 @@ board as (
     inner join returns as r using (contestant)
     left join trips as t using (contestant)
     left join placed as p using (contestant)
+    left join skill as k using (contestant)
     left join costs as c using (contestant)
     left join windows as w using (contestant)
     cross join benchmarks as b

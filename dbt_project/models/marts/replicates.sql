@@ -2,7 +2,8 @@
 -- instances played the season as separate contestants, each with its own sampling seed or
 -- temperature, and this mart reads them together - the median and the spread of their returns
 -- and luck percentiles - beside the zero-skill band at the season's end, so a model is judged by
--- what it does across draws of its sampling, not by one lucky (or unlucky) instance.
+-- what it does across draws of its sampling, not by one lucky (or unlucky) instance; and its
+-- skill percentile, one draw for the model: its instances' mean return among its matched players.
 -- Fractions, not percent. Quantiles interpolate linearly between the instances' values
 -- (quantile_cont, numpy's default): the median of an even number is the mean of the middle two.
 with instances as (
@@ -36,6 +37,7 @@ spread as (
     select
         i.replicate_of,
         count(*) as instances,
+        avg(i.total_return) as mean_return,
         string_agg(i.contestant, ', ' order by i.contestant) as instance_names,
         quantile_cont(i.total_return, 0.5) as median_return,
         min(i.total_return) as min_return,
@@ -50,6 +52,25 @@ spread as (
     from instances as i
     left join band as b on true
     group by i.replicate_of
+),
+
+skill as (
+    -- the model is one draw a season: its instances' mean return placed among the means of
+    -- matched players that relabel all its instances together (arena/scoring/matched.py), so
+    -- instances that agree count as one, whatever their correlation
+    select
+        s.replicate_of,
+        b.status as skill_status,
+        b.players as skill_players,
+        case when b.status = 'scored' then
+            (count(*) filter (where round(p.final_return, 10) < round(s.mean_return, 10))
+             + 0.5 * count(*) filter (where round(p.final_return, 10) = round(s.mean_return, 10))) / any_value(b.players)
+        end as skill_percentile
+    from spread as s
+    inner join {{ ref('stg_analytics__matched_books') }} as b
+        on b.unit = s.replicate_of and b.unit_kind = 'model'
+    left join {{ ref('stg_analytics__matched_players') }} as p on p.unit = b.unit
+    group by s.replicate_of, b.status, b.players
 )
 
 select
@@ -68,6 +89,10 @@ select
     s.min_zero_skill_percentile,
     s.max_zero_skill_percentile,
     s.instances_above_zero_skill_median,
+    s.mean_return,
+    k.skill_percentile,
+    k.skill_players,
+    coalesce(k.skill_status, 'no_trades') as skill_status,
     b.zero_skill_q05_return,
     b.zero_skill_q25_return,
     b.zero_skill_median_return,
@@ -76,5 +101,6 @@ select
     b.zero_skill_players
 from spread as s
 left join models as m using (replicate_of)
+left join skill as k using (replicate_of)
 left join band as b on true
 order by s.replicate_of
