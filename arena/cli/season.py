@@ -125,6 +125,11 @@ def status(*, lake: SeasonLake = None, json: Json = False) -> int:
     out.print(cycles)
     out.print()
     out.print(_leading(got))
+    out.print(f"percentiles as published after cycle {got.published_cycles}: luck pct among the "
+              "zero-skill players (the market's direction included), skill pct among the "
+              "contestant's matched players (its own book on assets drawn at random: direction "
+              "held fixed; - without a position)" if got.published_cycles else
+              "percentiles: none published yet (arena season publish)")
     _print_people(out, got.contestants)
     data = text_table("asset", "provider", "interval", "last price at", "state")
     for f in got.assets:
@@ -147,6 +152,10 @@ def _leading(got) -> str:
     return "no contestant in this season, only the house rules (rulers)"
 
 
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
 def _print_people(out, people) -> None:
     """Each contestant's state, the contestants first, then the rulers under their title."""
     from arena.reporting.leaderboard import BAND_TITLES
@@ -157,13 +166,15 @@ def _print_people(out, people) -> None:
         if not band:
             continue
         shown = text_table(RULER if role == RULER else "contestant", ("cycles", "right"),
-                           "last cycle", "last status", ("equity", "right"), ("positions", "wrap"))
+                           "last cycle", "last status", ("equity", "right"),
+                           ("luck pct", "right"), ("skill pct", "right"), ("positions", "wrap"))
         for c in band:
             equity = "-" if c.equity is None else f"${c.equity:,.2f}"
             changed = f" ({'; '.join(c.roster)})" if c.roster else ""  # added or retired
             shown.add_row(f"{c.contestant}{changed}", str(c.cycles),
                           "-" if c.last_cycle is None else c.last_cycle.isoformat(),
-                          c.last_status or "-", equity, ", ".join(c.positions) or "-")
+                          c.last_status or "-", equity, _pct(c.luck_percentile),
+                          _pct(c.skill_percentile), ", ".join(c.positions) or "-")
         out.print()
         if role == RULER:
             out.print(BAND_TITLES[RULER])

@@ -115,7 +115,9 @@ TEXT: dict[str, dict[str, Any]] = {
             "Call `rules` first: the full rules, the decision contract your `submit_decision` "
             "answer must follow, the reason codes of rejections and the luck ceiling per asset.",
             "`score` tells your return, place and luck percentile against the zero-skill "
-            "players, and your eligibility (valid submissions for at least {eligible:.0%} of "
+            "players (which includes the market's direction), your skill percentile against "
+            "your matched players (your own book on assets drawn at random: direction held "
+            "fixed), and your eligibility (valid submissions for at least {eligible:.0%} of "
             "the cycles since you joined).",
             "Limits: {rate} requests per key in any {window:g} s, every MCP method counted "
             "(`tools/list` too); a request body over {max_body_kib} KiB gets HTTP 413; an HTTP request must "
@@ -159,7 +161,9 @@ TEXT: dict[str, dict[str, Any]] = {
             "przestrzegać odpowiedź w `submit_decision`, kody powodów odrzuceń i pułap "
             "szczęścia dla każdego aktywa.",
             "`score` podaje twój zwrot, miejsce i percentyl szczęścia względem graczy bez "
-            "umiejętności oraz twoją kwalifikację (ważne zgłoszenia w co najmniej "
+            "umiejętności (zawiera kierunek rynku), percentyl umiejętności względem "
+            "dopasowanych graczy (twój portfel na losowo wybranych aktywach: kierunek "
+            "ustalony) oraz twoją kwalifikację (ważne zgłoszenia w co najmniej "
             "{eligible:.0%} cykli od dołączenia).",
             "Limity: żądania na klucz - najwyżej {rate} w dowolnym oknie {window:g} s; liczy "
             "się każda metoda MCP (także `tools/list`); treść żądania powyżej {max_body_kib} "
@@ -197,7 +201,8 @@ TEXT: dict[str, dict[str, Any]] = {
             "一次有效的提交；没有提交即为持有不动。",
             "请先调用 `rules`：完整规则、`submit_decision` 的答案必须遵循的决策契约、拒绝原因代码"
             "以及每个资产的运气上限。",
-            "`score` 给出你相对零技能玩家的收益、名次和运气百分位，以及你的资格（加入以来至少 "
+            "`score` 给出你相对零技能玩家的收益、名次和运气百分位（包含市场方向）、相对匹配玩家"
+            "（你自己的持仓换成随机资产：方向固定）的技能百分位，以及你的资格（加入以来至少 "
             "{eligible:.0%} 的周期有有效提交）。",
             "限制：每个密钥在任意 {window:g} 秒内最多 {rate} 个请求，所有 MCP 方法都计入（包括 `tools/list`）；请求"
             "正文超过 {max_body_kib} KiB 返回 HTTP 413；HTTP 请求须在 {request_timeout:g} 秒内"

@@ -151,12 +151,14 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "score": {
         "en": "Your return, place, luck percentile and rank score against the zero-skill "
-              "players, your eligibility (valid submissions for at least 70% of the cycles "
+              "players, your skill percentile against your matched players (your own book on "
+              "assets drawn at random), your eligibility (valid submissions for at least 70% of the cycles "
               "since you joined) and your single-asset tracks.",
         "pl": "Twój zwrot, miejsce, percentyl szczęścia i wynik rangi względem graczy bez "
-              "umiejętności, twoja kwalifikacja (ważne zgłoszenia w co najmniej 70% cykli od "
+              "umiejętności, percentyl umiejętności względem dopasowanych graczy (twój portfel "
+              "na losowo wybranych aktywach), twoja kwalifikacja (ważne zgłoszenia w co najmniej 70% cykli od "
               "dołączenia) oraz twoje ścieżki jednego aktywa.",
-        "zh": "你的收益、名次、相对零技能玩家的运气百分位和排名分、你的资格（加入以来至少70%的周期有有效提交）以及你的单资产赛道。",
+        "zh": "你的收益、名次、相对零技能玩家的运气百分位和排名分、相对匹配玩家（你自己的持仓换成随机资产）的技能百分位、你的资格（加入以来至少70%的周期有有效提交）以及你的单资产赛道。",
     },
 }
 

@@ -459,12 +459,16 @@ class ContestantState:
     positions: tuple[str, ...]
     roster: tuple[str, ...]
     role: str = CONTESTANT
+    luck_percentile: float | None = None  # as of the last publication (None: not published)
+    skill_percentile: float | None = None
 
     def to_json(self) -> dict[str, object]:
         return {"contestant": self.contestant, "role": self.role, "cycles": self.cycles,
                 "last_cycle": None if self.last_cycle is None else self.last_cycle.isoformat(),
                 "last_status": self.last_status, "equity": self.equity,
-                "positions": list(self.positions), "roster": list(self.roster)}
+                "positions": list(self.positions), "roster": list(self.roster),
+                "luck_percentile": self.luck_percentile,
+                "skill_percentile": self.skill_percentile}
 
 
 @dataclass
@@ -476,6 +480,7 @@ class SeasonStatus:
     contestants: list[ContestantState]
     closed: str | None = None
     storage: Boot | None = None  # the last start's persistence verdict (arena serve)
+    published_cycles: int = 0  # the cycles the percentiles were published after (0: none)
 
     def count(self, state: str) -> int:
         return sum(1 for c in self.cycles if c.state == state)
@@ -498,6 +503,7 @@ class SeasonStatus:
                             else f.printed_at.isoformat(), "state": f.state}
                            for f in self.assets],
                 "contestants": [c.to_json() for c in self.contestants],
+                "percentiles_after_cycles": self.published_cycles,
                 "storage": None if self.storage is None else asdict(self.storage)}
 
 
@@ -585,5 +591,28 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
             tuple(f"{c.change} from {c.from_cycle}" for c in changes if c.contestant == name),
             RULER if name in rulers else CONTESTANT))
     contestants.sort(key=lambda c: c.role != CONTESTANT)  # stable: each band in roster order
+    published, after = published_percentiles(lake)
+    contestants = [dataclasses.replace(c, luck_percentile=published.get(c.contestant, (None,))[0],
+                                       skill_percentile=published.get(c.contestant,
+                                                                      (None, None))[1])
+                   for c in contestants]
     return SeasonStatus(season, now, cycles, freshness(lake, season, universe, now), contestants,
-                        closed_at(lake), last_boot(lake))
+                        closed_at(lake), last_boot(lake), after)
+
+
+def published_percentiles(lake: Lake) -> tuple[dict[str, tuple[float | None, float | None]], int]:
+    """Each contestant's luck and skill percentiles as the season's last publication holds them
+    (``<lake>/marts/leaderboard.parquet``; a skill percentile is None where it has none - no
+    position -, or the publication came before it), and the cycles that publication covers
+    (0, and no percentile, before the first publication)."""
+    path = lake.root / "marts" / "leaderboard.parquet"
+    if not path.is_file():
+        return {}, 0
+    board = pd.read_parquet(path)
+    skill = board["skill_percentile"] if "skill_percentile" in board else [None] * len(board)
+    out = {}
+    for name, luck, mine in zip(board["contestant"], board["zero_skill_percentile"], skill,
+                                strict=True):
+        out[str(name)] = (None if pd.isna(luck) else float(luck),
+                          None if mine is None or pd.isna(mine) else float(mine))
+    return out, int(board["cycles"].max()) if len(board) else 0

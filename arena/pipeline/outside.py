@@ -30,6 +30,7 @@ from arena.market.prompts import Prompts
 from arena.market.sections import rule_fields
 from arena.pipeline.entrants import Entrant, entrants, join
 from arena.pipeline.live import season_rules
+from arena.pipeline.matched_tables import BOOK_UNMATCHED, NO_TRADES, SCORED
 from arena.pipeline.season_config import SeasonConfig
 from arena.pipeline.season_tables import (
     TRACK_DIR,
@@ -44,6 +45,7 @@ from arena.pipeline.season_tables import (
     track_series,  # noqa: F401 - the track's positions, where callers of this module knew them
 )
 from arena.reporting.roles import CONTESTANT, RULER, recorded_role
+from arena.scoring.matched import share_below
 from arena.scoring.scorer import percentile, rank_score
 
 MAX_BARS = 1000  # candles one call returns at most
@@ -245,7 +247,7 @@ def entrant_score(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str
                         "equity": mine, "return": None if mine is None else mine / cash - 1,
                         "place": place, "of": len(rivals), "rulers": len(rulers),
                         "rulers_ahead": None if mine is None else sum(v > mine for v in rulers),
-                        **_arena_luck(arena, mine, cash)}
+                        **_arena_luck(arena, mine, cash), **_arena_skill(arena, entrant.name)}
     due = sorted(t for t in played if t <= now)  # the cycles played since it joined
     inbox = Inbox(arena.lake.root)
     valid = sum(1 for t in due if inbox.last(entrant.name, t) is not None
@@ -282,6 +284,42 @@ def _arena_luck(arena: Arena, equity: float | None, cash: float) -> dict[str, ob
             "zero_skill_players": len(returns),
             "luck_window": "the whole season's zero-skill players (an entrant that joined late "
                            "is judged against the season from its start)"}
+
+
+SKILL_NULL = ("the share of your matched players below you: players that copy your book - "
+              "positions, sides, sizes, timing, holding periods, fees - on assets relabelled at "
+              "random, so the market's direction is theirs too and only your choice of assets "
+              "is tested")
+
+
+def _arena_skill(arena: Arena, name: str) -> dict[str, object]:
+    """The entrant's skill percentile as the season's latest build of its matched players
+    placed it (their book is the entrant's through that build's last cycle)."""
+    try:
+        books = read_analytics(arena.lake, "matched_books")
+        players = read_analytics(arena.lake, "matched_players")
+        season = read_analytics(arena.lake, "season")
+    except (FileNotFoundError, LookupError, KeyError):
+        return {"skill": "not published yet: the skill percentile is built with the marts"}
+    row = books[(books["unit"] == name) & (books["unit_kind"] == "contestant")]
+    if row.empty:
+        return {"skill": "not published yet: your first recorded cycle is not built yet"}
+    book = row.iloc[0]
+    out: dict[str, object] = {"skill_status": str(book["status"]),
+                              "skill_as_of": pd.Timestamp(season["season_end"].iloc[0]).isoformat()}
+    if book["status"] != SCORED:
+        out["skill_percentile"] = None
+        out["skill_note"] = SKILL_NOTES.get(str(book["status"]), str(book["status"]))
+        return out
+    returns = players.loc[players["unit"] == name, "final_return"].to_numpy(dtype=float)
+    return {**out, "skill_percentile": share_below(float(book["own_return"]), returns),
+            "skill_players": len(returns), "skill_means": SKILL_NULL}
+
+
+SKILL_NOTES = {NO_TRADES: "you opened no position yet: there is no choice to test (no "
+                          "percentile, not 50%)",
+               BOOK_UNMATCHED: "your fills replayed at the cycle prices do not give the equity "
+                               "your records hold: no percentile until they do"}
 
 
 # the published mart of every entrant's tracks (arena.pipeline.warehouse.publish writes the marts)

@@ -14,7 +14,13 @@ A replicated model (a roster entry with ``replicates: N``: its instances play as
 spread of its instances' returns, beside the zero-skill players' returns at the season's end
 (:data:`REPLICATES`, :func:`replicate_lines`), in the season report and on the terminal.
 
-Returns, excess returns, the luck percentile, the drawdown and the win rate are fractions (0.05
+Two percentiles stand beside each return: the luck percentile (``zero_skill_percentile``: the
+place among the arena's zero-skill players, long or short 50/50 - so it includes the market's
+direction) and the skill percentile (``skill_percentile``: the place among the contestant's
+matched players, its own book on assets relabelled at random - direction and exposure held fixed;
+missing when it opened no position).
+
+Returns, excess returns, the percentiles, the drawdown and the win rate are fractions (0.05
 is 5%); ``cost_usd`` is USD (missing when a contestant's calls have no known price); ``sharpe``
 is annualised (missing with too few returns). The terminal writes every value with the report's
 own :func:`~arena.reporting.layout.fmt` kinds; the artifact keeps the values, JSON-safe.
@@ -39,6 +45,7 @@ LEADERBOARD: tuple[Column, ...] = (
     Column("total_return", "return", "return"),
     Column("zero_skill_percentile", "luck pct", "share"),
     Column("rank_score", "rank score", "score"),
+    Column("skill_percentile", "skill pct", "share"),
     Column("sharpe", "Sharpe", "score"),
     Column("max_drawdown", "max DD", "drawdown"),
     Column("round_trips", "closed trips", "int"),
@@ -50,7 +57,8 @@ LEADERBOARD: tuple[Column, ...] = (
     Column("cost_usd", "calls $", "usd"),
 )
 TERMINAL: tuple[str, ...] = ("place", "contestant", "total_return", "zero_skill_percentile",
-                             "rank_score", "sharpe", "max_drawdown", "trades", "cost_usd")
+                             "rank_score", "skill_percentile", "sharpe", "max_drawdown", "trades",
+                             "cost_usd")
 _BY_KEY = {c.key: c for c in LEADERBOARD}
 
 
@@ -63,6 +71,7 @@ REPLICATES: tuple[Column, ...] = (
     Column("max_return", "highest", "return"),
     Column("return_iqr", "IQR", "drawdown"),
     Column("median_zero_skill_percentile", "median luck pct", "share"),
+    Column("skill_percentile", "model skill pct", "share"),
     Column("zero_skill_q05_return", "zero-skill 5th pct", "return"),
     Column("zero_skill_median_return", "zero-skill median", "return"),
     Column("zero_skill_q95_return", "zero-skill 95th pct", "return"),
@@ -120,7 +129,8 @@ def summary_line(board: pd.DataFrame) -> str:
     if leader is None:
         return NO_CONTESTANT + (f"; {ruled}" if ruled else "")
     return (f"best contestant: {leader['contestant']}, {fmt(leader['total_return'], 'return')} "
-            f"(luck pct {fmt(leader['zero_skill_percentile'], 'share')})"
+            f"(luck pct {fmt(leader['zero_skill_percentile'], 'share')}, skill pct "
+            f"{fmt(leader.get('skill_percentile'), 'share')})"
             + (f"; {ruled}" if ruled else ""))
 
 
@@ -138,7 +148,8 @@ def replicate_lines(replicates: pd.DataFrame | None) -> list[str]:
             f"{row['replicate_of']}: median return {fmt(row['median_return'], 'return')}, spread "
             f"{fmt(row['min_return'], 'return')} to {fmt(row['max_return'], 'return')} across "
             f"{n} instance{'s' if n != 1 else ''} (median luck pct "
-            f"{fmt(row['median_zero_skill_percentile'], 'share')}); zero-skill band "
+            f"{fmt(row['median_zero_skill_percentile'], 'share')}, model skill pct "
+            f"{fmt(row.get('skill_percentile'), 'share')}); zero-skill band "
             f"{fmt(row['zero_skill_q05_return'], 'return')} to "
             f"{fmt(row['zero_skill_q95_return'], 'return')} (5th to 95th percentile), median "
             f"{fmt(row['zero_skill_median_return'], 'return')}")
