@@ -24,7 +24,8 @@ from tests.reporting.tiny_marts import tiny_marts
 
 NAN = float("nan")
 T0 = pd.Timestamp("2026-10-01 16:00", tz="UTC")
-KEYS = ["place", "contestant", "total_return", "zero_skill_percentile", "rank_score", "sharpe",
+KEYS = ["place", "contestant", "total_return", "zero_skill_percentile", "rank_score",
+        "skill_percentile", "sharpe",
         "max_drawdown", "round_trips", "win_rate", "trades", "excess_vs_btc", "excess_vs_spy",
         "excess_vs_universe", "cost_usd"]
 
@@ -41,6 +42,7 @@ def board() -> pd.DataFrame:
         "total_return": [-0.00004, 0.0123, 0.0523, 0.0123],
         "zero_skill_percentile": [0.5, 0.61, 0.797, 0.61],
         "rank_score": [0.30103, 0.4089, 0.6925, 0.4089],
+        "skill_percentile": [NAN, 0.25, 0.9, 0.625],  # zeta opened no position: none
         "sharpe": [-0.001, 1.5, NAN, 2.25],
         "max_drawdown": [0.0, 0.0345, 0.0123, 0.01],
         "round_trips": [0, 2, 1, 3],
@@ -55,13 +57,14 @@ def board() -> pd.DataFrame:
     })
 
 
-def test_the_columns_are_the_reports_in_order_and_the_terminal_shows_nine():
+def test_the_columns_are_the_reports_in_order_and_the_terminal_shows_ten():
     assert [c.key for c in LEADERBOARD] == KEYS
     assert [c.header for c in LEADERBOARD] == [
-        "#", "contestant", "return", "luck pct", "rank score", "Sharpe", "max DD",
+        "#", "contestant", "return", "luck pct", "rank score", "skill pct", "Sharpe", "max DD",
         "closed trips", "win rate", "fills", "vs BTC", "vs SPY", "vs universe", "calls $"]
     assert TERMINAL == ("place", "contestant", "total_return", "zero_skill_percentile",
-                        "rank_score", "sharpe", "max_drawdown", "trades", "cost_usd")
+                        "rank_score", "skill_percentile", "sharpe", "max_drawdown", "trades",
+                        "cost_usd")
 
 
 def test_the_board_is_ordered_by_place_then_contestant(board):
@@ -75,12 +78,12 @@ def test_the_terminal_writes_each_cell_the_reports_way(board):
     columns, rows = terminal_rows(board)
     assert [c.key for c in columns] == list(TERMINAL)
     assert [c.header for c in columns] == ["#", "contestant", "return", "luck pct", "rank score",
-                                           "Sharpe", "max DD", "fills", "calls $"]
+                                           "skill pct", "Sharpe", "max DD", "fills", "calls $"]
     assert rows == [
-        ["1", "alpha", "+5.23%", "79.7%", "0.69", "–", "1.23%", "2", "–"],
-        ["2", "beta", "+1.23%", "61.0%", "0.41", "2.25", "1.00%", "7", "$1.5000"],
-        ["2", "gamma", "+1.23%", "61.0%", "0.41", "1.50", "3.45%", "4", "$0.0123"],
-        ["3", "zeta", "0.00%", "50.0%", "0.30", "0.00", "0.00%", "0", "$0.0000"],
+        ["1", "alpha", "+5.23%", "79.7%", "0.69", "90.0%", "–", "1.23%", "2", "–"],
+        ["2", "beta", "+1.23%", "61.0%", "0.41", "62.5%", "2.25", "1.00%", "7", "$1.5000"],
+        ["2", "gamma", "+1.23%", "61.0%", "0.41", "25.0%", "1.50", "3.45%", "4", "$0.0123"],
+        ["3", "zeta", "0.00%", "50.0%", "0.30", "–", "0.00", "0.00%", "0", "$0.0000"],
     ]
     assert not any(re.fullmatch(r"[-+]0\.0+%?", cell) for row in rows for cell in row)
 
@@ -94,10 +97,12 @@ def test_the_artifact_rows_are_the_boards_values_json_safe(board):
     alpha, beta, gamma, zeta = rows
     assert alpha == {"market": "SYNTHETIC", "role": "contestant", "place": 1, "contestant": "alpha",
                      "total_return": 0.0523, "zero_skill_percentile": 0.797,
-                     "rank_score": 0.6925, "sharpe": None, "max_drawdown": 0.0123,
+                     "rank_score": 0.6925, "skill_percentile": 0.9, "sharpe": None,
+                     "max_drawdown": 0.0123,
                      "round_trips": 1, "win_rate": 1.0, "trades": 2, "excess_vs_btc": 0.04,
                      "excess_vs_spy": 0.05, "excess_vs_universe": 0.045, "cost_usd": None}
     assert zeta["win_rate"] is None and zeta["cost_usd"] == 0.0 and zeta["sharpe"] == -0.001
+    assert zeta["skill_percentile"] is None
     assert (beta["place"], gamma["place"]) == (2, 2) and type(beta["place"]) is int
     assert type(beta["sharpe"]) is float and type(beta["trades"]) is int
     by_name = board.set_index("contestant")

@@ -41,6 +41,7 @@ def board() -> pd.DataFrame:
         "total_return": [-0.0146, -0.005, 0.0523, 0.01, -0.005, 0.001],
         "zero_skill_percentile": [0.436, 0.48, 0.797, 0.61, 0.48, 0.52],
         "rank_score": [0.249, 0.284, 0.6925, 0.4089, 0.284, 0.3188],
+        "skill_percentile": [0.5, NAN, 0.9, 0.75, 0.25, 0.5],  # gamma opened no position
         "sharpe": [-0.39, NAN, 4.83, 1.5, -0.2, 0.1],
         "max_drawdown": [0.0575, 0.01, 0.0224, 0.02, 0.015, 0.03],
         "round_trips": [3, 0, 0, 1, 2, 1],
@@ -67,7 +68,7 @@ def test_the_contestants_come_first_ranked_and_the_rulers_apart_by_return(board)
 def test_the_best_is_the_best_contestant_even_when_a_ruler_did_better(board):
     assert best_contestant(board)["contestant"] == "alpha"
     assert best_ruler(board)["contestant"] == "equal-weight"
-    assert summary_line(board) == ("best contestant: alpha, +1.00% (luck pct 61.0%); "
+    assert summary_line(board) == ("best contestant: alpha, +1.00% (luck pct 61.0%, skill pct 75.0%); "
                                    "best ruler: equal-weight, +5.23%")
 
 
@@ -78,7 +79,7 @@ def test_a_season_of_house_rules_only_has_no_best_contestant(board):
     assert summary_line(rulers) == ("no contestant played this season, only the house rules "
                                     "(rulers); best ruler: equal-weight, +5.23%")
     assert summary_line(board[board["role"] == "contestant"]) == \
-        "best contestant: alpha, +1.00% (luck pct 61.0%)"
+        "best contestant: alpha, +1.00% (luck pct 61.0%, skill pct 75.0%)"
 
 
 def test_a_board_that_cannot_tell_contestants_from_rulers_is_refused(board):
@@ -100,19 +101,20 @@ def test_the_terminal_shows_the_best_contestant_then_each_band_under_its_title(b
     lines = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
     assert lines == [
         "",
-        "best contestant: alpha, +1.00% (luck pct 61.0%); best ruler: equal-weight, +5.23%",
+        "best contestant: alpha, +1.00% (luck pct 61.0%, skill pct 75.0%); best ruler: "
+        "equal-weight, +5.23%",
         "",
         "contestants",
-        "#  contestant    return  luck pct  rank score  Sharpe  max DD  fills  calls $",
-        "1  alpha         +1.00%     61.0%        0.41    1.50   2.00%      2  $1.2500",
-        "2  beta          -0.50%     48.0%        0.28   -0.20   1.50%      4        –",
-        "2  gamma         -0.50%     48.0%        0.28       –   1.00%      0  $0.5000",
+        "#  contestant    return  luck pct  rank score  skill pct  Sharpe  max DD  fills  calls $",
+        "1  alpha         +1.00%     61.0%        0.41      75.0%    1.50   2.00%      2  $1.2500",
+        "2  beta          -0.50%     48.0%        0.28      25.0%   -0.20   1.50%      4        –",
+        "2  gamma         -0.50%     48.0%        0.28          –       –   1.00%      0  $0.5000",
         "",
         "rulers: the house rules, the yardstick beside the contestants (not ranked)",
-        "#  ruler         return  luck pct  rank score  Sharpe  max DD  fills  calls $",
-        "–  equal-weight  +5.23%     79.7%        0.69    4.83   2.24%      9  $0.0000",
-        "–  random        +0.10%     52.0%        0.32    0.10   3.00%      6  $0.0000",
-        "–  momentum      -1.46%     43.6%        0.25   -0.39   5.75%     24  $0.0000",
+        "#  ruler         return  luck pct  rank score  skill pct  Sharpe  max DD  fills  calls $",
+        "–  equal-weight  +5.23%     79.7%        0.69      90.0%    4.83   2.24%      9  $0.0000",
+        "–  random        +0.10%     52.0%        0.32      50.0%    0.10   3.00%      6  $0.0000",
+        "–  momentum      -1.46%     43.6%        0.25      50.0%   -0.39   5.75%     24  $0.0000",
     ]
 
 
@@ -125,7 +127,7 @@ def test_the_terminal_of_house_rules_only_says_there_is_no_contestant(board, cap
         "equal-weight, +5.23%",
         "",
         "rulers: the house rules, the yardstick beside the contestants (not ranked)",
-        "#  ruler         return  luck pct  rank score  Sharpe  max DD  fills  calls $",
+        "#  ruler         return  luck pct  rank score  skill pct  Sharpe  max DD  fills  calls $",
     ]
     assert [line.split()[1] for line in lines[5:]] == ["equal-weight", "random", "momentum"]
     assert not any(re.match(r"\d+ ", line) for line in lines)  # no ruler is ranked

@@ -121,10 +121,17 @@ def league_marts() -> dict[str, pd.DataFrame]:
     verdict = pd.DataFrame({
         "model": ["alpha", "beta", "gamma", "momentum"],
         "role": ["contestant", "contestant", "contestant", "ruler"],
-        "instances": [1, 1, 1, 1], "seasons": [2, 2, 1, 2], "draws": [2, 2, 1, 2],
+        "instances": [1, 1, 1, 1], "seasons": [2, 2, 1, 2],
+        "median_skill_percentile": [0.995, 0.4, 0.7, 0.55],
         "stouffer_z": [3.29, -0.36, None, 0.18], "p_value": [0.0005, 0.64, None, 0.43],
         "fisher_p_value": [0.0004, 0.6, None, 0.4], "holm_p_value": [0.001, 0.64, None, 0.43],
-        "family_size": [2, 2, 0, 1],
+        "bh_p_value": [0.001, 0.64, None, 0.43], "family_size": [2, 2, 0, 1],
+        "family_skill_share": [0.5, 0.5, None, 0.0],
+        "in_words": ["With 2 seasons tested among 2, an edge that places it at percentile 90 ...",
+                     "With 2 seasons tested among 2, ...",
+                     "Not tested: 1 season with positions; the verdict needs at least 2.",
+                     "With 2 seasons tested alone, ..."],
+        "null_hypothesis": ["no skill: ... relabelled at random ..."] * 4,
         "verdict": ["evidence of skill at 5% after correction", "not distinguishable from luck",
                     "too few seasons", "not distinguishable from luck"],
         "method": ["Stouffer's Z over the mid-rank luck percentiles, Holm-Bonferroni over 2 "
@@ -137,7 +144,10 @@ def test_a_leagues_page_gives_the_verdict_in_words_and_how_it_was_computed():
     assert page.index("evidence of skill at 5% after correction") < page.index(
         "not distinguishable from luck") < page.index("too few seasons")
     assert "Holm-Bonferroni over 2 contestants" in page  # how it was computed
-    assert "a small p-value says the places are too\nhigh to be luck" in page
+    assert "a small p-value says\nthey are too high to be luck" in page
+    assert "simply long in a rising market sits in the middle" in page
+    assert "Not tested: 1 season with positions" in page  # what its seasons could detect
+    assert "an estimated\n50% have skill" in page and "The null hypothesis: no skill" in page
     assert 'href="/seasons/s1/"' in page and 'href="/seasons/s2/"' in page
     assert ">+8.16%<" in page and ">75.0%<" in page  # alpha's chained return, profitable share
     marts = league_marts()
