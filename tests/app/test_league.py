@@ -2,7 +2,13 @@
 ended (`arena season init --league`), each played and closed by the command line on the
 synthetic market; `arena league status` lists them; `arena league publish` builds the league's
 marts with a real `dbt build`, and its totals and verdict equal a hand computation over the two
-seasons' published leaderboards and round trips."""
+seasons' published leaderboards, round trips and matched players.
+
+Two of the contestants are models behind a loopback OpenAI-compatible server: ``holder`` buys
+AAPL with all its cash at each season's first cycle and holds it (AAPL rose in both seasons,
+as most stocks did: the luck percentile, long or short 50/50, puts it high); ``oracle`` reads the
+next cycle's prices from the lake and buys the asset that rises most by then. The verdict flags
+the oracle and not the holder."""
 
 from __future__ import annotations
 
@@ -17,7 +23,10 @@ import pandas as pd
 import pytest
 
 from arena.cli import main
+from arena.core.universe import load_universe
 from arena.data.lake import Lake
+from arena.market.asof import cycle_prices
+from tests.agents.openai_stub import OpenAIStub, RecordedRequest, StubResponse
 from tests.market_lakes import market_lakes
 
 # rulers: momentum and churn (a momentum variant on the 1-day return that closes its longs at
@@ -27,8 +36,16 @@ ROSTER = ("contestants:\n"
           "  - {name: churn, kind: house, strategy: momentum, strategy_params: {entry_lookback: 1,"
           " exit_lookback: 1, exit_below_return_pct: 90, stop_pct: 5, size_pct: 30}}\n"
           "  - {name: anti-momentum, kind: reverse, mirror_of: momentum}\n"
-          "  - {name: anti-churn, kind: reverse, mirror_of: churn}\n")
+          "  - {name: anti-churn, kind: reverse, mirror_of: churn}\n"
+          "  - {name: holder, kind: llm, model: openai/holder, api_base: '{url}',"
+          " params: {timeout: 20, num_retries: 0}}\n"
+          "  - {name: oracle, kind: llm, model: openai/oracle, api_base: '{url}',"
+          " params: {timeout: 20, num_retries: 0}}\n")
 FIRST, SECOND = "2025-11-24-synthetic", "2025-11-25-synthetic"
+CYCLES = {FIRST: ("2025-11-24 16:00", "2025-11-25 16:00"),
+          SECOND: ("2025-11-25 16:00", "2025-11-26 16:00")}
+HELD = "AAPL"
+HOLD = json.dumps({"reasoning": "hold", "decisions": []})
 PLAYERS = "300"
 MATCHED = 1000  # each contestant's matched players (the arena's default)
 
@@ -47,20 +64,50 @@ def _market(tmp_path_factory, universe, lake: Lake) -> None:
                     dirs_exist_ok=True)
 
 
+def _buy(symbol: str) -> str:
+    return json.dumps({"reasoning": f"buy {symbol}", "decisions": [
+        {"action": "open_long", "symbol": symbol, "percent_of_equity": 100, "confidence": 0.9,
+         "invalidation_price": 0.01, "thesis": "it rises", "invalidation": "it collapses"}]})
+
+
+def _best_next(lake: Lake, season: str) -> str:
+    """The tradable asset whose price rises most from the season's first cycle to its second,
+    at the prices the engine reads (the future, for the oracle)."""
+    universe = load_universe()
+    times = [pd.Timestamp(t, tz="UTC") for t in CYCLES[season]]
+    wide = cycle_prices(lake, "synthetic", universe, times).pivot(
+        index="cycle_at", columns="symbol", values="price")
+    wide = wide[[a.symbol for a in universe.tradable if a.symbol in wide.columns]]
+    return str((wide.iloc[1] / wide.iloc[0]).idxmax())
+
+
 @pytest.fixture(scope="module")
 def league(tmp_path_factory, universe):
     """(league folder, what the commands said on the way): two seasons of two days each,
     Monday-Tuesday and Tuesday-Wednesday, both closed, then the league published."""
+    script = {"holder": HOLD, "oracle": HOLD}
+
+    def answer(request: RecordedRequest) -> StubResponse:
+        return StubResponse.answer(script[request.body["model"]])
+
+    with OpenAIStub(handler=answer) as stub:
+        yield from _play_league(tmp_path_factory, universe, stub.url, script)
+
+
+def _play_league(tmp_path_factory, universe, url: str, script: dict[str, str]):
     root = tmp_path_factory.mktemp("league") / "league"
     roster = root.parent / "roster.yaml"
-    roster.write_text(ROSTER, encoding="utf-8")
-    said: dict[str, object] = {}
+    roster.write_text(ROSTER.replace("{url}", url), encoding="utf-8")
+    said: dict[str, object] = {"oracle": {}}
     assert main(["season", "init", "--league", str(root), "--start", "2025-11-24", "--days", "2",
                  "--roster", str(roster)]) == 0
     first = Lake(root / FIRST)
     _market(tmp_path_factory, universe, first)
+    said["oracle"][FIRST] = _best_next(first, FIRST)
+    script.update(holder=_buy(HELD), oracle=_buy(said["oracle"][FIRST]))
     assert main(["season", "backfill", "2025-11-24", "--no-publish", "--lake",
                  str(first.root)]) == 0
+    script.update(holder=HOLD, oracle=HOLD)
     assert main(["cycle", "--no-publish", "--lake", str(first.root)]) == 0
     said["open"] = _status(root)
     said["refused"] = main(["season", "init", "--league", str(root), "--days", "2",
@@ -71,13 +118,16 @@ def league(tmp_path_factory, universe):
                  str(roster)]) == 0
     second = Lake(root / SECOND)
     _market(tmp_path_factory, universe, second)
+    said["oracle"][SECOND] = _best_next(second, SECOND)
+    script.update(holder=_buy(HELD), oracle=_buy(said["oracle"][SECOND]))
     assert main(["season", "backfill", "2025-11-25", "--no-publish", "--lake",
                  str(second.root)]) == 0
+    script.update(holder=HOLD, oracle=HOLD)
     assert main(["cycle", "--no-publish", "--lake", str(second.root)]) == 0
     assert main(["season", "publish", "--final", "--players", PLAYERS, "--lake",
                  str(second.root)]) == 0
     said["published"] = _json(["league", "publish", str(root), "--json"])
-    return root, said
+    yield root, said
 
 
 def _json(args: list[str]) -> dict:
@@ -106,7 +156,7 @@ def test_league_status_lists_the_seasons(league, capsys):
     before = said["open"]["seasons"]
     assert [(s["season"], s["state"], s["cycles"], s["published"]) for s in before] == [
         (FIRST, "open", 2, False)]
-    assert before[0]["contestants"] == ["anti-churn", "anti-momentum"]
+    assert before[0]["contestants"] == ["anti-churn", "anti-momentum", "holder", "oracle"]
     assert before[0]["rulers"] == ["churn", "momentum"]
     seasons = _status(root)["seasons"]
     assert [(s["season"], s["state"], s["cycles"], s["published"], s["counted"], s["after"])
@@ -142,10 +192,10 @@ def test_league_publish_builds_totals_equal_to_a_hand_computation(league):
     assert (root / "league.duckdb").is_file()
     boards, trades = _hand_totals(root)
     names = sorted(boards["contestant"].unique())
-    assert names == ["anti-churn", "anti-momentum", "churn", "momentum"]
+    assert names == ["anti-churn", "anti-momentum", "churn", "holder", "momentum", "oracle"]
 
     results = pd.read_parquet(marts / "league_results.parquet")
-    assert len(results) == len(boards) == 8
+    assert len(results) == len(boards) == 12
     merged = results.merge(boards, on=["season_id", "contestant"], suffixes=("", "_season"))
     for column in ("total_return", "zero_skill_percentile", "rank_score", "role", "trades",
                    "skill_status"):
@@ -195,9 +245,9 @@ def test_the_league_verdict_is_the_hand_computed_stouffer(league, capsys):
     together (pandas' average ranks, ties at 10 decimals), each at (rank - 0.5) / 1,001; Z =
     (Phi^-1(u1) + Phi^-1(u2)) / sqrt(2) for the contestant and for every player (the same
     player in both seasons); p the share of the 1,001 whose Z is at least the contestant's; Holm
-    within the contestants (2) and within the rulers (2); the command prints it in words."""
+    within the contestants (4) and within the rulers (2); the command prints it in words."""
     root, said = league
-    assert len(said["published"]["verdict"]) == 4
+    assert len(said["published"]["verdict"]) == 6
     verdict = pd.read_parquet(root / "marts" / "league_verdict.parquet").set_index("model")
     boards, _ = _hand_totals(root)
     phi = NormalDist()
@@ -216,8 +266,9 @@ def test_the_league_verdict_is_the_hand_computed_stouffer(league, capsys):
         assert (row["seasons"], row["seasons_without_positions"], row["instances"],
                 row["players"]) == (2, 0, 1, n)
         assert row["role"] == mine["role"].iloc[-1]
-        assert row["family_size"] == 2
-        assert row["in_words"].startswith("With 2 seasons tested among 2")
+        family = 4 if row["role"] == "contestant" else 2
+        assert row["family_size"] == family
+        assert row["in_words"].startswith(f"With 2 seasons tested among {family}")
     for role in ("contestant", "ruler"):
         band = verdict[verdict["role"] == role].sort_values("p_value")
         m, holm, running = len(band), [], 0.0
@@ -238,6 +289,34 @@ def test_the_league_verdict_is_the_hand_computed_stouffer(league, capsys):
                    for ln in text.splitlines()), name
         assert f"{name}: With 2 seasons" in text
     assert "null hypothesis: no skill" in text
+
+
+def test_the_verdict_flags_the_oracle_and_not_the_holder_of_a_rising_stock(league):
+    """Both seasons AAPL rose, as most stocks did: among the zero-skill players (long or short
+    at random, most of them in cash after a day) the holder's luck percentile is high both
+    times, and read as before - luck percentiles as the places, Stouffer's normal p-value - it
+    would be "skilled". Among its matched players (its book - all its cash in one stock for the
+    season - on an asset drawn at random) it sits where AAPL ranked among the assets: not
+    flagged. The oracle, which bought the asset that rose most by the next cycle, beats nearly
+    all of its matched players every season: flagged after Holm among the four contestants."""
+    root, said = league
+    assert said["oracle"][FIRST] != HELD and said["oracle"][SECOND] != HELD
+    boards, _ = _hand_totals(root)
+    holder = boards[boards["contestant"] == "holder"]
+    oracle = boards[boards["contestant"] == "oracle"]
+    assert (holder["total_return"] > 0).all()
+    assert (holder["zero_skill_percentile"] > 0.8).all()
+    luck = [(p * n + 0.5) / (n + 1) for p, n in zip(holder["zero_skill_percentile"],
+                                                      holder["zero_skill_players"], strict=True)]
+    phi = NormalDist()
+    assert 1 - phi.cdf(sum(phi.inv_cdf(u) for u in luck) / math.sqrt(2)) < 0.01  # as before
+    assert holder["skill_percentile"].between(0.4, 0.9).all()
+    assert (oracle["skill_percentile"] > 0.97).all()
+    verdict = pd.read_parquet(root / "marts" / "league_verdict.parquet").set_index("model")
+    assert verdict.loc["oracle", "verdict"] == "evidence of skill at 5% after correction"
+    assert verdict.loc["oracle", "holm_p_value"] <= 0.05
+    assert verdict.loc["holder", "verdict"] == "not distinguishable from luck"
+    assert verdict.loc["holder", "p_value"] > 0.2
 
 
 def test_a_season_in_progress_is_listed_not_counted(league, tmp_path, capsys):

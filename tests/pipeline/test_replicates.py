@@ -134,6 +134,9 @@ def test_the_replicates_mart_is_the_hand_computation_over_the_leaderboard(season
         "zero_skill_q75_return": band["q75"] / 10_000 - 1,
         "zero_skill_q95_return": band["q95"] / 10_000 - 1,
         "zero_skill_players": ARENA_PLAYERS,
+        # one draw for the model: the instances' mean among the model's own matched players
+        "mean_return": (lo + hi) / 2, "skill_players": ARENA_PLAYERS, "skill_status": "scored",
+        "skill_percentile": _share_below((lo + hi) / 2, marts["matched_players"], "stub-model"),
     }
     assert set(row) == set(expected)
     for key, value in expected.items():
@@ -146,10 +149,19 @@ def test_the_replicates_mart_is_the_hand_computation_over_the_leaderboard(season
         [row["q25_return"], row["median_return"], row["q75_return"]], rel=1e-12)
 
 
+def _share_below(value: float, matched: pd.DataFrame, unit: str) -> float:
+    """The share of the unit's matched players below ``value``, ties (at 10 decimals) half."""
+    mine = matched.loc[matched["unit"] == unit, "final_return"].round(10)
+    assert len(mine) == ARENA_PLAYERS
+    return float(((mine < round(value, 10)).sum() + 0.5 * (mine == round(value, 10)).sum())
+                 / len(mine))
+
+
 def _line(row: dict) -> str:
     return (f"stub-model: median return {fmt(row['median_return'], 'return')}, spread "
             f"{fmt(row['min_return'], 'return')} to {fmt(row['max_return'], 'return')} across 2 "
-            f"instances (median luck pct {fmt(row['median_zero_skill_percentile'], 'share')}); "
+            f"instances (median luck pct {fmt(row['median_zero_skill_percentile'], 'share')}, "
+            f"model skill pct {fmt(row['skill_percentile'], 'share')}); "
             f"zero-skill band {fmt(row['zero_skill_q05_return'], 'return')} to "
             f"{fmt(row['zero_skill_q95_return'], 'return')} (5th to 95th percentile), median "
             f"{fmt(row['zero_skill_median_return'], 'return')}")
@@ -176,6 +188,7 @@ def test_the_season_report_shows_the_models_band(season):
                     fmt(row["min_return"], "return"), fmt(row["max_return"], "return"),
                     fmt(row["return_iqr"], "drawdown"),
                     fmt(row["median_zero_skill_percentile"], "share"),
+                    fmt(row["skill_percentile"], "share"),
                     fmt(row["zero_skill_q05_return"], "return"),
                     fmt(row["zero_skill_median_return"], "return"),
                     fmt(row["zero_skill_q95_return"], "return")]
