@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test test-fast lint bench docs ui serve clean
+.PHONY: run test test-fast lint bench bench-verdict docs ui serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,13 @@ lint: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/ingest.py
+
+# The verdict on skill's calibration (README: "A verdict on skill"): real daily prices come from
+# the data file skfolio ships (BSD-3), read without importing it, so its own dependencies are
+# not installed; about 25 minutes on 2 cores. BENCH_ARGS="--leagues 100" for a quicker look.
+bench-verdict: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet --no-deps 'skfolio==1.12.2'
+	$(BIN)/python benchmarks/verdict_calibration.py --before $(BENCH_ARGS)
 
 # dbt's documentation of the demo's warehouse (after `make run`): models, columns, tests and the
 # lineage graph, as one HTML file in the lake, data_lake/demo/dbt/target/static_index.html
