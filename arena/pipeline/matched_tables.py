@@ -15,9 +15,10 @@ assets relabelled at random. Two analytics tables:
   - ``scored``: the unit has a skill percentile;
   - ``no_trades``: it opened nothing through the season's last cycle - there is no choice to
     test, so no percentile (not 50%);
-  - ``book_unmatched``: its fills, replayed at the season's cycle prices, do not give the equity
-    its records hold (more than :data:`BOOK_TOLERANCE` apart): its players would copy another
-    book, so it has no percentile, and the build says so.
+  - ``book_unmatched``: its fills cannot be replayed at the season's cycle prices (a held asset
+    without a price at a cycle), or replayed they do not give the equity its records hold (more
+    than :data:`BOOK_TOLERANCE` apart): its players would copy another book, so it has no
+    percentile, and the build says so.
 
 The leaderboard mart places each contestant's recorded return among its players (the skill
 percentile) and the replicates mart a model's mean return among its own.

@@ -62,8 +62,7 @@ players already drawn, and a season published after every cycle keeps each playe
 from __future__ import annotations
 
 import hashlib
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.core.lazy import lazy_import
@@ -193,10 +192,18 @@ def book_from_fills(name: str, fills: Sequence[Fill], market: MatchedMarket, *,
     def marked(k: int) -> dict[str, float]:
         return {s: float(marks[k, market.column(s)]) for s in state.positions}
 
+    def worth(k: int) -> float:
+        try:
+            return state.equity(marked(k))
+        except KeyError:  # a held symbol without a price at that cycle
+            raise MatchedInputError(
+                f"{name}: {', '.join(state.unmarked(marked(k)))} has no price at "
+                f"{market.cycles[k]}: the book cannot be valued there") from None
+
     def close_cycles(upto: int) -> None:
         nonlocal k_done
         while k_done < upto:
-            equity[k_done] = state.equity(marked(k_done))
+            equity[k_done] = worth(k_done)
             k_done += 1
 
     for fill in fills:
@@ -213,7 +220,7 @@ def book_from_fills(name: str, fills: Sequence[Fill], market: MatchedMarket, *,
                                         "a position")
             share, lot = fill.quantity / held.quantity, lots[fill.symbol]
         else:
-            before = state.equity(marked(k))
+            before = worth(k)
             if not before > 0:
                 raise MatchedInputError(f"{name}: an {fill.kind} at {fill.at} with equity "
                                         f"{before}")
@@ -440,15 +447,6 @@ def matched_players(books: Sequence[Book], market: MatchedMarket, *,
                    tuple(st.asset for st in states))
 
 
-def unit_percentile(own: Mapping[str, float] | float, matched: Matched) -> float:
-    """The unit's percentile among its matched players: ``own`` its return (or each instance's
-    return by name, averaged), placed among the players' unit returns."""
-    value = own if isinstance(own, float) else float(np.mean([own[n] for n in matched.instances]))
-    if not math.isfinite(value):
-        raise MatchedInputError(f"{matched.name}: return {value} is not a number")
-    return share_below(value, matched.unit_returns)
-
-
 __all__ = [
     "LONG",
     "MATCHED_PLAYERS",
@@ -463,5 +461,4 @@ __all__ = [
     "relabel",
     "relabelling_keys",
     "share_below",
-    "unit_percentile",
 ]

@@ -21,7 +21,9 @@ import pytest
 from arena.app.replay import replay
 from arena.cli._render import print_leaderboard
 from arena.data.lake import Lake
+from arena.pipeline.matched_tables import matched_tables
 from arena.pipeline.season_config import SeasonConfigError, roster_path, season_roster
+from arena.pipeline.season_tables import read_analytics, tradable_prices
 from arena.reporting.layout import fmt
 from arena.reporting.season import read_marts
 from tests.agents.openai_stub import OpenAIStub, RecordedRequest, StubResponse
@@ -222,3 +224,33 @@ def test_a_replicated_entry_added_mid_season_plays_its_instances_from_the_next_c
     again.write_text("contestants:\n  - {name: gpt-r1, kind: house, strategy: random}\n")
     with pytest.raises(SeasonConfigError, match="already used the name"):
         add_contestants(lake, load_season(lake), again, ts("2025-11-24 19:00"))
+
+
+def test_the_matched_players_refuse_a_book_the_cycle_prices_do_not_replay(season, universe):
+    """The season's cycle prices replay every book to the equity its records hold (no skill
+    percentile otherwise): ETH's last price moved by 1% makes the instance that holds ETH - and
+    its model - book_unmatched, with no players; an ETH price missing while it is held too."""
+    lake, _, _ = season
+    prices = read_analytics(lake, "cycle_prices")
+    players, books = matched_tables(lake, tradable_prices(prices, universe), universe,
+                                    players=50, seed=0)
+    books = books.set_index("unit")
+    assert set(books["status"]) == {"scored"} and (books["book_check_usd"] <= 1e-6).all()
+    assert books.loc["stub-model", ["unit_kind", "instances", "instance_names"]].to_list() == [
+        "model", 2, "stub-model-r1, stub-model-r2"]
+    assert players.groupby("unit").size().to_dict() == {u: 50 for u in books.index}
+
+    last = prices["cycle_at"] == prices["cycle_at"].max()
+    moved = prices.assign(price=prices["price"].where(~(last & (prices["symbol"] == "ETH")),
+                                                      prices["price"] * 1.01))
+    players, books = matched_tables(lake, tradable_prices(moved, universe), universe,
+                                    players=50, seed=0)
+    status = books.set_index("unit")["status"].to_dict()
+    assert status["stub-model-r1"] == status["stub-model"] == "book_unmatched"
+    assert status["stub-model-r2"] == "scored"
+    assert not players["unit"].isin(["stub-model-r1", "stub-model"]).any()
+
+    gone = prices[~(last & (prices["symbol"] == "ETH"))]
+    _, books = matched_tables(lake, tradable_prices(gone, universe), universe, players=50,
+                              seed=0)
+    assert books.set_index("unit").loc["stub-model-r1", "status"] == "book_unmatched"
