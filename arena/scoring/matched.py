@@ -315,7 +315,9 @@ def share_below(value: float, returns: np.ndarray) -> float:
 
 class _Instance:
     """One instance's matched players: cash, and per position of its book the asset, quantity
-    and entry price of every player (0 quantity: closed, or never opened)."""
+    and entry price of every player (0 quantity: closed, or never opened); ``open``: the
+    positions the book holds now (the only ones a player may hold: it closes each with the book),
+    so valuing a player costs the book's open positions, not every position of the season."""
 
     def __init__(self, book: Book, players: int, rules: Rules) -> None:
         lots = book.lots
@@ -324,14 +326,17 @@ class _Instance:
         self.qty = np.zeros((players, lots))
         self.entry = np.ones((players, lots))
         self.sign = np.ones(lots)
-
-    def values(self, marks: np.ndarray) -> np.ndarray:
-        """players x lots: what each position adds to equity at ``marks`` (a row of prices)."""
-        price = np.where(self.asset >= 0, marks[np.maximum(self.asset, 0)], 1.0)
-        return self.qty * self.entry + self.sign * self.qty * (price - self.entry)
+        self.open: list[int] = []
 
     def equity(self, marks: np.ndarray) -> np.ndarray:
-        return self.cash + self.values(marks).sum(axis=1)
+        """Each player's cash plus its positions marked at ``marks`` (a row of prices)."""
+        if not self.open:
+            return self.cash.copy()
+        lots = np.array(self.open)
+        asset, qty, entry = self.asset[:, lots], self.qty[:, lots], self.entry[:, lots]
+        price = np.where(asset >= 0, marks[np.maximum(asset, 0)], 1.0)
+        values = qty * entry + self.sign[lots] * qty * (price - entry)
+        return self.cash + values.sum(axis=1)
 
 
 def matched_players(books: Sequence[Book], market: MatchedMarket, *,
@@ -369,6 +374,7 @@ def matched_players(books: Sequence[Book], market: MatchedMarket, *,
         lot = event.lot
         if event.kind == OPEN:
             st.sign[lot] = 1.0 if event.side == LONG else -1.0
+            st.open.append(lot)
             column = market.column(event.symbol)
             closed = closed_at.get((i, k), np.zeros((players, n_sym), dtype=bool))
             allowed = (market.tradable[k][None, :] & ~held[i] & ~closed
@@ -428,6 +434,7 @@ def matched_players(books: Sequence[Book], market: MatchedMarket, *,
             value = part * entry + st.sign[lot] * part * (price - entry)
             st.cash[who] = (st.cash[who] - part * price * fee) + value
             if full:
+                st.open.remove(lot)
                 st.qty[who, lot] = 0.0
                 held[i, who, asset] = False
                 holders[who, asset] -= 1
