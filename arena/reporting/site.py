@@ -51,6 +51,7 @@ from arena.reporting.season import (
     open_positions,
     person_columns,
 )
+from arena.scoring.verdict import SHARE_FAMILY
 
 pd = lazy_import("pandas")
 
@@ -354,7 +355,6 @@ VERDICT_COLUMNS = [
     Column("stouffer_z", "Stouffer Z", "score"), Column("p_value", "p", "num"),
     Column("holm_p_value", "Holm p", "num"), Column("bh_p_value", "BH p", "num"),
     Column("family_size", "tested", "int"), Column("verdict", "verdict", wrap=True),
-    Column("in_words", "what its seasons could detect", wrap=True),
 ]
 LEAGUE_SEASON_COLUMNS = [
     Column("season_id", "season", href=lambda r: Urls(str(r["season_id"])).home),
@@ -383,16 +383,19 @@ def league_page(marts: Mapping[str, pd.DataFrame], *, title: str = "League") -> 
     methods = sorted({str(m) for m in verdict["method"].dropna()}) if "method" in verdict else []
     nulls = sorted({str(m) for m in verdict["null_hypothesis"].dropna()}) \
         if "null_hypothesis" in verdict else []
-    shares = [(str(r["role"]), float(r["family_skill_share"]), int(r["family_size"]))
-              for r in records(verdict.drop_duplicates("role"))
-              if "family_skill_share" in r and not missing(r["family_skill_share"])]
+    tested = verdict[verdict["family_size"] > 0] if "family_size" in verdict else verdict.iloc[:0]
+    shares = [(str(r["role"]), r.get("family_skill_share"), int(r["family_size"]))
+              for r in records(tested.drop_duplicates("role"))]
+    shares = [(role, None if missing(share) else float(share), n) for role, share, n in shares]
+    powers = [(str(r["model"]), str(r["in_words"])) for r in records(verdict)
+              if not missing(r.get("in_words"))]
     seasons = marts["league_seasons"].sort_values("ordinal") \
         if "ordinal" in marts["league_seasons"] else marts["league_seasons"]
     return render("site_league.html.j2", title=title, links=[("All seasons", "/seasons/"),
                                                              ("JSON API", "/api/")],
                   totals=records(totals), total_columns=LEAGUE_TOTAL_COLUMNS,
                   verdicts=records(verdict), verdict_columns=VERDICT_COLUMNS, methods=methods,
-                  nulls=nulls, shares=shares,
+                  nulls=nulls, shares=shares, powers=powers, share_family=SHARE_FAMILY,
                   seasons=records(seasons), season_columns=LEAGUE_SEASON_COLUMNS)
 
 

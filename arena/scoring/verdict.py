@@ -71,6 +71,7 @@ METHOD = ("Stouffer's Z over the per-season skill percentiles (mid-rank among th
           "beside it; at least {minimum} seasons")
 TYPICAL = 0.90  # the edge the power sentence speaks of: the 90th percentile in a typical season
 STOREY_LAMBDA = 0.5
+SHARE_FAMILY = 10  # fewer tested units: no estimate of the share with skill (too noisy)
 
 _NORMAL = NormalDist()
 
@@ -391,9 +392,11 @@ def verdicts(samples: Mapping[str, Sequence[SeasonPlace]], *, alpha: float = ALP
     return out
 
 
-def family_share(found: Sequence[Verdict]) -> float | None:
-    """Storey's estimated share with skill of the tested units of ``found`` (one family)."""
-    return skill_share([v.p_value for v in found if v.tested])
+def family_share(found: Sequence[Verdict], *, minimum: int = SHARE_FAMILY) -> float | None:
+    """Storey's estimated share with skill of the tested units of ``found`` (one family); None
+    with fewer than ``minimum`` tested - four p-values all below 1/2 would read "100% skilled"."""
+    tested = [v.p_value for v in found if v.tested]
+    return skill_share(tested) if len(tested) >= minimum else None
 
 
 def method(family: str, *, alpha: float = ALPHA, min_seasons: int = MIN_SEASONS) -> str:

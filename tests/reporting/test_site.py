@@ -126,7 +126,7 @@ def league_marts() -> dict[str, pd.DataFrame]:
         "stouffer_z": [3.29, -0.36, None, 0.18], "p_value": [0.0005, 0.64, None, 0.43],
         "fisher_p_value": [0.0004, 0.6, None, 0.4], "holm_p_value": [0.001, 0.64, None, 0.43],
         "bh_p_value": [0.001, 0.64, None, 0.43], "family_size": [2, 2, 0, 1],
-        "family_skill_share": [0.5, 0.5, None, 0.0],
+        "family_skill_share": [0.5, 0.5, None, None],
         "in_words": ["With 2 seasons tested among 2, an edge that places it at percentile 90 ...",
                      "With 2 seasons tested among 2, ...",
                      "Not tested: 1 season with positions; the verdict needs at least 2.",
@@ -147,7 +147,9 @@ def test_a_leagues_page_gives_the_verdict_in_words_and_how_it_was_computed():
     assert "a small p-value says\nthey are too high to be luck" in page
     assert "simply long in a rising market sits in the middle" in page
     assert "Not tested: 1 season with positions" in page  # what its seasons could detect
-    assert "an estimated\n50% have skill" in page and "The null hypothesis: no skill" in page
+    assert "an estimated 50% have\nskill" in page and "The null hypothesis: no skill" in page
+    assert "1 ruler tested: too few to estimate the share of them\nwith skill" in page
+    assert "<strong>gamma</strong>: Not tested: 1 season with positions" in page
     assert 'href="/seasons/s1/"' in page and 'href="/seasons/s2/"' in page
     assert ">+8.16%<" in page and ">75.0%<" in page  # alpha's chained return, profitable share
     marts = league_marts()
