@@ -127,6 +127,7 @@ def test_a_decision_is_dry_run_at_once_and_the_last_before_the_cycle_executes(ar
     assert score["arena"]["cycles"] == 3
     # placed among the contestants: the house rule momentum plays beside it as a ruler
     assert (score["arena"]["place"], score["arena"]["of"], score["arena"]["rulers"]) == (1, 1, 1)
+    assert score["arena"]["skill"].startswith("not published yet")  # nothing published
     assert score["eligibility"]["cycles_since_joining"] == 3
     assert score["eligibility"]["valid_submissions"] == 2  # Wednesday had none
     assert not score["eligibility"]["eligible"]  # 2/3 < 70%
@@ -188,6 +189,12 @@ def test_an_entrant_lands_in_the_marts_and_reports_like_a_roster_contestant(aren
     # a contestant, placed; the house rule beside it a ruler, not placed
     assert (board.loc["outside-one", "role"], board.loc["outside-one", "place"]) == ("contestant", 1)
     assert board.loc["momentum", "role"] == "ruler" and pd.isna(board.loc["momentum", "place"])
+    # its score gives the skill percentile the publication placed it at, saying what it means
+    mine = entrant_score(arena, entrant, TUE + pd.Timedelta(hours=1))["arena"]
+    assert mine["skill_status"] == board.loc["outside-one", "skill_status"] == "scored"
+    assert mine["skill_percentile"] == board.loc["outside-one", "skill_percentile"]
+    assert mine["skill_players"] == board.loc["outside-one", "skill_players"]
+    assert mine["skill_as_of"] == TUE.isoformat() and "relabelled at random" in mine["skill_means"]
     html = out.report.read_text()
     assert ">outside entrant, from 2025-11-25<" in html and 'id="contestant-outside-one"' in html
     assert 'href="#d-outside-one-20251125T1600-answer-0"' in html
