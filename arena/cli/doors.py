@@ -151,9 +151,9 @@ def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | Non
 
     from arena.agents.roster import RosterError, load_roster
     from arena.core.environment import setting
+    from arena.doors.judge import JudgeRules
     from arena.doors.signal_server import Budget, ModelPanel, SignalServer, check_bind, run
     from arena.doors.signal_store import SignalStore
-    from arena.doors.verdict import JudgeRules
 
     token = token or setting("signal_token")
     check_bind(host, token)

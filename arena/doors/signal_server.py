@@ -39,7 +39,7 @@ request's ``symbol`` and ``id`` where they could be read), and the connection st
 The judge answers one JSON object ``{"signal", "comment"}``; an answer that cannot be read is
 sent back to it once, naming the problem (template ``signal_repair``), and when that answer
 cannot be read either the rules decide alone. The verdict of a debate is the decision table of
-:mod:`arena.doors.verdict` under the server's :class:`~arena.doors.verdict.JudgeRules` (the
+:mod:`arena.doors.judge` under the server's :class:`~arena.doors.judge.JudgeRules` (the
 judge's answer is kept; where the table differs, the table wins and the comment says so).
 
 Models come from a roster entry (``--contestant NAME``: its model, endpoint and key variable,
@@ -79,9 +79,7 @@ from arena.agents.roster import ContestantSpec, is_loopback
 from arena.core.errors import UnusableInput
 from arena.core.types import Message
 from arena.doors.brief import BriefError, Series, brief, render
-from arena.doors.limits import SlidingWindow
-from arena.doors.signal_store import BarConflict, SignalStore, bar_seconds
-from arena.doors.verdict import (
+from arena.doors.judge import (
     COMMITTEE_RULES,
     HOLD,
     JudgeAnswer,
@@ -93,7 +91,9 @@ from arena.doors.verdict import (
     rule_analysts,
     rules_text,
 )
-from arena.doors.verdict import verdict as table_verdict
+from arena.doors.judge import verdict as table_verdict
+from arena.doors.limits import SlidingWindow
+from arena.doors.signal_store import BarConflict, SignalStore, bar_seconds
 from arena.market.prompts import Prompts
 
 log = logging.getLogger(__name__)

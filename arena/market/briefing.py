@@ -70,7 +70,7 @@ from arena.market.screener import (
     screen_daily,
 )
 from arena.market.sections import DEFAULT_LAYOUT, sections
-from arena.market.types import DEPTH, AssetDetail, Candle, MarketData, UniverseRow, _clean
+from arena.market.types import DEPTH, AssetDetail, Candle, MarketData, UniverseRow, clean
 
 np = lazy_import("numpy")
 pd = lazy_import("pandas")
@@ -90,7 +90,7 @@ SCAN_WINDOW = {"1d": dt.timedelta(days=200), "4h": dt.timedelta(days=120)}
 def _rsi(bars: pd.DataFrame) -> float | None:
     if len(bars) < RSI_PERIOD + 1:
         return None
-    return _clean(float(rsi_values(bars["close"].to_numpy(dtype=float)[-RSI_HISTORY:],
+    return clean(float(rsi_values(bars["close"].to_numpy(dtype=float)[-RSI_HISTORY:],
                                    RSI_PERIOD)[-1]))
 
 
@@ -114,9 +114,9 @@ def _row(asset: Asset, daily: pd.DataFrame, price: float | None, earnings: Mappi
         dist = float(close[-1] / daily["high"].iloc[-HIGH_DAYS:].max() - 1.0)
     return UniverseRow(
         asset.symbol, asset.asset_class, asset.sector, tradeable_today(asset.symbol, universe, at),
-        _clean(price), _clean(period_return(close, 1)), _clean(period_return(close, 10)),
-        _clean(period_return(close, 30)), _clean(vol), _rsi(daily), _clean(dist),
-        _clean(average_dollar_volume(daily, ADV_DAYS)),
+        clean(price), clean(period_return(close, 1)), clean(period_return(close, 10)),
+        clean(period_return(close, 30)), clean(vol), _rsi(daily), clean(dist),
+        clean(average_dollar_volume(daily, ADV_DAYS)),
         None if asset.is_crypto else earnings.get(asset.symbol))
 
 
@@ -127,7 +127,7 @@ def _detail(asset: Asset, daily: pd.DataFrame, price: tuple[float, pd.Timestamp]
         asset.symbol, asset.asset_class, asset.sector,
         None if price is None else price[0], None if price is None else price[1].isoformat(),
         _rsi(four_hour), _rsi(daily), _rsi(weekly),
-        None if funding is None else _clean(funding[0]),
+        None if funding is None else clean(funding[0]),
         None if funding is None else funding[1].isoformat(),
         _candles(weekly, DEPTH["1w"]), _candles(daily, DEPTH["1d"]),
         _candles(four_hour, DEPTH["4h"]))

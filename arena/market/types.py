@@ -19,7 +19,7 @@ pd = lazy_import("pandas")
 DEPTH = {"1w": 26, "1d": 30, "4h": 24}  # candles shown per interval (SPEC §1)
 
 
-def _clean(x: float | None) -> float | None:
+def clean(x: float | None) -> float | None:
     """A JSON-safe number: ``None`` for missing or non-finite values."""
     return None if x is None or not math.isfinite(x) else float(x)
 

@@ -53,9 +53,9 @@ from arena.pipeline.warehouse import (
     BuildResult,
     Invoke,
     MartsError,
-    _dbt_invoke,
     build_dir,
     dbt_args,
+    dbt_invoke,
     invoke_build,
 )
 from arena.reporting.roles import CONTESTANT, ROLES
@@ -308,7 +308,7 @@ def gather(root: Path, seasons: Sequence[LeagueSeason]) -> pd.DataFrame:
 def run_league_dbt(root: Path, invoke: Invoke | None = None, *extra: str) -> BuildResult:
     """``dbt build`` of the league's models over what :func:`gather` wrote; :class:`MartsError`
     names what failed (nothing is published then)."""
-    return invoke_build(invoke or _dbt_invoke(),
+    return invoke_build(invoke or dbt_invoke(),
                         dbt_args(Lake(root), "build", "--select", f"tag:{LEAGUE_TAG}", *extra),
                         "dbt build of the league")
 

@@ -162,7 +162,7 @@ def _nodes(result: Any) -> list[NodeResult]:
     return out
 
 
-def _dbt_invoke() -> Invoke:
+def dbt_invoke() -> Invoke:
     """dbt's own in-process runner (dbt is imported here: it is slow to import)."""
     from dbt.cli.main import dbtRunner
 
@@ -239,7 +239,7 @@ def invoke_build(invoke: Invoke, args: list[str], what: str = "dbt build") -> Bu
 
 def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResult:
     """``dbt build`` the marts of ``lake``; :class:`MartsError` names what failed."""
-    invoke = invoke or _dbt_invoke()
+    invoke = invoke or dbt_invoke()
     try:
         gathered = gather(Ledger(lake), lake.root)  # the new records' rows, copied once
     except BrokenChain as exc:
@@ -323,7 +323,7 @@ def generate_docs(lake: Lake, invoke: Invoke | None = None) -> Path:
     if not (build_dir(lake) / "warehouse.duckdb").is_file():
         raise MartsError(f"{build_dir(lake) / 'warehouse.duckdb'} does not exist: build the marts "
                          "first (make run)")
-    invoke = invoke or _dbt_invoke()
+    invoke = invoke or dbt_invoke()
     snapshot_market(lake)
     # a season's models only: the signal server's and the league's are built elsewhere
     result = invoke(dbt_args(lake, "docs generate", "--static", "--quiet", "--exclude",

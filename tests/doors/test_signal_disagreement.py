@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from arena.doors.brief import Series, brief
+from arena.doors.judge import decide, parse_opinion, parse_risk, rule_analysts
 from arena.doors.signal_server import SignalServer
 from arena.doors.signal_store import HORIZONS, SignalStore, build_signal_marts
-from arena.doors.verdict import decide, parse_opinion, parse_risk, rule_analysts
 from tests.doors.test_signal_server import Running, ask
 
 GOOG = Path(__file__).resolve().parents[1] / "fixtures" / "prices" / "GOOG.csv"

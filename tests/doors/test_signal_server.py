@@ -17,6 +17,7 @@ from websockets.sync.client import connect
 
 from arena.agents.llm import load_litellm
 from arena.agents.roster import ContestantSpec
+from arena.doors.judge import JudgeRules, rules_text
 from arena.doors.signal_server import (
     MAX_MESSAGE,
     Budget,
@@ -28,7 +29,6 @@ from arena.doors.signal_server import (
     serve_until,
 )
 from arena.doors.signal_store import HORIZONS, SignalStore, build_signal_marts
-from arena.doors.verdict import JudgeRules, rules_text
 from tests.agents.openai_stub import Gate, OpenAIStub, StubResponse
 
 RISING = ",".join(f"{100 * 1.01 ** i:.4f}" for i in range(60))

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from arena.doors.verdict import (
+from arena.doors.judge import (
     COMMITTEE_RULES,
     RULES,
     JudgeAnswer,

@@ -1,4 +1,4 @@
-"""The signal server's verdict: read the committee's answers and decide buy, sell or hold in code.
+"""The signal server's judge: read the committee's answers and decide buy, sell or hold in code.
 
 A trading terminal asks for a debate on one symbol. A bullish analyst, a bearish analyst and a
 risk officer read the same brief of indicators in parallel (templates ``signal_bull``,
