@@ -20,6 +20,7 @@ from urllib.parse import quote
 from markupsafe import Markup
 
 from arena.core.lazy import lazy_import
+from arena.reporting import people
 from arena.reporting.daily import answer_reasoning, render_daily_html
 from arena.reporting.fragments import Fragments
 from arena.reporting.layout import Column, missing, records, render
@@ -30,6 +31,7 @@ from arena.reporting.leaderboard import (
     bands,
     sorted_board,
 )
+from arena.reporting.people import ByContestant, Links, decision_cycles, entry, person_columns
 from arena.reporting.plots import drawdown_chart, equity_chart, series_colours
 from arena.reporting.roles import RULER
 from arena.reporting.season import (
@@ -37,19 +39,11 @@ from arena.reporting.season import (
     LUCK_COLUMNS,
     RULE_COLUMNS,
     START_CASH,
-    Links,
     ReportError,
-    _ByContestant,
-    _contestant,
-    _curves,
-    _cycles,
-    _leaderboard_columns,
-    _luck_rows,
-    _rule_tables,
-    _trade_columns,
-    entry,
+    contestant_curves,
+    luck_rows,
     open_positions,
-    person_columns,
+    rule_tables,
 )
 from arena.scoring.verdict import SHARE_FAMILY
 
@@ -139,7 +133,7 @@ def _nav(urls: Urls, days: Sequence[str]) -> list[tuple[str, str]]:
 def _board_columns(board: pd.DataFrame, role: str, urls: Urls) -> list[Column]:
     """The report's leaderboard columns of a band, each name linking to its contestant's page."""
     return [dataclasses.replace(c, href=lambda r: urls.contestant(r["contestant"]))
-            if c.key == "contestant" else c for c in _leaderboard_columns(board, role)]
+            if c.key == "contestant" else c for c in people.leaderboard_columns(board, role)]
 
 
 def _band(marts: Mapping[str, pd.DataFrame]) -> tuple[list[tuple[object, float, float, float]], int]:
@@ -176,7 +170,7 @@ def leaderboard_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Ur
     board = _board(marts)
     (_, rivals), (_, rulers) = bands(board)
     band, players = _band(marts)
-    chart = equity_chart(_curves(marts["equity_daily"], "equity"),
+    chart = equity_chart(contestant_curves(marts["equity_daily"], "equity"),
                          benchmarks=_benchmarks(marts), band=band, players=players,
                          start_cash=START_CASH)
     return render("site_board.html.j2", title=season.title, season=season,
@@ -207,14 +201,16 @@ def contestant_page(marts: Mapping[str, pd.DataFrame], name: str, season: Season
     trade_columns = [Column("trip", "trip", "int",
                             href=lambda r: urls.trade(r["contestant"], r["symbol"], r["trip"])),
                      *(dataclasses.replace(c, href=lambda r: urls.asset(r["symbol"]))
-                       if c.key == "symbol" else c for c in _trade_columns(links, who=False))]
-    cycles = _cycles(own, links, Fragments()).get(name, [])
+                       if c.key == "symbol" else c for c in people.trade_columns(links, who=False))]
+    cycles = decision_cycles(own, links, Fragments()).get(name, [])
     colour = series_colours(list(board["contestant"].astype(str)))[name]
-    person = _contestant(name, marts, open_positions(marts), colour, cycles, trade_columns,
-                         Fragments(), _ByContestant(marts))
+    person = people.person(name, marts, open_positions(marts), colour, cycles, trade_columns,
+                         Fragments(), ByContestant(marts))
     band, players = _band(marts)
-    curves = {k: v for k, v in _curves(marts["equity_daily"], "equity").items() if k == name}
-    drawdowns = {k: v for k, v in _curves(marts["equity_daily"], "drawdown").items() if k == name}
+    curves = {k: v for k, v in contestant_curves(marts["equity_daily"], "equity").items()
+              if k == name}
+    drawdowns = {k: v for k, v in contestant_curves(marts["equity_daily"], "drawdown").items()
+                 if k == name}
     row = records(board[board["contestant"].astype(str) == name])[0]
     return render("site_contestant.html.j2", title=f"{name}: {season.title}", season=season,
                   links=_nav(urls, days), urls=urls, version=version, person=person, row=row,
@@ -292,7 +288,7 @@ def assets_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Urls,
                 days: Sequence[str], *, version: str = "") -> str:
     """Every asset of the season: its luck ceiling, best reference rule, and a link to its page."""
     check_marts(marts)
-    luck = _luck_rows(marts["luck_ceiling"], marts["reference_rules"])
+    luck = luck_rows(marts["luck_ceiling"], marts["reference_rules"])
     columns = [dataclasses.replace(c, href=lambda r: urls.asset(r["symbol"]))
                if c.key == "symbol" else c for c in LUCK_COLUMNS]
     traded = sorted(set(marts["trades"]["symbol"].astype(str))
@@ -309,9 +305,9 @@ def asset_page(marts: Mapping[str, pd.DataFrame], symbol: str, season: Season, u
     check_marts(marts)
     if symbol not in _asset_symbols(marts):
         raise PageNotFound(f"no asset {symbol!r} in season {season.id}")
-    luck = [r for r in _luck_rows(marts["luck_ceiling"], marts["reference_rules"])
+    luck = [r for r in luck_rows(marts["luck_ceiling"], marts["reference_rules"])
             if str(r["symbol"]) == symbol]
-    rules = dict(_rule_tables(marts["reference_rules"])).get(symbol, [])
+    rules = dict(rule_tables(marts["reference_rules"])).get(symbol, [])
     tracks = marts.get("asset_tracks")
     track_rows = None
     if tracks is not None:
@@ -327,7 +323,7 @@ def asset_page(marts: Mapping[str, pd.DataFrame], symbol: str, season: Season, u
                             href=lambda r: urls.trade(r["contestant"], r["symbol"], r["trip"])),
                      *(dataclasses.replace(c, href=lambda r: urls.contestant(r["contestant"]))
                        if c.key == "contestant" else c
-                       for c in _trade_columns(links) if c.key != "symbol")]
+                       for c in people.trade_columns(links) if c.key != "symbol")]
     return render("site_asset.html.j2", title=f"{symbol}: {season.title}", season=season,
                   links=_nav(urls, days), urls=urls, version=version, symbol=symbol,
                   luck=luck, luck_columns=LUCK_COLUMNS, rules=rules,

@@ -531,8 +531,7 @@ def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
     scrolls sideways, every chart drawn, every link resolves (to an element of the page or a
     file beside it), and the leaderboard's numbers are the mart's, read back from the DOM."""
     from arena.reporting.layout import fmt
-    from arena.reporting.leaderboard import bands
-    from arena.reporting.season import LEADERBOARD
+    from arena.reporting.leaderboard import LEADERBOARD, bands
     from tests.browser import load_page
 
     lake, *_ = season
@@ -583,7 +582,7 @@ def test_the_season_report_renders_in_a_real_browser(season, tmp_path):
 def test_every_trade_links_to_the_decision_that_opened_it(season):
     """Each trade's "decision" link lands on the row of the decision whose thesis it quotes,
     in its contestant's section; each daily report's page links back to the season report."""
-    from arena.reporting.season import decision_anchor
+    from arena.reporting.people import decision_anchor
 
     lake, *_, outputs, _ = season
     html = outputs.report.read_text()

@@ -166,7 +166,7 @@ def test_the_conventions_quote_the_warehouse_settings():
 
 def test_anchors_of_distinct_names_never_collide():
     from arena.reporting.layout import anchor_id
-    from arena.reporting.season import contestant_anchor, decision_anchor
+    from arena.reporting.people import contestant_anchor, decision_anchor
 
     names = ["gpt-4o", "GPT-4o", "gpt_4o", "gpt.4o", "gpt 4o", "gpt/4o"]
     assert len({contestant_anchor(n) for n in names}) == len(names)
