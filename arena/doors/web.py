@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.core.errors import UnusableInput
 from arena.core.lazy import lazy_import
+from arena.core.marts import LEAGUE_MARTS, SEASON_MARTS
 from arena.data.lake import Lake
 
 if TYPE_CHECKING:
@@ -42,10 +43,7 @@ pd = lazy_import("pandas")
 HOST, PORT = "127.0.0.1", 8780
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # the marts the API serves (a mart a publication lacks answers 404 naming it)
-API_MARTS = ("leaderboard", "equity_daily", "trades", "decisions", "positions", "rejections",
-             "model_calls", "zero_skill_band", "benchmark_equity", "luck_ceiling",
-             "reference_rules", "asset_correlations", "asset_tracks", "replicates",
-             "matched_players")
+API_MARTS = SEASON_MARTS  # every mart a season publishes (arena.core.marts)
 MAX_ROWS = 50_000  # rows one API answer holds at most (a larger mart is paged: offset, limit)
 
 
@@ -177,9 +175,6 @@ class SeasonSource:
                       f"{times.min():%Y-%m-%d}", f"{times.max():%Y-%m-%d}",
                       int(times.nunique()), state,
                       None if leader is None else str(leader["contestant"]))
-
-
-LEAGUE_MARTS = ("league_seasons", "league_results", "league_totals", "league_verdict")
 
 
 class LeagueSource:
@@ -397,10 +392,8 @@ def build_app(root: str | Path) -> FastAPI:
         return {"season": source.id, "version": source.published().version}
 
     @app.get("/api/seasons/{season_id}/{mart}",
-             summary="A mart's rows for the season (leaderboard, equity_daily, trades, "
-                     "decisions, positions, rejections, model_calls, zero_skill_band, "
-                     "benchmark_equity, luck_ceiling, reference_rules, asset_correlations, "
-                     "asset_tracks, replicates)", response_model=None)
+             summary=f"A mart's rows for the season ({', '.join(API_MARTS)})",
+             response_model=None)
     def api_mart(season_id: str, mart: str,
                  contestant: str | None = Query(None, description="only this contestant's rows"),
                  symbol: str | None = Query(None, description="only this asset's rows"),
@@ -424,8 +417,8 @@ def build_app(root: str | Path) -> FastAPI:
                             headers={"X-Arena-Version": published.version})
 
     @app.get("/api/league/{mart}", response_model=None,
-             summary="A league mart (league_seasons, league_results, league_totals, "
-                     "league_verdict): the seasons added up and the verdict on skill")
+             summary=f"A league mart ({', '.join(LEAGUE_MARTS)}): the seasons added up and "
+                     "the verdict on skill")
     def api_league(mart: str) -> JSONResponse:
         if site.league is None:
             raise HTTPException(404, "this site serves one season, not a league")

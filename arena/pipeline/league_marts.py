@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.core.lazy import lazy_import
+from arena.core.marts import LEAGUE_MARTS
 from arena.data.lake import Lake, swap_dir
 from arena.pipeline.league import (
     LEAGUE_DB,
@@ -76,7 +77,6 @@ pq = lazy_import("pyarrow.parquet")
 duckdb = lazy_import("duckdb")
 
 LEAGUE_TAG = "league"  # the models' tag (a season's build excludes it: pipeline.warehouse)
-LEAGUE_MARTS = ("league_seasons", "league_results", "league_totals", "league_verdict")
 LEAGUE_SCHEMA = "marts"  # the marts' schema in league.duckdb, as in a season's warehouse
 GATHERED = "league"  # <league>/dbt/league/<table>/*.parquet: the dbt source `league`
 BOARD_COLUMNS = ("contestant", "role", "place", "total_return", "zero_skill_percentile",

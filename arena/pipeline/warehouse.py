@@ -47,6 +47,7 @@ from typing import Any
 
 from arena.core import resources
 from arena.core.errors import Failed
+from arena.core.marts import SEASON_MARTS
 from arena.core.runner import INLINE, Runner
 from arena.data.lake import Lake, swap_dir
 from arena.data.market_store import ObjectMarket
@@ -56,9 +57,7 @@ from arena.pipeline.ledger_tables import gather
 
 log = logging.getLogger(__name__)
 DBT_PROJECT = resources.DBT_PROJECT
-MARTS = ("leaderboard", "equity_daily", "positions", "trades", "luck_ceiling", "reference_rules",
-         "model_calls", "rejections", "zero_skill_band", "asset_correlations", "decisions",
-         "benchmark_equity", "replicates", "asset_tracks", "matched_players")
+MARTS = SEASON_MARTS  # the season's marts a publication copies (arena.core.marts names them)
 MARTS_SCHEMA = "marts"  # the marts' schema in dbt's database and the published warehouse
 Invoke = Callable[[list[str]], Any]  # dbtRunner().invoke or PrefectDbtRunner().invoke
 

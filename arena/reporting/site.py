@@ -20,6 +20,7 @@ from urllib.parse import quote
 from markupsafe import Markup
 
 from arena.core.lazy import lazy_import
+from arena.core.marts import LEAGUE_PAGES, SEASON_PAGES
 from arena.reporting import people
 from arena.reporting.daily import answer_reasoning, render_daily_html
 from arena.reporting.fragments import Fragments
@@ -49,10 +50,6 @@ from arena.scoring.verdict import SHARE_FAMILY
 
 pd = lazy_import("pandas")
 
-# the marts a season's pages need (a publication without one of them is named, not guessed)
-NEEDED = ("leaderboard", "equity_daily", "trades", "decisions", "positions", "rejections",
-          "model_calls", "zero_skill_band", "benchmark_equity", "luck_ceiling",
-          "reference_rules")
 TRACK_COLUMNS = [
     Column("entrant", "entrant"), Column("status", "status"),
     Column("total_return", "return", "return"), Column("coverage", "covered", "share"),
@@ -116,7 +113,7 @@ class Urls:
 
 
 def check_marts(marts: Mapping[str, pd.DataFrame]) -> None:
-    missing = [m for m in NEEDED if m not in marts]
+    missing = [m for m in SEASON_PAGES if m not in marts]
     if missing:
         raise ReportError(f"the published marts lack {', '.join(missing)}: publish the season "
                           "again (arena season publish)")
@@ -364,7 +361,7 @@ def league_page(marts: Mapping[str, pd.DataFrame], *, title: str = "League") -> 
     """A league's seasons added up: the totals per contestant across the counted seasons, and
     the verdict on skill per model, in words and with how it was computed (the league marts of
     ``arena league publish``)."""
-    lacking = [m for m in ("league_seasons", "league_totals", "league_verdict") if m not in marts]
+    lacking = [m for m in LEAGUE_PAGES if m not in marts]
     if lacking:
         raise ReportError(f"the league's marts lack {', '.join(lacking)}: publish the league "
                           "(arena league publish)")
