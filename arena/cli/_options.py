@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from cyclopts import Parameter
 
+from arena.data.providers import SOURCES, STAND_INS
+
 SeasonLake = Annotated[str | None, Parameter(
     help="lake root of the season (default: $ARENA_LAKE or ./data_lake)")]
 Lake = Annotated[str | None, Parameter(help="lake root (default: $ARENA_LAKE or ./data_lake)")]
@@ -32,4 +34,5 @@ Candles = Annotated[Literal["ohlcv", "close"], Parameter(
          "(open, high, low, close, volume); close, one line of closes per series with its high "
          "and low (about 40% of the tokens)")]
 Interval = Literal["15m", "1h", "4h", "1d", "1w"]
-Source = Literal["synthetic", "yfinance", "ccxt", "files"]
+Source = Literal[SOURCES]  # type: ignore[valid-type]  # the providers' registry names them
+StandIn = Literal[STAND_INS]  # type: ignore[valid-type]  # what the files folder can stand in for

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Literal
+from typing import Annotated
 
 from cyclopts import Parameter
 
-from arena.cli._options import Interval, Json, Lake, Source
+from arena.cli._options import Interval, Json, Lake, Source, StandIn
 from arena.cli._render import print_json, progress, say
 
 NAME = "arena ingest"
@@ -16,8 +16,7 @@ NAME = "arena ingest"
 def ingest(*, source: Source | None = None, start: str | None = None, end: str | None = None,
            symbols: str | None = None, seed: int | None = None, drop: str | None = None,
            drop_interval: Interval = "1h",
-           instead_of: Annotated[Literal["synthetic", "yfinance", "ccxt"] | None,
-                                 Parameter(name="--instead-of")] = None,
+           instead_of: Annotated[StandIn | None, Parameter(name="--instead-of")] = None,
            full: bool = False, data_docs: bool = False, lake: Lake = None,
            json: Json = False) -> int:
     """Fetch (or generate) bars into the lake: validated, published all-or-nothing per asset.

@@ -37,6 +37,7 @@ from arena.data.errors import (
     UnavailableError,
     UnsupportedError,
 )
+from arena.data.providers import ProviderOptions
 from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
 
 INTERVALS = frozenset(INTERVAL_ORDER)
@@ -70,6 +71,11 @@ class CcxtProvider:
         self.futures = futures
         self.page_limit = max(1, min(int(page_limit), MAX_PAGE))
         self._local = threading.local()
+
+    @classmethod
+    def configured(cls, options: ProviderOptions) -> CcxtProvider:
+        """The provider ``arena.data.providers.make_provider`` builds (it takes no option)."""
+        return cls()
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_local"}

@@ -20,9 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from arena.core.errors import BadArgument
 from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, canonical_labels, coarser_or_equal, utc
 from arena.core.universe import Asset
 from arena.data.errors import BlockedError, NoDataError, UnsupportedError
+from arena.data.providers import ProviderOptions
 from arena.data.providers.base import Provider, looks_like_html, require_interval, to_bar_frame
 
 _SUFFIXES = (".csv", ".parquet")
@@ -73,6 +75,18 @@ class FilesProvider:
     def __repr__(self) -> str:
         extra = f", instead_of={self.stands_in_for!r}" if self.stands_in_for else ""
         return f"FilesProvider(root={str(self.root)!r}{extra})"
+
+    @classmethod
+    def configured(cls, options: ProviderOptions) -> FilesProvider:
+        """The provider ``arena.data.providers.make_provider`` builds: the drop folder (the
+        option, else ``$ARENA_DROP_DIR``; neither is refused), its finest interval and the
+        provider it stands in for."""
+        from arena.core.environment import setting  # pydantic-settings, loaded when read
+
+        folder = options.drop or setting("drop_dir")
+        if not folder:
+            raise BadArgument("the files source needs a drop folder: --drop DIR or $ARENA_DROP_DIR")
+        return cls(folder, options.drop_interval, instead_of=options.instead_of)
 
     def supports(self, asset: Asset) -> bool:
         return True

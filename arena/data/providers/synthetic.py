@@ -50,6 +50,7 @@ from arena.core.sessions import (
 from arena.core.universe import Asset
 from arena.data.bars import bar_frame_from_columns, drop_unclosed, resample
 from arena.data.errors import NoDataError, UnsupportedError
+from arena.data.providers import ProviderOptions
 from arena.data.providers.base import BAR_COLUMNS, empty_events, require_interval
 
 EPOCH = pd.Timestamp("2018-01-01", tz="UTC")
@@ -158,6 +159,11 @@ class SyntheticProvider:
 
     def __repr__(self) -> str:
         return f"SyntheticProvider(seed={self.seed})"
+
+    @classmethod
+    def configured(cls, options: ProviderOptions) -> SyntheticProvider:
+        """The provider ``arena.data.providers.make_provider`` builds: the options' seed."""
+        return cls(DEFAULT_SEED if options.seed is None else options.seed)
 
     def __getstate__(self) -> dict[str, object]:
         """Pickle the seed only (for process or Dask workers); caches are rebuilt on demand."""

@@ -43,6 +43,7 @@ from arena.data.errors import (
     UnavailableError,
     UnsupportedError,
 )
+from arena.data.providers import ProviderOptions
 from arena.data.providers.base import empty_events, require_interval, to_bar_frame
 
 INTERVALS = frozenset({"15m", "1h", "1d", "1w"})
@@ -114,6 +115,11 @@ class YFinanceProvider:
         default: a curl_cffi session made on first use. No I/O here."""
         self.session = session
         self.timeout = timeout
+
+    @classmethod
+    def configured(cls, options: ProviderOptions) -> YFinanceProvider:
+        """The provider ``arena.data.providers.make_provider`` builds (it takes no option)."""
+        return cls()
 
     def supports(self, asset: Asset) -> bool:
         return asset.asset_class in {"stock", "etf"} and bool(asset.yfinance_symbol)
