@@ -5,8 +5,9 @@ third of its positions a cycle: hundreds of positions) is copied by 1,000 matche
 vectorised pass (:func:`arena.scoring.matched.matched_players`, as every build of a season's
 tables does), against the same players replayed one by one through the engine's own broker and
 portfolio (opens and adds sized by ``execute_answer``, closes as fills) on a sample of players,
-scaled to all of them; both give the same returns (checked on the sample, to 1e-9). Printed for
-a 28-day and a 365-day season, each the best of ``--repeat`` runs.
+scaled to all of them (the tests' reference, tests/scoring/reference_matched.py); both give the
+same returns (checked on the sample, to 1e-9). Printed for a 28-day and a 365-day season, each
+the best of ``--repeat`` runs.
 
     python benchmarks/matched.py [--players 1000] [--sample 20] [--repeat 3]
 """
@@ -15,18 +16,19 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the reference in tests/
+
 from arena.core.universe import Universe, load_universe
-from arena.engine.broker import execute_answer
-from arena.engine.contract import Answer, Decision
-from arena.engine.portfolio import ADD, CLOSE, LONG, Fill, Portfolio, fee
-from arena.engine.rules import ARENA_RULES, CycleState
 from arena.scoring.arena_luck import RandomProfile, play_player
-from arena.scoring.matched import Book, MatchedMarket, book_from_fills, matched_players
+from arena.scoring.matched import MatchedMarket, book_from_fills, matched_players
+from tests.scoring.reference_matched import engine_replay
 
 BUSY = RandomProfile(open_prob=0.9, close_prob=0.3, partial_prob=0.25, add_prob=0.2)
 
@@ -37,38 +39,6 @@ def season(universe: Universe, days: int) -> pd.DataFrame:
     index = pd.date_range("2025-01-06 16:00", periods=days, freq="D", tz="UTC")
     paths = 100 * np.exp(np.cumsum(rng.normal(0, 0.02, (days, len(symbols))), axis=0))
     return pd.DataFrame(paths, index=index, columns=symbols)
-
-
-def engine_replay(book: Book, market: MatchedMarket, assets: np.ndarray,
-                  universe: Universe) -> float:
-    """One matched player through the engine (as tests/scoring/test_matched.py replays one)."""
-    state = Portfolio()
-    for event in book.events:
-        if assets[event.lot] < 0:
-            continue
-        k, symbol = event.cycle, market.symbols[assets[event.lot]]
-        marks = {s: float(market.marks[k, j]) for j, s in enumerate(market.symbols)
-                 if math.isfinite(market.marks[k, j])}
-        price, held = marks[symbol], state.positions.get(symbol)
-        if event.kind == CLOSE:
-            if held is not None:
-                qty = held.quantity if event.share >= 1 - 1e-12 else held.quantity * event.share
-                state = state.apply(Fill(market.cycles[k], symbol, held.side, CLOSE, qty, price,
-                                         fee(qty * price)))
-            continue
-        side = event.side if held is None else held.side
-        action = "add" if event.kind == ADD else "open_long" if side == LONG else "open_short"
-        pct = (min(100.0, max(10.0, event.share * 100)) if event.kind != ADD
-               else event.share * 100)
-        decision = Decision(action=action, symbol=symbol, percent_of_equity=pct,
-                            invalidation_price=price * (0.5 if side == LONG else 1.5),
-                            confidence=0.9, thesis="t", invalidation="i", rationale="r")
-        state = execute_answer(CycleState(state, market.cycles[k]),
-                               Answer(reasoning="r", decisions=[decision]), marks, universe,
-                               ARENA_RULES).state.portfolio
-    last = {s: float(market.marks[-1, j]) for j, s in enumerate(market.symbols)
-            if math.isfinite(market.marks[-1, j])}
-    return state.equity(last) / ARENA_RULES.start_cash - 1
 
 
 def measure(universe: Universe, days: int, players: int, sample: int, repeat: int) -> None:

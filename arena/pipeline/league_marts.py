@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,19 +169,20 @@ def read_results(season: LeagueSeason) -> tuple[pd.DataFrame, pd.DataFrame, pd.D
     return board, trips, matched
 
 
-def _places(boards: pd.DataFrame, matched: pd.DataFrame, model: str,
+def _places(boards: pd.DataFrame, matched: Mapping[tuple[str, str], pd.DataFrame], model: str,
             seasons: Sequence[str]) -> tuple[list[SeasonPlace], int]:
     """A model's seasons with a place (its return and its matched players' returns, ordered by
-    player) and the number of its seasons without one (no position, or no players published)."""
+    player; ``matched``: the players by (season, unit)) and the number of its seasons without
+    one (no position, or no players published)."""
     places, without = [], 0
-    mine = boards[boards["model"] == model]
+    mine = dict(iter(boards[boards["model"] == model].groupby("season_id", sort=False)))
     for season in seasons:
-        rows = mine[mine["season_id"] == season]
-        if rows.empty:
+        rows = mine.get(season)
+        if rows is None:
             continue
         # a unit has matched players exactly when its book is scored (the mart's rule)
-        players = matched[(matched["season_id"] == season) & (matched["unit"] == model)]
-        if players.empty:
+        players = matched.get((season, model))
+        if players is None:
             without += 1
             continue
         players = players.sort_values("player")
@@ -216,13 +217,14 @@ def verdict_frame(boards: pd.DataFrame, order: Sequence[str], matched: pd.DataFr
                            role=boards["role"].fillna(CONTESTANT))
     latest = boards.sort_values(["ordinal", "contestant"]).groupby("model")["role"].last()
     counted = sorted(set(boards["season_id"]), key=lambda s: position.get(s, len(position)))
+    by_unit = dict(iter(matched.groupby(["season_id", "unit"], sort=False)))  # split once
     rows = []
     for role in [*ROLES, *sorted(set(latest) - set(ROLES))]:
         models = sorted(latest.index[latest == role])
         if not models:
             continue
         band = boards[boards["model"].isin(models)]
-        placed = {m: _places(band, matched, m, counted) for m in models}
+        placed = {m: _places(band, by_unit, m, counted) for m in models}
         found = {v.name: v for v in verdicts({m: p for m, (p, _) in placed.items() if p},
                                              alpha=alpha, min_seasons=min_seasons)}
         tested = sum(v.tested for v in found.values())

@@ -71,35 +71,26 @@ def players_schema() -> pa.Schema:
                       ("final_return", pa.float64())])
 
 
-def _replicate_of(ledger: Ledger, contestant: str, last: pd.Timestamp) -> str | None:
-    """The model a contestant is an instance of, as its latest record's calls name it (only a
-    name of the instances' form ``<model>-r<k>`` can be one)."""
+def _replicate_of(ledger: Ledger, contestant: str, at: pd.Timestamp) -> str | None:
+    """The model a contestant is an instance of, as its record at ``at`` (its latest in the
+    season) names it in its calls (only a name of the instances' form ``<model>-r<k>`` can be
+    one)."""
     if not _INSTANCE.match(contestant):
         return None
-    for key in reversed(ledger.records(contestant)):
-        if key.cycle_at > last:
-            continue
-        for row in ledger.record_rows("calls", key.cycle_at, contestant):
-            if row.get("replicate_of"):
-                return str(row["replicate_of"])
-        return None
+    for row in ledger.record_rows("calls", at, contestant):
+        if row.get("replicate_of"):
+            return str(row["replicate_of"])
     return None
 
 
-def _book_check(ledger: Ledger, book: Book, market: MatchedMarket) -> float:
-    """The largest difference (USD) between the book's replayed equity and the equity its
-    latest record at or before the season's last cycle holds (0 without one)."""
-    last = market.cycles[-1]
-    for key in reversed(ledger.records(book.name)):
-        if key.cycle_at > last:
-            continue
-        rows = ledger.record_rows("equity", key.cycle_at, book.name)
-        recorded = rows[-1].get("equity") if rows else None
-        if recorded is None:
-            return 0.0
-        k = market.cycles.get_loc(key.cycle_at)
-        return abs(float(book.equity[k]) - float(recorded))
-    return 0.0
+def _book_check(ledger: Ledger, book: Book, market: MatchedMarket, at: pd.Timestamp) -> float:
+    """The difference (USD) between the book's replayed equity and the equity its record at
+    ``at`` (its latest in the season) holds (0 when that record has none)."""
+    rows = ledger.record_rows("equity", at, book.name)
+    recorded = rows[-1].get("equity") if rows else None
+    if recorded is None:
+        return 0.0
+    return abs(float(book.equity[market.cycles.get_loc(at)]) - float(recorded))
 
 
 def matched_tables(lake: Lake, wide: pd.DataFrame, universe: Universe, *, players: int,
@@ -111,7 +102,11 @@ def matched_tables(lake: Lake, wide: pd.DataFrame, universe: Universe, *, player
     ledger = Ledger(lake)
     market = MatchedMarket.from_prices(wide, universe)
     last = market.cycles[-1]
-    names = sorted({k.contestant for k in ledger.records() if k.cycle_at <= last})
+    latest: dict[str, pd.Timestamp] = {}  # each contestant's latest record in the season
+    for key in ledger.records():  # one listing, by cycle: the last one seen is the latest
+        if key.cycle_at <= last:
+            latest[key.contestant] = key.cycle_at
+    names = sorted(latest)
     keys = relabelling_keys(market.symbols, players, seed)
     books: dict[str, Book] = {}
     rows, returns = [], []
@@ -124,9 +119,9 @@ def matched_tables(lake: Lake, wide: pd.DataFrame, universe: Universe, *, player
             say(f"matched players: {name} has no skill percentile ({exc})")
             rows.append(_row(name, CONTESTANT, [name], 0, BOOK_UNMATCHED, players, seed))
             continue
-        check = _book_check(ledger, book, market)
+        check = _book_check(ledger, book, market, latest[name])
         books[name] = book
-        if (model := _replicate_of(ledger, name, last)) is not None:
+        if (model := _replicate_of(ledger, name, latest[name])) is not None:
             models.setdefault(model, []).append(name)
         status = (NO_TRADES if not book.traded else
                   SCORED if check <= BOOK_TOLERANCE else BOOK_UNMATCHED)

@@ -227,16 +227,16 @@ def tradable_prices(prices: pd.DataFrame, universe: Universe) -> pd.DataFrame:
     return wide[[a.symbol for a in universe.tradable if a.symbol in wide.columns]]
 
 
-def arena_luck_tables(reads: SeasonReads, prices: pd.DataFrame, universe: Universe,
-                      stored: SeasonState | None, why: str, *, players: int, seed: int,
-                      say: Callable[[str], None] = lambda _msg: None) -> _Arena:
+def arena_luck_tables(reads: SeasonReads, prices: pd.DataFrame, wide: pd.DataFrame,
+                      universe: Universe, stored: SeasonState | None, why: str, *, players: int,
+                      seed: int, say: Callable[[str], None] = lambda _msg: None) -> _Arena:
     """The players' final returns and the equity band per cycle of the arena's zero-skill
-    players on the cycle prices of the tradable assets: the players of the latest stored
+    players on the cycle prices of the tradable assets (``wide``: :func:`tradable_prices` of
+    ``prices``): the players of the latest stored
     checkpoint whose inputs are unchanged advance from their books through the cycles after
     it, and the band's rows up to it are kept (:func:`~arena.scoring.arena_luck.advance_zero_skill`:
     the same numbers as a simulation from scratch, bit for bit); without one they play the
     season from its first cycle."""
-    wide = tradable_prices(prices, universe)
     tradable = [a.symbol for a in universe.tradable]
     cycles = [utc(t) for t in wide.index]
     counts = [n for n in _checkpoints(len(cycles)) if not reads.observed_at_open(cycles[n - 1])]
@@ -597,7 +597,8 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
     cpu["cycle_prices"] = time.process_time() - c0
 
     t0, c0 = time.perf_counter(), time.process_time()
-    arena = arena_luck_tables(reads, prices, universe, stored, why, players=arena_players,
+    wide = tradable_prices(prices, universe)  # what the zero-skill and matched players play on
+    arena = arena_luck_tables(reads, prices, wide, universe, stored, why, players=arena_players,
                               seed=seed, say=say)
     if arena.why and stored is not None:
         log.info("arena luck from the season's first cycle: %s", arena.why)
@@ -611,8 +612,8 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
     del reads  # the season's bars: not held through the per-asset tables
 
     t0, c0 = time.perf_counter(), time.process_time()
-    matched, matched_books = matched_tables(lake, tradable_prices(prices, universe), universe,
-                                            players=arena_players, seed=seed, say=say)
+    matched, matched_books = matched_tables(lake, wide, universe, players=arena_players,
+                                            seed=seed, say=say)
     seconds["matched_players"] = time.perf_counter() - t0
     cpu["matched_players"] = time.process_time() - c0
 

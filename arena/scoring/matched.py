@@ -70,14 +70,12 @@ from arena.core.sessions import utc
 from arena.core.universe import Universe
 from arena.engine.portfolio import ADD, CLOSE, LONG, OPEN, SHORT, Fill, Portfolio
 from arena.engine.rules import ARENA_RULES, Rules, tradeable_today
+from arena.scoring.verdict import TIE_DECIMALS
 
 np = lazy_import("numpy")
 pd = lazy_import("pandas")
 
 MATCHED_PLAYERS = 1000  # the default number of matched players per contestant
-# returns are compared at 10 decimals ($0.000001 on $10,000): a player on the contestant's own
-# asset computes the same return in another order of sums, a last bit apart - a tie, not a place
-TIE_DECIMALS = 10
 _FULL = 1.0 - 1e-12  # a close of at least this share of a position closes it (as the engine)
 
 

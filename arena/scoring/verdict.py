@@ -92,7 +92,9 @@ def mid_rank(percentile: float, players: int) -> float:
     return (percentile * players + 0.5) / (players + 1)
 
 
-TIE_DECIMALS = 10  # returns equal at 10 decimals tie (arena.scoring.matched.TIE_DECIMALS)
+# returns are compared at 10 decimals ($0.000001 on $10,000): a matched player on the unit's own
+# asset computes the same return in another order of sums, a last bit apart - a tie, not a place
+TIE_DECIMALS = 10
 
 
 def _mean_ranks(values: np.ndarray) -> np.ndarray:

@@ -5,16 +5,11 @@ chooses at random is exchangeable with its players; one that reads the next bar 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from arena.engine.broker import execute_answer
-from arena.engine.contract import Answer, Decision
 from arena.engine.portfolio import ADD, CLOSE, LONG, OPEN, SHORT, Fill, Portfolio, fee
-from arena.engine.rules import ARENA_RULES, CycleState
 from arena.scoring.arena_luck import RandomProfile, play_player
 from arena.scoring.matched import (
     Book,
@@ -26,6 +21,7 @@ from arena.scoring.matched import (
     relabelling_keys,
     share_below,
 )
+from tests.scoring.reference_matched import engine_replay
 from tests.scoring.season28 import BUSY
 
 CRYPTO = ("ADA", "ETH", "SOL")
@@ -160,43 +156,9 @@ def test_the_players_copy_a_random_players_book_through_the_engine(prices, unive
     np.testing.assert_allclose(book.equity, run.equity, rtol=1e-12)
     matched = matched_players([book], market, players=40, seed=2)
     for player in range(40):
-        replayed = _engine_replay(book, market, matched.assets[0][player], universe)
+        replayed = engine_replay(book, market, matched.assets[0][player], universe)
         assert matched.returns[player, 0] == pytest.approx(replayed, rel=0, abs=1e-9)
     assert np.unique(np.round(matched.returns[:, 0], 9)).size > 30
-
-
-def _engine_replay(book: Book, market: MatchedMarket, assets: np.ndarray, universe) -> float:
-    """One matched player's season through the engine: opens and adds as decisions sized by the
-    broker, closes as fills at the marks (the monitor's way), equity at the last marks."""
-    state = Portfolio()
-    for event in book.events:
-        if assets[event.lot] < 0:
-            continue
-        k, symbol = event.cycle, market.symbols[assets[event.lot]]
-        marks = {s: float(market.marks[k, j]) for j, s in enumerate(market.symbols)
-                 if math.isfinite(market.marks[k, j])}
-        price = marks[symbol]
-        held = state.positions.get(symbol)
-        if event.kind == CLOSE:
-            if held is None:
-                continue
-            quantity = held.quantity if event.share >= 1 - 1e-12 else held.quantity * event.share
-            state = state.apply(_fill(market.cycles[k], symbol, held.side, CLOSE, quantity, price))
-            continue
-        side = event.side if held is None else held.side
-        action = "add" if event.kind == ADD else "open_long" if side == LONG else "open_short"
-        level = price * (0.5 if side == LONG else 1.5)
-        pct = min(100.0, max(10.0, event.share * 100)) if event.kind == OPEN else event.share * 100
-        decision = Decision(action=action, symbol=symbol, percent_of_equity=pct,
-                            invalidation_price=level, confidence=0.9, thesis="t",
-                            invalidation="i", rationale="r")
-        result = execute_answer(CycleState(state, market.cycles[k]),
-                                Answer(reasoning="r", decisions=[decision]), marks, universe,
-                                ARENA_RULES)
-        state = result.state.portfolio
-    last = {s: float(market.marks[-1, j]) for j, s in enumerate(market.symbols)
-            if math.isfinite(market.marks[-1, j])}
-    return state.equity(last) / 10_000 - 1
 
 
 def test_instances_that_agree_count_as_one_and_never_share_an_asset_they_did_not(

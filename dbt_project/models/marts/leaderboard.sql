@@ -106,16 +106,13 @@ placed as (
 
 skill as (
     -- the place among the contestant's matched players: its own book with the assets relabelled
-    -- at random (arena/scoring/matched.py); null unless its book is scored. Returns equal at 10
-    -- decimals tie: a player on the contestant's own asset sums in another order
+    -- at random (arena/scoring/matched.py); null unless its book is scored
     select
         e.contestant,
         b.status as skill_status,
         b.players as skill_players,
-        case when b.status = 'scored' then
-            (count(*) filter (where round(m.final_return, 10) < round(e.total_return, 10))
-             + 0.5 * count(*) filter (where round(m.final_return, 10) = round(e.total_return, 10))) / any_value(b.players)
-        end as skill_percentile
+        {{ skill_percentile('e.total_return', 'm.final_return', 'b.status', 'b.players') }}
+            as skill_percentile
     from final_returns as e
     inner join {{ ref('stg_analytics__matched_books') }} as b
         on b.unit = e.contestant and b.unit_kind = 'contestant'

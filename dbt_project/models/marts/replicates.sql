@@ -62,10 +62,8 @@ skill as (
         s.replicate_of,
         b.status as skill_status,
         b.players as skill_players,
-        case when b.status = 'scored' then
-            (count(*) filter (where round(p.final_return, 10) < round(s.mean_return, 10))
-             + 0.5 * count(*) filter (where round(p.final_return, 10) = round(s.mean_return, 10))) / any_value(b.players)
-        end as skill_percentile
+        {{ skill_percentile('s.mean_return', 'p.final_return', 'b.status', 'b.players') }}
+            as skill_percentile
     from spread as s
     inner join {{ ref('stg_analytics__matched_books') }} as b
         on b.unit = s.replicate_of and b.unit_kind = 'model'
