@@ -123,16 +123,16 @@ def test_a_missed_cycle_that_can_never_be_played_stops_the_scheduled_run_by_name
         season, monkeypatch):
     """Monday's market stays stale (a vendor gap never filled): the scheduled run names it and
     the command that gets past it, instead of refusing Wednesday as "nothing recorded"."""
-    import arena.pipeline.live as live
+    import arena.pipeline.live.check as live
 
-    check = live._check_market
+    check = live.check_market
 
     def stale_on_monday(fresh, universe, at, where):
         if at == MON:
             raise live.CycleRefused(f"the market at {at.isoformat()} is not fresh")
         return check(fresh, universe, at, where)
 
-    monkeypatch.setattr(live, "_check_market", stale_on_monday)
+    monkeypatch.setattr(live, "check_market", stale_on_monday)
     handle = SeasonHandle.open(season.root)
     with pytest.raises(BackfillIncomplete) as caught:
         cycle(handle, missed=Missed.BACKFILL, publish=False, clock=fixed_clock(WED_RUN))
