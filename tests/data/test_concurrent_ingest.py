@@ -29,7 +29,7 @@ _HOOKED = textwrap.dedent("""
     import sys, time
     from pathlib import Path
 
-    import arena.data.ingest as ingest
+    import arena.data.ingest.validate as validate_step
     import arena.data.lake as lake_module
     from arena.cli import main
 
@@ -42,14 +42,14 @@ _HOOKED = textwrap.dedent("""
             time.sleep(0.05)
 
     if role == "narrow":  # has read the lake; waits until the wide run has published
-        real_validate = ingest.validate_partitions
+        real_validate = validate_step.validate_partitions
 
         def validate(*args, **kwargs):
             (sync / "narrow-read").touch()
             wait_for(sync / "wide-published")
             return real_validate(*args, **kwargs)
 
-        ingest.validate_partitions = validate
+        validate_step.validate_partitions = validate
     else:  # publishes only once the narrow run has read the lake
         real_publish = lake_module.Lake.publish
 
@@ -87,6 +87,7 @@ def test_overlapping_runs_in_two_processes_lose_no_bar(tmp_path):
     outcomes = {role: p.communicate(timeout=300) for role, p in procs.items()}
     for role, p in procs.items():
         assert p.returncode == 0, f"{role}: {outcomes[role][1][-2000:]}"
+    assert (sync / "narrow-read").exists()  # the narrow run's hook ran: the race was forced
     stored = set(Lake(lake_root).read_bars(PartitionKey("synthetic", "1h", "ETH")).timestamp)
     wide, narrow = _expected_hours(*WIDE), _expected_hours(*NARROW)
     assert not (wide | narrow) - stored, f"{len((wide | narrow) - stored)} bars lost"
