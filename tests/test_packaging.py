@@ -64,6 +64,7 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_the_demo_from_any_directory(tmp_
         assert not (site / folder).exists(), f"a bare top-level {folder!r} was installed"
     for shipped in ("flows/cycle.py", "models/roster.yaml", "models/prompts/system.md",
                     "dbt_project/dbt_project.yml", "dbt_project/seeds/universe.csv",
+                    "data/providers/symbols.csv",
                     "data/validation/expectations/candles.py",
                     "reporting/templates/season.html.j2", "reporting/templates/report.css"):
         assert (package / shipped).is_file(), f"{shipped} is missing from the installed package"

@@ -24,6 +24,7 @@ from arena.core.universe import Universe
 from arena.data.errors import ProviderError
 from arena.data.providers.base import empty_bars
 from arena.data.providers.binance import binance_spot, binance_usdm
+from arena.data.providers.symbols import BINANCE, YFINANCE, vendor_symbol
 from arena.data.providers.synthetic import SyntheticProvider
 from tests.data.test_binance import FakeBinance
 from tests.data.test_binance import Reply as BinanceReply
@@ -70,7 +71,8 @@ class SeriesBinance(FakeBinance):
         super().__init__()
         self.market = market
         self.faults: list[object] = []
-        by_pair = {a.binance_symbol: a.symbol for a in market.universe if a.binance_symbol}
+        by_pair = {vendor_symbol(BINANCE, a): a.symbol for a in market.universe
+                   if vendor_symbol(BINANCE, a)}
         self._symbol = {pair.replace("/", "").split(":")[0]: sym for pair, sym in by_pair.items()}
 
     def send(self, request, **kwargs):
@@ -113,7 +115,8 @@ class SeriesYahoo(FakeYahoo):
                                         .read_bytes(), "text/html; charset=utf-8"))
         self.market = market
         self.down: Reply | None = None
-        self._symbol = {a.yfinance_symbol: a.symbol for a in market.universe if a.yfinance_symbol}
+        self._symbol = {vendor_symbol(YFINANCE, a): a.symbol for a in market.universe
+                        if vendor_symbol(YFINANCE, a)}
         self._query: dict[str, str] = {}
 
     def send(self, request, **kwargs):

@@ -1,8 +1,10 @@
 """The asset universe: one data file (the dbt seed ``dbt_project/seeds/universe.csv``).
 
 Symbols are normalised to one house form everywhere outside the provider adapters (``ETH``,
-``BRK.B``); each provider's own spelling lives in its column of the file and is read only by that
-provider's adapter.
+``BRK.B``). A vendor's own spelling is the adapters' business
+(:mod:`arena.data.providers.symbols`): an :class:`Asset` names no vendor, and the file's columns
+beyond an asset's own (the seed's provider columns, which dbt keeps in the warehouse's
+``universe`` table) are not read here.
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ DEFAULT_UNIVERSE = DBT_PROJECT / "seeds" / "universe.csv"
 
 ASSET_CLASSES = frozenset({"crypto", "stock", "etf"})
 CALENDARS = frozenset({"24/7", "XNYS"})
-_COLUMNS = ("symbol", "name", "asset_class", "sector", "tradable", "benchmark", "calendar",
-            "yfinance_symbol", "binance_symbol", "binance_perp_symbol")
+_COLUMNS = ("symbol", "name", "asset_class", "sector", "tradable", "benchmark", "calendar")
 
 
 class UniverseError(UnusableInput, ValueError):
@@ -40,9 +41,6 @@ class Asset:
     tradable: bool
     benchmark: bool
     calendar: str
-    yfinance_symbol: str | None = None
-    binance_symbol: str | None = None
-    binance_perp_symbol: str | None = None
 
     @property
     def is_crypto(self) -> bool:
@@ -145,9 +143,6 @@ def _parse(path: Path) -> Universe:
                     tradable=_parse_bool(r["tradable"], row=i, column="tradable"),
                     benchmark=_parse_bool(r["benchmark"], row=i, column="benchmark"),
                     calendar=r["calendar"],
-                    yfinance_symbol=r["yfinance_symbol"] or None,
-                    binance_symbol=r["binance_symbol"] or None,
-                    binance_perp_symbol=r["binance_perp_symbol"] or None,
                 ))
     except OSError as exc:
         raise UniverseError(f"cannot read universe file {path}: {exc}") from exc

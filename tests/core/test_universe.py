@@ -1,6 +1,6 @@
 import pytest
 
-from arena.core.universe import UniverseError, load_universe, normalise_symbol
+from arena.core.universe import Asset, UniverseError, load_universe, normalise_symbol
 
 CRYPTO = "ETH BNB SOL XRP DOGE ADA TRX AVAX LINK DOT".split()
 STOCKS = ("AAPL MSFT NVDA AMZN GOOGL META AVGO TSLA BRK.B JPM LLY V UNH XOM MA JNJ PG HD COST ABBV "
@@ -15,14 +15,27 @@ def test_universe_has_the_spec_assets(universe):
     assert not any(a.tradable for a in universe.benchmarks)
 
 
-def test_provider_symbols_live_only_in_their_columns(universe):
-    assert universe["BRK.B"].yfinance_symbol == "BRK-B"
-    assert universe["ETH"].binance_symbol == "ETH/USDT"
-    assert universe["ETH"].binance_perp_symbol == "ETH/USDT:USDT"
+def test_an_asset_names_no_vendor(universe):
+    """The core knows the house symbols only: no field of an asset names a vendor or a
+    vendor's spelling (the adapters keep those, :mod:`arena.data.providers.symbols`)."""
+    from dataclasses import fields
+
+    from arena.data.providers import PROVIDERS
+    from arena.data.providers.symbols import VENDORS
+
+    vendors = {*VENDORS, *(p.name for p in PROVIDERS if p.vendor), "yahoo"}
+    names = [f.name for f in fields(Asset)]
+    assert [n for n in names if any(v in n for v in vendors)] == []
+    assert names == ["symbol", "name", "asset_class", "sector", "tradable", "benchmark",
+                     "calendar"]
     assert universe["BTC"].calendar == "24/7" and universe["SPY"].calendar == "XNYS"
-    for a in universe:
-        assert (a.binance_symbol is not None) == a.is_crypto
-        assert (a.yfinance_symbol is not None) == (not a.is_crypto)
+
+
+def test_a_universe_file_needs_no_vendor_column(tmp_path, universe):
+    own = tmp_path / "u.csv"
+    own.write_text("symbol,name,asset_class,sector,tradable,benchmark,calendar\n"
+                   "BRK.B,Berkshire Hathaway Class B,stock,Financials,true,false,XNYS\n")
+    assert load_universe(own).assets == (universe["BRK.B"],)
 
 
 @pytest.mark.parametrize("raw,house", [("brk-b", "BRK.B"), ("BRK.B", "BRK.B"), ("ETH/USDT", "ETH"),

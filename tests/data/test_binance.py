@@ -257,9 +257,14 @@ def test_funding_failures_are_typed() -> None:
         provider_for(fake).fetch_funding(ETH, START, START + pd.Timedelta(days=1))
 
 
-def test_symbol_missing_from_the_markets_is_a_bad_symbol_without_a_klines_request() -> None:
-    ghost = Asset("GHOST", "Ghost", "crypto", "meme", True, False, "24/7",
-                  binance_symbol="GHOST/USDT", binance_perp_symbol="GHOST/USDT:USDT")
+def test_symbol_missing_from_the_markets_is_a_bad_symbol_without_a_klines_request(
+        tmp_path, monkeypatch) -> None:
+    own = tmp_path / "universe.csv"  # a universe of one's own names GHOST's pairs
+    own.write_text("symbol,name,asset_class,sector,tradable,benchmark,calendar,binance_symbol,"
+                   "binance_perp_symbol\nGHOST,Ghost,crypto,meme,true,false,24/7,GHOST/USDT,"
+                   "GHOST/USDT:USDT\n")
+    monkeypatch.setenv("ARENA_UNIVERSE", str(own))
+    ghost = Asset("GHOST", "Ghost", "crypto", "meme", True, False, "24/7")
     fake = FakeBinance()
     provider = provider_for(fake)
     with pytest.raises(BadSymbolError):

@@ -1,14 +1,15 @@
 """Binance spot candles and USD-M perpetual funding rates, through ``ccxt`` (4.x).
 
-* Bars: ``asset.binance_symbol`` (``ETH/USDT``) on ccxt's ``binance`` (spot). Open times in UTC as
-  Binance labels them (4h at 00/04/..., 1d at 00:00, 1w on Monday 00:00); prices in USDT, volume in
-  base units. Paged by hand (``paginate=True`` does not backfill from an old ``since``): each page
-  asks ``since`` / ``limit`` / ``until = end - 1 ms``, the next page starts at the last open + one
-  interval, and paging stops on a short page or past ``end``. Rows are de-duplicated and clipped
-  to ``[start, end)``; the still-forming bar is returned if Binance sends it (the caller decides).
-* Funding: ``asset.binance_perp_symbol`` (``ETH/USDT:USDT``) on ``binanceusdm``; ``funding_rate``
-  is the fraction paid per funding period (8h for the majors), stamped at the settlement time
-  floored to the second (Binance records settlements a few ms late).
+* Bars: the asset's spot pair (``ETH/USDT``, :mod:`arena.data.providers.symbols`) on ccxt's
+  ``binance`` (spot). Open times in UTC as Binance labels them (4h at 00/04/..., 1d at 00:00, 1w
+  on Monday 00:00); prices in USDT, volume in base units. Paged by hand (``paginate=True`` does
+  not backfill from an old ``since``): each page asks ``since`` / ``limit`` / ``until = end - 1
+  ms``, the next page starts at the last open + one interval, and paging stops on a short page or
+  past ``end``. Rows are de-duplicated and clipped to ``[start, end)``; the still-forming bar is
+  returned if Binance sends it (the caller decides).
+* Funding: the asset's perpetual (``ETH/USDT:USDT``) on ``binanceusdm``; ``funding_rate`` is the
+  fraction paid per funding period (8h for the majors), stamped at the settlement time floored
+  to the second (Binance records settlements a few ms late).
 
 Failures become :mod:`arena.data.errors`: 429/418 (``DDoSProtection``, ``RateLimitExceeded``) ->
 ``RateLimitedError`` with ``Retry-After``; 451 (geo block) and 403 (WAF) -> ``BlockedError``; other
@@ -39,6 +40,7 @@ from arena.data.errors import (
 )
 from arena.data.providers import ProviderOptions
 from arena.data.providers.base import looks_like_html, require_interval, to_bar_frame
+from arena.data.providers.symbols import BINANCE, BINANCE_PERP, vendor_symbol
 
 INTERVALS = frozenset(INTERVAL_ORDER)
 MAX_PAGE = 1000  # Binance's cap per klines / fundingRate request
@@ -85,7 +87,7 @@ class CcxtProvider:
         self._local = threading.local()
 
     def supports(self, asset: Asset) -> bool:
-        return asset.is_crypto and bool(asset.binance_symbol)
+        return asset.is_crypto and bool(vendor_symbol(BINANCE, asset))
 
     def fetch_bars(self, asset: Asset, interval: str, start: pd.Timestamp,
                    end: pd.Timestamp) -> pd.DataFrame:
@@ -95,9 +97,10 @@ class CcxtProvider:
             raise UnsupportedError(f"{asset.asset_class} is not served by Binance",
                                    provider=self.name, symbol=asset.symbol)
         ex = self._exchange("spot", binance_spot)
+        pair = vendor_symbol(BINANCE, asset)
         start_ms, end_ms = _ms(start), _ms(end)
         rows = self._pages(ex, asset, start_ms, end_ms, lambda since, limit: ex.fetch_ohlcv(
-            asset.binance_symbol, interval, since=since, limit=limit, params={"until": end_ms - 1}),
+            pair, interval, since=since, limit=limit, params={"until": end_ms - 1}),
             stamp=lambda row: row[0], step=int(interval_delta(interval).total_seconds() * 1000))
         return to_bar_frame(rows, provider=self.name, symbol=asset.symbol, start=start, end=end)
 
@@ -107,7 +110,7 @@ class CcxtProvider:
 
     def fetch_funding(self, asset: Asset, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
         """Columns ``timestamp`` (settlement, UTC) and ``funding_rate`` (fraction per period)."""
-        perp = asset.binance_perp_symbol
+        perp = vendor_symbol(BINANCE_PERP, asset)
         if not asset.is_crypto or not perp:
             raise UnsupportedError("no perpetual contract for this asset", provider=self.name,
                                    symbol=asset.symbol)
@@ -190,8 +193,8 @@ class CcxtProvider:
         if status in (403, 451) or "restricted location" in str(exc):
             return BlockedError(f"Binance refused us (geo block or WAF): {text}", **where)
         if isinstance(exc, ccxt.BadSymbol):
-            return BadSymbolError(f"Binance does not list {asset.binance_symbol!r}: {text}",
-                                  **where)
+            return BadSymbolError(f"Binance does not list {vendor_symbol(BINANCE, asset)!r}: "
+                                  f"{text}", **where)
         if isinstance(exc, ccxt.OperationFailed):  # NetworkError, ExchangeNotAvailable, timeouts
             return UnavailableError(f"Binance unavailable: {text}", **where)
         return ProviderError(f"ccxt failed: {text}", **where)

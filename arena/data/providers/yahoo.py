@@ -45,6 +45,7 @@ from arena.data.errors import (
 )
 from arena.data.providers import ProviderOptions
 from arena.data.providers.base import empty_events, require_interval, to_bar_frame
+from arena.data.providers.symbols import YFINANCE, vendor_symbol
 
 INTERVALS = frozenset({"15m", "1h", "1d", "1w"})
 BASE = "1h"  # the lake's stock series are built from hourly bars (they reach back ~730 days)
@@ -122,7 +123,7 @@ class YFinanceProvider:
         return cls()
 
     def supports(self, asset: Asset) -> bool:
-        return asset.asset_class in {"stock", "etf"} and bool(asset.yfinance_symbol)
+        return asset.asset_class in {"stock", "etf"} and bool(vendor_symbol(YFINANCE, asset))
 
     def fetch_bars(self, asset: Asset, interval: str, start: pd.Timestamp,
                    end: pd.Timestamp) -> pd.DataFrame:
@@ -184,7 +185,7 @@ class YFinanceProvider:
                        end: pd.Timestamp) -> list[pd.Timestamp]:
         """Earnings dates (the New York calendar date, as UTC midnight) in ``[start, end)``, from
         Yahoo's earnings calendar (last ~25 years and the next scheduled one). ``[]`` for ETFs."""
-        if asset.asset_class != "stock" or not asset.yfinance_symbol:
+        if asset.asset_class != "stock" or not vendor_symbol(YFINANCE, asset):
             return []
         table = self._call(asset, lambda t: t.get_earnings_dates(limit=100))
         if table is None:
@@ -207,7 +208,7 @@ class YFinanceProvider:
         """Run ``fn(ticker)`` for the asset's Yahoo symbol, translating every failure."""
         yf = _yfinance()
         session = _observe(self.session) if self.session is not None else _default_session()
-        ticker = yf.Ticker(asset.yfinance_symbol, session=session)
+        ticker = yf.Ticker(vendor_symbol(YFINANCE, asset), session=session)
         if asset.calendar == NYSE:
             # Known exchange timezone: spares yfinance its timezone probe (one chart request per
             # symbol, and a quoteSummary fallback that turns an unknown symbol into odd errors).
@@ -233,8 +234,8 @@ class YFinanceProvider:
         if isinstance(exc, YFRateLimitError) or status == 429:
             return RateLimitedError(f"Yahoo rate limit (HTTP 429): {text}", **where)
         if status == 404:
-            return BadSymbolError(f"Yahoo does not know {asset.yfinance_symbol!r} (HTTP 404): "
-                                  f"{text}", **where)
+            return BadSymbolError(f"Yahoo does not know {vendor_symbol(YFINANCE, asset)!r} "
+                                  f"(HTTP 404): {text}", **where)
         if status is not None and status >= 500:
             return UnavailableError(f"Yahoo HTTP {status}: {text}", **where)
         if status in (401, 403, 451):
@@ -245,7 +246,8 @@ class YFinanceProvider:
         if isinstance(exc, YFPricesMissingError):
             return NoDataError(f"Yahoo returned no prices: {text}", **where)
         if isinstance(exc, YFTickerMissingError):
-            return BadSymbolError(f"Yahoo does not know {asset.yfinance_symbol!r}: {text}", **where)
+            return BadSymbolError(f"Yahoo does not know {vendor_symbol(YFINANCE, asset)!r}: "
+                                  f"{text}", **where)
         if "CURRENTLY DOWN" in str(exc):
             return UnavailableError(f"Yahoo's maintenance page: {text}", **where)
         if isinstance(exc, ValueError) and "JSONDecodeError" in type(exc).__name__:
