@@ -19,6 +19,10 @@ variable                       what it sets
 ``ARENA_SIGNAL_TOKEN``         the token terminals send to ``arena signal-server``
 =============================  =====================================================
 
+The code reads a variable with :func:`setting`, whose overloads give each name its type
+(``setting("lake")`` is a ``Path``, ``setting("provider_concurrency")`` an ``int`` or None; a
+name not in the table is a type error), and all of them with :func:`settings`.
+
 The contestants' keys are not in this table: the roster names the variable of each
 (``api_key_env``), read only when the contestant calls its model.
 """
@@ -28,7 +32,7 @@ from __future__ import annotations
 import os
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from arena.core.errors import SettingsError
 
@@ -36,6 +40,11 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 DEFAULT_LAKE = Path("data_lake")
+
+#: the name of every setting (the variable is ``ARENA_`` and the name in capitals); the
+#: overloads of :func:`setting` give each its type
+SettingName = Literal["lake", "universe", "prompts", "drop_dir", "provider_concurrency", "dask",
+                      "alert_webhook", "signal_token"]
 
 # Every variable's default, by field name. The table below takes its defaults from here, and a
 # process whose environment sets no ARENA_* variable reads them here without loading pydantic
@@ -48,7 +57,9 @@ DEFAULTS: dict[str, Any] = {
 
 @cache
 def _settings_class() -> type:
-    """The table as a pydantic-settings model, built on first use."""
+    """The table as a pydantic-settings model, built on first use (a process whose environment
+    sets no ``ARENA_*`` variable never builds it) and named as the module's ``Settings``, the
+    name it is served under."""
     from pydantic import Field, ValidationInfo, field_validator
     from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -144,11 +155,27 @@ def settings() -> Any:
     return read
 
 
-def setting(name: str) -> Any:
-    """One setting, validated; a bad value of another variable does not stop a command that
-    does not read it (``ARENA_ALERT_WEBHOOK`` matters to ``arena serve``, not to ``arena
-    report``). With no ``ARENA_*`` variable set it is the table's default, read without
-    loading pydantic."""
+@overload
+def setting(name: Literal["lake"]) -> Path: ...
+
+
+@overload
+def setting(name: Literal["universe", "prompts", "drop_dir"]) -> Path | None: ...
+
+
+@overload
+def setting(name: Literal["provider_concurrency"]) -> int | None: ...
+
+
+@overload
+def setting(name: Literal["dask", "alert_webhook", "signal_token"]) -> str | None: ...
+
+
+def setting(name: SettingName) -> Path | int | str | None:
+    """One setting, validated, of the type the table gives it (``setting("lake")`` is a
+    ``Path``); a bad value of another variable does not stop a command that does not read it
+    (``ARENA_ALERT_WEBHOOK`` matters to ``arena serve``, not to ``arena report``). With no
+    ``ARENA_*`` variable set it is the table's default, read without loading pydantic."""
     environment = _environment()
     if not environment:
         if name not in DEFAULTS:
