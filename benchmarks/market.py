@@ -194,7 +194,7 @@ _STEPS = ("monitor_day", "market_damage", "build_market", "cycle_prices", "run_i
 
 def _demo_section(tmp: str, days: int) -> None:
     """Bar files opened over a replayed season, by step (counted where the store opens them)."""
-    from arena.app.replay import replay
+    from arena.app.replay import ReplayPlan, replay
 
     prepare_process()
     opened: collections.Counter[str] = collections.Counter()
@@ -214,7 +214,7 @@ def _demo_section(tmp: str, days: int) -> None:
             root = Path(tmp) / f"demo-{cache}"
             lake = Lake(root) if cache is None else Lake(root, bar_cache_bytes=cache)
             t0 = time.process_time()
-            played = replay(lake, start=dt.date.fromisoformat(DEMO_START), days=days,
+            played = replay(lake, ReplayPlan(dt.date.fromisoformat(DEMO_START), days),
                             env=os.environ)
             results[label] = played.board
             print(f"  {label:<16} {sum(opened.values()):6d} bar files opened "

@@ -18,12 +18,20 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from arena.app.cycle import BackfillIncomplete, CycleResult, Kind, Missed, cycle, cycle_time
+from arena.app.cycle import (
+    BackfillIncomplete,
+    CycleRequest,
+    CycleResult,
+    Kind,
+    Missed,
+    cycle,
+    cycle_time,
+)
 from arena.app.handle import SeasonHandle
 from arena.app.params import clock_of, optional_time
 from arena.core.settings import prepare_process
 from arena.flows.artifacts import cycle_artifacts, cycle_rows, report_link
-from arena.flows.tasks import ensure_limits, ledger_slot, provider_slot, run_name, season_runner
+from arena.flows.tasks import ensure_limits, flow_effects, run_name
 from arena.pipeline.live import OffSeason
 
 
@@ -40,8 +48,8 @@ def cycle_run_name() -> str:
     kind = _kind(bool(p.get("backfill")), bool(p.get("retry")))
     try:
         handle = SeasonHandle.open(p.get("lake_root"))
-        at = cycle_time(handle, kind=kind, at=optional_time(p.get("at"), "at"),
-                        now=clock_of(p.get("now"))())
+        at = cycle_time(handle, CycleRequest(kind, optional_time(p.get("at"), "at")),
+                        clock_of(p.get("now"))())
     except Exception:  # no season, off season, a bad parameter: the run itself says why
         return run_name(kind.value)()
     return f"{kind.value}-{at:%Y-%m-%d-%H%M}"
@@ -62,11 +70,9 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     handle = SeasonHandle.open(lake_root)
     ensure_limits(list(handle.roster()))
     try:
-        result = cycle(handle, kind=_kind(backfill, retry), at=optional_time(at, "at"),
-                       missed=Missed(missed), force_time=force_time, publish=publish,
-                       clock=clock_of(now), runner=season_runner(handle.config),
-                       slot=provider_slot, hold=lambda: ledger_slot(handle.id),
-                       progress=logger.info)
+        result = cycle(handle, CycleRequest(_kind(backfill, retry), optional_time(at, "at"),
+                                            Missed(missed), force_time, publish),
+                       flow_effects(handle, now=now))
     except OffSeason as exc:
         if at or backfill or retry:  # asked for by an operator: say no (and alert)
             raise

@@ -11,14 +11,14 @@ from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from arena.app.handle import SeasonHandle
-from arena.app.ingest import ingest
-from arena.app.params import clock_of, optional_time, symbol_list
+from arena.app.ingest import IngestRequest, ingest
+from arena.app.params import optional_time, symbol_list
 from arena.core.runner import width_of
 from arena.core.settings import prepare_process
 from arena.data.ingest import IngestError, fetch
 from arena.data.lake import Lake
 from arena.flows.artifacts import ingest_artifacts
-from arena.flows.tasks import PrefectRunner, run_name
+from arena.flows.tasks import PrefectRunner, flow_effects, run_name
 
 
 @flow(name="ingest", flow_run_name=run_name("ingest"),
@@ -34,10 +34,10 @@ def ingest_flow(source: str | None = None, start: str | None = None, end: str | 
     logger = get_run_logger()
     lake = Lake(lake_root)
     season = SeasonHandle.find(lake)
-    out = ingest(lake, season=season, source=source, symbols=symbol_list(symbols),
-                 start=optional_time(start, "start"), end=optional_time(end, "end"), seed=seed,
-                 drop=drop, drop_interval=drop_interval, instead_of=instead_of, full=full,
-                 clock=clock_of(now), runner=PrefectRunner())
+    asked = IngestRequest(source, symbol_list(symbols), optional_time(start, "start"),
+                          optional_time(end, "end"), seed, drop, drop_interval, instead_of, full)
+    out = ingest(lake, asked, season=season,
+                 effects=flow_effects(season, now=now, runner=PrefectRunner()))
     ingest_artifacts(out)
     for source_, why in out.watch_problems.items():
         logger.error("the 15-minute bars of the held %s (%s): %s", ", ".join(out.watched),

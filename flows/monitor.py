@@ -13,9 +13,9 @@ from prefect import flow, get_run_logger
 
 from arena.app.handle import SeasonHandle
 from arena.app.monitor import monitor
-from arena.app.params import clock_of, optional_time
+from arena.app.params import optional_time
 from arena.core.settings import prepare_process
-from arena.flows.tasks import ledger_slot, run_name
+from arena.flows.tasks import flow_effects, run_name
 from arena.pipeline.live import OffSeason
 
 
@@ -28,8 +28,8 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
     logger = get_run_logger()
     handle = SeasonHandle.open(lake_root)
     try:
-        tick = monitor(handle, at=optional_time(at, "at"), ingest=ingest, clock=clock_of(now),
-                       hold=lambda: ledger_slot(handle.id))
+        tick = monitor(handle, at=optional_time(at, "at"), ingest=ingest,
+                       effects=flow_effects(handle, now=now))
     except OffSeason as exc:  # a closed season: nothing to watch, not a failure
         logger.info("no monitor tick: %s", exc)
         return {"season": handle.id, "end": None, "automatic_closes": 0}

@@ -14,7 +14,7 @@ from arena.app.handle import SeasonHandle
 from arena.app.publish import publish
 from arena.core.settings import prepare_process
 from arena.flows.artifacts import report_link
-from arena.flows.tasks import ledger_slot, run_name, season_runner
+from arena.flows.tasks import flow_effects, run_name
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 
@@ -27,9 +27,7 @@ def publish_flow(lake_root: str | None = None, players: int = DEFAULT_PLAYERS,
     prepare_process()
     logger = get_run_logger()
     handle = SeasonHandle.open(lake_root)
-    done = publish(handle, players=players, mirror=mirror,
-                   runner=season_runner(handle.config),
-                   hold=lambda: ledger_slot(handle.id), progress=logger.info)
+    done = publish(handle, players=players, mirror=mirror, effects=flow_effects(handle))
     out: dict = {"season": handle.id, "published": done.outputs is not None}
     if done.outputs is None:
         logger.info("season %s: nothing to publish yet: %s", handle.id, done.not_yet)

@@ -17,11 +17,11 @@ from prefect import flow, get_run_logger
 
 from arena import DEMO_START
 from arena.app.params import parse_day, symbol_list
-from arena.app.replay import replay
+from arena.app.replay import ReplayPlan, replay
 from arena.core.settings import prepare_process
 from arena.data.lake import Lake, default_root
 from arena.flows.artifacts import daily_artifact, leaderboard_artifact
-from arena.flows.tasks import PrefectRunner, prefect_dbt_invoke, run_name
+from arena.flows.tasks import PrefectRunner, flow_effects, prefect_dbt_invoke, run_name
 from arena.pipeline.day import DayReport
 from arena.pipeline.season_tables import ARENA_PLAYERS
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
@@ -55,12 +55,11 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
         nonlocal season
         season = handle.config
 
-    done = replay(lake, start=parse_day(start, "start"), days=days, env=os.environ,
-                  roster=roster, symbols=symbol_list(symbols), seed=seed, players=players,
-                  arena_players=arena_players, ingest=ingest, candles=candles,
-                  runner=PrefectRunner(),
-                  invoke=prefect_dbt_invoke(lake), on_start=started, progress=day_done,
-                  say=logger.info)
+    plan = ReplayPlan(parse_day(start, "start"), days, roster, symbol_list(symbols), seed,
+                      players, arena_players, ingest, candles)
+    done = replay(lake, plan, env=os.environ,
+                  effects=flow_effects(runner=PrefectRunner(), invoke=prefect_dbt_invoke(lake)),
+                  on_start=started, on_day=day_done)
     for item in done.skipped:
         logger.warning("contestant %s", item)
     leaderboard_artifact(done)

@@ -6,8 +6,8 @@ runner to the same pipeline functions the command line runs. Tasks are not cache
 idempotent by itself: the ledger records each cycle once) and not retried (a model call retries
 its own transient errors; a failed step fails the flow). :func:`provider_slot` holds a contestant's
 model provider's global concurrency slot while it plays; :func:`ledger_slot` the season's ledger
-slot while a cycle or a monitor window writes; :func:`run_name` names a flow's runs by job and
-scheduled time.
+slot while a cycle or a monitor window writes; :func:`flow_effects` gives a job all of them
+at once; :func:`run_name` names a flow's runs by job and scheduled time.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import inspect
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from functools import cache
+from functools import cache, partial
 from typing import Any, TypeVar
 
 from prefect import Task, task
@@ -29,8 +29,11 @@ from prefect.task_runners import TaskRunner
 
 from arena.agents.base import Contestant
 from arena.agents.roster import ContestantSpec, model_provider
+from arena.app.effects import Effects
+from arena.app.handle import SeasonHandle
+from arena.app.params import clock_of
 from arena.core.environment import setting
-from arena.core.runner import Retry, retry_of
+from arena.core.runner import Retry, Runner, retry_of
 from arena.data.lake import Lake
 from arena.pipeline.season_config import LOCAL_DASK, SeasonConfig, season_slug
 from arena.pipeline.warehouse import DBT_PROJECT, Invoke, profiles_dir
@@ -207,3 +210,19 @@ def prefect_dbt_invoke(lake: Lake) -> Invoke:
     settings = PrefectDbtSettings(project_dir=DBT_PROJECT, profiles_dir=profiles_dir(lake),
                                   log_level=EventLevel.INFO)
     return PrefectDbtRunner(settings=settings, raise_on_failure=True).invoke
+
+
+def flow_effects(handle: SeasonHandle | None = None, *, now: str | None = None,
+                 runner: Runner | None = None, invoke: Invoke | None = None) -> Effects:
+    """A flow run's :class:`~arena.app.effects.Effects`: the clock (``now``: a rehearsal's
+    fixed time), its steps as tasks (``runner``; default the season's: threads, or its Dask
+    cluster), the run's logger hearing progress, the season's one-slot ledger limit held while
+    it records, each model provider's global limit held while a contestant calls, and dbt run
+    by ``invoke`` (None: dbt's own runner in the flow's process)."""
+    from prefect import get_run_logger
+
+    if runner is None:
+        runner = season_runner(handle.config) if handle is not None else PrefectRunner()
+    hold = nullcontext if handle is None else partial(ledger_slot, handle.id)
+    return Effects(clock=clock_of(now), runner=runner, progress=get_run_logger().info,
+                   hold=hold, slot=provider_slot, invoke=invoke)

@@ -22,20 +22,18 @@ and the season closes.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from arena.agents.roster import Skipped
-from arena.app.handle import Clock, SeasonHandle, wall_clock
+from arena.app.effects import INLINE, Effects
+from arena.app.handle import SeasonHandle
 from arena.app.publish import Publication, publish_after_cycle
 from arena.core.errors import Failed
 from arena.core.lazy import lazy_import
-from arena.core.runner import INLINE, Runner
 from arena.engine.outcomes import FAILED
-from arena.pipeline.cycle import Outcome, Slot
+from arena.pipeline.cycle import Outcome
 from arena.pipeline.live import (
     CycleRefused,
     CycleRun,
@@ -45,7 +43,6 @@ from arena.pipeline.live import (
     missed_cycles,
     play_season_cycle,
 )
-from arena.pipeline.warehouse import Invoke
 
 pd = lazy_import("pandas")
 
@@ -145,75 +142,79 @@ class CycleResult:
                                           f"{o.error}" for at, o in failed))
 
 
-def cycle_time(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestamp | None = None,
-               now: pd.Timestamp) -> pd.Timestamp:
+@dataclass(frozen=True)
+class CycleRequest:
+    """Which cycle a run plays and what follows it (see the module docstring): ``kind``, the
+    time ``at`` (a cycle: default the current one; a backfill or a retry: its day), what to do
+    with ``missed`` cycles before it, ``force_time`` (a time off the schedule, inside the
+    season), whether to ``publish`` after it and with how many zero-skill ``players`` per
+    asset (None: the publication's default)."""
+
+    kind: Kind = Kind.CYCLE
+    at: pd.Timestamp | None = None
+    missed: Missed = Missed.REFUSE
+    force_time: bool = False
+    publish: bool = True
+    players: int | None = None
+
+
+def cycle_time(handle: SeasonHandle, request: CycleRequest, now: pd.Timestamp) -> pd.Timestamp:
     """The cycle a run plays: ``at`` for a backfill or a retry (snapped to the season's cycle
     hour of its day), ``at`` or the current cycle for a cycle."""
-    if kind is Kind.CYCLE:
-        return at if at is not None else current_cycle(handle.config, now)
-    if at is None:
-        raise CycleRefused(f"a {kind} needs the cycle's day")
-    return handle.config.cycle_time(at)
+    if request.kind is Kind.CYCLE:
+        return request.at if request.at is not None else current_cycle(handle.config, now)
+    if request.at is None:
+        raise CycleRefused(f"a {request.kind} needs the cycle's day")
+    return handle.config.cycle_time(request.at)
 
 
-def cycle(handle: SeasonHandle, *, kind: Kind = Kind.CYCLE, at: pd.Timestamp | None = None,
-          missed: Missed = Missed.REFUSE, force_time: bool = False, publish: bool = True,
-          players: int | None = None, clock: Clock = wall_clock, runner: Runner = INLINE,
-          slot: Slot | None = None, invoke: Invoke | None = None,
-          progress: Callable[[str], None] | None = None,
-          hold: Callable[[], AbstractContextManager[object]] = nullcontext,
-          monotonic: Callable[[], float] = time.monotonic,
-          sleep: Callable[[float], None] = time.sleep) -> CycleResult:
+def cycle(handle: SeasonHandle, request: CycleRequest = CycleRequest(),
+          effects: Effects = INLINE) -> CycleResult:
     """Play the cycle (see the module docstring); refused before anything is recorded when it
-    is not sound (:class:`~arena.pipeline.live.CycleRefused`, an unusable input). ``hold``: a
-    context held while the cycle records (a flow's ledger slot), not while it publishes. The
+    is not sound (:class:`~arena.pipeline.live.CycleRefused`, an unusable input). The effects'
+    ``hold`` is held while the cycle records (a flow's ledger slot), not while it publishes. The
     missed cycles a scheduled run backfills first and the cycle itself share one deadline, the
     season's ``cycle_deadline_s``. A publication that fails leaves the cycle recorded: the
     result says so (:attr:`Publication.error`)."""
-    now = clock()
-    target = cycle_time(handle, kind=kind, at=at, now=now)
-    deadline = monotonic() + handle.config.cycle_deadline_s
-    with hold():  # the ledger's writers: a monitor tick never records beside the cycle
+    now = effects.clock()
+    target = cycle_time(handle, request, now)
+    deadline = effects.monotonic() + handle.config.cycle_deadline_s
+    with effects.hold():  # the ledger's writers: a monitor tick never records beside the cycle
         # the cycle asked for is checked first: a time that is wrong is refused as such, before
         # the missed cycles before it are named (play_season_cycle checks it again, once they
         # are played or skipped)
         check_cycle(handle.lake, handle.config, handle.ledger, handle.universe, target, now=now,
-                    force_time=force_time, backfill=kind is Kind.BACKFILL,
-                    retry=kind is Kind.RETRY)
-        backfilled, forfeits = _missed_first(handle, kind, target, missed, now=now,
-                                             runner=runner, slot=slot, deadline=deadline,
-                                             monotonic=monotonic, sleep=sleep)
-        result = _play(handle, kind, target, now=now, force_time=force_time, runner=runner,
-                       slot=slot, deadline_s=max(0.0, deadline - monotonic()),
-                       monotonic=monotonic, sleep=sleep)
+                    force_time=request.force_time, backfill=request.kind is Kind.BACKFILL,
+                    retry=request.kind is Kind.RETRY)
+        backfilled, forfeits = _missed_first(handle, request, target, now, deadline, effects)
+        result = _play_at(handle, replace(request, at=target), now,
+                          max(0.0, deadline - effects.monotonic()), effects)
     result.backfilled, result.missed_forfeits = backfilled, forfeits
-    if publish and not result.failed:
-        result.publication = publish_after_cycle(handle, target, players=players, clock=clock,
-                                                 runner=runner, invoke=invoke, progress=progress)
+    if request.publish and not result.failed:
+        result.publication = publish_after_cycle(handle, target, request.players, effects)
     return result
 
 
-def _missed_first(handle: SeasonHandle, kind: Kind, target: pd.Timestamp, missed: Missed, *,
-                  now: pd.Timestamp, runner: Runner, slot: Slot | None, deadline: float,
-                  monotonic: Callable[[], float], sleep: Callable[[float], None]
+def _missed_first(handle: SeasonHandle, request: CycleRequest, target: pd.Timestamp,
+                  now: pd.Timestamp, deadline: float, effects: Effects
                   ) -> tuple[list[CycleResult], list[tuple[pd.Timestamp, str]]]:
-    """The missed cycles before ``target``, refused, skipped or backfilled as ``missed`` says
+    """The missed cycles before ``target``, refused, skipped or backfilled as the request says
     (see the module docstring): the cycles played and the forfeits recorded. A cycle forced to
     a time after the due one counts the due one as missed too."""
-    earlier = [] if kind is not Kind.CYCLE else missed_cycles(
+    earlier = [] if request.kind is not Kind.CYCLE else missed_cycles(
         handle.config, handle.ledger, handle.attempts, now, before=target)
     if not earlier:
         return [], []
-    if missed is Missed.REFUSE:
+    if request.missed is Missed.REFUSE:
         raise MissedCycles(handle.id, str(handle.lake.root), earlier)
-    if missed is Missed.SKIP:
+    if request.missed is Missed.SKIP:
         return [], forfeit_missed(
             handle.lake, handle.config, handle.ledger, handle.universe, earlier,
             f"forfeited: the cycle was missed and the operator skipped it ({now:%Y-%m-%d %H:%M} "
             "UTC, arena cycle --skip-missed)")
     played: list[CycleResult] = []
     for i, day in enumerate(earlier):
-        left = deadline - monotonic()
+        left = deadline - effects.monotonic()
         if left < handle.config.call_timeout_s:  # no model call could finish in time
             raise BackfillIncomplete(
                 f"season {handle.id!r}: the cycle deadline passed while backfilling the missed "
@@ -221,8 +222,8 @@ def _missed_first(handle: SeasonHandle, kind: Kind, target: pd.Timestamp, missed
                 f"{earlier[i]:%Y-%m-%d}, or arena cycle --skip-missed to record them as "
                 "forfeited)", played)
         try:
-            played.append(_play(handle, Kind.BACKFILL, day, now=now, runner=runner, slot=slot,
-                                deadline_s=left, monotonic=monotonic, sleep=sleep))
+            played.append(_play_at(handle, CycleRequest(Kind.BACKFILL, day), now, left,
+                                   effects))
         except CycleRefused as exc:  # e.g. its market stays stale: it can never be backfilled
             raise BackfillIncomplete(
                 f"season {handle.id!r}: the missed cycle {day:%Y-%m-%d} could not be "
@@ -231,15 +232,16 @@ def _missed_first(handle: SeasonHandle, kind: Kind, target: pd.Timestamp, missed
     return played, []
 
 
-def _play(handle: SeasonHandle, kind: Kind, at: pd.Timestamp, *, now: pd.Timestamp,
-          runner: Runner, slot: Slot | None, monotonic: Callable[[], float],
-          sleep: Callable[[float], None], force_time: bool = False,
-          deadline_s: float | None = None) -> CycleResult:
+def _play_at(handle: SeasonHandle, request: CycleRequest, now: pd.Timestamp, deadline_s: float,
+             effects: Effects) -> CycleResult:
+    """The season's cycle at ``request.at``, played by the roster of that time."""
+    at = request.at
+    assert at is not None
     contestants = handle.contestants(at)
     run = play_season_cycle(handle.lake, handle.config, contestants.playing, at, now=now,
-                            universe=handle.universe, force_time=force_time,
-                            backfill=kind is Kind.BACKFILL, retry=kind is Kind.RETRY,
-                            runner=runner, slot=slot, ledger=handle.ledger,
-                            attempts=handle.attempts, clock=monotonic, sleep=sleep,
-                            deadline_s=deadline_s)
-    return CycleResult(handle.id, kind, at, run, contestants.skipped)
+                            universe=handle.universe, force_time=request.force_time,
+                            backfill=request.kind is Kind.BACKFILL,
+                            retry=request.kind is Kind.RETRY, runner=effects.runner,
+                            slot=effects.slot, ledger=handle.ledger, attempts=handle.attempts,
+                            clock=effects.monotonic, sleep=effects.sleep, deadline_s=deadline_s)
+    return CycleResult(handle.id, request.kind, at, run, contestants.skipped)

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from arena.app.handle import Clock, SeasonHandle, wall_clock
+from arena.app.effects import INLINE, Effects
+from arena.app.handle import SeasonHandle
 from arena.core.errors import BadArgument
 from arena.core.lazy import lazy_import
-from arena.core.runner import INLINE, Runner
 from arena.core.universe import load_universe
 from arena.data.ingest import (
     IngestError,
@@ -60,41 +60,61 @@ class IngestOutcome:
         return self.error is None and not self.watch_problems
 
 
-def ingest(lake: Lake, *, season: SeasonHandle | None = None, source: str | None = None,
-           symbols: Sequence[str] | None = None, start: pd.Timestamp | None = None,
-           end: pd.Timestamp | None = None, seed: int | None = None, drop: str | None = None,
-           drop_interval: str = "1h", instead_of: str | None = None, full: bool = False,
-           clock: Clock = wall_clock, runner: Runner = INLINE,
-           progress: ProgressFn | None = None, data_docs: bool = False) -> IngestOutcome:
-    """Ingest ``source`` bars over ``[start, end)`` (default: the last 200 days up to the
-    current hour; into a season's lake, from the season's history start until every asset's
-    series reaches back to it: :func:`~arena.pipeline.season_ingest.season_window_start`) into
-    ``lake``, the lake's ``season`` deciding what it takes (see the module docstring); ``full``:
-    re-fetch every stored bar to look for restatements; ``data_docs``: build Great Expectations'
-    Data Docs for this run (else the first run of the day and a failed validation build them)."""
+@dataclass(frozen=True)
+class IngestRequest:
+    """What an ingest fetches: ``source``'s bars (None: the season's only provider, or the
+    synthetic market) of ``symbols`` (None: the season's or the universe's assets) over
+    ``[start, end)`` (None: the default window, see :func:`ingest`); the provider built with the
+    synthetic ``seed``, the files ``drop`` folder and its finest ``drop_interval``, standing
+    ``instead_of`` a season's vendor; ``full``: re-fetch every stored bar to look for
+    restatements; ``data_docs``: build Great Expectations' Data Docs for this run (else the
+    first run of the day and a failed validation build them)."""
+
+    source: str | None = None
+    symbols: Sequence[str] | None = None
+    start: pd.Timestamp | None = None
+    end: pd.Timestamp | None = None
+    seed: int | None = None
+    drop: str | None = None
+    drop_interval: str = "1h"
+    instead_of: str | None = None
+    full: bool = False
+    data_docs: bool = False
+
+
+def ingest(lake: Lake, request: IngestRequest = IngestRequest(), *,
+           season: SeasonHandle | None = None, effects: Effects = INLINE,
+           progress: ProgressFn | None = None) -> IngestOutcome:
+    """Ingest the ``request``'s bars (default window: the last 200 days up to the current hour;
+    into a season's lake, from the season's history start until every asset's series reaches
+    back to it: :func:`~arena.pipeline.season_ingest.season_window_start`) into ``lake``, the
+    lake's ``season`` deciding what it takes (see the module docstring); ``progress`` hears of
+    each asset fetched, validated and published."""
+    r = request
+    symbols, source, seed = r.symbols, r.source, r.seed
     universe = load_universe().select(list(symbols) if symbols else None)
     if season is not None:
         plan = season_ingest(season.config, universe, source, seed, explicit=bool(symbols),
-                             instead_of=instead_of)
+                             instead_of=r.instead_of)
         universe, source, seed = plan.universe, plan.source, plan.seed
-    elif instead_of is not None:
+    elif r.instead_of is not None:
         raise BadArgument("--instead-of is for a season's lake (arena season init): the files "
                           "folder fills the partitions of the season's vendor")
-    provider = make_provider(source or "synthetic", seed=seed, drop=drop,
-                             drop_interval=drop_interval, instead_of=instead_of)
-    now = clock()
+    provider = make_provider(source or "synthetic", seed=seed, drop=r.drop,
+                             drop_interval=r.drop_interval, instead_of=r.instead_of)
+    now = effects.clock()
     default_start, default_end = default_window(now)
     reach_back = None
-    if season is not None and start is None:  # the history the season's rules need, once
+    if season is not None and r.start is None:  # the history the season's rules need, once
         usual = default_start
         default_start = season_window_start(season.config, lake, provider.name,
                                             base_interval(provider), universe, default_start)
         reach_back = default_start if default_start < usual else None
     error: IngestError | None = None
     try:
-        done = run_ingest(provider, universe, start=start or default_start,
-                          end=end or default_end, lake=lake, now=now, progress=progress,
-                          full=full, runner=runner, data_docs=data_docs)
+        done = run_ingest(provider, universe, start=r.start or default_start,
+                          end=r.end or default_end, lake=lake, now=now, progress=progress,
+                          full=r.full, runner=effects.runner, data_docs=r.data_docs)
         manifest, summary = done.manifest, done.summary
     except LakeWriteError:  # a full or read-only disk: nothing more can be written
         raise
@@ -106,5 +126,5 @@ def ingest(lake: Lake, *, season: SeasonHandle | None = None, source: str | None
     if season is not None and summary is not None:
         out.watched, out.watch_problems = watch_after_ingest(
             lake, season.config, provider.name, end=summary.end_used, now=now,
-            drop=drop if instead_of else None)
+            drop=r.drop if r.instead_of else None)
     return out

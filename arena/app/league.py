@@ -14,13 +14,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
+from arena.app.effects import INLINE, Effects
 from arena.app.publish import PUBLISH_LOCK, build_errors
 from arena.data.lake import Lake
 from arena.pipeline.league import (
@@ -31,7 +32,6 @@ from arena.pipeline.league import (
 )
 from arena.pipeline.league_marts import LeagueBuild, build_league
 from arena.pipeline.season_config import LIVE, SeasonConfig, make_season
-from arena.pipeline.warehouse import Invoke
 
 
 @dataclass(frozen=True)
@@ -76,8 +76,7 @@ def status(league: str | Path) -> LeagueStatus:
     return LeagueStatus(Path(league), read_league(league))
 
 
-def publish(league: str | Path, *, invoke: Invoke | None = None,
-            progress: Callable[[str], None] | None = None) -> LeagueBuild:
+def publish(league: str | Path, effects: Effects = INLINE) -> LeagueBuild:
     """Build and publish the league's marts over its published seasons and the verdict on
     skill; a second publication of the league waits for the first. A build that fails raises
     :class:`~arena.pipeline.warehouse.MartsError` (nothing published) or, for what DuckDB or a
@@ -87,4 +86,5 @@ def publish(league: str | Path, *, invoke: Invoke | None = None,
     lock = root / PUBLISH_LOCK
     lock.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock)), build_errors():
-        return build_league(root, read_league(root), invoke, progress=progress)
+        return build_league(root, read_league(root), effects.invoke,
+                            progress=effects.progress)

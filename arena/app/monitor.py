@@ -11,11 +11,10 @@ watch (``end`` is None).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
-from arena.app.handle import Clock, SeasonHandle, wall_clock
+from arena.app.effects import INLINE, Effects
+from arena.app.handle import SeasonHandle
 from arena.core.lazy import lazy_import
 from arena.pipeline.live import MonitorOffSeason, monitor_end, run_monitor
 from arena.pipeline.season_ingest import held_symbols, ingest_watched
@@ -38,15 +37,14 @@ class MonitorResult:
 
 
 def monitor(handle: SeasonHandle, *, at: pd.Timestamp | None = None, ingest: bool = True,
-            clock: Clock = wall_clock,
-            hold: Callable[[], AbstractContextManager[object]] = nullcontext) -> MonitorResult:
+            effects: Effects = INLINE) -> MonitorResult:
     """One tick at ``at`` (default: the clock's time); ``ingest``: the held symbols' bars first
-    (see the module docstring). ``hold``: a context held while the tick records (a flow's
+    (see the module docstring). The effects' ``hold`` is held while the tick records (a flow's
     ledger slot), not while it fetches the bars."""
     closed = handle.closed_at
     if closed is not None:
         raise MonitorOffSeason(f"season {handle.id!r} was closed at {closed}: nothing to watch")
-    now = clock()
+    now = effects.clock()
     tick = at if at is not None else now
     end = monitor_end(handle.config, handle.ledger, tick)
     if end is None:
@@ -55,7 +53,7 @@ def monitor(handle: SeasonHandle, *, at: pd.Timestamp | None = None, ingest: boo
     held = held_symbols(handle.ledger)
     if ingest and held and end <= now:
         problems = ingest_watched(handle.lake, handle.config, held, end=end, now=now)
-    with hold():  # never beside the season's cycle
+    with effects.hold():  # never beside the season's cycle
         run = run_monitor(handle.lake, handle.config, handle.contestants(tick).playing, tick,
                           now=now, universe=handle.universe, ledger=handle.ledger)
     return MonitorResult(handle.id, run.end, run.held, run.contestants, run.automatic_closes,

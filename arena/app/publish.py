@@ -13,23 +13,22 @@ built is told which command builds them (a live season's, a replay's, or none).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from filelock import FileLock
 
-from arena.app.handle import Clock, SeasonHandle, wall_clock
+from arena.app.effects import INLINE, Effects
+from arena.app.handle import SeasonHandle
 from arena.core.errors import ArenaError, Failed, UnusableInput
 from arena.core.lazy import lazy_import
-from arena.core.runner import INLINE, Runner
 from arena.data.lake import Lake, is_disk_error
 from arena.data.persistence import upload_lake
 from arena.pipeline.live import LIVE_PLAYERS, PublishError, publish_season
 from arena.pipeline.season import SeasonOutputs
 from arena.pipeline.season_config import REPLAY, find_season
-from arena.pipeline.warehouse import Invoke
 from arena.reporting.season import SEASON_FILE, ReportError, write_season_report
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
@@ -80,12 +79,10 @@ def build_errors() -> Iterator[None]:
 
 
 def publish(handle: SeasonHandle, *, players: int | None = None, final: bool = False,
-            mirror: str | None = None, clock: Clock = wall_clock, runner: Runner = INLINE,
-            invoke: Invoke | None = None, hold: Callable[[], AbstractContextManager[object]]
-            = nullcontext, progress: Callable[[str], None] | None = None) -> Publication:
+            mirror: str | None = None, effects: Effects = INLINE) -> Publication:
     """Publish the season so far (``players`` zero-skill players per asset: 2,000, or 20,000
     for the ``final`` publication, which closes the season); then copy the lake to ``mirror``
-    while ``hold`` keeps the season's writers out. A season that cannot be published yet (no
+    while the effects' ``hold`` keeps the season's writers out. A season that cannot be published yet (no
     cycle; a final publication before the last cycle) says why in ``not_yet``, and its lake is
     still copied to the mirror. Two publications of one lake never build at once: the second
     waits for the first (``<lake>/_locks/publish.lock``), then publishes what is recorded by then.
@@ -98,25 +95,24 @@ def publish(handle: SeasonHandle, *, players: int | None = None, final: bool = F
     try:
         with FileLock(str(lock)), build_errors():
             out.outputs = publish_season(handle.lake, handle.config, players=count, final=final,
-                                         now=clock(), invoke=invoke, runner=runner,
-                                         ledger=handle.ledger, progress=progress)
+                                         now=effects.clock(), invoke=effects.invoke,
+                                         runner=effects.runner, ledger=handle.ledger,
+                                         progress=effects.progress)
     except PublishError as exc:
         out.closed, out.not_yet = False, str(exc)
     if mirror:
-        with hold():
+        with effects.hold():
             out.mirrored = upload_lake(handle.lake, mirror)
     return out
 
 
-def publish_after_cycle(handle: SeasonHandle, at: pd.Timestamp, *, players: int | None,
-                        clock: Clock, runner: Runner, invoke: Invoke | None,
-                        progress: Callable[[str], None] | None) -> Publication:
+def publish_after_cycle(handle: SeasonHandle, at: pd.Timestamp, players: int | None,
+                        effects: Effects) -> Publication:
     """The publication after the cycle at ``at``: at full size, closing the season, after its
     last cycle. Never raises an :class:`~arena.core.errors.ArenaError`: the cycle is recorded,
     and the publication's ``not_yet`` or ``error`` says why there is none."""
     try:
-        return publish(handle, players=players, final=at == handle.config.last, clock=clock,
-                       runner=runner, invoke=invoke, progress=progress)
+        return publish(handle, players=players, final=at == handle.config.last, effects=effects)
     except ArenaError as exc:
         return Publication(handle.id, players or LIVE_PLAYERS, error=exc)
 

@@ -19,11 +19,11 @@ from typing import Literal
 
 from arena.agents.factory import contestants_from_roster
 from arena.agents.roster import Skipped
+from arena.app.effects import INLINE, Effects
 from arena.app.handle import SeasonHandle
 from arena.app.publish import build_errors
 from arena.core.errors import BadArgument
 from arena.core.lazy import lazy_import
-from arena.core.runner import INLINE, Runner
 from arena.core.universe import load_universe
 from arena.data.ingest import docs_beside
 from arena.data.lake import Lake
@@ -33,7 +33,7 @@ from arena.pipeline.day import DayReport
 from arena.pipeline.season import SeasonOutputs, SeasonReport, finish_season, replay_season
 from arena.pipeline.season_config import REPLAY, default_providers, init_season, make_season
 from arena.pipeline.season_tables import ARENA_PLAYERS
-from arena.pipeline.warehouse import Invoke, parse_ahead
+from arena.pipeline.warehouse import parse_ahead
 from arena.reporting.leaderboard import sorted_board
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
@@ -54,49 +54,69 @@ class ReplayResult:
     replicates: pd.DataFrame | None = None
 
 
-def replay(lake: Lake, *, start: dt.date, days: int, env: Mapping[str, str],
-           roster: str | None = None, symbols: Sequence[str] | None = None,
-           seed: int | None = None, players: int = DEFAULT_PLAYERS,
-           arena_players: int = ARENA_PLAYERS, ingest: Literal["season", "daily"] = "season",
-           runner: Runner = INLINE, invoke: Invoke | None = None,
+@dataclass(frozen=True)
+class ReplayPlan:
+    """What a replay plays: ``days`` daily cycles from ``start``, the ``roster`` (None: the
+    shipped one) over ``symbols`` (None: the universe) of the synthetic market of ``seed``, the
+    market ingested once for the season or before each day (``ingest``), the prompts' candles
+    in the layout ``candles`` (recorded with the season), and the zero-skill players of the
+    luck tables: ``players`` per asset, ``arena_players`` for the arena's rules."""
+
+    start: dt.date
+    days: int
+    roster: str | None = None
+    symbols: Sequence[str] | None = None
+    seed: int | None = None
+    players: int = DEFAULT_PLAYERS
+    arena_players: int = ARENA_PLAYERS
+    ingest: Literal["season", "daily"] = "season"
+    candles: str = DEFAULT_LAYOUT
+
+    def check(self) -> None:
+        """:class:`~arena.core.errors.BadArgument` naming the first setting that cannot be
+        played."""
+        if self.days < 1:
+            raise BadArgument(f"--days must be at least 1, not {self.days}")
+        if self.ingest not in ("season", "daily"):
+            raise BadArgument(f"--ingest must be 'season' or 'daily', not {self.ingest!r}")
+        if self.candles not in CANDLE_LAYOUTS:
+            raise BadArgument(f"--candles must be one of {', '.join(CANDLE_LAYOUTS)}, not "
+                              f"{self.candles!r}")
+
+
+def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Effects = INLINE,
            on_start: Callable[[SeasonHandle, int], None] | None = None,
-           progress: Callable[[DayReport, int, int], None] | None = None,
-           say: Callable[[str], None] | None = None,
-           candles: str = DEFAULT_LAYOUT) -> ReplayResult:
-    """Replay ``days`` daily cycles from ``start`` into ``lake`` (see the module docstring),
-    the prompts' candles in the layout ``candles`` (recorded with the season); ``on_start``
-    hears of the season and its contestant count before the first day, ``progress`` of every
-    day played, ``say`` of the ingest and the end of the season."""
-    if days < 1:
-        raise BadArgument(f"--days must be at least 1, not {days}")
-    if ingest not in ("season", "daily"):
-        raise BadArgument(f"--ingest must be 'season' or 'daily', not {ingest!r}")
-    if candles not in CANDLE_LAYOUTS:
-        raise BadArgument(f"--candles must be one of {', '.join(CANDLE_LAYOUTS)}, not "
-                          f"{candles!r}")
-    contestants, skipped = contestants_from_roster(roster, env)
-    universe = load_universe().select(list(symbols) if symbols else None)
-    provider = make_provider("synthetic", seed=seed)
-    config = init_season(lake, make_season(start, days, universe.symbols, mode=REPLAY,
-                                           providers=default_providers(), seed=seed,
-                                           candles=candles),
-                         roster=roster)
+           on_day: Callable[[DayReport, int, int], None] | None = None) -> ReplayResult:
+    """Replay the ``plan`` into ``lake`` (see the module docstring), the contestants' keys read
+    from ``env``; ``on_start`` hears of the season and its contestant count before the first
+    day, ``on_day`` of every day played, the effects' ``progress`` of the ingest and the end of
+    the season."""
+    plan.check()
+    say = effects.progress
+    contestants, skipped = contestants_from_roster(plan.roster, env)
+    universe = load_universe().select(list(plan.symbols) if plan.symbols else None)
+    provider = make_provider("synthetic", seed=plan.seed)
+    config = init_season(lake, make_season(plan.start, plan.days, universe.symbols, mode=REPLAY,
+                                           providers=default_providers(), seed=plan.seed,
+                                           candles=plan.candles),
+                         roster=plan.roster)
     handle = SeasonHandle(lake, config, env)
-    if invoke is None:  # dbt's own runner: its parse runs beside the season's days
+    if effects.invoke is None:  # dbt's own runner: its parse runs beside the season's days
         parse_ahead(lake)
     if on_start:
         on_start(handle, len(contestants))
     with docs_beside():  # the ingests' Data Docs are built beside the season's days
         played = replay_season(provider, handle.universe, contestants, config.times, lake=lake,
-                               runner=runner, ingest=ingest, progress=progress, say=say,
-                               candles=config.candles)
+                               runner=effects.runner, ingest=plan.ingest, progress=on_day,
+                               say=say, candles=config.candles)
     if say:
         say(f"season played: {len(played.days)} cycles, {played.trades} trades; building the "
             "luck tables, marts and report")
     with build_errors():
         outputs = finish_season(lake, config.market, handle.universe, config.times,
-                                players=players, arena_players=arena_players, invoke=invoke,
-                                quiet=True, runner=runner, progress=say)
+                                players=plan.players, arena_players=plan.arena_players,
+                                invoke=effects.invoke, quiet=True, runner=effects.runner,
+                                progress=say)
     board = sorted_board(pd.read_parquet(outputs.marts.marts / "leaderboard.parquet"))
     replicated = outputs.marts.marts / "replicates.parquet"
     replicates = pd.read_parquet(replicated) if replicated.is_file() else None

@@ -10,14 +10,15 @@ roster as rulers (:mod:`arena.reporting.roles`: told by their kind), and the lea
 
 from __future__ import annotations
 
-from arena.app.handle import Clock, SeasonHandle, wall_clock
+from arena.app.effects import INLINE, Effects
+from arena.app.handle import SeasonHandle
 from arena.pipeline.live import SeasonStatus, season_status
 from arena.reporting.roles import RULER, role_of_kind
 
 
-def status(handle: SeasonHandle, *, clock: Clock = wall_clock) -> SeasonStatus:
+def status(handle: SeasonHandle, effects: Effects = INLINE) -> SeasonStatus:
     """The season at the clock's time (see the module docstring)."""
     roster = handle.roster()
-    return season_status(handle.lake, handle.config, roster.names, clock(),
+    return season_status(handle.lake, handle.config, roster.names, effects.clock(),
                          ledger=handle.ledger, attempts=handle.attempts,
                          rulers={s.name for s in roster if role_of_kind(s.kind) == RULER})

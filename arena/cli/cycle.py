@@ -33,15 +33,16 @@ def cycle(*, at: str | None = None, force_time: bool = False, skip_missed: bool 
     """
     from arena.app.cycle import Kind, Missed
 
-    return run_cycle(Kind.CYCLE, lake, at=at, force_time=force_time, no_publish=no_publish,
+    return play_and_show(Kind.CYCLE, lake, at=at, force_time=force_time, no_publish=no_publish,
                      missed=Missed.SKIP if skip_missed else Missed.REFUSE, json=json)
 
 
-def run_cycle(kind, lake: str | None, *, at: str | None, json: bool, no_publish: bool = False,
-              force_time: bool = False, missed=None) -> int:
+def play_and_show(kind, lake: str | None, *, at: str | None, json: bool, no_publish: bool = False,
+                  force_time: bool = False, missed=None) -> int:
     """Play a cycle of ``kind`` and print it (shared by ``arena cycle`` and ``arena season
     backfill|retry``)."""
-    from arena.app.cycle import Kind, Missed, cycle
+    from arena.app.cycle import CycleRequest, Kind, Missed, cycle
+    from arena.app.effects import Effects
     from arena.app.handle import SeasonHandle
     from arena.app.params import optional_time, parse_day, parse_time
 
@@ -50,8 +51,9 @@ def run_cycle(kind, lake: str | None, *, at: str | None, json: bool, no_publish:
     progress = None if json else (lambda m: print(f"  {m}", flush=True))
     with nothing_recorded():
         handle = SeasonHandle.open(lake)
-        result = cycle(handle, kind=kind, at=when, missed=missed or Missed.REFUSE,
-                       force_time=force_time, publish=not no_publish, progress=progress)
+        result = cycle(handle, CycleRequest(kind, when, missed or Missed.REFUSE, force_time,
+                                            publish=not no_publish),
+                       Effects(progress=progress))
     if json:
         print_json(as_json(result))
     else:

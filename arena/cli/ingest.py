@@ -52,17 +52,17 @@ def ingest(*, source: Source | None = None, start: str | None = None, end: str |
         print the run manifest as JSON
     """
     from arena.app.handle import SeasonHandle
+    from arena.app.ingest import IngestRequest
     from arena.app.ingest import ingest as run
     from arena.app.params import optional_time, symbol_list
     from arena.data.lake import Lake
 
     where = Lake(lake)
     with progress(enabled=not json and sys.stderr.isatty()) as notify:
-        out = run(where, season=SeasonHandle.find(where), source=source,
-                  symbols=symbol_list(symbols), start=optional_time(start, "--start"),
-                  end=optional_time(end, "--end"), seed=seed, drop=drop,
-                  drop_interval=drop_interval, instead_of=instead_of, full=full,
-                  progress=notify, data_docs=data_docs)
+        asked = IngestRequest(source, symbol_list(symbols), optional_time(start, "--start"),
+                              optional_time(end, "--end"), seed, drop, drop_interval,
+                              instead_of, full, data_docs)
+        out = run(where, asked, season=SeasonHandle.find(where), progress=notify)
     for provider, why in out.watch_problems.items():
         say(NAME, f"the 15-minute bars of the held {', '.join(out.watched)} for the monitor "
                   f"({provider}): {why}")

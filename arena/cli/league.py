@@ -51,10 +51,11 @@ def publish(league: LeagueDir, /, *, json: Json = False) -> int:
     """Build the league's marts over its published seasons (results per season, totals, the
     verdict on skill) into LEAGUE/league.duckdb and LEAGUE/marts/.
     """
+    from arena.app.effects import Effects
     from arena.app.league import publish as job
 
     progress = None if json else (lambda m: print(f"  {m}", flush=True))
-    done = job(league, progress=progress)
+    done = job(league, Effects(progress=progress))
     verdict = done.verdict
     if json:
         print_json({"league": league, "warehouse": str(done.warehouse), "marts": str(done.marts),

@@ -66,7 +66,9 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
                candles: Candles = "ohlcv") -> int:
     import os
 
+    from arena.app.effects import Effects
     from arena.app.params import at_least, parse_day, symbol_list
+    from arena.app.replay import ReplayPlan
     from arena.app.replay import replay as job
     from arena.data.lake import Lake
 
@@ -83,11 +85,10 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
         say(f"day {done:>2}/{total}  {day.at:%Y-%m-%d %H:%M}  trades {trades:>3}  "
             f"({day.seconds:.1f} s, {time.perf_counter() - began:.0f} s elapsed)")
 
-    done = job(Lake(lake), start=parse_day(start, "--start"), days=days, env=os.environ,
-               roster=roster, symbols=symbol_list(symbols), seed=seed,
-               players=at_least(players, 1, "--players"), ingest=ingest, candles=candles,
-               on_start=started,
-               progress=progress, say=say)
+    plan = ReplayPlan(parse_day(start, "--start"), days, roster, symbol_list(symbols), seed,
+                      at_least(players, 1, "--players"), ingest=ingest, candles=candles)
+    done = job(Lake(lake), plan, env=os.environ, effects=Effects(progress=say),
+               on_start=started, on_day=progress)
     for s in done.skipped:
         print(f"  {s.spec.name}: {s.reason}", file=sys.stderr)
     marts = done.outputs.marts

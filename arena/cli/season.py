@@ -188,9 +188,9 @@ def backfill(date: Day, /, *, no_publish: NoPublish = False, lake: SeasonLake = 
 
     """
     from arena.app.cycle import Kind
-    from arena.cli.cycle import run_cycle
+    from arena.cli.cycle import play_and_show
 
-    return run_cycle(Kind.BACKFILL, lake, at=date, json=json, no_publish=no_publish)
+    return play_and_show(Kind.BACKFILL, lake, at=date, json=json, no_publish=no_publish)
 
 
 @season_app.command
@@ -201,9 +201,9 @@ def retry(date: Day, /, *, no_publish: NoPublish = False, lake: SeasonLake = Non
 
     """
     from arena.app.cycle import Kind
-    from arena.cli.cycle import run_cycle
+    from arena.cli.cycle import play_and_show
 
-    return run_cycle(Kind.RETRY, lake, at=date, json=json, no_publish=no_publish)
+    return play_and_show(Kind.RETRY, lake, at=date, json=json, no_publish=no_publish)
 
 
 @season_app.command
@@ -275,6 +275,7 @@ def publish(*, players: int | None = None, final: bool = False, mirror: str | No
     mirror
         then copy the lake to this mirror (a path or fsspec URI)
     """
+    from arena.app.effects import Effects
     from arena.app.handle import SeasonHandle
     from arena.app.params import at_least
     from arena.app.publish import publish as job
@@ -283,7 +284,7 @@ def publish(*, players: int | None = None, final: bool = False, mirror: str | No
     handle = SeasonHandle.open(lake)
     progress = None if json else (lambda m: print(f"  {m}", flush=True))
     done = job(handle, players=None if players is None else at_least(players, 1, "--players"),
-               final=final, mirror=mirror, progress=progress)
+               final=final, mirror=mirror, effects=Effects(progress=progress))
     if done.not_yet is not None:  # refused (the lake was still copied to the mirror)
         raise PublishError(done.not_yet)
     if json:

@@ -10,7 +10,8 @@ import json
 import pandas as pd
 import pytest
 
-from arena.app.cycle import BackfillIncomplete, Missed, MissedCycles, cycle
+from arena.app.cycle import BackfillIncomplete, CycleRequest, Missed, MissedCycles, cycle
+from arena.app.effects import Effects
 from arena.app.handle import SeasonHandle, fixed_clock
 from arena.cli import main
 from arena.ledger.store import Ledger
@@ -81,7 +82,8 @@ def test_skip_missed_records_the_missed_cycles_as_forfeited_by_name(season, caps
 
 def test_a_scheduled_cycle_backfills_the_missed_cycles_first_in_order(season):
     handle = SeasonHandle.open(season.root)
-    result = cycle(handle, missed=Missed.BACKFILL, publish=False, clock=fixed_clock(WED_RUN))
+    result = cycle(handle, CycleRequest(missed=Missed.BACKFILL, publish=False),
+                   Effects(clock=fixed_clock(WED_RUN)))
     assert [b.at for b in result.backfilled] == [MON, TUE] and result.at == WED
     assert all(len(b.played) == 2 for b in result.backfilled) and len(result.played) == 2
     assert _cycles(season) == [MON, TUE, WED]
@@ -96,15 +98,16 @@ def test_a_scheduled_cycle_that_runs_out_of_its_deadline_names_the_missed_cycles
     ticks = iter([0.0, 0.0, 595.0])  # the deadline's start, Monday's check, Tuesday's check
 
     with pytest.raises(BackfillIncomplete, match="not played yet: 2025-11-25") as caught:
-        cycle(handle, missed=Missed.BACKFILL, publish=False, clock=fixed_clock(WED_RUN),
-              monotonic=lambda: next(ticks, 595.0))
+        cycle(handle, CycleRequest(missed=Missed.BACKFILL, publish=False),
+              Effects(clock=fixed_clock(WED_RUN), monotonic=lambda: next(ticks, 595.0)))
     assert "arena season backfill 2025-11-25" in str(caught.value)
     assert _cycles(season) == [MON]  # Monday backfilled; Wednesday waits for Tuesday
 
 
 def test_the_job_refuses_as_the_command_does(season):
     with pytest.raises(MissedCycles) as caught:
-        cycle(SeasonHandle.open(season.root), publish=False, clock=fixed_clock(WED_RUN))
+        cycle(SeasonHandle.open(season.root), CycleRequest(publish=False),
+              Effects(clock=fixed_clock(WED_RUN)))
     assert caught.value.missed == [MON, TUE]
     assert _cycles(season) == []
 
@@ -135,7 +138,8 @@ def test_a_missed_cycle_that_can_never_be_played_stops_the_scheduled_run_by_name
     monkeypatch.setattr(live, "check_market", stale_on_monday)
     handle = SeasonHandle.open(season.root)
     with pytest.raises(BackfillIncomplete) as caught:
-        cycle(handle, missed=Missed.BACKFILL, publish=False, clock=fixed_clock(WED_RUN))
+        cycle(handle, CycleRequest(missed=Missed.BACKFILL, publish=False),
+                   Effects(clock=fixed_clock(WED_RUN)))
     message = caught.value.describe()
     assert "the missed cycle 2025-11-24 could not be backfilled" in message
     assert "not played yet: 2025-11-24, 2025-11-25" in message and "--skip-missed" in message

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from arena.app.effects import Effects
 from arena.app.handle import SeasonHandle, fixed_clock
 from arena.app.ingest import ingest
 from arena.data.ingest import default_window
@@ -24,12 +25,12 @@ def test_a_season_ingest_reaches_back_to_the_rules_history_once(tmp_path):
     calendars = {a.calendar for a in season.universe}
     needed = history_start(config.first, calendars)
     assert needed < default_window(NOW)[0]  # the usual 200 days would not do
-    first = ingest(lake, season=season, clock=fixed_clock(NOW))
+    first = ingest(lake, season=season, effects=Effects(clock=fixed_clock(NOW)))
     assert first.ok and first.summary.start == needed
     eth = lake.read_bars(PartitionKey("synthetic", "15m", "ETH"))
     assert eth["timestamp"].iloc[0] == needed
     later = NOW + pd.Timedelta(hours=1)
-    again = ingest(lake, season=season, clock=fixed_clock(later))
+    again = ingest(lake, season=season, effects=Effects(clock=fixed_clock(later)))
     assert again.ok and again.summary.start == default_window(later)[0]
     assert lake.read_bars(PartitionKey("synthetic", "15m", "ETH"))["timestamp"].iloc[0] == needed
 
@@ -42,12 +43,12 @@ def test_a_listing_younger_than_the_history_is_fetched_from_there_once(tmp_path)
     lake = Lake(tmp_path / "lake")
     init_season(lake, make_season(FIRST, 3, ["ETH"]))
     season = SeasonHandle.open(lake)
-    first = ingest(lake, season=season, clock=fixed_clock(NOW))
+    first = ingest(lake, season=season, effects=Effects(clock=fixed_clock(NOW)))
     needed = first.summary.start
     key = PartitionKey("synthetic", "15m", "ETH")
     young = lake.read_bars(key, start=needed + pd.Timedelta(days=100))  # as a young listing
     write_bars_file(young, lake.path(key))
     later = NOW + pd.Timedelta(hours=1)
-    again = ingest(lake, season=season, clock=fixed_clock(later))
+    again = ingest(lake, season=season, effects=Effects(clock=fixed_clock(later)))
     assert again.summary.start == default_window(later)[0]  # tried once: not again
     assert lake.read_bars(key)["timestamp"].iloc[0] == young["timestamp"].iloc[0]

@@ -9,6 +9,7 @@ import json
 import pandas as pd
 import pytest
 
+from arena.app.effects import Effects
 from arena.app.handle import SeasonHandle, fixed_clock
 from arena.app.status import status
 from arena.cli import main
@@ -48,7 +49,8 @@ def season(tmp_path_factory, tmp_path, universe):
 
 def test_the_status_lists_the_contestants_first_and_names_the_leading_contestant(season,
                                                                                   capsys):
-    got = status(SeasonHandle.open(season.root), clock=fixed_clock(AT + pd.Timedelta(hours=1)))
+    got = status(SeasonHandle.open(season.root),
+                 Effects(clock=fixed_clock(AT + pd.Timedelta(hours=1))))
     assert [(c.contestant, c.role) for c in got.contestants] == [
         ("alpha", "contestant"), ("beta", "contestant"),
         ("momentum", "ruler"), ("equal-weight", "ruler")]

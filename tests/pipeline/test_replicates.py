@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.app.replay import replay
+from arena.app.replay import ReplayPlan, replay
 from arena.cli._render import print_leaderboard
 from arena.data.lake import Lake
 from arena.pipeline.matched_tables import matched_tables
@@ -70,8 +70,8 @@ def season(tmp_path_factory):
             f"  - {{name: stub-model, kind: llm, model: openai/stub-model, api_base: '{stub.url}',"
             " params: {temperature: 0.4, max_tokens: 400, timeout: 10, num_retries: 1},"
             " replicates: 2, seeds: [11, 22]}\n")
-        done = replay(lake, start=START, days=DAYS, env={}, roster=str(roster), symbols=SYMBOLS,
-                      players=PLAYERS, arena_players=ARENA_PLAYERS)
+        done = replay(lake, ReplayPlan(START, DAYS, str(roster), SYMBOLS, players=PLAYERS,
+                                       arena_players=ARENA_PLAYERS), env={})
         requests = stub.chat_requests
     return lake, done, requests
 
