@@ -8,13 +8,13 @@ through its :class:`~arena.core.runner.Runner`):
    market and its own portfolio, folded from the ledger; the assets whose price is stale (their
    data stopped arriving, :attr:`arena.market.types.MarketData.stale`) are decided there too, so
    the briefing flags them and the engine refuses to trade them (``stale_price``) alike;
-2. :func:`play` for every contestant, all at once (a cycle lasts as long as its slowest model
+2. :func:`play_turn` for every contestant, all at once (a cycle lasts as long as its slowest model
    call; :class:`ProviderSlots` bounds the calls of one model provider when the season's
    ``$ARENA_PROVIDER_CONCURRENCY`` says so) - each turn
-   (:func:`arena.pipeline.turn.run_contestant_cycle`) runs inside
+   (:func:`arena.pipeline.turn.take_turn`) runs inside
    :meth:`arena.ledger.store.Ledger.record_cycle`, so a re-run, or two runs at the same time,
    never execute its trades twice;
-3. :func:`play` for the contestants that answer from the others' answers (a reverse:
+3. :func:`play_turn` for the contestants that answer from the others' answers (a reverse:
    :func:`arena.agents.base.plays_after_others`), once the others are recorded: their briefing
    carries what the others' books executed this cycle, both rounds (:class:`ExecutedDecisions`),
    and the standings before it.
@@ -54,7 +54,7 @@ from arena.market.asof import Providers, closed_bars, provider_of
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
 from arena.market.sections import DEFAULT_LAYOUT
 from arena.market.types import MarketData
-from arena.pipeline.turn import ContestantCycle, ContestantFailed, Round, run_contestant_cycle
+from arena.pipeline.turn import ContestantCycle, ContestantFailed, Round, take_turn
 from arena.reporting.roles import CONTESTANT, recorded_role
 
 pd = lazy_import("pandas")
@@ -245,7 +245,7 @@ def standings(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[st
 
 
 @step("play-{contestant.name}")
-def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
+def play_turn(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
          at: pd.Timestamp, *, rules: Rules = ARENA_RULES, others: Sequence[str] = (),
          slot: Slot = no_slot, queued_at: float | None = None,
          candles: str = DEFAULT_LAYOUT, charts: Charts | None = None) -> Outcome:
@@ -259,7 +259,7 @@ def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: U
     try:
         with slot(contestant):
             queue_s = 0.0 if queued_at is None else max(0.0, time.time() - queued_at)
-            return _play(contestant, market, ledger, universe, at, rules, others, queue_s,
+            return record_turn(contestant, market, ledger, universe, at, rules, others, queue_s,
                          candles, charts)
     except ContestantFailed as exc:  # the model never answered: nothing happened, nothing recorded
         log.warning("contestant %s failed at %s (nothing recorded): %s", contestant.name, at,
@@ -283,7 +283,7 @@ def play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: U
                        f"{type(exc).__name__}: {exc}", queue_s=queue_s)
 
 
-def _play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
+def record_turn(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
           at: pd.Timestamp, rules: Rules, others: Sequence[str], queue_s: float,
           candles: str = DEFAULT_LAYOUT, charts: Charts | None = None) -> Outcome:
     def build() -> CycleRecord:
@@ -296,7 +296,7 @@ def _play(contestant: Contestant, market: MarketData, ledger: Ledger, universe: 
         if plays_after_others(contestant):
             briefing = replace(briefing, earlier=ExecutedDecisions(ledger, at, others),
                                standings=standings(ledger, at, others))
-        cycle = run_contestant_cycle(contestant, briefing, state, market.prices, universe,
+        cycle = take_turn(contestant, briefing, state, market.prices, universe,
                                      rules=rules)
         return to_record(cycle, briefing.prompt_text, market.prices, at, queue_s)
 
@@ -345,11 +345,11 @@ def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequen
 
         warm_calls()  # the turns run in this process: their calls leave together
     with steady_heap():  # no collector's pass over the whole process as the calls leave
-        outcomes = runner.map(play, first, market, ledger, universe, at, rules=rules,
+        outcomes = runner.map(play_turn, first, market, ledger, universe, at, rules=rules,
                               slot=slot, queued_at=time.time(), candles=candles,
                               charts=charts)
     names = tuple(c.name for c in first)
-    return outcomes + [runner.run(play, c, market, ledger, universe, at, rules=rules,
+    return outcomes + [runner.run(play_turn, c, market, ledger, universe, at, rules=rules,
                                   others=names, slot=slot, queued_at=time.time(),
                                   candles=candles, charts=charts)
                        for c in followers]

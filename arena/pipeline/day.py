@@ -224,7 +224,7 @@ def record_forfeits(lake: Lake, market: Providers, ledger: Ledger, attempts: Att
     return out
 
 
-def play_cycle(lake: Lake, market: Providers, universe: Universe,
+def play_rounds(lake: Lake, market: Providers, universe: Universe,
                contestants: Sequence[Contestant], at: pd.Timestamp, *, ledger: Ledger,
                rules: Rules, runner: Runner, slot: Slot | None, attempts: Attempts | None,
                retries: Retries | None, candles: str = DEFAULT_LAYOUT
@@ -287,7 +287,7 @@ def play_day(lake: Lake, market: Providers, universe: Universe,
     closes = monitor_day(lake, ledger, market, universe, contestants, at)
     timings["monitor"] = time.perf_counter() - t
     t = time.perf_counter()
-    outcomes, rounds = play_cycle(lake, market, universe, contestants, at, ledger=ledger,
+    outcomes, rounds = play_rounds(lake, market, universe, contestants, at, ledger=ledger,
                                   rules=rules, runner=runner, slot=slot, attempts=attempts,
                                   retries=retries, candles=candles)
     timings["cycle"] = time.perf_counter() - t

@@ -111,7 +111,7 @@ def echoed(reply: Reply) -> Reply:
         reply, transcript=(*before, Message(last.role, cut)))
 
 
-def run_contestant_cycle(contestant: Contestant, briefing: Briefing, state: CycleState,
+def take_turn(contestant: Contestant, briefing: Briefing, state: CycleState,
                          prices: Mapping[str, float], universe: Universe, *,
                          rules: Rules = ARENA_RULES,
                          follow_up: Callable[[RepairContext], str] = default_follow_up

@@ -21,7 +21,7 @@ from arena.agents.house import HouseContestant
 from arena.engine.portfolio import LONG, Portfolio, Position
 from arena.engine.rules import CycleState
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
-from arena.pipeline.turn import run_contestant_cycle
+from arena.pipeline.turn import take_turn
 from tests.conftest import ts
 from tests.market_lakes import PROVIDER
 
@@ -58,7 +58,7 @@ def answers(agent: HouseContestant, by_cycle, universe) -> list[dict[str, str]]:
         reply = agent.answer(briefing)
         out.append({"at": at.isoformat(), "book": "week", "text": reply.text,
                     "model": reply.calls[0].model})
-        outcome = run_contestant_cycle(agent, briefing, state, market.prices, universe)
+        outcome = take_turn(agent, briefing, state, market.prices, universe)
         carried = outcome.state.portfolio
         held = CycleState(four_longs(market, index), at)
         briefing = build_briefing(market, agent.name, portfolio_snapshot(held, market.prices))

@@ -16,7 +16,7 @@ from arena.engine.contract import parse_answer
 from arena.engine.portfolio import LONG, SHORT, Portfolio, Position
 from arena.engine.rules import CycleState
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
-from arena.pipeline.turn import run_contestant_cycle
+from arena.pipeline.turn import take_turn
 from arena.scoring.arena_luck import zero_skill_answer
 from tests.conftest import ts
 from tests.market_lakes import PROVIDER, market_lakes
@@ -46,7 +46,7 @@ def test_house_agents_play_a_week_without_a_rejection(strategy, markets, univers
         market = markets[at]
         state = CycleState(state_portfolio, at)
         briefing = build_briefing(market, agent.name, portfolio_snapshot(state, market.prices))
-        outcome = run_contestant_cycle(agent, briefing, state, market.prices, universe)
+        outcome = take_turn(agent, briefing, state, market.prices, universe)
         assert not outcome.repaired and outcome.rejections == (), (at, outcome.rejections)
         opened += sum(f.kind == "open" for f in outcome.fills)
         assert sum(f.kind == "open" for f in outcome.fills) <= 1

@@ -26,7 +26,7 @@ from arena.ledger.store import Ledger
 from arena.market.briefing import build_briefing, portfolio_snapshot
 from arena.market.types import TABLE_COLUMNS
 from arena.pipeline.cycle import run_cycle
-from arena.pipeline.turn import run_contestant_cycle
+from arena.pipeline.turn import take_turn
 from tests.agents import house_answers
 from tests.market_lakes import PROVIDER, market_lakes
 
@@ -205,7 +205,7 @@ def test_the_extreme_sizes_a_roster_accepts_are_sizes_the_engine_executes(size, 
     market = by_cycle[MON]
     state = CycleState(Portfolio(), MON)
     briefing = build_briefing(market, agent.name, portfolio_snapshot(state, market.prices))
-    outcome = run_contestant_cycle(agent, briefing, state, market.prices, universe)
+    outcome = take_turn(agent, briefing, state, market.prices, universe)
     assert outcome.rejections == () and [f.kind for f in outcome.fills] == ["open"]
     expected = min(10_000 * size / 100, 10_000 / (1 + ARENA_RULES.fee_rate))  # the cash cap
     assert outcome.fills[0].quantity * outcome.fills[0].price == pytest.approx(expected)

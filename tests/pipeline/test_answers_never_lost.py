@@ -13,8 +13,7 @@ from arena.agents.roster import ContestantSpec, Params
 from arena.cli import main
 from arena.engine.repair import ECHO_CHARS
 from arena.ledger.store import Ledger
-from arena.pipeline.cycle import cycle_market
-from arena.pipeline.cycle import play as cycle_play
+from arena.pipeline.cycle import cycle_market, play_turn
 from tests.agents.openai_stub import OpenAIStub, StubResponse, unreachable_url
 from tests.conftest import ts
 from tests.market_lakes import PROVIDER, market_lakes, season_lake
@@ -48,7 +47,7 @@ def cycle(tmp_path_factory, tmp_path, universe):
     def play(spec: ContestantSpec, at=MON):
         contestant = LLMContestant(spec, retry=FAST)
         market = cycle_market(lake, PROVIDER, universe, [contestant], at, ledger)
-        return cycle_play(contestant, market, ledger, universe, at)
+        return play_turn(contestant, market, ledger, universe, at)
 
     return ledger, play
 

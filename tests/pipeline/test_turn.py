@@ -15,7 +15,7 @@ from arena.engine.outcomes import OUTCOMES, CycleOutcome
 from arena.engine.portfolio import LONG, Portfolio, Position
 from arena.engine.repair import ECHO_CHARS
 from arena.engine.rules import CycleState
-from arena.pipeline.turn import ContestantFailed, run_contestant_cycle
+from arena.pipeline.turn import ContestantFailed, take_turn
 from tests.conftest import ts
 
 AT = ts("2025-11-26 16:00")
@@ -65,7 +65,7 @@ class Scripted:
 def run(script, state=None, universe=None):
     contestant = Scripted(list(script))
     state = state or CycleState(Portfolio(), AT)
-    return contestant, run_contestant_cycle(contestant, BRIEFING, state, PRICES, universe)
+    return contestant, take_turn(contestant, BRIEFING, state, PRICES, universe)
 
 
 def test_a_clean_answer_executes_without_a_repair(universe):
@@ -172,7 +172,7 @@ def test_a_call_that_never_reached_the_model_is_not_an_outcome(universe):
     """An operational failure: nothing happened in the game, so there is nothing to record."""
     contestant = Scripted([None])
     with pytest.raises(ContestantFailed, match="connection: refused"):
-        run_contestant_cycle(contestant, BRIEFING, CycleState(Portfolio(), AT), PRICES, universe)
+        take_turn(contestant, BRIEFING, CycleState(Portfolio(), AT), PRICES, universe)
     assert contestant.follow_ups == []
 
 
