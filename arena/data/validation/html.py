@@ -20,7 +20,9 @@ folders (when the state is missing or unreadable, and on demand: a run kept from
 pages, or copied in by hand, gets its summary then). One writer at a time (a lock file).
 
 The pages are self-contained: inline CSS, no JavaScript, no URL outside the page (no CDN, web
-font or image), unlike Great Expectations' Data Docs, which render empty offline. Every value
+font or image), unlike Great Expectations' Data Docs, which render empty offline. They are
+Jinja2 templates (``templates/``: ``document.html.j2`` the document every page extends, with
+``validation.css`` inlined, ``macros.html.j2`` its rows and tables), and every value they write
 (symbols and messages come from vendors) is escaped with :func:`html.escape`. Files are written
 atomically (a temp file, then one rename).
 """
@@ -32,13 +34,17 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from filelock import FileLock
 
 from arena.data.lake import write_text
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 RESULTS = "candle_validation.json"  # the stored result of one run
 SUMMARY = "summary.json"  # what the index needs of one run
@@ -48,21 +54,9 @@ DAYS = "days"  # days/<YYYY-MM-DD>.json (that day's run summaries) and .html (th
 INDEX_RUNS = 200  # runs the index lists; every run is on its day's page
 _LOCK = ".index.lock"
 _UNDATED = "undated"  # the day of a run whose id does not start with its time
+_LISTED = ("provider", "started", "as_of", "success", "bars", "series", "checks", "failed",
+           "unreadable")  # what a table of runs shows of one, besides its id
 _RUN_ID = re.compile(r"(?P<stamp>\d{8}T\d{6})-(?P<provider>.+)-[0-9a-f]{6}")
-_CSS = """
-body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,Arial,sans-serif;margin:1.5rem;
-color:#1a1a1a;background:#fff}
-h1{font-size:1.4rem;margin:0 0 .5rem}
-dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem;margin:0 0 1rem}
-dt{color:#555}dd{margin:0}
-table{border-collapse:collapse;font-size:.9rem}
-th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.fail td{background:#fde8e4}tr.suspect td{background:#fff4d6}
-.badge{display:inline-block;padding:.1rem .5rem;border-radius:.25rem;font-weight:bold}
-.pass{color:#fff;background:#1b7a3d}.failed{color:#fff;background:#b3261e}
-.warn{color:#1a1a1a;background:#f2c14e}
-"""
 
 
 def write_pages(directory: str | os.PathLike[str], data: Mapping[str, Any]) -> Path:
@@ -185,15 +179,8 @@ def render_run(run_id: str, data: Mapping[str, Any]) -> str:
              ("Bars", _count(summary["bars"])), ("Series", _count(summary["series"])),
              ("Checks", _count(summary["checks"])), ("Failed checks", _count(summary["failed"])),
              ("Seconds", data.get("seconds"))]
-    rows = "\n".join(_check_row(r) for r in results) or '<tr><td colspan="6">no checks</td></tr>'
-    body = (
-        f'<p><a href="../{PAGE}">All validation runs</a></p>'
-        f"<h1>Candle validation {_esc(run_id)} {_badge(summary['success'])}</h1>"
-        + _facts(facts)
-        + "<h2>Checks</h2><table><thead><tr><th>Result</th><th>Symbol</th><th>Interval</th>"
-        "<th>Check</th><th>Message</th><th>Observed</th></tr></thead>"
-        f"<tbody>\n{rows}\n</tbody></table>")
-    return _document(f"Candle validation {run_id}", body)
+    return _render("run.html.j2", title=f"Candle validation {run_id}", run_id=run_id,
+                   success=summary["success"], facts=facts, results=_checks(results))
 
 
 def render_index(summaries: Sequence[Mapping[str, Any]],
@@ -203,82 +190,61 @@ def render_index(summaries: Sequence[Mapping[str, Any]],
     every run kept and, when the summaries are not all of them, links each day's page."""
     ordered = _newest(summaries)
     counts = days if days is not None else {"": _counts(ordered)}
-    total = sum(c["runs"] for c in counts.values())
-    failed = sum(c["failed"] for c in counts.values())
-    shown = f"Newest first{f', the newest {len(ordered)}' if total > len(ordered) else ''}."
-    body = (
-        "<h1>Candle validation runs</h1>"
-        f"<p>{total} runs kept, {failed} failed. {shown}</p>" + _runs_table(ordered, ""))
-    if total > len(ordered):
-        rows = "\n".join(
-            f'<tr><td><a href="{DAYS}/{_esc(quote(day))}.html">{_esc(day)}</a></td>'
-            f'<td class="num">{_count(c["runs"])}</td><td class="num">{_count(c["failed"])}'
-            "</td></tr>" for day, c in sorted(days.items(), reverse=True))
-        body += ("<h2>Every run, by day (UTC)</h2><table><thead><tr><th>Day</th><th>Runs</th>"
-                 f"<th>Failed</th></tr></thead><tbody>\n{rows}\n</tbody></table>")
-    return _document("Candle validation runs", body)
+    return _render("index.html.j2", title="Candle validation runs", runs=_listed(ordered),
+                   total=sum(c["runs"] for c in counts.values()),
+                   failed=sum(c["failed"] for c in counts.values()), days_folder=DAYS,
+                   days=sorted(counts.items(), reverse=True))
 
 
 def render_day(day: str, summaries: Sequence[Mapping[str, Any]]) -> str:
     """The page of one day's runs (a complete HTML document), newest first."""
     ordered = _newest(summaries)
-    failed = sum(1 for s in ordered if not s.get("success"))
-    body = (f'<p><a href="../{PAGE}">All validation runs</a></p>'
-            f"<h1>Candle validation runs of {_esc(day)}</h1>"
-            f"<p>{len(ordered)} runs, {failed} failed. Newest first.</p>"
-            + _runs_table(ordered, "../"))
-    return _document(f"Candle validation runs of {day}", body)
+    return _render("day.html.j2", title=f"Candle validation runs of {day}", day=day,
+                   runs=_listed(ordered), failed=sum(1 for s in ordered if not s.get("success")))
 
 
-def _runs_table(ordered: Sequence[Mapping[str, Any]], up: str) -> str:
-    rows = "\n".join(_index_row(s, up) for s in ordered) or \
-        '<tr><td colspan="9">no runs</td></tr>'
-    return ("<table><thead><tr><th>Run</th><th>Provider</th><th>Started (UTC)</th>"
-            "<th>As of</th><th>Result</th><th>Bars</th><th>Series</th><th>Checks</th>"
-            f"<th>Failed checks</th></tr></thead><tbody>\n{rows}\n</tbody></table>")
+@cache
+def _environment() -> Environment:
+    """The pages' Jinja2 environment: templates from the package (so an installed arena finds
+    them), an undefined name an error, every value escaped as :func:`_esc` does (its finalize:
+    :func:`html.escape` writes a quote ``&#x27;`` where Jinja2's autoescape writes ``&#39;``;
+    the autoescape leaves what it escaped as it is)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+    from markupsafe import Markup
+
+    def escaped(value: Any) -> Markup:
+        return value if isinstance(value, Markup) else Markup(_esc(value))
+
+    env = Environment(loader=PackageLoader("arena.data.validation", "templates"),
+                      autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                      finalize=escaped)
+    env.filters.update(count=lambda value: Markup(_count(value)), quote=quote)
+    return env
 
 
-def _check_row(r: Mapping[str, Any]) -> str:
-    if r.get("success"):
-        css, label = "", _badge(True)
-    elif r.get("suspect"):
-        css, label = ' class="suspect"', '<span class="badge warn">SUSPECT</span>'
-    else:
-        css, label = ' class="fail"', _badge(False)
-    observed = json.dumps(r.get("observed") or {}, default=str, sort_keys=True)
-    cells = [_esc(r.get(k)) for k in ("symbol", "interval", "check", "message")]
-    return (f"<tr{css}><td>{label}</td>" + "".join(f"<td>{c}</td>" for c in cells)
-            + f"<td><code>{_esc(observed if observed != '{}' else '')}</code></td></tr>")
+def _render(template: str, **context: object) -> str:
+    """A page of ``templates/`` rendered with ``context``."""
+    return _environment().get_template(template).render(page=PAGE, **context)
 
 
-def _index_row(s: Mapping[str, Any], up: str = "") -> str:
-    run_id = str(s.get("run_id"))
-    link = f'<a href="{up}{_esc(quote(run_id))}/{PAGE}">{_esc(run_id)}</a>'
-    if s.get("unreadable"):
-        return f'<tr class="fail"><td>{link}</td><td colspan="8">result unreadable</td></tr>'
-    counts = "".join(f'<td class="num">{_count(s.get(k))}</td>'
-                     for k in ("bars", "series", "checks", "failed"))
-    css = "" if s.get("success") else ' class="fail"'
-    return (f"<tr{css}><td>{link}</td><td>{_esc(s.get('provider'))}</td>"
-            f"<td>{_esc(s.get('started'))}</td><td>{_esc(s.get('as_of'))}</td>"
-            f"<td>{_badge(bool(s.get('success')))}</td>{counts}</tr>")
+def _checks(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The checks as the run's page shows them: what each observed as JSON (nothing when it
+    observed nothing), a field a result lacks None."""
+    shown = []
+    for r in results:
+        observed = json.dumps(r.get("observed") or {}, default=str, sort_keys=True)
+        shown.append({**{k: r.get(k) for k in ("success", "suspect", "symbol", "interval",
+                                                 "check", "message")},
+                      "observed": observed if observed != "{}" else ""})
+    return shown
 
 
-def _facts(facts: Sequence[tuple[str, Any]]) -> str:
-    return "<dl>" + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in facts
-                            if v is not None) + "</dl>"
-
-
-def _document(title: str, body: str) -> str:
-    return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_esc(title)}</title><style>{_CSS}</style></head>\n"
-            f"<body>\n{body}\n</body></html>\n")
-
-
-def _badge(success: bool) -> str:
-    return ('<span class="badge pass">PASSED</span>' if success
-            else '<span class="badge failed">FAILED</span>')
+def _listed(summaries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Runs (:func:`run_summary` each) as a table of runs shows them: the id as text, a field a
+    summary lacks None (an unreadable run has its id only)."""
+    return [{**{k: s.get(k) for k in _LISTED}, "run_id": str(s.get("run_id"))}
+            for s in summaries]
 
 
 def _id_parts(run_id: str) -> tuple[str | None, str | None]:

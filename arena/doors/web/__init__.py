@@ -1,0 +1,111 @@
+"""``arena web``: the arena's public site, served live from the published marts.
+
+The site serves one season's lake, or a league folder of season lakes (the newest season is the
+one ``/`` shows). Every page is rendered by :mod:`arena.reporting.site` with the season report's
+templates; the JSON API (``/api/...``, described by OpenAPI at ``/openapi.json``) serves the same
+marts' rows. Both read the season's *published* marts (``<lake>/marts/*.parquet``: a
+publication swaps that folder whole, see :mod:`arena.pipeline.warehouse`) and nothing else of
+the lake but its season config, its daily reports and its season report, all read-only.
+
+A season's marts are read once per publication: the folder's identity (inode and modification
+time of the folder and of its leaderboard file) is checked on every request - one ``stat`` or
+two - and a new publication is read at the next request, so a cycle published while the site
+runs shows without a restart; the rendered pages of a publication are kept until the next one.
+A page asks ``/api/seasons/<id>/version`` every 20 seconds and reloads itself when a newer
+publication is out.
+
+Offline by construction: no page loads anything from another host (the stylesheet is inline,
+the charts are inline SVG, FastAPI's documentation pages - which load their scripts from a CDN -
+are off; ``/api/`` lists the endpoints instead). 127.0.0.1 by default; beyond loopback only
+behind a reverse proxy (``--proxied``), see the README.
+
+The app (:func:`build_app`) is two routers over one :class:`~arena.doors.web.sources.Site`:
+:mod:`arena.doors.web.pages` (the pages, and the page a failed request is answered with) and
+:mod:`arena.doors.web.api` (the JSON API, its answers pydantic models); what the site reads is
+:mod:`arena.doors.web.sources`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arena.doors.web.sources import (
+    API_MARTS,
+    MAX_ROWS,
+    LeagueSource,
+    SeasonSource,
+    Site,
+    SiteError,
+    is_lake,
+    season_lakes,
+)
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+HOST, PORT = "127.0.0.1", 8780
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def build_app(root: str | Path) -> FastAPI:
+    """The site as an ASGI app (FastAPI: the pages' router and the JSON API's, the API
+    documented by OpenAPI)."""
+    from fastapi import FastAPI, HTTPException, Request
+    from fastapi.responses import Response
+
+    from arena.doors.web import api, pages
+    from arena.reporting.season import ReportError
+    from arena.reporting.site import PageNotFound
+
+    site = Site(Path(root))
+    app = FastAPI(title="LLM trading arena", version="1",
+                  description="The arena's seasons as published: leaderboards, equity, trades, "
+                              "decisions and the luck tables. Every number is a row of the "
+                              "season's dbt marts.",
+                  docs_url=None, redoc_url=None)
+    app.state.site = site
+
+    @app.exception_handler(PageNotFound)
+    async def not_found(request: Request, exc: PageNotFound) -> Response:
+        return pages.error_page(404, str(exc), request)
+
+    @app.exception_handler(ReportError)
+    async def unreadable(request: Request, exc: ReportError) -> Response:
+        return pages.error_page(503, str(exc), request)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        return pages.error_page(exc.status_code, str(exc.detail), request)
+
+    app.include_router(pages.router)
+    app.include_router(api.router)
+    return app
+
+
+def check_host(host: str, proxied: bool) -> None:
+    """A host beyond loopback only behind a reverse proxy (the README shows one)."""
+    if host not in LOOPBACK and not proxied:
+        raise SiteError(f"--host {host} would serve the site beyond this machine: put it behind "
+                        "a reverse proxy that terminates TLS and pass --proxied (README: "
+                        "'The site behind a reverse proxy')")
+
+
+def serve(root: str | Path, host: str = HOST, port: int = PORT, *, proxied: bool = False,
+          ready: Callable[[str], None] | None = None) -> None:
+    """Serve the site until interrupted (``arena web``)."""
+    import uvicorn
+
+    check_host(host, proxied)
+    app = build_app(root)
+    if ready is not None:
+        ready(f"http://{host}:{port}/")
+    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=proxied,
+                forwarded_allow_ips=None,  # uvicorn's: $FORWARDED_ALLOW_IPS, else 127.0.0.1
+                timeout_keep_alive=5)
+
+
+__all__: Sequence[str] = ("API_MARTS", "HOST", "LOOPBACK", "MAX_ROWS", "PORT", "LeagueSource",
+                          "SeasonSource", "Site", "SiteError", "build_app", "check_host",
+                          "is_lake", "season_lakes", "serve")

@@ -1,0 +1,176 @@
+"""The site's pages: a router of the app (``/``, ``/seasons/...``, ``/league/``), none of them in
+the API's OpenAPI document, and the page a request that fails is answered with.
+
+Every page of a season is :mod:`arena.reporting.site`'s, rendered from the season's latest
+publication once per publication (the ``X-Arena-Version`` header names that publication). The
+site a route serves is the app's (``app.state.site``, set by :func:`arena.doors.web.build_app`),
+handed to it by :func:`served_site`. The site's own bits of HTML (an error's message, the API's
+index) are Jinja2 templates of ``templates/`` (:func:`render`), every value escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from arena.doors.web.sources import Site
+from arena.reporting import site as site_pages
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+router = APIRouter(include_in_schema=False)
+
+
+def served_site(request: Request) -> Site:
+    """The site the app serves (a route's dependency)."""
+    site: Site = request.app.state.site
+    return site
+
+
+ServedSite = Annotated[Site, Depends(served_site)]
+
+
+@cache
+def _environment() -> Environment:
+    """The site's templates (from the package, so an installed arena finds them), every value
+    escaped, an undefined name an error."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    return Environment(loader=PackageLoader("arena.doors.web", "templates"),
+                       autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
+                       trim_blocks=True, lstrip_blocks=True)
+
+
+def render(template: str, **context: object) -> str:
+    """A template of ``templates/`` rendered with ``context``."""
+    return _environment().get_template(template).render(**context)
+
+
+def error_page(status: int, message: str, request: Request) -> Response:
+    """What a request that fails is answered with: under ``/api/`` a JSON object naming the
+    error, elsewhere a page saying what happened."""
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": message}, status_code=status)
+    from arena.reporting.layout import page
+
+    return HTMLResponse(page(f"{status}: not here" if status == 404 else f"{status}",
+                             [("What happened", render("error.html.j2", message=message))],
+                             links=[("Current season", "/"), ("All seasons", "/seasons/")]),
+                        status_code=status)
+
+
+def _urls(site: Site, season_id: str) -> site_pages.Urls:
+    return site_pages.Urls(season_id, league=site.league is not None)
+
+
+def _season_page(site: Site, season_id: str, key: tuple[object, ...],
+                 make: Callable[[Any, Any, list[str], str], str]) -> HTMLResponse:
+    """A page of a published season: ``make(marts, season, days, version)``, rendered once per
+    publication (and per list of daily reports)."""
+    source = site.source(season_id)
+    summary = source.summary()
+    if summary.state == "not published":
+        raise HTTPException(404, f"season {season_id} has no publication yet: its first "
+                                 "cycle publishes it (arena season publish)")
+    days = source.days()
+    text, version = source.page(
+        (*key, tuple(days)),
+        lambda published: make(published.marts, summary, days, published.version))
+    return HTMLResponse(text, headers={"X-Arena-Version": version})
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(site: ServedSite) -> HTMLResponse:
+    return season_board(site, site.current().id)
+
+
+@router.get("/seasons/", response_class=HTMLResponse)
+def seasons(site: ServedSite) -> HTMLResponse:
+    return HTMLResponse(site_pages.seasons_page(site.seasons()))
+
+
+@router.get("/seasons/{season_id}/", response_class=HTMLResponse)
+def season_board(site: ServedSite, season_id: str) -> HTMLResponse:
+    urls = _urls(site, season_id)
+    return _season_page(site, season_id, ("board",), lambda marts, season, days, version:
+                        site_pages.leaderboard_page(marts, season, urls, days, version=version))
+
+
+@router.get("/seasons/{season_id}")
+def season_slash(site: ServedSite, season_id: str) -> RedirectResponse:
+    return RedirectResponse(_urls(site, season_id).home)
+
+
+@router.get("/seasons/{season_id}/contestants/{name}", response_class=HTMLResponse)
+def contestant(site: ServedSite, season_id: str, name: str) -> HTMLResponse:
+    urls = _urls(site, season_id)
+    return _season_page(site, season_id, ("contestant", name),
+                        lambda marts, season, days, version: site_pages.contestant_page(
+                            marts, name, season, urls, days, version=version))
+
+
+@router.get("/seasons/{season_id}/trades/{name}/{symbol}/{trip}", response_class=HTMLResponse)
+def trade(site: ServedSite, season_id: str, name: str, symbol: str, trip: int) -> HTMLResponse:
+    urls = _urls(site, season_id)
+    return _season_page(site, season_id, ("trade", name, symbol, trip),
+                        lambda marts, season, days, version: site_pages.trade_page(
+                            marts, name, symbol, trip, season, urls, days, version=version))
+
+
+@router.get("/seasons/{season_id}/assets/", response_class=HTMLResponse)
+def assets(site: ServedSite, season_id: str) -> HTMLResponse:
+    urls = _urls(site, season_id)
+    return _season_page(site, season_id, ("assets",), lambda marts, season, days, version:
+                        site_pages.assets_page(marts, season, urls, days, version=version))
+
+
+@router.get("/seasons/{season_id}/assets/{symbol}", response_class=HTMLResponse)
+def asset(site: ServedSite, season_id: str, symbol: str) -> HTMLResponse:
+    urls = _urls(site, season_id)
+    return _season_page(site, season_id, ("asset", symbol),
+                        lambda marts, season, days, version: site_pages.asset_page(
+                            marts, symbol, season, urls, days, version=version))
+
+
+@router.get("/seasons/{season_id}/days/{day}", response_class=HTMLResponse)
+def day(site: ServedSite, season_id: str, day: str) -> HTMLResponse:
+    source = site.source(season_id)
+    if day not in source.days():
+        raise site_pages.PageNotFound(f"no daily report for {day!r} in season {source.id}")
+    text = (source.lake.root / "reports" / "daily" / f"{day}.md").read_text(encoding="utf-8")
+    return HTMLResponse(site_pages.day_page(text, _urls(site, source.id)))
+
+
+@router.get("/seasons/{season_id}/daily/{page}")
+def daily_file(site: ServedSite, season_id: str, page: str) -> RedirectResponse:
+    """The season report's links to its daily pages (``daily/<day>.html``), served."""
+    return RedirectResponse(_urls(site, season_id).day(page.removesuffix(".html")))
+
+
+@router.get("/seasons/{season_id}/report")
+def report(site: ServedSite, season_id: str) -> FileResponse:
+    source = site.source(season_id)
+    path = source.lake.root / "reports" / "season.html"
+    if not path.is_file():
+        raise site_pages.PageNotFound(f"season {source.id} has no season report yet")
+    return FileResponse(path, media_type="text/html")
+
+
+@router.get("/league/", response_class=HTMLResponse)
+def league(site: ServedSite) -> HTMLResponse:
+    if site.league is None:
+        raise site_pages.PageNotFound("this site serves one season, not a league")
+    version, marts = site.league.marts()
+    if not marts:
+        raise site_pages.PageNotFound("the league is not published yet: arena league publish "
+                                      f"{site.root}")
+    return HTMLResponse(site_pages.league_page(marts, title=f"League {site.root.name}"),
+                        headers={"X-Arena-Version": version})
+
+
+__all__ = ["ServedSite", "error_page", "render", "router", "served_site"]
