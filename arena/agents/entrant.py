@@ -19,13 +19,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from arena.agents.base import Reply
-from arena.core.lazy import lazy_import
 from arena.core.types import Briefing, CallRecord, Message
 from arena.data.lake import write_text
 from arena.engine.contract import MalformedDecision, parse_answer
-
-pd = lazy_import("pandas")
 
 INBOX_DIR = Path("season") / "inbox"
 HOLD = '{"decisions": []}'

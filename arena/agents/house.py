@@ -54,17 +54,15 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, ClassVar
 
+import numpy as np
+import pandas as pd
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from arena.agents.base import Reply
-from arena.core.lazy import lazy_import
 from arena.core.types import Briefing, CallRecord, Message
 from arena.engine.portfolio import Portfolio, Position
 from arena.engine.rules import ARENA_RULES, Rules
 from arena.scoring.arena_luck import zero_skill_answer
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 Row = Mapping[str, Any]
 Answer = dict[str, Any]

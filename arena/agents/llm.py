@@ -50,6 +50,7 @@ import os
 import random
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -111,8 +112,6 @@ class _SecretFilter(logging.Filter):
         if any(s in message for s in secrets):
             record.msg, record.args = scrub(message, secrets), None
         if record.exc_info and record.exc_info[1] is not None:
-            import traceback
-
             text = "".join(traceback.format_exception(*record.exc_info))
             if any(s in text for s in secrets):
                 record.exc_text = scrub(text.rstrip("\n"), secrets)

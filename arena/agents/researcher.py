@@ -32,17 +32,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pandas as pd
+
 from arena.agents.base import KeysStayBehind, Reply
 from arena.agents.llm import RetryPolicy, complete, reply_from
 from arena.agents.roster import ContestantSpec
 from arena.core.errors import ArenaError, UnusableInput
 from arena.core.indicators import atr, bollinger, ema, macd, rsi_values
-from arena.core.lazy import lazy_import
 from arena.core.types import Briefing, Charts, Message
 from arena.market.prompts import Prompts
 from arena.market.types import DEPTH, Candle
-
-pd = lazy_import("pandas")
 
 MAX_TOOL_CALLS = 10
 MIN_PACKAGE_CONFIDENCE = 60

@@ -26,12 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+import pandas as pd
+
 from arena.agents.roster import Skipped
 from arena.app.effects import INLINE, Effects
 from arena.app.handle import SeasonHandle
 from arena.app.publish import Publication, publish_after_cycle
 from arena.core.errors import Failed
-from arena.core.lazy import lazy_import
 from arena.engine.outcomes import FAILED
 from arena.pipeline.cycle import Outcome
 from arena.pipeline.live import (
@@ -43,8 +44,6 @@ from arena.pipeline.live import (
     missed_cycles,
     play_season_cycle,
 )
-
-pd = lazy_import("pandas")
 
 
 class Kind(StrEnum):

@@ -15,23 +15,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
+from arena.agents.base import Contestant
+from arena.agents.roster import Roster, Skipped
 from arena.core.universe import Universe
 from arena.data.lake import Lake
+from arena.ledger.attempts import Attempts
+from arena.ledger.store import Ledger
+from arena.pipeline.live import closed_at
+from arena.pipeline.season_config import (
+    SeasonConfig,
+    find_season,
+    load_season,
+    season_contestants,
+    season_roster,
+)
 from arena.pipeline.season_files import config_path
 
-pd = lazy_import("pandas")
-
-if TYPE_CHECKING:  # a season's config, roster and ledger: imported where a command uses them
-    from arena.agents.base import Contestant
-    from arena.agents.roster import Roster, Skipped
-    from arena.ledger.attempts import Attempts
-    from arena.ledger.store import Ledger
-    from arena.pipeline.season_config import SeasonConfig
-
-Clock = Callable[[], "pd.Timestamp"]
+Clock = Callable[[], pd.Timestamp]
 
 
 def wall_clock() -> pd.Timestamp:
@@ -70,8 +73,6 @@ class SeasonHandle:
              env: Mapping[str, str] | None = None) -> SeasonHandle:
         """The lake's season; :class:`~arena.pipeline.season_config.SeasonConfigError` (an
         unusable input) saying how to start one when the lake holds none."""
-        from arena.pipeline.season_config import load_season
-
         where = as_lake(lake)
         return cls(where, load_season(where), os.environ if env is None else env)
 
@@ -80,9 +81,8 @@ class SeasonHandle:
              env: Mapping[str, str] | None = None) -> SeasonHandle | None:
         """The lake's season, or None when the lake holds none."""
         where = as_lake(lake)
-        if not config_path(where).is_file():  # no season: its config's code is not imported
+        if not config_path(where).is_file():
             return None
-        from arena.pipeline.season_config import find_season
 
         config = find_season(where)
         return None if config is None else cls(where, config, os.environ if env is None else env)
@@ -102,27 +102,19 @@ class SeasonHandle:
 
     @cached_property
     def ledger(self) -> Ledger:
-        from arena.ledger.store import Ledger
-
         return Ledger(self.lake, secret_names=self.secret_names)
 
     @cached_property
     def attempts(self) -> Attempts:
-        from arena.ledger.attempts import Attempts
-
         return Attempts(self.lake, secret_names=self.secret_names)
 
     def roster(self, at: pd.Timestamp | None = None) -> Roster:
         """The season's roster at the cycle ``at`` (its whole roster copy when None)."""
-        from arena.pipeline.season_config import season_roster
-
         return season_roster(self.lake, at)
 
     def contestants(self, at: pd.Timestamp) -> Contestants:
         """The contestants of the cycle at ``at`` that can play with the keys in the handle's
         environment, each model call capped by the season's ``call_timeout_s``."""
-        from arena.pipeline.season_config import season_contestants
-
         playing, skipped = season_contestants(self.lake, self.env, at=at,
                                               call_timeout=self.config.call_timeout_s)
         return Contestants(playing, skipped)
@@ -130,6 +122,4 @@ class SeasonHandle:
     @property
     def closed_at(self) -> str | None:
         """When the season was closed (None: it is open)."""
-        from arena.pipeline.live import closed_at
-
         return closed_at(self.lake)

@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from arena.app.effects import INLINE, Effects
 from arena.app.handle import SeasonHandle
 from arena.core.errors import BadArgument
-from arena.core.lazy import lazy_import
 from arena.core.universe import load_universe
 from arena.data.ingest import (
     IngestError,
@@ -38,8 +39,6 @@ from arena.pipeline.season_ingest import (
     season_window_start,
     watch_after_ingest,
 )
-
-pd = lazy_import("pandas")
 
 
 @dataclass

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from arena.app.effects import INLINE, Effects
 from arena.app.handle import SeasonHandle
-from arena.core.lazy import lazy_import
 from arena.pipeline.live import MonitorOffSeason, monitor_end, run_monitor
 from arena.pipeline.season_ingest import held_symbols, ingest_watched
-
-pd = lazy_import("pandas")
 
 
 @dataclass

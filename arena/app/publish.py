@@ -18,12 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
+import pandas as pd
 from filelock import FileLock
 
 from arena.app.effects import INLINE, Effects
 from arena.app.handle import SeasonHandle
 from arena.core.errors import ArenaError, Failed, UnusableInput
-from arena.core.lazy import lazy_import
 from arena.data.lake import Lake, is_disk_error
 from arena.data.persistence import upload_lake
 from arena.pipeline.live import LIVE_PLAYERS, PublishError, publish_season
@@ -31,9 +32,6 @@ from arena.pipeline.season import SeasonOutputs
 from arena.pipeline.season_config import REPLAY, find_season
 from arena.reporting.season import SEASON_FILE, ReportError, write_season_report
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
-
-duckdb = lazy_import("duckdb")
-pd = lazy_import("pandas")
 
 MARTS_DIR = "marts"
 

@@ -17,13 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import pandas as pd
+
 from arena.agents.factory import contestants_from_roster
 from arena.agents.roster import Skipped
 from arena.app.effects import INLINE, Effects
 from arena.app.handle import SeasonHandle
 from arena.app.publish import build_errors
 from arena.core.errors import BadArgument
-from arena.core.lazy import lazy_import
 from arena.core.universe import load_universe
 from arena.data.ingest import docs_beside
 from arena.data.lake import Lake
@@ -36,8 +37,6 @@ from arena.pipeline.season_tables import ARENA_PLAYERS
 from arena.pipeline.warehouse import parse_ahead
 from arena.reporting.leaderboard import sorted_board
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
-
-pd = lazy_import("pandas")
 
 
 @dataclass

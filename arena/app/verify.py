@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+
 from arena.core.errors import Failed
-from arena.core.lazy import lazy_import
 from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, PartitionKey
 from arena.data.persistence import MirrorError, fetch_from_mirror
@@ -40,8 +41,6 @@ from arena.ledger.chain import (
     write_head,
 )
 from arena.ledger.store import Ledger
-
-pd = lazy_import("pandas")
 
 LEDGER, BARS, PUBLICATION = "ledger", "bars", "publication"
 

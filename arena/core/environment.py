@@ -30,14 +30,14 @@ The contestants' keys are not in this table: the roster names the variable of ea
 from __future__ import annotations
 
 import os
-from functools import cache, lru_cache
+from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal, overload
+
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from arena.core.errors import SettingsError
-
-if TYPE_CHECKING:
-    from pydantic import ValidationError
 
 DEFAULT_LAKE = Path("data_lake")
 
@@ -46,76 +46,57 @@ DEFAULT_LAKE = Path("data_lake")
 SettingName = Literal["lake", "universe", "prompts", "drop_dir", "provider_concurrency", "dask",
                       "alert_webhook", "signal_token"]
 
-# Every variable's default, by field name. The table below takes its defaults from here, and a
-# process whose environment sets no ARENA_* variable reads them here without loading pydantic
-# (an hourly ingest would otherwise spend a tenth of a second importing it for two defaults).
+# Every variable's default, by field name: the table's fields take their defaults from here, and
+# a variable that cannot be read falls back to it for the commands that do not read it.
 DEFAULTS: dict[str, Any] = {
     "lake": DEFAULT_LAKE, "universe": None, "prompts": None, "drop_dir": None,
     "provider_concurrency": None, "dask": None, "alert_webhook": None, "signal_token": None,
 }
 
 
-@cache
-def _settings_class() -> type:
-    """The table as a pydantic-settings model, built on first use (a process whose environment
-    sets no ``ARENA_*`` variable never builds it) and named as the module's ``Settings``, the
-    name it is served under."""
-    from pydantic import Field, ValidationInfo, field_validator
-    from pydantic_settings import BaseSettings, SettingsConfigDict
+class Settings(BaseSettings):
+    """Every ``ARENA_*`` environment variable, its default and what it takes."""
 
-    class Settings(BaseSettings):
-        """Every ``ARENA_*`` environment variable, its default and what it takes."""
+    model_config = SettingsConfigDict(env_prefix="ARENA_", extra="ignore", frozen=True)
 
-        model_config = SettingsConfigDict(env_prefix="ARENA_", extra="ignore", frozen=True)
+    lake: Path = Field(DEFAULTS["lake"], description="the lake's root when --lake is not "
+                       "given")
+    universe: Path | None = Field(DEFAULTS["universe"], description="a universe CSV "
+                                  "instead of the shipped one")
+    prompts: Path | None = Field(DEFAULTS["prompts"], description="a folder of prompt "
+                                 "templates instead of the shipped ones")
+    drop_dir: Path | None = Field(DEFAULTS["drop_dir"], description="the files source's "
+                                  "drop folder when --drop is not given")
+    provider_concurrency: int | None = Field(
+        DEFAULTS["provider_concurrency"], ge=1, description="model calls of one provider "
+        "at once in a cycle (unset: no limit; a Prefect global limit per provider in a "
+        "flow)")
+    dask: str | None = Field(DEFAULTS["dask"], description="the Dask scheduler a running "
+                             "season's flows fan out to (tcp://host:8786, or local)")
+    alert_webhook: str | None = Field(DEFAULTS["alert_webhook"], description="where arena "
+                                      "serve's alerts post when --alert-webhook is not "
+                                      "given")
+    signal_token: str | None = Field(DEFAULTS["signal_token"], description="the token "
+                                     "trading terminals send to arena signal-server when "
+                                     "--token is not given")
 
-        lake: Path = Field(DEFAULTS["lake"], description="the lake's root when --lake is not "
-                           "given")
-        universe: Path | None = Field(DEFAULTS["universe"], description="a universe CSV "
-                                      "instead of the shipped one")
-        prompts: Path | None = Field(DEFAULTS["prompts"], description="a folder of prompt "
-                                     "templates instead of the shipped ones")
-        drop_dir: Path | None = Field(DEFAULTS["drop_dir"], description="the files source's "
-                                      "drop folder when --drop is not given")
-        provider_concurrency: int | None = Field(
-            DEFAULTS["provider_concurrency"], ge=1, description="model calls of one provider "
-            "at once in a cycle (unset: no limit; a Prefect global limit per provider in a "
-            "flow)")
-        dask: str | None = Field(DEFAULTS["dask"], description="the Dask scheduler a running "
-                                 "season's flows fan out to (tcp://host:8786, or local)")
-        alert_webhook: str | None = Field(DEFAULTS["alert_webhook"], description="where arena "
-                                          "serve's alerts post when --alert-webhook is not "
-                                          "given")
-        signal_token: str | None = Field(DEFAULTS["signal_token"], description="the token "
-                                         "trading terminals send to arena signal-server when "
-                                         "--token is not given")
+    @field_validator("alert_webhook")
+    @classmethod
+    def _http(cls, url: str | None) -> str | None:
+        if url and not url.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return url or None
 
-        @field_validator("alert_webhook")
-        @classmethod
-        def _http(cls, url: str | None) -> str | None:
-            if url and not url.startswith(("http://", "https://")):
-                raise ValueError("must be an http(s) URL")
-            return url or None
+    @field_validator("universe", "prompts", "drop_dir", "dask", "alert_webhook",
+                     "signal_token", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
 
-        @field_validator("universe", "prompts", "drop_dir", "dask", "alert_webhook",
-                         "signal_token", mode="before")
-        @classmethod
-        def _empty_is_unset(cls, value: object) -> object:
-            return None if value == "" else value
-
-        @field_validator("lake", "provider_concurrency", mode="before")
-        @classmethod
-        def _empty_is_default(cls, value: object, info: ValidationInfo) -> object:
-            return DEFAULTS[str(info.field_name)] if value == "" else value
-
-    Settings.__module__ = __name__
-    Settings.__qualname__ = "Settings"
-    return Settings
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Settings":  # the model, built when first asked for
-        return _settings_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    @field_validator("lake", "provider_concurrency", mode="before")
+    @classmethod
+    def _empty_is_default(cls, value: object, info: ValidationInfo) -> object:
+        return DEFAULTS[str(info.field_name)] if value == "" else value
 
 
 def _problems(exc: ValidationError, only: str | None = None) -> str:
@@ -129,28 +110,22 @@ def _environment() -> tuple[tuple[str, str], ...]:
 
 
 @lru_cache(maxsize=16)
-def _read(environment: tuple[tuple[str, str], ...]) -> Any:
-    """The settings of one state of the environment (a :class:`Settings`), or why they cannot
-    be read (pydantic's ``ValidationError``). Cached by that state: a cycle's every turn reads
-    its settings, and building them costs milliseconds."""
-    from pydantic import ValidationError
-
+def _read(environment: tuple[tuple[str, str], ...]) -> Settings | ValidationError:
+    """The settings of one state of the environment, or why they cannot be read. Cached by
+    that state: a cycle's every turn reads its settings, and building them costs
+    milliseconds."""
     try:
-        return _settings_class()()
+        return Settings()
     except ValidationError as exc:
         return exc
 
 
-def _failed(read: object) -> bool:
-    return not isinstance(read, _settings_class())
-
-
-def settings() -> Any:
+def settings() -> Settings:
     """Every setting of the environment as it is now, each validated (read again whenever an
     ``ARENA_*`` variable changed: a test or an operator may change one between two runs of one
-    process): a :class:`Settings`."""
+    process)."""
     read = _read(_environment())
-    if _failed(read):
+    if isinstance(read, ValidationError):
         raise SettingsError(f"an environment variable cannot be used: {_problems(read)}")
     return read
 
@@ -174,18 +149,14 @@ def setting(name: Literal["dask", "alert_webhook", "signal_token"]) -> str | Non
 def setting(name: SettingName) -> Path | int | str | None:
     """One setting, validated, of the type the table gives it (``setting("lake")`` is a
     ``Path``); a bad value of another variable does not stop a command that does not read it
-    (``ARENA_ALERT_WEBHOOK`` matters to ``arena serve``, not to ``arena report``). With no
-    ``ARENA_*`` variable set it is the table's default, read without loading pydantic."""
-    environment = _environment()
-    if not environment:
-        if name not in DEFAULTS:
-            raise AttributeError(f"no setting {name!r} in the ARENA_* table")
-        return DEFAULTS[name]
-    read = _read(environment)
-    if not _failed(read):
+    (``ARENA_ALERT_WEBHOOK`` matters to ``arena serve``, not to ``arena report``)."""
+    if name not in DEFAULTS:
+        raise AttributeError(f"no setting {name!r} in the ARENA_* table")
+    read = _read(_environment())
+    if not isinstance(read, ValidationError):
         return getattr(read, name)
     bad = {str(e["loc"][0]) for e in read.errors()}
     if name in bad:
         raise SettingsError(f"an environment variable cannot be used: {_problems(read, name)}")
     # the others at their defaults: an argument given at construction outranks the variable
-    return getattr(_settings_class()(**{field: DEFAULTS[field] for field in bad}), name)
+    return getattr(Settings(**{field: DEFAULTS[field] for field in bad}), name)

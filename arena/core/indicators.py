@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
 
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
+from arena.core.errors import UnusableInput
 
 
 def _period(name: str, n: object) -> int:

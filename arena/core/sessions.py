@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from arena.core.errors import UnusableInput
-from arena.core.lazy import LazyMapping, lazy_import
+import exchange_calendars as xcals
+import numpy as np
+import pandas as pd
 
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
+from arena.core.errors import UnusableInput
 
 CRYPTO = "24/7"
 NYSE = "XNYS"
@@ -41,13 +41,13 @@ FX = "FX"  # spot currencies: Sunday 17:00 to Friday 17:00 New York time, intrad
 CALENDARS = (CRYPTO, NYSE, FX)
 
 INTERVAL_ORDER = ("15m", "1h", "4h", "1d", "1w")  # finest first
-INTERVALS: Mapping[str, pd.Timedelta] = LazyMapping(lambda: {  # built on first use (pandas)
+INTERVALS: Mapping[str, pd.Timedelta] = {
     "15m": pd.Timedelta(minutes=15),
     "1h": pd.Timedelta(hours=1),
     "4h": pd.Timedelta(hours=4),
     "1d": pd.Timedelta(days=1),
     "1w": pd.Timedelta(weeks=1),
-})
+}
 _INTRADAY = ("15m", "1h", "4h")
 NY = "America/New_York"  # the NYSE clock
 TS_UNIT = "us"  # resolution of every timestamp column the product writes
@@ -130,8 +130,6 @@ def _check_calendar(calendar: str) -> None:
 
 @lru_cache(maxsize=1)
 def _xnys():
-    import exchange_calendars as xcals
-
     return xcals.get_calendar(NYSE, start=_CAL_START, end=_CAL_END)
 
 

@@ -8,10 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from arena.core.lazy import lazy_import
-
-pd = lazy_import("pandas")
-
+import pandas as pd
 
 
 @dataclass(frozen=True)

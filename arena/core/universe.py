@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from arena.core.environment import setting
 from arena.core.errors import UnusableInput
 from arena.core.resources import DBT_PROJECT
 
@@ -156,7 +157,5 @@ def _load_cached(path: str) -> Universe:
 
 def load_universe(path: str | os.PathLike[str] | None = None) -> Universe:
     """Load the universe file (default: the dbt seed; ``$ARENA_UNIVERSE`` overrides)."""
-    from arena.core.environment import setting  # pydantic-settings, loaded when read
-
     chosen = path or setting("universe") or DEFAULT_UNIVERSE
     return _load_cached(str(Path(chosen).resolve()))

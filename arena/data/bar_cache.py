@@ -32,9 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from arena.core.lazy import lazy_import
-
-pa = lazy_import("pyarrow")
+import pyarrow as pa
 
 BAR_CACHE_BYTES = 256 * 2**20
 """The default bound of a lake's cache of decoded bar columns (bytes)."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import (
     CRYPTO,
     DAY_US,
@@ -23,9 +25,6 @@ from arena.core.sessions import (
     monday_of,
     utc_stamp,
 )
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 # arena.data.providers.base.BAR_COLUMNS, spelt out: the providers import this module
 OHLCV = ("open", "high", "low", "close", "volume")

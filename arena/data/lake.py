@@ -42,9 +42,13 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
-from arena.core.lazy import lazy_import
+from arena.core.environment import setting
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bar_cache import BAR_CACHE_BYTES, BarCache
 from arena.data.bars import bar_frame_from_columns, utc_micros
@@ -52,11 +56,6 @@ from arena.data.errors import DamagedFile, MarketError
 from arena.data.market_store import LocalMarket, Market, open_market, set_market
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
 from arena.data.sanity import bar_problem
-
-np = lazy_import("numpy")
-pa = lazy_import("pyarrow")
-pd = lazy_import("pandas")
-pq = lazy_import("pyarrow.parquet")
 
 WRITER_LOCK_TIMEOUT = 600.0  # seconds a publication waits for another one
 
@@ -158,8 +157,6 @@ def _first_line(exc: BaseException) -> str:
 
 
 def default_root() -> Path:
-    from arena.core.environment import setting  # pydantic-settings, loaded when read
-
     return setting("lake")
 
 

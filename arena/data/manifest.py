@@ -13,10 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.core.lazy import lazy_import
-from arena.core.sessions import utc
+import pandas as pd
 
-pd = lazy_import("pandas")
+from arena.core.sessions import utc
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,10 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
 
-from arena.core.lazy import lazy_import
-from arena.data.errors import MarketError
+import pyarrow as pa
+import pyarrow.fs as pafs
 
-pa = lazy_import("pyarrow")
-pafs = lazy_import("pyarrow.fs")
+from arena.data.errors import MarketError
 
 MARKET_FILE = "ops/market.json"
 POINTER = "_current.json"
@@ -570,7 +569,6 @@ def open_market(lake_root: Path) -> Market:
 
 def market_has_data(market: Market) -> bool:
     return any(market.keys(top) for top in MARKET_DIRS)
-
 
 
 def set_market(lake_root: Path, location: str) -> Market:

@@ -31,6 +31,8 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import fsspec
+
 from arena.core.errors import Failed
 from arena.data.lake import Lake, write_text
 
@@ -129,8 +131,6 @@ class MirrorError(Failed, RuntimeError):
 
 
 def _fs(uri: str):
-    import fsspec
-
     return fsspec.core.url_to_fs(uri)
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
+
 from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
 from arena.data.errors import BlockedError, NoDataError
 from arena.data.providers.base import (
     BAR_COLUMNS,
@@ -20,8 +21,6 @@ from arena.data.providers.base import (
     looks_like_html,
     to_bar_frame,
 )
-
-pd = lazy_import("pandas")
 
 _PARQUET_MAGIC = b"PAR1"
 

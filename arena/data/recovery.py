@@ -27,16 +27,15 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import INTERVAL_ORDER, coarser_or_equal
 from arena.core.universe import Universe, load_universe
 from arena.data.bars import resample
 from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, PartitionKey
 from arena.data.market_store import LocalMarket, TornPublication
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 TORN, DERIVED, UNCHECKED = "torn publication", "derived interval", "not checked"
 RTOL = 1e-9  # a derived bar agrees with its base bars to this relative tolerance

@@ -11,12 +11,9 @@ damage, named with its time, never a price.
 
 from __future__ import annotations
 
-from arena.core.lazy import lazy_import
-
-np = lazy_import("numpy")
-pa = lazy_import("pyarrow")
-pd = lazy_import("pandas")
-
+import numpy as np
+import pandas as pd
+import pyarrow as pa
 
 MAX_BAR_RANGE = 100.0
 """A bar's high over its low, or a close over the close before it, beyond any real bar and far

@@ -39,13 +39,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import NYSE, bar_close_times, sessions, utc
 from arena.core.universe import Universe
 from arena.engine.portfolio import CLOSE, FEE_RATE, LONG, Fill, Portfolio, fee
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 Observation = tuple["pd.Timestamp", float]  # (check time UTC, observed price USD)
 _NAT = -(2**63)  # NaT's integer value (int64's min): an instant in no session

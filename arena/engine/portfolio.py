@@ -21,10 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from arena.core.lazy import lazy_import
-
-pd = lazy_import("pandas")
-
+import pandas as pd
 
 START_CASH = 10_000.0
 FEE_RATE = 0.001  # 0.1% of notional on every fill

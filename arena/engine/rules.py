@@ -11,7 +11,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
 from arena.core.sessions import CRYPTO, NY, is_trading_day
 from arena.core.universe import Universe
 from arena.engine.contract import (
@@ -23,8 +24,6 @@ from arena.engine.contract import (
     MalformedDecision,
 )
 from arena.engine.portfolio import FEE_RATE, LONG, SHORT, START_CASH, Portfolio, Position, fee
-
-pd = lazy_import("pandas")
 
 # Every reason code the validator emits (the contract with analysts and dashboards).
 UNKNOWN_ACTION = "unknown_action"

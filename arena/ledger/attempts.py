@@ -16,13 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 from filelock import FileLock
 
-from arena.core.lazy import lazy_import
 from arena.data.lake import Lake
 from arena.ledger.records import MIN_SECRET_CHARS, SECRET_SUFFIX, check_name, stamp, unstamp
-
-pd = lazy_import("pandas")
 
 MASK = "***"
 

@@ -15,7 +15,9 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from arena.core.lazy import LazyMapping, lazy_import
+import pandas as pd
+import pyarrow as pa
+
 from arena.core.sessions import TS_UNIT
 from arena.core.text import dumps, is_storable, storable, to_json_literal
 from arena.core.types import CallRecord, Message
@@ -23,9 +25,6 @@ from arena.engine.broker import LevelMove
 from arena.engine.outcomes import OUTCOMES, played
 from arena.engine.portfolio import Fill, Portfolio, Position
 from arena.engine.rules import Rejection
-
-pa = lazy_import("pyarrow")
-pd = lazy_import("pandas")
 
 ANSWER, REPAIR, MONITOR = "answer", "repair", "monitor"
 ROUNDS = (ANSWER, REPAIR)
@@ -114,7 +113,7 @@ def equity_snapshot(portfolio: Portfolio, prices: Mapping[str, float]) -> dict[s
 
 
 # ---------------------------------------------------------------------------------- schemas
-# the columns' Arrow types by name, the types themselves when the schemas are first used
+# the columns' Arrow types by name
 _TS, _S, _F, _I, _B, _LS = "timestamp", "string", "float64", "int64", "bool", "list<string>"
 _CYCLE_KEY = [("cycle_at", _TS), ("contestant", _S)]
 _MONITOR_KEY = [("window_start", _TS), ("window_end", _TS), ("contestant", _S)]
@@ -133,7 +132,7 @@ def _schemas(key: list[tuple[str, str]],
             for name, cols in tables.items()}
 
 
-SCHEMAS: Mapping[str, pa.Schema] = LazyMapping(lambda: _schemas(_CYCLE_KEY, {
+SCHEMAS: Mapping[str, pa.Schema] = _schemas(_CYCLE_KEY, {
     "outcome": [("status", _S), ("repaired", _B), ("prompt_sha256", _S), ("prompt_chars", _I),
                 ("n_calls", _I), ("n_fills", _I), ("n_rejections", _I),
                 ("parse_error_answer", _S), ("parse_error_repair", _S),
@@ -150,12 +149,12 @@ SCHEMAS: Mapping[str, pa.Schema] = LazyMapping(lambda: _schemas(_CYCLE_KEY, {
     "fills": _FILL,
     "levels": [("round", _S), ("decision_index", _I), ("symbol", _S), ("invalidation_price", _F)],
     "equity": [(f, _I if f == "positions" else _F) for f in EQUITY_FIELDS],
-}))
-MONITOR_SCHEMAS: Mapping[str, pa.Schema] = LazyMapping(lambda: _schemas(_MONITOR_KEY, {
+})
+MONITOR_SCHEMAS: Mapping[str, pa.Schema] = _schemas(_MONITOR_KEY, {
     "outcome": [("n_fills", _I), ("checked", _S), ("unobserved", _LS),
                 ("errors", _LS)],
     "fills": _FILL,
-}))
+})
 
 Rows = dict[str, list[dict[str, Any]]]
 

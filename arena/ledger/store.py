@@ -95,9 +95,12 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
-from arena.core.lazy import lazy_import
 from arena.core.text import from_json_literal
 from arena.core.types import Message
 from arena.data.errors import DamagedFile
@@ -137,11 +140,6 @@ from arena.ledger.records import (
     stamp,
     unstamp,
 )
-
-ds = lazy_import("pyarrow.dataset")
-pa = lazy_import("pyarrow")
-pd = lazy_import("pandas")
-pq = lazy_import("pyarrow.parquet")
 
 BOOKS_DIR = "_books"  # each contestant's state after its records so far (Ledger._book)
 # a record folder's listing is reused while its modification time stays, once that time is this

@@ -27,8 +27,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
 from arena.core.errors import Failed
-from arena.core.lazy import lazy_import
 from arena.core.sessions import (
     INTERVAL_ORDER,
     NY,
@@ -44,10 +47,6 @@ from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, PartitionKey, TableKey
 from arena.data.providers import series_base
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
-
-np = lazy_import("numpy")
-pa = lazy_import("pyarrow")
-pd = lazy_import("pandas")
 
 Providers = str | Mapping[str, str]
 """One provider's name for every asset, or one per asset class (``{"crypto": "ccxt", "stock":
@@ -70,7 +69,6 @@ def provider_label(providers: Providers, assets: Iterable[Asset]) -> str:
     if isinstance(providers, str):
         return providers
     return "+".join(sorted({provider_of(providers, a) for a in assets}))
-
 
 
 PRICE_LOOKBACK = dt.timedelta(days=14)  # longer than any market closure: a last print exists

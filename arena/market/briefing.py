@@ -41,8 +41,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from arena.core.indicators import rsi_values
-from arena.core.lazy import lazy_import
 from arena.core.sessions import utc
 from arena.core.types import Briefing, Message
 from arena.core.universe import Asset, Universe, UniverseError
@@ -71,9 +73,6 @@ from arena.market.screener import (
 )
 from arena.market.sections import DEFAULT_LAYOUT, sections
 from arena.market.types import DEPTH, AssetDetail, Candle, MarketData, UniverseRow, clean
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 RSI_PERIOD = 14
 # closed bars each RSI is computed on at most (Wilder's seed weighs < 0.2% after 100); a series

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
 from arena.core.sessions import bar_close_times, expected_bars, utc
 from arena.core.universe import Asset
 from arena.data.lake import Lake, PartitionKey
-
-pd = lazy_import("pandas")
 
 HOURLY_COVERAGE = 0.95  # share of expected hourly bars that must be present to use the 1h grid
 PERIODS_PER_YEAR = {("24/7", "1h"): 8760.0, ("24/7", "1d"): 365.0,

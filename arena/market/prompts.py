@@ -26,6 +26,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import tiktoken
+from tiktoken.load import check_hash
+from tiktoken_ext import openai_public
+
+from arena.core.environment import setting
 from arena.core.errors import UnusableInput
 from arena.core.resources import MODELS
 
@@ -47,8 +52,6 @@ class Prompts:
     """The templates of one directory (default ``models/prompts``; ``$ARENA_PROMPTS`` overrides)."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
-        from arena.core.environment import setting  # pydantic-settings, loaded when read
-
         self.directory = Path(directory or setting("prompts") or PROMPTS_DIR)
 
     def __repr__(self) -> str:
@@ -109,8 +112,6 @@ def _bundled_dirs() -> list[Path]:
 def _local_ranks(url: str, expected_hash: str | None) -> dict[bytes, int]:
     """The token ranks of the ``.tiktoken`` file published at ``url``, read from a local copy
     (tiktoken's cache file name for ``url``) whose SHA-256 is ``expected_hash``."""
-    from tiktoken.load import check_hash
-
     cache_key = hashlib.sha1(url.encode()).hexdigest()  # tiktoken's own cache file name
     for directory in _bundled_dirs():
         path = directory / cache_key
@@ -136,9 +137,6 @@ def encoding(name: str = ENCODING):
     ``tiktoken_ext.openai_public`` is run with ``load_tiktoken_bpe`` bound to
     :func:`_local_ranks` (a copy of the function with its own globals; nothing is patched).
     """
-    import tiktoken
-    from tiktoken_ext import openai_public
-
     if name not in _ENCODINGS:
         raise PromptError(f"unknown encoding {name!r}; known: {', '.join(_ENCODINGS)}")
     constructor = openai_public.ENCODING_CONSTRUCTORS[name]

@@ -21,14 +21,13 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import is_trading_day
 from arena.core.universe import Universe
 from arena.data.lake import Lake
 from arena.market.asof import NY, closed_bars
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 ADV_DAYS = 30
 MOMENTUM_DAYS = 10

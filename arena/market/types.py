@@ -10,11 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, NamedTuple
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
 from arena.data.providers import is_synthetic
 from arena.market.screener import ScreenResult
-
-pd = lazy_import("pandas")
 
 DEPTH = {"1w": 26, "1d": 30, "4h": 24}  # candles shown per interval (SPEC §1)
 

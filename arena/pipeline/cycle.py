@@ -38,9 +38,12 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
+import pandas as pd
+
 from arena.agents.base import Contestant, KeysStayBehind, plays_after_others
+from arena.agents.llm import warm_calls
 from arena.agents.roster import model_provider
-from arena.core.lazy import lazy_import
+from arena.core.environment import setting
 from arena.core.runner import INLINE, Runner, steady_heap, step
 from arena.core.types import Charts
 from arena.core.universe import Universe
@@ -56,8 +59,6 @@ from arena.market.sections import DEFAULT_LAYOUT
 from arena.market.types import MarketData
 from arena.pipeline.turn import ContestantCycle, ContestantFailed, Round, take_turn
 from arena.reporting.roles import CONTESTANT, recorded_role
-
-pd = lazy_import("pandas")
 
 log = logging.getLogger(__name__)
 Slot = Callable[[Contestant], AbstractContextManager[object]]  # held while a contestant plays
@@ -91,8 +92,6 @@ class ProviderSlots:
 def provider_slots() -> Slot:
     """The slot of the command line and a replay: ``$ARENA_PROVIDER_CONCURRENCY`` calls of one
     provider at once (unset: no limit)."""
-    from arena.core.environment import setting  # pydantic-settings, loaded when read
-
     return ProviderSlots(setting("provider_concurrency"))
 
 
@@ -341,8 +340,6 @@ def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequen
     followers = [c for c in contestants if plays_after_others(c)]
     if not getattr(runner, "distributes", False) and any(isinstance(c, KeysStayBehind)
                                                           for c in contestants):
-        from arena.agents.llm import warm_calls  # litellm's module: imported when a model plays
-
         warm_calls()  # the turns run in this process: their calls leave together
     with steady_heap():  # no collector's pass over the whole process as the calls leave
         outcomes = runner.map(play_turn, first, market, ledger, universe, at, rules=rules,

@@ -21,8 +21,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import pandas as pd
+import pyarrow.parquet as pq
+
 from arena.agents.base import Contestant
-from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
 from arena.data.errors import DamagedFile
@@ -41,9 +43,6 @@ from arena.market.sections import DEFAULT_LAYOUT
 from arena.pipeline.cycle import Outcome, Slot, run_cycle
 from arena.pipeline.season_ingest import history_start as season_history_start
 from arena.reporting.daily import daily_report, write_daily_report
-
-pd = lazy_import("pandas")
-pq = lazy_import("pyarrow.parquet")
 
 log = logging.getLogger(__name__)
 RETRY_WAIT = 2.0  # seconds before the first retry of the failed contestants; doubled each time

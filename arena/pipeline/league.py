@@ -28,8 +28,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import pyarrow.parquet as pq
+
 from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
 from arena.data.lake import Lake
 from arena.ledger.store import Ledger
 from arena.pipeline.live import closed_at
@@ -42,9 +44,6 @@ from arena.pipeline.season_config import (
 )
 from arena.pipeline.season_files import SEASON_DIR
 from arena.reporting.roles import CONTESTANT, RULER, role_of_kind
-
-pd = lazy_import("pandas")
-pq = lazy_import("pyarrow.parquet")
 
 LEAGUE_DB = "league.duckdb"
 MARTS_DIR = "marts"

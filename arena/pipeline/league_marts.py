@@ -40,7 +40,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.core.lazy import lazy_import
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from arena.core.marts import LEAGUE_MARTS
 from arena.data.lake import Lake, swap_dir
 from arena.pipeline.league import (
@@ -70,11 +74,6 @@ from arena.scoring.verdict import (
     method,
     verdicts,
 )
-
-pd = lazy_import("pandas")
-pa = lazy_import("pyarrow")
-pq = lazy_import("pyarrow.parquet")
-duckdb = lazy_import("duckdb")
 
 LEAGUE_TAG = "league"  # the models' tag (a season's build excludes it: pipeline.warehouse)
 LEAGUE_SCHEMA = "marts"  # the marts' schema in league.duckdb, as in a season's warehouse

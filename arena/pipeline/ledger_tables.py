@@ -38,13 +38,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.core.lazy import lazy_import
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from arena.ledger.chain import check_link
 from arena.ledger.records import MONITOR_SCHEMAS, SCHEMAS
 from arena.ledger.store import Ledger
-
-pa = lazy_import("pyarrow")
-pq = lazy_import("pyarrow.parquet")
 
 log = logging.getLogger(__name__)
 

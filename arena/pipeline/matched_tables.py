@@ -30,7 +30,10 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
 from arena.core.universe import Universe
 from arena.data.lake import Lake
 from arena.engine.rules import ARENA_RULES
@@ -43,10 +46,6 @@ from arena.scoring.matched import (
     matched_players,
     relabelling_keys,
 )
-
-np = lazy_import("numpy")
-pa = lazy_import("pyarrow")
-pd = lazy_import("pandas")
 
 log = logging.getLogger(__name__)
 

@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import pandas as pd
+
 from arena.agents.base import Contestant
 from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner, step
 from arena.core.universe import Universe
 from arena.data.lake import Lake
@@ -56,8 +57,6 @@ from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_a
 from arena.pipeline.warehouse import BuildResult, Invoke, build_marts
 from arena.reporting.season import write_season_report
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
-
-pd = lazy_import("pandas")
 
 log = logging.getLogger(__name__)
 

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from arena.agents.factory import build_contestant
 from arena.agents.roster import DEFAULT_ROSTER, Roster, Skipped, load_roster
 from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
 from arena.core.sessions import CYCLE_HOUR, daily_cycles
 from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake, write_text
@@ -35,8 +36,6 @@ from arena.data.providers import SOURCES, SYNTHETIC
 from arena.engine.rules import ARENA_RULES
 from arena.market.sections import CANDLE_LAYOUTS, CLOSE, DEFAULT_LAYOUT
 from arena.pipeline.season_files import ROSTER, SEASON_DIR, config_path, roster_path
-
-pd = lazy_import("pandas")
 
 LIVE, REPLAY = "live", "replay"
 LOCAL_DASK = "local"  # a Dask cluster of this machine's cores, started for each fan-out
@@ -317,8 +316,6 @@ def season_contestants(lake: Lake, env: Mapping[str, str], *, call_timeout: floa
     """The contestants of the season's own roster copy that can play with the keys in ``env``
     (those in the season at the cycle ``at``: :func:`season_roster`); ``call_timeout`` caps
     every model call's timeout (the season's ``call_timeout_s``)."""
-    from arena.agents.factory import build_contestant  # the contestants' SDKs: cycles only
-
     runnable, skipped = season_roster(lake, at).available(env)
     if call_timeout is not None:
         runnable = tuple(

@@ -29,24 +29,20 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import pandas as pd
 
 from arena.core.errors import BadArgument
-from arena.core.lazy import lazy_import
 from arena.core.sessions import CRYPTO, NYSE, expected_bars, utc
 from arena.core.universe import Universe, UniverseError
 from arena.data.ingest import IngestError, run_ingest
 from arena.data.lake import Lake, PartitionKey, write_text
 from arena.data.providers import make_provider, series_base
+from arena.ledger.store import Ledger
 from arena.market.asof import provider_of
 from arena.market.clocks import PERIODS_PER_YEAR
+from arena.pipeline.season_config import SeasonConfig
 from arena.scoring.reference_rules import longest_warmup
-
-if TYPE_CHECKING:  # a season's config and ledger: imported where a season is ingested
-    from arena.ledger.store import Ledger
-    from arena.pipeline.season_config import SeasonConfig
-
-pd = lazy_import("pandas")
 
 WATCH_INTERVAL = "15m"  # what the invalidation monitor reads
 WATCH_LOOKBACK = dt.timedelta(days=1)  # a watch fetch starts here at most (the lake's tail first)
@@ -225,8 +221,6 @@ def watch_after_ingest(lake: Lake, season: SeasonConfig, provider: str, *, end: 
     the held symbols that need one (:func:`watched_by_base`). Returns those symbols and, as
     :func:`ingest_watched`, what went wrong. ``drop``: the files folder standing in for the
     provider (its 15-minute files)."""
-    from arena.ledger.store import Ledger
-
     symbols = watched_by_base(season, provider, held_symbols(Ledger(lake)))
     if not symbols:
         return [], {}

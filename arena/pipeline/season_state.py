@@ -41,7 +41,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from arena.core.sessions import bar_close_times, interval_delta, utc, utc_index
 from arena.core.universe import Universe
 from arena.data.bars import bar_frame_from_columns, utc_micros
@@ -57,11 +61,6 @@ from arena.scoring.arena_luck import (
     RandomProfile,
     ZeroSkillBooks,
 )
-
-np = lazy_import("numpy")
-pa = lazy_import("pyarrow")
-pd = lazy_import("pandas")
-pq = lazy_import("pyarrow.parquet")
 
 STATE_DIR = "_state"
 MANIFEST = "state.json"

@@ -62,8 +62,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from arena.core.errors import Failed
-from arena.core.lazy import lazy_import
 from arena.core.runner import step
 from arena.core.sessions import TS_UNIT, bar_close_times, interval_delta, utc
 from arena.core.universe import Asset, Universe
@@ -98,11 +102,6 @@ from arena.scoring.asset_luck import DEFAULT_PLAYERS, luck, shared_players
 from arena.scoring.rules_table import rules_table
 from arena.scoring.scorer import default_cost_rate, score
 from arena.scoring.self_check import ensure_self_checked
-
-np = lazy_import("numpy")
-pa = lazy_import("pyarrow")
-pd = lazy_import("pandas")
-pq = lazy_import("pyarrow.parquet")
 
 log = logging.getLogger(__name__)
 

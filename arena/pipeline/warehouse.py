@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from arena.core import resources
 from arena.core.errors import Failed
 from arena.core.marts import SEASON_MARTS
@@ -258,8 +260,6 @@ def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
     :data:`MARTS_SCHEMA`) as Parquet. A database built before the marts had their schema also
     holds its old copies in ``main``, which no build refreshes any more: they are dropped first,
     so a query that does not name the schema fails instead of reading a stale table."""
-    import duckdb
-
     source = build_dir(lake) / "warehouse.duckdb"
     if not source.is_file():
         raise MartsError(f"{source} does not exist: build the marts first")

@@ -20,9 +20,16 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from markdown_it import MarkdownIt
 from markupsafe import Markup
+from rich import box
+from rich.console import Console
+from rich.table import Table
 
-from arena.core.lazy import lazy_import
 from arena.core.universe import Universe
 from arena.data.lake import Lake, write_text
 from arena.data.providers import is_synthetic, provider_note
@@ -35,11 +42,6 @@ from arena.market.briefing import market_damage
 from arena.market.types import stale_marker
 from arena.reporting.layout import render
 from arena.reporting.roles import CONTESTANT, RULER, recorded_role
-
-np = lazy_import("numpy")
-pa = lazy_import("pyarrow")
-pd = lazy_import("pandas")
-pq = lazy_import("pyarrow.parquet")
 
 DAILY_DIR = Path("reports") / "daily"  # under the lake root
 
@@ -157,10 +159,6 @@ def _markdown_table(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[
     """The lines of a Markdown pipe table drawn by rich (``box.MARKDOWN``). ``columns``:
     ``(name, "left" | "right")``; a right-justified column also gets its ``---:`` alignment
     marker, which rich does not draw. Cell text is taken as is (no rich markup, no emoji codes)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(box=box.MARKDOWN, header_style=None)
     for name, justify in columns:
         table.add_column(name, justify="right" if justify == "right" else "left", no_wrap=True)
@@ -293,8 +291,6 @@ def answer_reasoning(text: str | None) -> str | None:
 def render_daily_html(text: str, *, back: str = "../season.html") -> str:
     """A daily report's Markdown as a self-contained HTML page (the season report's style),
     linking back to the season report at ``back``."""
-    from markdown_it import MarkdownIt
-
     lines = text.splitlines()
     title = lines[0].lstrip("# ").strip() if lines and lines[0].startswith("# ") else "Daily report"
     body = "\n".join(lines[1:] if lines and lines[0].startswith("# ") else lines)

@@ -20,13 +20,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+import pandas as pd
 from markupsafe import Markup
 
-from arena.core.lazy import lazy_import
 from arena.data.lake import write_text
 from arena.reporting.layout import Column, macro, records, templates_digest
-
-pd = lazy_import("pandas")
 
 FRAGMENTS_FILE = "_fragments.json"
 

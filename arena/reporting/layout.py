@@ -26,16 +26,10 @@ from dataclasses import dataclass
 from functools import cache, partial
 from numbers import Real
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import pandas as pd
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
-
-from arena.core.lazy import lazy_import
-
-if TYPE_CHECKING:
-    from jinja2 import Environment
-
-pd = lazy_import("pandas")
 
 MISSING = "–"
 # kind -> (format, colour by sign)
@@ -167,8 +161,6 @@ def contents(sections: Sequence[tuple[str, Callable[[], Markup]]]) -> list[Secti
 def environment() -> Environment:
     """The reports' one Jinja2 environment: templates from the package (so an installed arena
     finds them), every value escaped, an undefined name an error, the formats as filters."""
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-
     env = Environment(loader=PackageLoader("arena.reporting", "templates"),
                       autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)

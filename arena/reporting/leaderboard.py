@@ -32,12 +32,11 @@ import datetime as dt
 import math
 from numbers import Integral, Real
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.reporting.layout import Column, fmt, missing, records
 from arena.reporting.roles import CONTESTANT, ROLES, RULER
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 LEADERBOARD: tuple[Column, ...] = (
     Column("place", "#", "int"),

@@ -11,17 +11,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
 from markupsafe import Markup
 
-from arena.core.lazy import lazy_import
 from arena.reporting.daily import answer_reasoning
 from arena.reporting.fragments import Fragments, digest, rendered_rows
 from arena.reporting.layout import Column, anchor_id, macro, records
 from arena.reporting.leaderboard import LEADERBOARD
 from arena.reporting.roles import CONTESTANT, RULER
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 
 def decision_anchor(contestant: object, cycle_at: object, round_: object, index: object) -> str:

@@ -36,25 +36,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from arena.core.lazy import lazy_import
+import matplotlib
+import matplotlib.backends.backend_svg as backend_svg
+import matplotlib.colors as mcolors
+import matplotlib.dates as mdates
+import matplotlib.figure as mfigure
+import matplotlib.ticker as mticker
+import numpy as np
+import pandas as pd
 
 if TYPE_CHECKING:
-    import pandas
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    # a curve: (time, value) points, or a Series of values by time
-    Points = Sequence[tuple[pandas.Timestamp, float]] | pandas.Series
-
-# imported when the first chart is drawn: a season's commands start without matplotlib
-matplotlib = lazy_import("matplotlib")
-backend_svg = lazy_import("matplotlib.backends.backend_svg")
-mcolors = lazy_import("matplotlib.colors")
-mdates = lazy_import("matplotlib.dates")
-mfigure = lazy_import("matplotlib.figure")
-mticker = lazy_import("matplotlib.ticker")
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
+# a curve: (time, value) points, or a Series of values by time
+Points = Sequence[tuple[pd.Timestamp, float]] | pd.Series
 
 # Okabe–Ito (distinguishable with the common colour-vision deficiencies; black and yellow left
 # out: black is for benchmarks, yellow is unreadable on white), then four from tab10.

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from arena.core.lazy import lazy_import
-from arena.ledger.store import Ledger
+import pandas as pd
 
-pd = lazy_import("pandas")
+from arena.ledger.store import Ledger
 
 CONTESTANT, RULER = "contestant", "ruler"
 ROLES = (CONTESTANT, RULER)  # the order of the bands: contestants first

@@ -19,10 +19,11 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 from markupsafe import Markup
 
 from arena.core.errors import Failed
-from arena.core.lazy import lazy_import
 from arena.data.lake import Lake, write_text
 from arena.data.persistence import last_boot
 from arena.data.providers import SYNTHETIC_MARKET, market_note
@@ -57,9 +58,6 @@ from arena.reporting.plots import (
     series_colours,
 )
 from arena.reporting.roles import RULER
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 SEASON_FILE = "season.html"
 PAGES_FILE = "_pages.json"  # each daily page's digest (its Markdown, link back and the code)

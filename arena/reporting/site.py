@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
+import pandas as pd
 from markupsafe import Markup
 
-from arena.core.lazy import lazy_import
 from arena.core.marts import LEAGUE_PAGES, SEASON_PAGES
 from arena.reporting import people
 from arena.reporting.daily import answer_reasoning, render_daily_html
@@ -47,8 +47,6 @@ from arena.reporting.season import (
     rule_tables,
 )
 from arena.scoring.verdict import SHARE_FAMILY
-
-pd = lazy_import("pandas")
 
 TRACK_COLUMNS = [
     Column("entrant", "entrant"), Column("status", "status"),

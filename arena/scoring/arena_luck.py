@@ -61,7 +61,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import interval_delta, utc
 from arena.core.universe import Universe
 from arena.engine.broker import execute_answer
@@ -70,9 +72,6 @@ from arena.engine.monitor import check_invalidations
 from arena.engine.portfolio import LONG, SHORT, Fill, Portfolio, fee
 from arena.engine.rules import ARENA_RULES, CycleState, Rejection, Rules, tradeable_today
 from arena.scoring.asset_luck import Distribution
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 RANDOM_TEXT = "random"  # thesis / invalidation / reasoning of every random decision
 _SIZE_MARGIN = 1e-9  # relative safety margin so float rounding never turns a skip into a rejection

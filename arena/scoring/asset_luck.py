@@ -38,7 +38,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import NY
 from arena.scoring.scorer import (
     ScorerInputError,
@@ -47,9 +49,6 @@ from arena.scoring.scorer import (
     score_arrays,
     sorted_percentile,
 )
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 BLOCK = 1024
 DEFAULT_PLAYERS = 20_000

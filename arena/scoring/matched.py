@@ -65,15 +65,14 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import utc
 from arena.core.universe import Universe
 from arena.engine.portfolio import ADD, CLOSE, LONG, OPEN, SHORT, Fill, Portfolio
 from arena.engine.rules import ARENA_RULES, Rules, tradeable_today
 from arena.scoring.verdict import TIE_DECIMALS
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 MATCHED_PLAYERS = 1000  # the default number of matched players per contestant
 _FULL = 1.0 - 1e-12  # a close of at least this share of a position closes it (as the engine)

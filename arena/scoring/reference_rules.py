@@ -36,11 +36,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from arena.core.indicators import ema, midrange, rsi_wilder, seeded_ewm, sma
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
 
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
+from arena.core.indicators import ema, midrange, rsi_wilder, seeded_ewm, sma
 
 Rule = Callable[..., "pd.Series"]
 

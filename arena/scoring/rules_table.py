@@ -15,15 +15,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import utc
 from arena.scoring.asset_luck import DEFAULT_PLAYERS, LuckResult, luck
 from arena.scoring.reference_rules import BASELINES, RULES, checked_once, warmup_bars
 from arena.scoring.scorer import ScorerInputError, score
 from arena.scoring.self_check import ensure_self_checked
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 SCORED = "scored"
 INSUFFICIENT_HISTORY = "insufficient_history"  # fewer bars before the start than the rule's window

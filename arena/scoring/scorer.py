@@ -18,11 +18,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
 
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
+from arena.core.errors import UnusableInput
 
 COST_RATES = {"crypto": 0.0006, "stock": 0.0002, "etf": 0.0002}  # per unit of |Δw|
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from arena.core.errors import Failed
-from arena.core.lazy import lazy_import
 from arena.scoring.asset_luck import score_player, zero_skill_returns
 from arena.scoring.scorer import percentile, rank_score, score_arrays
-
-np = lazy_import("numpy")
 
 
 class ScorerSelfCheckError(Failed, RuntimeError):

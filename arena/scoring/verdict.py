@@ -49,9 +49,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
-from arena.core.lazy import lazy_import
-
-np = lazy_import("numpy")
+import numpy as np
 
 ALPHA = 0.05  # the family-wise error rate of the verdict
 MIN_SEASONS = 2  # fewer seasons: "too few seasons", not tested

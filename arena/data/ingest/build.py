@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import (
     NAT,
     NYSE,
@@ -26,9 +28,6 @@ from arena.data.bars import resample, utc_micros
 from arena.data.ingest.fetch import EARNINGS_HORIZON, AssetFetch, first_change
 from arena.data.lake import Key, Lake, PartitionKey, TableKey, merge_bars
 from arena.data.providers.base import BAR_COLUMNS
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 DERIVE_CONTEXT = dt.timedelta(days=8)  # base bars re-derived before the first change (a week)
 

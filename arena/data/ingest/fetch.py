@@ -11,7 +11,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.runner import Retry, step
 from arena.core.sessions import interval_delta, utc
 from arena.core.universe import Asset
@@ -20,9 +22,6 @@ from arena.data.errors import NoDataError, ProviderError, UnsupportedError, is_t
 from arena.data.ingest.plan import IngestPlan
 from arena.data.lake import Lake, PartitionKey
 from arena.data.providers.base import BAR_COLUMNS, Provider
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 EARNINGS_HORIZON = dt.timedelta(days=180)  # how far ahead earnings calendars are kept
 RESTATEMENT_OVERLAP = dt.timedelta(days=2)  # stored bars every run fetches again, to compare

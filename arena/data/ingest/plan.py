@@ -8,7 +8,8 @@ import uuid
 from dataclasses import dataclass
 from functools import lru_cache
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
 from arena.core.sessions import (
     INTERVAL_ORDER,
     bar_close_times,
@@ -21,8 +22,6 @@ from arena.core.universe import Asset, Universe
 from arena.data.errors import UnsupportedError
 from arena.data.ingest.errors import IngestRequestError
 from arena.data.providers.base import Provider
-
-pd = lazy_import("pandas")
 
 
 def base_interval(provider: Provider) -> str:

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
 from arena.core.sessions import bar_close_times
 from arena.core.universe import Universe
 from arena.data.ingest.build import AssetPartitions
@@ -23,7 +26,6 @@ from arena.data.lake import Lake, PartitionKey, write_text
 from arena.data.validation.checks import Window, validate_series
 from arena.data.validation.config import ValidationConfig
 
-pd = lazy_import("pandas")
 _log = logging.getLogger(__name__)
 
 
@@ -155,9 +157,6 @@ def data_docs(lake: Lake, report, plan: IngestPlan) -> Path | None:
             # a process that has Great Expectations imported already builds them itself
             if _beside.depth and "great_expectations" not in sys.modules:
                 if _beside.pool is None:
-                    import multiprocessing
-                    from concurrent.futures import ProcessPoolExecutor
-
                     _beside.pool = ProcessPoolExecutor(
                         max_workers=1, mp_context=multiprocessing.get_context("spawn"))
                 _beside.pending.append((_beside.pool.submit(_build_docs, report, root,

@@ -15,12 +15,11 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Protocol, runtime_checkable
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
 from arena.core.sessions import TS_UNIT, utc
 from arena.core.universe import Asset
 from arena.data.errors import BlockedError, NoDataError, UnsupportedError
-
-pd = lazy_import("pandas")
 
 BAR_COLUMNS = ("timestamp", "open", "high", "low", "close", "volume")
 PRICE_COLUMNS = ("open", "high", "low", "close")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from arena.core.environment import setting
 from arena.core.errors import BadArgument
 from arena.core.sessions import INTERVAL_ORDER, TS_UNIT, canonical_labels, coarser_or_equal, utc
 from arena.core.universe import Asset
@@ -81,8 +82,6 @@ class FilesProvider:
         """The provider ``arena.data.providers.make_provider`` builds: the drop folder (the
         option, else ``$ARENA_DROP_DIR``; neither is refused), its finest interval and the
         provider it stands in for."""
-        from arena.core.environment import setting  # pydantic-settings, loaded when read
-
         folder = options.drop or setting("drop_dir")
         if not folder:
             raise BadArgument("the files source needs a drop folder: --drop DIR or $ARENA_DROP_DIR")

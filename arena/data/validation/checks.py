@@ -42,7 +42,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import NYSE, utc
 from arena.data.price_files import UnusableInputError, load_price_file, read_price_file
 from arena.data.validation import stats as cs
@@ -57,9 +59,6 @@ from arena.data.validation.suite import (
     candle_expectations,
     evaluate,
 )
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 _log = logging.getLogger(__name__)
 NUMPY = "numpy"  # the engine of every run (ValidationReport.engine)

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.core.lazy import lazy_import
-from arena.core.sessions import CRYPTO, NYSE, utc
+import pandas as pd
 
-pd = lazy_import("pandas")
+from arena.core.sessions import CRYPTO, NYSE, utc
 
 
 @dataclass(frozen=True)

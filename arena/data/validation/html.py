@@ -36,15 +36,14 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from filelock import FileLock
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from arena.data.lake import write_text
-
-if TYPE_CHECKING:
-    from jinja2 import Environment
 
 RESULTS = "candle_validation.json"  # the stored result of one run
 SUMMARY = "summary.json"  # what the index needs of one run
@@ -209,9 +208,6 @@ def _environment() -> Environment:
     them), an undefined name an error, every value escaped as :func:`_esc` does (its finalize:
     :func:`html.escape` writes a quote ``&#x27;`` where Jinja2's autoescape writes ``&#39;``;
     the autoescape leaves what it escaped as it is)."""
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-    from markupsafe import Markup
-
     def escaped(value: Any) -> Markup:
         return value if isinstance(value, Markup) else Markup(_esc(value))
 

@@ -36,11 +36,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from arena.core.lazy import lazy_import
-from arena.core.sessions import NAT, ceil_micros
+import numpy as np
+import pandas as pd
 
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
+from arena.core.sessions import NAT, ceil_micros
 
 MAD_TO_SIGMA = 1.4826  # robust sigma = 1.4826 x median absolute deviation (normal consistency)
 MEAN_AD_TO_SIGMA = 1.2533  # fallback when over half of the returns are identical (MAD = 0)

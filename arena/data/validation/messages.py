@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import math
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
 from arena.data.validation import stats as cs
 from arena.data.validation.config import ValidationConfig
-
-pd = lazy_import("pandas")
 
 Observed = dict[str, float | int | str | bool | None]
 

@@ -16,7 +16,9 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.core.sessions import (
     CALENDARS,
     NAT,
@@ -41,9 +43,6 @@ from arena.data.validation.jumps import (
     part_market_moves,
     sigmas,
 )
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 # Names of the checks (one report row per series and check) and the columns of the prepared
 # frame: the contract with expectations/candles.py.

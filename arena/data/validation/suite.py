@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from arena.core.lazy import lazy_import
+import numpy as np
+import pandas as pd
+
 from arena.data.validation import stats as cs
 from arena.data.validation.config import ValidationConfig
-
-np = lazy_import("numpy")
-pd = lazy_import("pandas")
 
 SUITE_NAME = "candles"
 PARTIAL_UNEXPECTED = 20  # unexpected values a result lists (Great Expectations' default)

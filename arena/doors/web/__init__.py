@@ -29,8 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import uvicorn
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import Response
+
+from arena.doors.web import api, pages
 from arena.doors.web.sources import (
     API_MARTS,
     MAX_ROWS,
@@ -41,9 +45,8 @@ from arena.doors.web.sources import (
     is_lake,
     season_lakes,
 )
-
-if TYPE_CHECKING:
-    from fastapi import FastAPI
+from arena.reporting.season import ReportError
+from arena.reporting.site import PageNotFound
 
 HOST, PORT = "127.0.0.1", 8780
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -52,13 +55,6 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def build_app(root: str | Path) -> FastAPI:
     """The site as an ASGI app (FastAPI: the pages' router and the JSON API's, the API
     documented by OpenAPI)."""
-    from fastapi import FastAPI, HTTPException, Request
-    from fastapi.responses import Response
-
-    from arena.doors.web import api, pages
-    from arena.reporting.season import ReportError
-    from arena.reporting.site import PageNotFound
-
     site = Site(Path(root))
     app = FastAPI(title="LLM trading arena", version="1",
                   description="The arena's seasons as published: leaderboards, equity, trades, "
@@ -95,8 +91,6 @@ def check_host(host: str, proxied: bool) -> None:
 def serve(root: str | Path, host: str = HOST, port: int = PORT, *, proxied: bool = False,
           ready: Callable[[str], None] | None = None) -> None:
     """Serve the site until interrupted (``arena web``)."""
-    import uvicorn
-
     check_host(host, proxied)
     app = build_app(root)
     if ready is not None:

@@ -13,16 +13,15 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+import pandas as pd
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 
-from arena.core.lazy import lazy_import
 from arena.core.marts import LEAGUE_MARTS
 from arena.doors.web.pages import ServedSite, render
 from arena.doors.web.sources import API_MARTS, MAX_ROWS, Site
-
-pd = lazy_import("pandas")
+from arena.reporting.layout import page
 
 router = APIRouter()
 
@@ -93,8 +92,6 @@ def api_index(request: Request) -> HTMLResponse:
 
 def _api_index(spec: dict[str, Any]) -> str:
     """The API's endpoints as a page (offline: no documentation scripts from a CDN)."""
-    from arena.reporting.layout import page
-
     endpoints = [(method.upper(), path, op.get("summary", ""),
                   ", ".join(p["name"] for p in op.get("parameters", [])))
                  for path, methods in sorted(spec.get("paths", {}).items())

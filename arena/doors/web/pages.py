@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from arena.doors.web.sources import Site
 from arena.reporting import site as site_pages
-
-if TYPE_CHECKING:
-    from jinja2 import Environment
+from arena.reporting.layout import page
 
 router = APIRouter(include_in_schema=False)
 
@@ -39,8 +38,6 @@ ServedSite = Annotated[Site, Depends(served_site)]
 def _environment() -> Environment:
     """The site's templates (from the package, so an installed arena finds them), every value
     escaped, an undefined name an error."""
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-
     return Environment(loader=PackageLoader("arena.doors.web", "templates"),
                        autoescape=select_autoescape(("html", "j2")), undefined=StrictUndefined,
                        trim_blocks=True, lstrip_blocks=True)
@@ -56,7 +53,6 @@ def error_page(status: int, message: str, request: Request) -> Response:
     error, elsewhere a page saying what happened."""
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": message}, status_code=status)
-    from arena.reporting.layout import page
 
     return HTMLResponse(page(f"{status}: not here" if status == 404 else f"{status}",
                              [("What happened", render("error.html.j2", message=message))],

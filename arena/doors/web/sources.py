@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
 from arena.core.marts import LEAGUE_MARTS, SEASON_MARTS
 from arena.data.lake import Lake
-
-pd = lazy_import("pandas")
+from arena.reporting.leaderboard import best_contestant
+from arena.reporting.season import read_marts
+from arena.reporting.site import PageNotFound, Season
 
 # the marts the API serves (a mart a publication lacks answers 404 naming it)
 API_MARTS = SEASON_MARTS  # every mart a season publishes (arena.core.marts)
@@ -108,8 +110,6 @@ class SeasonSource:
                 return self._published
             marts: dict[str, pd.DataFrame] = {}
             if identity is not None:
-                from arena.reporting.season import read_marts
-
                 marts = read_marts(self.lake)
             self._published = _Published(identity, marts)
             return self._published
@@ -135,9 +135,6 @@ class SeasonSource:
         return published.summary
 
     def _summary(self, published: _Published) -> Any:
-        from arena.reporting.leaderboard import best_contestant
-        from arena.reporting.site import Season
-
         config: dict[str, Any] = {}
         with contextlib.suppress(OSError, ValueError):  # a lake without a season config
             config = json.loads((self.lake.root / "season" / "season.json")
@@ -219,8 +216,6 @@ class Site:
         try:
             return self.sources[season_id]
         except KeyError:
-            from arena.reporting.site import PageNotFound
-
             raise PageNotFound(f"no season {season_id!r} here (seasons: "
                                f"{', '.join(sorted(self.sources))})") from None
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
 from arena.core.universe import Universe
 from arena.data.lake import Lake
 from arena.ledger.attempts import Attempts
@@ -29,10 +30,6 @@ from arena.pipeline.live.closed import OffSeason, closed_at
 from arena.pipeline.season_config import (
     SeasonConfig,
 )
-
-pd = lazy_import("pandas")
-
-
 
 STALE_SHARE_REFUSED = 0.5  # a cycle refuses when more than this share of its assets is stale
 

@@ -11,8 +11,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from arena.agents.base import Contestant
-from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner
 from arena.core.universe import Universe
 from arena.data.lake import Lake
@@ -33,9 +34,6 @@ from arena.pipeline.season_config import (
     SeasonConfig,
     season_roster,
 )
-
-pd = lazy_import("pandas")
-
 
 
 @dataclass

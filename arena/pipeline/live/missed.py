@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
 from arena.core.universe import Universe
 from arena.data.lake import Lake
 from arena.ledger.attempts import Attempts
@@ -20,9 +21,6 @@ from arena.pipeline.season_config import (
     season_roster,
 )
 from arena.reporting.daily import daily_report, write_daily_report
-
-pd = lazy_import("pandas")
-
 
 
 def missed_cycles(season: SeasonConfig, ledger: Ledger, attempts: Attempts, now: pd.Timestamp,

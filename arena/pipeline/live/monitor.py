@@ -8,9 +8,10 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from arena.agents.base import Contestant
 from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
 from arena.core.sessions import bar_close_times, expected_bars, regular_session
 from arena.core.universe import Universe
 from arena.data.lake import Lake, PartitionKey
@@ -26,10 +27,6 @@ from arena.pipeline.live.closed import OffSeason, closed_at
 from arena.pipeline.season_config import (
     SeasonConfig,
 )
-
-pd = lazy_import("pandas")
-
-
 
 MONITOR_STEP = dt.timedelta(minutes=15)
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import pandas as pd
+
 from arena.core.errors import UnusableInput
-from arena.core.lazy import lazy_import
 from arena.core.runner import INLINE, Runner
 from arena.data.lake import Lake, write_text
 from arena.ledger.store import Ledger
@@ -18,10 +19,6 @@ from arena.pipeline.season_config import (
     SeasonConfig,
 )
 from arena.pipeline.warehouse import Invoke
-
-pd = lazy_import("pandas")
-
-
 
 LIVE_PLAYERS = 2_000  # zero-skill players per asset after each cycle (the nightly build: more)
 

@@ -7,7 +7,8 @@ import dataclasses
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 
-from arena.core.lazy import lazy_import
+import pandas as pd
+
 from arena.data.lake import Lake
 from arena.data.persistence import Boot, last_boot
 from arena.ledger.attempts import Attempts
@@ -24,10 +25,6 @@ from arena.pipeline.season_config import (
     roster_changes,
 )
 from arena.reporting.roles import CONTESTANT, RULER
-
-pd = lazy_import("pandas")
-
-
 
 DONE, PARTIAL, FAILED_RETRY, DUE, MISSED, MISSED_BACKFILL, UPCOMING = (
     "done", "partial", "failed (retry allowed)", "due", "missed", "missed (backfill allowed)",
