@@ -7,6 +7,8 @@ anything is done, against another checkout (an older commit) measured in the sam
 * ``python -X importtime -c "import arena.app.cycle"``: the cumulative microseconds of the job
   module and of the libraries it imported directly or through the arena (one run; wall time),
   and how many modules the process holds.
+* A command's whole run, what a scheduled job pays: ``arena ingest`` of two synthetic assets
+  over a month into a fresh lake (start-up, the ingest, validation and publication).
 * The first use of the trading calendar (``regular_session``): the process's CPU, pandas and
   the XNYS schedule included (after a warm-up run, which leaves the schedule's file when the
   checkout keeps one: ``core.sessions.schedule_file``).
@@ -131,6 +133,17 @@ def main() -> None:
             old = before.cpu(cmd, args.repeat) if before and tuple(words) in known else None
             print(_row(" ".join(["arena", *words, "--help"]), old, after.cpu(cmd, args.repeat)),
                   flush=True)
+        runs = iter(range(1_000_000))
+
+        def ingest(tree: Tree) -> list[str]:
+            lake = Path(cache) / "lakes" / f"{id(tree)}-{next(runs)}"
+            return ["-m", "arena.cli", "ingest", "--lake", str(lake), "--symbols", "BTC,SPY",
+                    "--start", "2026-09-01", "--end", "2026-10-01"]
+
+        print(_row("arena ingest (2 assets, a month, a new lake)",
+                   statistics.median(before.run(ingest(before))[0] for _ in range(args.repeat))
+                   if before else None,
+                   statistics.median(after.run(ingest(after))[0] for _ in range(args.repeat))))
         print(_row("first calendar use (regular_session)",
                    before.cpu(["-c", CALENDAR], args.repeat) if before else None,
                    after.cpu(["-c", CALENDAR], args.repeat)))

@@ -58,7 +58,7 @@ from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.ledger.store import Ledger
 from arena.pipeline.day import DayReport, monitor_day
-from arena.pipeline.live import LIVE_PLAYERS
+from arena.pipeline.live.publish import LIVE_PLAYERS
 from arena.pipeline.season import SeasonOutputs, finish_season, replay_season
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the loopback server of the tests

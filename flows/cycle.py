@@ -32,7 +32,7 @@ from arena.app.params import clock_of, optional_time
 from arena.core.settings import prepare_process
 from arena.flows.artifacts import cycle_artifacts, cycle_rows, report_link
 from arena.flows.tasks import ensure_limits, flow_effects, run_name
-from arena.pipeline.live import OffSeason
+from arena.pipeline.live.closed import OffSeason
 
 
 def _kind(backfill: bool, retry: bool) -> Kind:

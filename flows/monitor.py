@@ -16,7 +16,7 @@ from arena.app.monitor import monitor
 from arena.app.params import optional_time
 from arena.core.settings import prepare_process
 from arena.flows.tasks import flow_effects, run_name
-from arena.pipeline.live import OffSeason
+from arena.pipeline.live.closed import OffSeason
 
 
 @flow(name="monitor", flow_run_name=run_name("monitor"))

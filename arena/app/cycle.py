@@ -35,15 +35,9 @@ from arena.app.publish import Publication, publish_after_cycle
 from arena.core.errors import Failed
 from arena.engine.outcomes import FAILED
 from arena.pipeline.cycle import Outcome
-from arena.pipeline.live import (
-    CycleRefused,
-    CycleRun,
-    check_cycle,
-    current_cycle,
-    forfeit_missed,
-    missed_cycles,
-    play_season_cycle,
-)
+from arena.pipeline.live.check import CycleRefused, check_cycle, current_cycle
+from arena.pipeline.live.cycle import CycleRun, play_season_cycle
+from arena.pipeline.live.missed import forfeit_missed, missed_cycles
 
 
 class Kind(StrEnum):

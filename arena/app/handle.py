@@ -24,7 +24,7 @@ from arena.core.universe import Universe
 from arena.data.lake import Lake
 from arena.ledger.attempts import Attempts
 from arena.ledger.store import Ledger
-from arena.pipeline.live import closed_at
+from arena.pipeline.live.closed import closed_at
 from arena.pipeline.season_config import (
     SeasonConfig,
     find_season,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from arena.app.effects import INLINE, Effects
 from arena.app.handle import SeasonHandle
-from arena.pipeline.live import MonitorOffSeason, monitor_end, run_monitor
+from arena.pipeline.live.monitor import MonitorOffSeason, monitor_end, run_monitor
 from arena.pipeline.season_ingest import held_symbols, ingest_watched
 
 

@@ -27,7 +27,7 @@ from arena.app.handle import SeasonHandle
 from arena.core.errors import ArenaError, Failed, UnusableInput
 from arena.data.lake import Lake, is_disk_error
 from arena.data.persistence import upload_lake
-from arena.pipeline.live import LIVE_PLAYERS, PublishError, publish_season
+from arena.pipeline.live.publish import LIVE_PLAYERS, PublishError, publish_season
 from arena.pipeline.season import SeasonOutputs
 from arena.pipeline.season_config import REPLAY, find_season
 from arena.reporting.season import SEASON_FILE, ReportError, write_season_report

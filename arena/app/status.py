@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from arena.app.effects import INLINE, Effects
 from arena.app.handle import SeasonHandle
-from arena.pipeline.live import SeasonStatus, season_status
+from arena.pipeline.live.status import SeasonStatus, season_status
 from arena.reporting.roles import RULER, role_of_kind
 
 

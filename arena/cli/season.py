@@ -101,7 +101,7 @@ def status(*, lake: SeasonLake = None, json: Json = False) -> int:
     """
     from arena.app.handle import SeasonHandle
     from arena.app.status import status as job
-    from arena.pipeline.live import CYCLE_STATES, UPCOMING
+    from arena.pipeline.live.status import CYCLE_STATES, UPCOMING
 
     handle = SeasonHandle.open(lake)
     got = job(handle)
@@ -279,7 +279,7 @@ def publish(*, players: int | None = None, final: bool = False, mirror: str | No
     from arena.app.handle import SeasonHandle
     from arena.app.params import at_least
     from arena.app.publish import publish as job
-    from arena.pipeline.live import PublishError
+    from arena.pipeline.live.publish import PublishError
 
     handle = SeasonHandle.open(lake)
     progress = None if json else (lambda m: print(f"  {m}", flush=True))

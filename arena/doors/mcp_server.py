@@ -66,7 +66,7 @@ from arena.doors.entrance import BEARER, Door, ToolDoc, llms_txt, signature
 from arena.doors.limits import SlidingWindow
 from arena.market.sections import rule_fields
 from arena.pipeline.entrants import KEY_PREFIX, Entrant, EntrantError, authenticate, entrants
-from arena.pipeline.live import season_rules
+from arena.pipeline.live.cycle import season_rules
 from arena.pipeline.outside import (
     ELIGIBLE_SHARE,
     Arena,

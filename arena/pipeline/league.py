@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from arena.core.errors import UnusableInput
 from arena.data.lake import Lake
 from arena.ledger.store import Ledger
-from arena.pipeline.live import closed_at
+from arena.pipeline.live.closed import closed_at
 from arena.pipeline.season_config import (
     REPLAY,
     SeasonConfig,

@@ -29,7 +29,7 @@ from arena.market.asof import NoPrices, closed_bars, cycle_prices, provider_of
 from arena.market.prompts import Prompts
 from arena.market.sections import rule_fields
 from arena.pipeline.entrants import Entrant, entrants, join
-from arena.pipeline.live import season_rules
+from arena.pipeline.live.cycle import season_rules
 from arena.pipeline.matched_tables import BOOK_UNMATCHED, NO_TRADES, SCORED
 from arena.pipeline.season_config import SeasonConfig
 from arena.pipeline.season_tables import (

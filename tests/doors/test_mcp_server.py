@@ -27,7 +27,7 @@ from arena.doors.mcp_server import (
 )
 from arena.ledger.store import Ledger
 from arena.pipeline.entrants import add_entrant, revoke_entrant
-from arena.pipeline.live import play_season_cycle
+from arena.pipeline.live.cycle import play_season_cycle
 from arena.pipeline.season_config import load_season, season_contestants
 from tests import serving
 from tests.conftest import ts

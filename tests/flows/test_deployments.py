@@ -19,7 +19,7 @@ from arena.cli import main
 from arena.data.lake import Lake
 from arena.flows.tasks import slug
 from arena.ledger.store import Ledger
-from arena.pipeline.live import play_season_cycle
+from arena.pipeline.live.cycle import play_season_cycle
 from arena.pipeline.season_config import init_season, load_season, make_season, season_contestants
 from tests.conftest import ts
 from tests.market_lakes import season_lake

@@ -19,7 +19,8 @@ from arena.core.universe import Universe
 from arena.data.ingest import IngestError
 from arena.data.lake import Lake, PartitionKey
 from arena.ledger.store import Ledger
-from arena.pipeline.live import closed_at, season_status
+from arena.pipeline.live.closed import closed_at
+from arena.pipeline.live.status import season_status
 from arena.pipeline.season_config import default_providers, init_season, make_season
 from tests.data.test_yahoo import Reply, fresh_yfinance  # noqa: F401 - yfinance state reset
 from tests.vendors import FIXTURES, Market, binance_error, install

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from arena.ledger.store import Ledger
-from arena.pipeline.live import MonitorRefused, play_season_cycle
+from arena.pipeline.live.cycle import play_season_cycle
+from arena.pipeline.live.monitor import MonitorRefused
 from arena.pipeline.season_config import load_season, season_contestants
 from tests.conftest import ts
 from tests.market_lakes import season_lake

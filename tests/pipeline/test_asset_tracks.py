@@ -21,7 +21,8 @@ import pytest
 
 from arena.data.lake import Lake, PartitionKey
 from arena.pipeline.entrants import add_entrant
-from arena.pipeline.live import play_season_cycle, publish_season
+from arena.pipeline.live.cycle import play_season_cycle
+from arena.pipeline.live.publish import publish_season
 from arena.pipeline.outside import Arena, entrant_score, submit_positions
 from arena.pipeline.season_config import load_season, season_contestants
 from arena.pipeline.season_tables import (

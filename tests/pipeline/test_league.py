@@ -34,7 +34,7 @@ from arena.pipeline.league import (
     read_season,
 )
 from arena.pipeline.league_marts import gather, verdict_frame
-from arena.pipeline.live import CLOSED as CLOSED_FILE
+from arena.pipeline.live.closed import CLOSED as CLOSED_FILE
 from arena.pipeline.season_config import REPLAY, init_season, make_season
 from arena.scoring.verdict import TOO_FEW
 

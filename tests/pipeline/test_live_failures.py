@@ -13,7 +13,8 @@ import pytest
 from arena.cli import main
 from arena.ledger.attempts import MASK, Attempts
 from arena.ledger.store import Ledger
-from arena.pipeline.live import play_season_cycle, run_monitor
+from arena.pipeline.live.cycle import play_season_cycle
+from arena.pipeline.live.monitor import run_monitor
 from arena.pipeline.season_config import load_season, season_contestants
 from tests.agents.openai_stub import OpenAIStub, StubResponse
 from tests.conftest import ts

@@ -13,7 +13,8 @@ import pytest
 
 from arena.data.lake import Lake, PartitionKey, write_bars_file
 from arena.ledger.store import Ledger
-from arena.pipeline.live import MonitorRefused, play_season_cycle, run_monitor
+from arena.pipeline.live.cycle import play_season_cycle
+from arena.pipeline.live.monitor import MonitorRefused, run_monitor
 from arena.pipeline.season_config import load_season, season_contestants
 from tests.conftest import ts
 from tests.market_lakes import season_lake

@@ -12,7 +12,8 @@ import pytest
 from arena.cli import main
 from arena.data.lake import Lake
 from arena.ledger.store import Ledger
-from arena.pipeline.live import CycleRefused, check_cycle, freshness, play_season_cycle
+from arena.pipeline.live.check import CycleRefused, check_cycle, freshness
+from arena.pipeline.live.cycle import play_season_cycle
 from arena.pipeline.season_config import (
     REPLAY,
     SeasonConfigError,

@@ -18,7 +18,7 @@ from arena.pipeline.entrants import (
     entrants,
     revoke_entrant,
 )
-from arena.pipeline.live import play_season_cycle
+from arena.pipeline.live.cycle import play_season_cycle
 from arena.pipeline.outside import (
     Arena,
     OutsideError,
@@ -173,7 +173,7 @@ def test_a_track_position_counts_from_the_first_close_after_it_arrives():
 def test_an_entrant_lands_in_the_marts_and_reports_like_a_roster_contestant(arena):
     """Joined on Tuesday: its window starts there, the leaderboard marks it an outside entrant,
     its trade links to its decision in the season report, the daily report lists it."""
-    from arena.pipeline.live import publish_season
+    from arena.pipeline.live.publish import publish_season
     from arena.reporting.season import read_marts
 
     entrant, _ = add_entrant(arena.lake, arena.season, "outside-one", MON)

@@ -11,7 +11,8 @@ import pytest
 from arena.agents.roster import RosterError
 from arena.cli import main
 from arena.ledger.store import Ledger
-from arena.pipeline.live import play_season_cycle, season_status
+from arena.pipeline.live.cycle import play_season_cycle
+from arena.pipeline.live.status import season_status
 from arena.pipeline.season_config import (
     SeasonConfigError,
     load_season,
