@@ -316,6 +316,55 @@ def _content(response: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One model call as its records and log lines name it: the contestant and its role, the
+    model, the secrets to scrub, the attempts' settings and what the call samples with."""
+
+    name: str
+    role: str
+    model: str
+    secrets: tuple[str, ...]
+    timeout: float
+    num_retries: int
+    seed: int | None
+    temperature: float | None
+    replicate_of: str | None
+
+    @classmethod
+    def of(cls, spec: ContestantSpec, role: str, contestant: str | None, key: str,
+           overrides: Mapping[str, Any]) -> _Call:
+        """The call of ``spec`` in ``role`` (as ``contestant``, default the spec's name) with
+        ``key``; its sampling the roster's params under the call's ``overrides`` (a replicate's
+        instance: its model entry too)."""
+        params = spec.params
+        return cls(name=contestant or spec.name, role=role, model=spec.model or "",
+                   secrets=(key,) if spec.api_key_env and key else (),
+                   timeout=params.timeout, num_retries=params.num_retries,
+                   seed=overrides.get("seed", params.seed),
+                   temperature=overrides.get("temperature", params.temperature),
+                   replicate_of=spec.replicate_of)
+
+    def record(self, **measured: Any) -> CallRecord:
+        """The call's record: who, which model, what it sampled with, and what was ``measured``."""
+        return CallRecord(self.name, self.role, self.model, seed=self.seed,
+                          temperature=self.temperature, replicate_of=self.replicate_of, **measured)
+
+    def failed(self, error: str, retries: int = 0, latency: float = 0.0) -> Completion:
+        """The call's failure: ``error`` scrubbed and cut to length, logged as a warning."""
+        text = scrub(error, self.secrets)[:MAX_ERROR_CHARS]
+        log.warning("%s (%s): %s", self.name, self.role, text)
+        return Completion(None, self.record(latency_s=latency, retries=retries, error=text))
+
+    def describe(self, exc: BaseException) -> str:
+        """A failed attempt's error as its record tells it: its category, then the exception."""
+        category = classify(exc)[0]
+        if category == "timeout":
+            return scrub(f"timeout: no answer within {self.timeout:g} s "
+                         f"({type(exc).__name__}: {exc})", self.secrets)
+        return scrub(f"{category}: {type(exc).__name__}: {exc}", self.secrets)
+
+
 def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
              contestant: str | None = None, env: Mapping[str, str] | None = None,
              retry: RetryPolicy = RetryPolicy(), sleep: Callable[[float], None] = time.sleep,
@@ -328,31 +377,35 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     call: the record's ``error`` says what happened (scrubbed of the key). ``latency_s`` is the
     wall time of the whole answer, retries and backoff included.
     """
-    name = contestant or spec.name
-    model = spec.model or ""
     env = os.environ if env is None else env
     key = env.get(spec.api_key_env, "") if spec.api_key_env else NO_KEY
-    secrets = (key,) if spec.api_key_env and key else ()
-
-    params = spec.params
-    temperature = overrides.get("temperature", params.temperature)
-    # what the call samples with, in its record (a replicate's instance: its model entry too)
-    sampled = {"seed": overrides.get("seed", params.seed), "temperature": temperature,
-               "replicate_of": spec.replicate_of}
-
-    def failed(error: str, retries: int = 0, latency: float = 0.0) -> Completion:
-        text = scrub(error, secrets)[:MAX_ERROR_CHARS]
-        log.warning("%s (%s): %s", name, role, text)
-        return Completion(None, CallRecord(name, role, model, latency_s=latency,
-                                           retries=retries, error=text, **sampled))
-
+    call = _Call.of(spec, role, contestant, key, overrides)
     if spec.api_key_env and not key:
-        return failed(f"missing_key: {spec.api_key_env} is not set")
-    if secrets:
+        return call.failed(f"missing_key: {spec.api_key_env} is not set")
+    if call.secrets:
         _remember_secret(key)
     litellm = load_litellm()
+    kwargs = _completion_kwargs(spec, messages, raw_messages, key, overrides)
+    attempts = _attempts(call, retry, sleep)
+    started = time.monotonic()
+    try:
+        response = attempts(litellm.completion, **kwargs)
+    except Exception as exc:
+        retries = attempts.statistics["attempt_number"] - 1
+        suffix = f" after {retries + 1} attempts" if retries else ""
+        return call.failed(call.describe(exc) + suffix, retries, time.monotonic() - started)
+    retries = attempts.statistics["attempt_number"] - 1
+    return _answered(call, litellm, spec, response, retries, time.monotonic() - started)
+
+
+def _completion_kwargs(spec: ContestantSpec, messages: Sequence[Message],
+                       raw_messages: Sequence[Mapping[str, Any]] | None, key: str,
+                       overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of one ``litellm.completion`` attempt: the messages made storable, the key,
+    the roster's params, exactly one HTTP request, then the call's ``overrides``."""
+    params = spec.params
     kwargs: dict[str, Any] = {
-        "model": model,
+        "model": spec.model or "",
         # raw_messages: OpenAI-format dicts (tool calls and tool results of a researcher); every
         # string made storable, the tool calls' arguments a model wrote included
         "messages": json_value(list(raw_messages) if raw_messages is not None
@@ -372,13 +425,13 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     if params.max_tokens is not None:
         kwargs["max_tokens"] = params.max_tokens
     kwargs.update(overrides)
+    return kwargs
 
-    def describe(exc: BaseException) -> str:
-        category = classify(exc)[0]
-        if category == "timeout":
-            return scrub(f"timeout: no answer within {params.timeout:g} s "
-                         f"({type(exc).__name__}: {exc})", secrets)
-        return scrub(f"{category}: {type(exc).__name__}: {exc}", secrets)
+
+def _attempts(call: _Call, retry: RetryPolicy, sleep: Callable[[float], None]) -> Retrying:
+    """The attempts of ``call``: transient failures (:func:`classify`) retried up to the roster's
+    ``num_retries`` after ``retry``'s backoff (or the server's ``Retry-After``), each retry
+    logged; the last failure raised."""
 
     def wait(state: RetryCallState) -> float:  # attempt n failed: the n-th retry's backoff
         exc = state.outcome.exception() if state.outcome else None
@@ -388,31 +441,28 @@ def complete(spec: ContestantSpec, messages: Sequence[Message], *, role: str,
     def log_retry(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         wait_s = state.next_action.sleep if state.next_action else 0.0
-        log.info("%s (%s): retry %d/%d in %.2f s after %s", name, role, state.attempt_number,
-                 params.num_retries, wait_s, describe(exc)[:200] if exc else "")
+        log.info("%s (%s): retry %d/%d in %.2f s after %s", call.name, call.role,
+                 state.attempt_number, call.num_retries, wait_s,
+                 call.describe(exc)[:200] if exc else "")
 
-    attempts = Retrying(
+    return Retrying(
         retry=retry_if_exception(lambda exc: isinstance(exc, Exception) and classify(exc)[1]),
-        stop=stop_after_attempt(params.num_retries + 1), wait=wait,
+        stop=stop_after_attempt(call.num_retries + 1), wait=wait,
         sleep=lambda seconds: sleep(float(seconds)), before_sleep=log_retry, reraise=True)
-    started = time.monotonic()
-    try:
-        response = attempts(litellm.completion, **kwargs)
-    except Exception as exc:
-        retries = attempts.statistics["attempt_number"] - 1
-        suffix = f" after {retries + 1} attempts" if retries else ""
-        return failed(describe(exc) + suffix, retries, time.monotonic() - started)
-    retries = attempts.statistics["attempt_number"] - 1
 
-    latency = time.monotonic() - started
+
+def _answered(call: _Call, litellm: ModuleType, spec: ContestantSpec, response: Any,
+              retries: int, latency: float) -> Completion:
+    """The completion of a call that got ``response``: its text (scrubbed), tokens and cost; a
+    warning when the model returned neither text nor a tool call."""
     tokens_in, tokens_out = _usage(response)
     cost = _cost(litellm, spec, response, tokens_in, tokens_out)
     text = _content(response)
     if not text.strip() and not _tool_calls(response):  # a tool call is an answer without text
-        log.warning("%s (%s): the model returned no text", name, role)
-    record = CallRecord(name, role, model, tokens_in=tokens_in, tokens_out=tokens_out,
-                        latency_s=latency, cost_usd=cost, retries=retries, **sampled)
-    return Completion(scrub(text, secrets), record, response)
+        log.warning("%s (%s): the model returned no text", call.name, call.role)
+    record = call.record(tokens_in=tokens_in, tokens_out=tokens_out, latency_s=latency,
+                         cost_usd=cost, retries=retries)
+    return Completion(scrub(text, call.secrets), record, response)
 
 
 # -- the contestant ------------------------------------------------------------------------------

@@ -495,13 +495,36 @@ def _instances(spec: ContestantSpec, plan: list[tuple[int, float | None]]
 
 def parse_roster(text: str, source: str = "<roster>") -> Roster:
     """Validate roster YAML ``text``; ``source`` names it in errors. Raises :class:`RosterError`."""
+    raws = _contestant_entries(_load_yaml(text, source), source)
+    # Secrets first, before any value can reach a validation message.
+    problems = [f"{source}: {_label(i, raw)}: {finding}" for i, raw in enumerate(raws)
+                for finding in _find_secrets(raw, "")]
+    if problems:
+        raise RosterError(problems)
+    specs, index_of, problems = _contestants(raws, source)
+    by_name = {s.name: s for s in specs}
+    models = Roster(tuple(specs)).replicates
+    problems += _shared_model_names(models, by_name, index_of, source)
+    problems += _mirror_problems(specs, by_name, models, index_of, source)
+    if problems:
+        raise RosterError(problems)
+    return Roster(tuple(specs), source)
+
+
+def _load_yaml(text: str, source: str) -> Any:
+    """The roster's YAML read safely (a key given twice refused), or its error with where."""
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise RosterError([f"{source}: not valid YAML{where}: {problem}"]) from None
+
+
+def _contestant_entries(data: Any, source: str) -> list[Any]:
+    """The roster's ``contestants`` list, once the file's top level is a mapping of known fields
+    with a non-empty list of them."""
     if not isinstance(data, Mapping) or not isinstance(data.get("contestants"), list):
         raise RosterError([f"{source}: expected a mapping with a 'contestants' list"])
     extra = sorted(set(data) - {"contestants", "version"})
@@ -510,16 +533,17 @@ def parse_roster(text: str, source: str = "<roster>") -> Roster:
     raws = data["contestants"]
     if not raws:
         raise RosterError([f"{source}: the roster has no contestants"])
+    return raws
 
-    # Secrets first, before any value can reach a validation message.
-    problems = [f"{source}: {_label(i, raw)}: {finding}" for i, raw in enumerate(raws)
-                for finding in _find_secrets(raw, "")]
-    if problems:
-        raise RosterError(problems)
 
+def _contestants(raws: list[Any], source: str
+                 ) -> tuple[list[ContestantSpec], dict[str, tuple[int, int | None]], list[str]]:
+    """The contestants of the roster's entries in order (a replicated entry's instances in its
+    place), each contestant's entry (an instance: its model's) with, for an instance, the
+    entry's N; and every problem of the entries, labelled."""
     specs: list[ContestantSpec] = []
+    problems: list[str] = []
     first_index: dict[str, int] = {}
-    # every contestant's entry (an instance: its model's) and, for an instance, the entry's N
     index_of: dict[str, tuple[int, int | None]] = {}
     for i, raw in enumerate(raws):
         label = _label(i, raw)
@@ -533,30 +557,48 @@ def parse_roster(text: str, source: str = "<roster>") -> Roster:
             continue
         if isinstance(name, str):
             first_index[name] = i
-        asked = {f: raw[f] for f in REPLICATE_FIELDS if f in raw}
-        try:
-            spec = ContestantSpec.model_validate(
-                {k: v for k, v in raw.items() if k not in REPLICATE_FIELDS})
-        except ValidationError as exc:
-            problems.extend(f"{source}: {label}: {p}" for p in _pydantic_problems(exc))
-            continue
-        plan, found = _replicate_plan(spec, asked) if asked else ([], [])
+        made, n, found = _entry_contestants(raw)
         problems.extend(f"{source}: {label}: {p}" for p in found)
-        for made in _instances(spec, plan) if plan else () if found else (spec,):
-            origin = (i, len(plan) if plan else None)
-            if made.name in index_of:  # an instance's name and another entry's
-                problems.append(_clash(source, made.name, index_of[made.name], origin, raws))
+        for spec in made:
+            if spec.name in index_of:  # an instance's name and another entry's
+                problems.append(_clash(source, spec.name, index_of[spec.name], (i, n), raws))
                 continue
-            index_of[made.name] = origin
-            specs.append(made)
+            index_of[spec.name] = (i, n)
+            specs.append(spec)
+    return specs, index_of, problems
 
-    by_name = {s.name: s for s in specs}
-    models = Roster(tuple(specs)).replicates
-    for model, instances in models.items():
-        if model in by_name:
-            problems.append(f"{source}: contestant {model!r} (#{index_of[model][0] + 1}): name: "
-                            f"{model!r} names the model replicated by {', '.join(instances)}; "
-                            "a contestant cannot share it")
+
+def _entry_contestants(raw: Mapping[str, Any]
+                       ) -> tuple[list[ContestantSpec], int | None, list[str]]:
+    """The contestants one entry gives (itself, or its N instances when it asks for replicates),
+    N for a replicated entry (else None), and the entry's problems (then no contestant)."""
+    asked = {f: raw[f] for f in REPLICATE_FIELDS if f in raw}
+    try:
+        spec = ContestantSpec.model_validate(
+            {k: v for k, v in raw.items() if k not in REPLICATE_FIELDS})
+    except ValidationError as exc:
+        return [], None, _pydantic_problems(exc)
+    plan, found = _replicate_plan(spec, asked) if asked else ([], [])
+    if plan:
+        return _instances(spec, plan), len(plan), found
+    return ([] if found else [spec]), None, found
+
+
+def _shared_model_names(models: Mapping[str, tuple[str, ...]],
+                        by_name: Mapping[str, ContestantSpec],
+                        index_of: Mapping[str, tuple[int, int | None]], source: str) -> list[str]:
+    """A contestant named as a replicated model: the model's name names its instances."""
+    return [f"{source}: contestant {model!r} (#{index_of[model][0] + 1}): name: {model!r} names "
+            f"the model replicated by {', '.join(instances)}; a contestant cannot share it"
+            for model, instances in models.items() if model in by_name]
+
+
+def _mirror_problems(specs: list[ContestantSpec], by_name: Mapping[str, ContestantSpec],
+                     models: Mapping[str, tuple[str, ...]],
+                     index_of: Mapping[str, tuple[int, int | None]], source: str) -> list[str]:
+    """Each reverse whose ``mirror_of`` names no contestant it can mirror: itself, a replicated
+    model, no one, or another reverse (``worst`` is always one)."""
+    problems = []
     for spec in specs:
         if spec.kind != "reverse" or spec.mirror_of == MIRROR_WORST:
             continue
@@ -575,9 +617,7 @@ def parse_roster(text: str, source: str = "<roster>") -> Roster:
         elif target.kind == "reverse":
             problems.append(f"{source}: {label}: mirror_of: {spec.mirror_of!r} is itself a "
                             "reverse; mirror the original instead")
-    if problems:
-        raise RosterError(problems)
-    return Roster(tuple(specs), source)
+    return problems
 
 
 def _clash(source: str, name: str, first: tuple[int, int | None],

@@ -8,7 +8,7 @@ or a :class:`Rejection` with a machine-readable code and a sentence a model can 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -152,117 +152,174 @@ def check(index: int, d: AnyDecision, state: CycleState, prices: Mapping[str, fl
     """
     if isinstance(d, MalformedDecision):
         return Rejection(index, d.action, d.symbol, d.code, d.problem)
+    refused = _refuse_decision(d, universe, earlier)
+    if refused is not None:
+        return Rejection(index, d.action, d.symbol, *refused)
+    held = state.portfolio.positions.get(d.symbol)
+    price = prices.get(d.symbol)
+    if d.action == "hold":
+        return _check_hold(index, d, held, price, state)
+    refused = _refuse_trade(d, held, price, state, universe)
+    if refused is not None:
+        return Rejection(index, d.action, d.symbol, *refused)
+    if d.action == "close":
+        return _check_close(index, d, held, price, rules)
+    return _check_risk(index, d, held, price, state, prices, rules)
 
-    def no(code: str, message: str) -> Rejection:
-        return Rejection(index, d.action, d.symbol, code, message)
 
+def _refuse_decision(d: Decision, universe: Universe, earlier: Mapping[str, Sequence[str]]
+                     ) -> tuple[str, str] | None:
+    """Why any decision is refused before its action is judged (an unknown action or symbol, a
+    benchmark, a symbol already decided in this answer): ``(code, message)``, or None."""
     sym, act = d.symbol, d.action
     if act not in ACTIONS:
-        return no(UNKNOWN_ACTION, f"'{shorten(act)}' is not an action; use one of "
-                                  f"{', '.join(ACTIONS)}")
+        return UNKNOWN_ACTION, f"'{shorten(act)}' is not an action; use one of {', '.join(ACTIONS)}"
     if sym not in universe:
-        return no(UNKNOWN_SYMBOL, f"{shorten(sym)} is not in the universe table")
+        return UNKNOWN_SYMBOL, f"{shorten(sym)} is not in the universe table"
     if universe[sym].benchmark:
-        return no(BENCHMARK_SYMBOL, f"{sym} is a benchmark: shown for context, never traded")
+        return BENCHMARK_SYMBOL, f"{sym} is a benchmark: shown for context, never traded"
     before = tuple(earlier.get(sym, ()))
     if before and not (act == "hold" and before == ("close",)):
-        return no(DUPLICATE_SYMBOL, f"{sym} already has a {before[0]} decision in this answer, "
-                                    "judged before this one (closes, holds, adds, then opens); a "
-                                    "symbol may appear twice only as a close and a hold")
-    held = state.portfolio.positions.get(sym)
-    price = prices.get(sym)
-    if act == "hold":
-        return _check_hold(index, d, held, price, state, no)
+        return DUPLICATE_SYMBOL, (f"{sym} already has a {before[0]} decision in this answer, "
+                                  "judged before this one (closes, holds, adds, then opens); a "
+                                  "symbol may appear twice only as a close and a hold")
+    return None
+
+
+def _refuse_trade(d: Decision, held: Position | None, price: float | None, state: CycleState,
+                  universe: Universe) -> tuple[str, str] | None:
+    """Why an open, add or close cannot trade its symbol this cycle (the market's day, the price,
+    the position held or not): ``(code, message)``, or None."""
+    sym, act = d.symbol, d.action
     if not tradeable_today(sym, universe, state.at):
-        return no(NOT_TRADEABLE_TODAY, f"{sym} does not trade today (NYSE is closed): stock "
-                                       "opens, adds and closes are refused on weekends and "
-                                       "holidays (a hold is accepted)")
+        return NOT_TRADEABLE_TODAY, (f"{sym} does not trade today (NYSE is closed): stock opens, "
+                                     "adds and closes are refused on weekends and holidays (a "
+                                     "hold is accepted)")
     if not _finite(price) or price <= 0:
-        return no(NO_PRICE, f"there is no execution price for {sym} this cycle")
+        return NO_PRICE, f"there is no execution price for {sym} this cycle"
     if sym in state.stale:
-        return no(STALE_PRICE, f"the price of {sym} is stale this cycle (its market data stopped "
-                               "arriving): no open, add or close executes at an old price; a "
-                               "hold is accepted")
+        return STALE_PRICE, (f"the price of {sym} is stale this cycle (its market data stopped "
+                             "arriving): no open, add or close executes at an old price; a hold "
+                             "is accepted")
     is_open = act in ("open_long", "open_short")
     if is_open and sym in state.closed:
-        return no(REOPEN_CLOSED_SYMBOL, f"{sym} was closed earlier this cycle; it cannot be "
-                                        "reopened before the next cycle")
+        return REOPEN_CLOSED_SYMBOL, (f"{sym} was closed earlier this cycle; it cannot be "
+                                      "reopened before the next cycle")
     if is_open and held is not None:
-        return no(ALREADY_HELD, f"{sym} is already held ({held.side}); use add or close")
+        return ALREADY_HELD, f"{sym} is already held ({held.side}); use add or close"
     if not is_open and held is None:
-        return no(NO_POSITION, f"there is no open position in {sym} to {act}")
+        return NO_POSITION, f"there is no open position in {sym} to {act}"
+    return None
 
-    if act == "close":
-        pct = 100.0 if d.percent_of_position is None else d.percent_of_position
-        lo, hi = rules.position_percent
-        if not lo <= pct <= hi:
-            return no(PERCENT_OUT_OF_RANGE, f"percent_of_position {pct:g} is outside {lo:g}-{hi:g}")
-        return Order(index, d, held.side, price, quantity=held.quantity * pct / 100.0)
 
-    side = held.side if held is not None else (LONG if act == "open_long" else SHORT)
-    # open / add: the fields a new risk needs
+def _check_close(index: int, d: Decision, held: Position, price: float,
+                 rules: Rules) -> Order | Rejection:
+    """A close of ``percent_of_position`` (all of it by default) of the position held."""
+    pct = 100.0 if d.percent_of_position is None else d.percent_of_position
+    lo, hi = rules.position_percent
+    if not lo <= pct <= hi:
+        return Rejection(index, d.action, d.symbol, PERCENT_OUT_OF_RANGE,
+                         f"percent_of_position {pct:g} is outside {lo:g}-{hi:g}")
+    return Order(index, d, held.side, price, quantity=held.quantity * pct / 100.0)
+
+
+def _check_risk(index: int, d: Decision, held: Position | None, price: float, state: CycleState,
+                prices: Mapping[str, float], rules: Rules) -> Order | Rejection:
+    """An open or an add (a new risk): its fields, its level and the cycle's limits, then its
+    size in cash."""
+    is_open = d.action in ("open_long", "open_short")
+    side = held.side if held is not None else (LONG if d.action == "open_long" else SHORT)
+    refused = (_refuse_fields(d, is_open, rules)
+               or _refuse_risk(d, held, side, price, is_open, state, rules))
+    if refused is not None:
+        return Rejection(index, d.action, d.symbol, *refused)
+    unmarked = state.portfolio.unmarked(prices)
+    if unmarked:
+        return Rejection(index, d.action, d.symbol, NO_PRICE,
+                         f"equity cannot be measured without a price for held "
+                         f"{', '.join(unmarked)}; nothing can be sized this cycle")
+    return _size(index, d, side, price, is_open, state.portfolio.equity(prices),
+                 state.portfolio.cash, rules)
+
+
+def _refuse_fields(d: Decision, is_open: bool, rules: Rules) -> tuple[str, str] | None:
+    """Why a new risk's fields are refused (missing, a confidence out of range or too low, a
+    percent of equity out of range): ``(code, message)``, or None."""
     missing = [f for f in ("percent_of_equity", "confidence", "invalidation_price", "thesis",
                            "invalidation") if getattr(d, f) in (None, "")]
     if missing:
-        return no(MISSING_FIELD, f"{act} needs {', '.join(missing)}")
+        return MISSING_FIELD, f"{d.action} needs {', '.join(missing)}"
     if d.confidence > 1.0 or d.confidence < 0.0:
-        return no(CONFIDENCE_OUT_OF_RANGE, f"confidence {d.confidence:g} is not between 0 and 1")
+        return CONFIDENCE_OUT_OF_RANGE, f"confidence {d.confidence:g} is not between 0 and 1"
     if d.confidence < rules.min_confidence:
-        return no(LOW_CONFIDENCE, f"confidence {d.confidence:g} is below "
-                                  f"{rules.min_confidence:.2f}: trade only when sure, else hold")
+        return LOW_CONFIDENCE, (f"confidence {d.confidence:g} is below "
+                                f"{rules.min_confidence:.2f}: trade only when sure, else hold")
     lo, hi = rules.equity_percent
     if is_open and not lo <= d.percent_of_equity <= hi:
-        return no(PERCENT_OUT_OF_RANGE, f"percent_of_equity {d.percent_of_equity:g} is outside "
-                                        f"{lo:g}-{hi:g}")
+        return PERCENT_OUT_OF_RANGE, (f"percent_of_equity {d.percent_of_equity:g} is outside "
+                                      f"{lo:g}-{hi:g}")
     if not is_open and not 0 < d.percent_of_equity <= hi:
-        return no(PERCENT_OUT_OF_RANGE, f"percent_of_equity {d.percent_of_equity:g} of an add "
-                                        f"must be above 0 and at most {hi:g}")
+        return PERCENT_OUT_OF_RANGE, (f"percent_of_equity {d.percent_of_equity:g} of an add "
+                                      f"must be above 0 and at most {hi:g}")
+    return None
+
+
+def _refuse_risk(d: Decision, held: Position | None, side: str, price: float, is_open: bool,
+                 state: CycleState, rules: Rules) -> tuple[str, str] | None:
+    """Why a new risk is refused at this price and in this cycle (its level on the wrong side, an
+    add to a loser, an open past the cycle's or the book's limit): ``(code, message)``, or None."""
     if not _on_losing_side(d.invalidation_price, side, price):
-        return no(LEVEL_WRONG_SIDE, _side_message(d.invalidation_price, side, price, "entry"))
-    if act == "add" and not held.in_profit(price):
-        return no(ADD_TO_LOSING, f"{sym} is not in profit at {price:g} (entry "
-                                 f"{held.entry_price:g}); adds go only to winners")
+        return LEVEL_WRONG_SIDE, _side_message(d.invalidation_price, side, price, "entry")
+    if d.action == "add" and not held.in_profit(price):
+        return ADD_TO_LOSING, (f"{d.symbol} is not in profit at {price:g} (entry "
+                               f"{held.entry_price:g}); adds go only to winners")
     if is_open:
         if len(state.opened) >= rules.max_new_per_cycle:
-            return no(NEW_POSITION_LIMIT, f"a new position ({', '.join(state.opened)}) was "
-                                          "already opened this cycle; one per cycle")
+            return NEW_POSITION_LIMIT, (f"a new position ({', '.join(state.opened)}) was "
+                                        "already opened this cycle; one per cycle")
         if len(state.portfolio.positions) >= rules.max_positions:
-            return no(MAX_POSITIONS, f"{rules.max_positions} positions are open already")
-    unmarked = state.portfolio.unmarked(prices)
-    if unmarked:
-        return no(NO_PRICE, f"equity cannot be measured without a price for held "
-                            f"{', '.join(unmarked)}; nothing can be sized this cycle")
-    equity = state.portfolio.equity(prices)
-    cash = max(state.portfolio.cash, 0.0)
+            return MAX_POSITIONS, f"{rules.max_positions} positions are open already"
+    return None
+
+
+def _size(index: int, d: Decision, side: str, price: float, is_open: bool, equity: float,
+          cash: float, rules: Rules) -> Order | Rejection:
+    """A new risk sized: ``percent_of_equity`` of ``equity``, capped by the free cash (fee
+    included); refused below an open's minimum share of equity, or without cash."""
+    cash = max(cash, 0.0)
     notional = min(d.percent_of_equity / 100.0 * equity, cash / (1.0 + rules.fee_rate))
     # the cap in the exact arithmetic the fill will use: never spend a rounding error past cash
     while notional > 0 and cash_after_buy(cash, notional, price, rules.fee_rate) < 0:
         notional = math.nextafter(notional, 0.0)
     if is_open and notional < rules.min_open_share * equity * (1 - 1e-12):
-        return no(BELOW_MIN_SIZE, f"only ${notional:,.2f} of cash is free; a new position needs "
-                                  f"at least {rules.min_open_share:.0%} of equity "
-                                  f"(${rules.min_open_share * equity:,.2f})")
+        return Rejection(index, d.action, d.symbol, BELOW_MIN_SIZE,
+                         f"only ${notional:,.2f} of cash is free; a new position needs "
+                         f"at least {rules.min_open_share:.0%} of equity "
+                         f"(${rules.min_open_share * equity:,.2f})")
     if notional <= 0:
-        return no(NO_CASH, "no free cash to add with")
+        return Rejection(index, d.action, d.symbol, NO_CASH, "no free cash to add with")
     return Order(index, d, side, price, notional=notional)
 
 
 def _check_hold(index: int, d: Decision, held: Position | None, price: float | None,
-                state: CycleState, no: Callable[[str, str], Rejection]) -> Order | Rejection:
+                state: CycleState) -> Order | Rejection:
     """A hold trades nothing, so it is judged on any day, the NYSE's closed days included. It
     needs a price only to judge a new level. A hold of a symbol fully closed earlier this cycle
     (a close of the same answer, or of the first round) is a no-op."""
     if held is None:
         if d.symbol in state.closed:
             return Order(index, d, "", math.nan, noop=True)
-        return no(NO_POSITION, f"there is no open position in {d.symbol} to hold")
+        return Rejection(index, d.action, d.symbol, NO_POSITION,
+                         f"there is no open position in {d.symbol} to hold")
     if d.invalidation_price is None:
         return Order(index, d, held.side, price if _finite(price) else math.nan)
     if not _finite(price) or price <= 0:
-        return no(NO_PRICE, f"there is no price for {d.symbol} this cycle to judge the new "
-                            "invalidation_price against")
+        return Rejection(index, d.action, d.symbol, NO_PRICE,
+                         f"there is no price for {d.symbol} this cycle to judge the new "
+                         "invalidation_price against")
     if not _on_losing_side(d.invalidation_price, held.side, price):
-        return no(LEVEL_WRONG_SIDE, _side_message(d.invalidation_price, held.side, price, "price"))
+        return Rejection(index, d.action, d.symbol, LEVEL_WRONG_SIDE,
+                         _side_message(d.invalidation_price, held.side, price, "price"))
     return Order(index, d, held.side, price)
 
 

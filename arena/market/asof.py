@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -260,6 +261,34 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
     largest limit of its reads) become pandas rows: a price read keeps one bar of the thousands
     its window holds.
     """
+    files = _files_of(lake, reads, damage)
+    frames: dict[int, pd.DataFrame] = {}
+    if files.parts:
+        tables, problems, kept = _read_files(lake, files, at, columns, damage)
+        _keep_closed(tables, kept, files, at)
+        _drop_damaged(lake, list(files.parts), problems, kept, damage)
+        frames = _frames_of(tables, kept)
+    return [_answer(r, since, files, frames, columns) for r, since in reads]
+
+
+@dataclass(frozen=True)
+class _Files:
+    """The partition files a scan reads, numbered in the order the reads first name them
+    (``parts``), with each file's identity, calendar, the start of the widest window its reads
+    ask for (None: the whole file) and the most rows any of its reads keeps from its end
+    (None: all of them)."""
+
+    parts: dict[PartitionKey, int]
+    signatures: dict[PartitionKey, object | None]
+    calendars: dict[int, str]
+    since_of: dict[int, pd.Timestamp | None]
+    tail: dict[int, int | None]
+
+
+def _files_of(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
+              damage: dict[str, str] | None) -> _Files:
+    """The files ``reads`` name; a partition the lake does not hold is recorded in ``damage``
+    (given) and read as no bars."""
     parts: dict[PartitionKey, int] = {}
     calendars: dict[int, str] = {}
     since_of: dict[int, pd.Timestamp | None] = {}
@@ -290,72 +319,105 @@ def _scan_files(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]]
             tail[i] = None
         else:
             tail[i] = max(tail.get(i) or 0, r.limit)
-    frames: dict[int, pd.DataFrame] = {}
-    if parts:
-        keys = list(parts)
-        end = ceil_micros(at)
-        tables: list[pa.Table] = []
-        problems: list[str | None] = []
-        kept: list[np.ndarray] = []  # each file's rows opened in [since, at), in file order
-        for i, key in enumerate(keys):
-            try:
-                table, problem = lake.checked_bar_table(key, columns, signature=signatures[key])
-            except DamagedFile as exc:
-                if damage is None:
-                    raise
-                # named by its partition, never by this machine's path: the reason reaches the
-                # prompt and the reports
-                damage.setdefault(key.symbol, f"{key} cannot be read ({exc.problem})")
-                table, problem = _no_bars(columns), None
-            micros = table.column("timestamp").to_numpy().view(np.int64)
-            inside = micros < end
-            if since_of[i] is not None:
-                inside &= micros >= ceil_micros(since_of[i])
-            tables.append(table)
-            problems.append(problem)
-            kept.append(np.flatnonzero(inside))
-        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for k, i in parts.items():
-            groups[(calendars[i], k.interval)].append(i)
-        for (calendar, interval), idx in groups.items():
-            opens = np.concatenate([tables[i].column("timestamp").to_numpy().view(np.int64)[kept[i]]
-                                    for i in idx])
-            closes = bar_close_times(calendar, interval, utc_index(opens))
-            closed = np.asarray(closes <= at)
-            offset = 0
-            for i in idx:
-                rows = kept[i]
-                rows = rows[closed[offset:offset + len(rows)]]
-                offset += len(kept[i])
-                if tail[i] is not None:
-                    rows = rows[len(rows) - min(tail[i], len(rows)):]
-                kept[i] = rows
-        for i, key in enumerate(keys):  # every row read is a bar a validated series could hold
-            problem = problems[i]
-            if problem is not None:
-                if damage is None:
-                    raise DamagedFile(lake.root / key.relative, problem)
-                damage.setdefault(key.symbol, f"{key} is damaged: {problem}")
-                kept[i] = kept[i][:0]
-        bars = pa.concat_tables([t.take(rows) for t, rows in zip(tables, kept, strict=True)]
-                                ).to_pandas()
+    return _Files(parts, signatures, calendars, since_of, tail)
+
+
+def _read_files(lake: Lake, files: _Files, at: pd.Timestamp, columns: tuple[str, ...],
+                damage: dict[str, str] | None
+                ) -> tuple[list[pa.Table], list[str | None], list[np.ndarray]]:
+    """Each file's table (``columns``), its problem (:func:`arena.data.sanity.bar_problem`) and
+    its rows opened in its window (``[since, at)``), in file order. A file that cannot be read
+    raises :class:`~arena.data.errors.DamagedFile`, or, given ``damage``, is recorded there and
+    read as no bars."""
+    end = ceil_micros(at)
+    tables: list[pa.Table] = []
+    problems: list[str | None] = []
+    kept: list[np.ndarray] = []  # each file's rows opened in [since, at), in file order
+    for i, key in enumerate(files.parts):
+        try:
+            table, problem = lake.checked_bar_table(key, columns,
+                                                    signature=files.signatures[key])
+        except DamagedFile as exc:
+            if damage is None:
+                raise
+            # named by its partition, never by this machine's path: the reason reaches the
+            # prompt and the reports
+            damage.setdefault(key.symbol, f"{key} cannot be read ({exc.problem})")
+            table, problem = _no_bars(columns), None
+        micros = table.column("timestamp").to_numpy().view(np.int64)
+        inside = micros < end
+        if files.since_of[i] is not None:
+            inside &= micros >= ceil_micros(files.since_of[i])
+        tables.append(table)
+        problems.append(problem)
+        kept.append(np.flatnonzero(inside))
+    return tables, problems, kept
+
+
+def _keep_closed(tables: Sequence[pa.Table], kept: list[np.ndarray], files: _Files,
+                 at: pd.Timestamp) -> None:
+    """Narrow each file's ``kept`` rows to its bars closed by ``at``, the last ``tail`` of them;
+    close times computed once per calendar and interval, on the timestamps alone."""
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for k, i in files.parts.items():
+        groups[(files.calendars[i], k.interval)].append(i)
+    for (calendar, interval), idx in groups.items():
+        opens = np.concatenate([tables[i].column("timestamp").to_numpy().view(np.int64)[kept[i]]
+                                for i in idx])
+        closes = bar_close_times(calendar, interval, utc_index(opens))
+        closed = np.asarray(closes <= at)
         offset = 0
-        for i, rows in enumerate(kept):  # indexed anew once, below
-            frames[i] = bars.iloc[offset:offset + len(rows)]
-            offset += len(rows)
-    out = []
-    for r, since in reads:
-        i = parts.get(PartitionKey(r.provider, r.interval, r.asset.symbol))
-        if i is None:
-            bars = empty_bars()[list(columns)]
-        else:
-            bars = frames[i]
-            if since is not None and since_of[i] != since:
-                bars = bars[bars["timestamp"] >= since]
-        if r.limit is not None:
-            bars = bars.iloc[-r.limit:] if r.limit > 0 else bars.iloc[0:0]
-        out.append(bars.reset_index(drop=True))
-    return out
+        for i in idx:
+            rows = kept[i]
+            rows = rows[closed[offset:offset + len(rows)]]
+            offset += len(kept[i])
+            tail = files.tail[i]
+            if tail is not None:
+                rows = rows[len(rows) - min(tail, len(rows)):]
+            kept[i] = rows
+
+
+def _drop_damaged(lake: Lake, keys: Sequence[PartitionKey], problems: Sequence[str | None],
+                  kept: list[np.ndarray], damage: dict[str, str] | None) -> None:
+    """Every row read is a bar a validated series could hold: a file with a ``problem`` raises
+    :class:`~arena.data.errors.DamagedFile`, or, given ``damage``, is recorded there and keeps
+    no row."""
+    for i, key in enumerate(keys):
+        problem = problems[i]
+        if problem is not None:
+            if damage is None:
+                raise DamagedFile(lake.root / key.relative, problem)
+            damage.setdefault(key.symbol, f"{key} is damaged: {problem}")
+            kept[i] = kept[i][:0]
+
+
+def _frames_of(tables: Sequence[pa.Table], kept: Sequence[np.ndarray]) -> dict[int, pd.DataFrame]:
+    """Each file's kept rows as a frame (one conversion to pandas for every file; each frame
+    is indexed anew by the read that returns it)."""
+    bars = pa.concat_tables([t.take(rows) for t, rows in zip(tables, kept, strict=True)]
+                            ).to_pandas()
+    frames: dict[int, pd.DataFrame] = {}
+    offset = 0
+    for i, rows in enumerate(kept):
+        frames[i] = bars.iloc[offset:offset + len(rows)]
+        offset += len(rows)
+    return frames
+
+
+def _answer(read: BarRead, since: pd.Timestamp | None, files: _Files,
+            frames: Mapping[int, pd.DataFrame], columns: tuple[str, ...]) -> pd.DataFrame:
+    """One read's bars: its file's (none without a file) opened from ``since`` on, the last
+    ``limit`` of them."""
+    i = files.parts.get(PartitionKey(read.provider, read.interval, read.asset.symbol))
+    if i is None:
+        bars = empty_bars()[list(columns)]
+    else:
+        bars = frames[i]
+        if since is not None and files.since_of[i] != since:
+            bars = bars[bars["timestamp"] >= since]
+    if read.limit is not None:
+        bars = bars.iloc[-read.limit:] if read.limit > 0 else bars.iloc[0:0]
+    return bars.reset_index(drop=True)
 
 
 def latest_funding(lake: Lake, provider: str, symbol: str, at: pd.Timestamp

@@ -182,16 +182,43 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
     ``provider``: one, or one per asset class)."""
     records = ledger.records()  # the keys only (a directory listing): records are read by key
     standings = _standings(ledger, at, records)
-    sources = sorted({provider_of(provider, a) for a in universe})
-    notes = [provider_note(p) for p in sources]
-    lines = [f"# Daily report {at:%Y-%m-%d %H:%M} UTC", "",
-             *(f"> **{n}**" if is_synthetic(p) else f"{n}." for p, n in zip(sources, notes,
-                                                                           strict=True)), ""]
+    lines = _title(provider, universe, at)
     if not standings:
         return "\n".join([*lines, "No contestant has a record at this cycle."])
     rivals = [s for s in standings if s.role == CONTESTANT]
+    lines += _standings_section(standings, rivals, records, at)
+    damaged = market_damage(lake, provider, universe, at)
+    prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at],
+                          damage=dict(damaged))
+    wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
+    stale = _stale(lake, provider, universe, prices, at)
+    lines += ["", "## Who leads and lags, and why", "",
+              *_leaders_and_laggards(ledger, rivals, wide, stale, at)]
+    if stale:
+        books = {s.contestant: ledger.portfolio(s.contestant, until=at) for s in standings}
+        lines += _stale_section(stale, wide.iloc[-1], books)
+    if damaged:
+        lines += _damage_section(damaged)
+    lines += _key_trades(ledger, at, records)
+    lines += _reasoning_section(ledger, standings, at)
+    lines += _market_context(_moves(wide, [*stale, *damaged]))
+    return "\n".join(lines) + "\n"
+
+
+def _title(provider: Providers, universe: Universe, at: pd.Timestamp) -> list[str]:
+    """The report's title, then whose prices these are (a banner for synthetic ones)."""
+    sources = sorted({provider_of(provider, a) for a in universe})
+    notes = [provider_note(p) for p in sources]
+    return [f"# Daily report {at:%Y-%m-%d %H:%M} UTC", "",
+            *(f"> **{n}**" if is_synthetic(p) else f"{n}." for p, n in zip(sources, notes,
+                                                                          strict=True)), ""]
+
+
+def _standings_section(standings: Sequence[Standing], rivals: Sequence[Standing],
+                       records: Sequence[RecordKey], at: pd.Timestamp) -> list[str]:
+    """The contestants ranked, the rulers beside them, and who has no record at the cycle."""
     rulers = [s for s in standings if s.role == RULER]
-    lines += ["## Standings", ""]
+    lines = ["## Standings", ""]
     lines += _standings_table(rivals, ranked=True) if rivals else [
         "No contestant has a record at this cycle: only the house rules played, as rulers."]
     if rulers:
@@ -203,13 +230,13 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
         lines += ["", "No record at this cycle: " + "; ".join(
             _why_absent(name, [k.cycle_at for k in records if k.contestant == name], at)
             for name in absent) + "."]
-    damaged = market_damage(lake, provider, universe, at)
-    prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at],
-                          damage=dict(damaged))
-    wide = prices.pivot(index="cycle_at", columns="symbol", values="price")
-    stale = _stale(lake, provider, universe, prices, at)
-    moves = (wide.iloc[-1] / wide.iloc[0] - 1).dropna() if len(wide) == 2 else pd.Series(dtype=float)
-    moves = moves.drop([*stale, *damaged], errors="ignore")  # not the day's move
+    return lines
+
+
+def _leaders_and_laggards(ledger: Ledger, rivals: Sequence[Standing], wide: pd.DataFrame,
+                          stale: dict[str, pd.Timestamp], at: pd.Timestamp) -> list[str]:
+    """The leading and the lagging contestant, each with its cash and its largest unrealised
+    P&L at the cycle's prices (``wide``: a column per symbol, the cycle's prices last)."""
     why = [] if rivals else ["No contestant has a record at this cycle, so none leads or lags."]
     for s in (rivals[0], rivals[-1]) if len(rivals) > 1 else rivals[:1]:
         book = ledger.portfolio(s.contestant, until=at)  # the book of that cycle, not today's
@@ -223,19 +250,22 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
         role = "leads" if s is rivals[0] else "lags"
         why.append(f"* **{s.contestant}** {role}: cash {book.cash:,.2f}, {len(book.positions)} open "
                    f"position(s); largest unrealised P&L: {held}.")
-    lines += ["", "## Who leads and lags, and why", "", *why]
-    if stale:
-        books = {s.contestant: ledger.portfolio(s.contestant, until=at) for s in standings}
-        lines += _stale_section(stale, wide.iloc[-1], books)
-    if damaged:
-        lines += ["", "## Unusable market data", "",
-                  "The cycle could not use these assets' bars: they were treated as stale (left "
-                  "out of the screen, nothing traded), and `arena season verify` tells how to "
-                  "restore them.", ""]
-        lines += [f"* {sym}: {why}" for sym, why in damaged.items()]
+    return why
+
+
+def _damage_section(damaged: dict[str, str]) -> list[str]:
+    """Each asset whose bars the cycle could not use, and why."""
+    return ["", "## Unusable market data", "",
+            "The cycle could not use these assets' bars: they were treated as stale (left "
+            "out of the screen, nothing traded), and `arena season verify` tells how to "
+            "restore them.", "", *(f"* {sym}: {why}" for sym, why in damaged.items())]
+
+
+def _key_trades(ledger: Ledger, at: pd.Timestamp, records: Sequence[RecordKey]) -> list[str]:
+    """The cycle's largest fills (at most eight), then the monitor's automatic closes."""
     today = _fills_at(ledger, at, records)
     auto = _automatic_closes(ledger, at)
-    lines += ["", "## Key trades", ""]
+    lines = ["", "## Key trades", ""]
     if len(today) == 0 and len(auto) == 0:
         lines.append("No trade today.")
     for r in today.sort_values("notional", ascending=False).head(8).itertuples():
@@ -245,6 +275,12 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
     for r in auto.itertuples():
         lines.append(f"* {r.contestant}: automatic close of {r.side} {r.symbol} at {r.price:,.2f} "
                      f"({r.at:%Y-%m-%d %H:%M}), realised {r.realised_pnl:+,.2f}")
+    return lines
+
+
+def _reasoning_section(ledger: Ledger, standings: Sequence[Standing],
+                       at: pd.Timestamp) -> list[str]:
+    """A quote of each recorded answer's reasoning, in the standings' order."""
     quotes = []
     for s in standings:
         try:
@@ -254,18 +290,32 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
         reasoning = answer_reasoning(text)
         if reasoning:
             quotes.append(f"> **{s.contestant}**: {_quote(reasoning)}")
-    lines += ["", "## From the reasoning", "", *(quotes or ["No reasoning recorded."])]
-    if len(moves):
-        top = moves.sort_values()
-        fmt = ", ".join
-        lines += ["", "## Market context", "",
-                  f"* Best 24 h: {fmt(f'{s} {v:+.1%}' for s, v in top.tail(3)[::-1].items())}",
-                  f"* Worst 24 h: {fmt(f'{s} {v:+.1%}' for s, v in top.head(3).items())}",
-                  f"* Median move across {len(moves)} assets: {moves.median():+.2%}"]
-        for bench in ("BTC", "SPY"):
-            if bench in moves:
-                lines.append(f"* {bench}: {moves[bench]:+.2%}")
-    return "\n".join(lines) + "\n"
+    return ["", "## From the reasoning", "", *(quotes or ["No reasoning recorded."])]
+
+
+def _moves(wide: pd.DataFrame, left_out: Sequence[str]) -> pd.Series:
+    """Each asset's move over the day (``wide``: the day before's prices, then the cycle's),
+    without the assets ``left_out`` (stale or damaged: not the day's move)."""
+    if len(wide) != 2:
+        return pd.Series(dtype=float)
+    return (wide.iloc[-1] / wide.iloc[0] - 1).dropna().drop(left_out, errors="ignore")
+
+
+def _market_context(moves: pd.Series) -> list[str]:
+    """The day's best and worst moves, the median move and the benchmarks' (none without
+    moves)."""
+    if not len(moves):
+        return []
+    top = moves.sort_values()
+    fmt = ", ".join
+    lines = ["", "## Market context", "",
+             f"* Best 24 h: {fmt(f'{s} {v:+.1%}' for s, v in top.tail(3)[::-1].items())}",
+             f"* Worst 24 h: {fmt(f'{s} {v:+.1%}' for s, v in top.head(3).items())}",
+             f"* Median move across {len(moves)} assets: {moves.median():+.2%}"]
+    for bench in ("BTC", "SPY"):
+        if bench in moves:
+            lines.append(f"* {bench}: {moves[bench]:+.2%}")
+    return lines
 
 
 def _why_absent(name: str, played: Sequence[pd.Timestamp], at: pd.Timestamp) -> str:

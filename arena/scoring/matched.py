@@ -353,102 +353,148 @@ def matched_players(books: Sequence[Book], market: MatchedMarket, *,
     keys = relabelling_keys(market.symbols, players, seed) if keys is None else keys
     if keys.shape != (players, n_sym):
         raise MatchedInputError(f"keys of shape {keys.shape}, not {(players, n_sym)}")
-    unit_key = _key(name)
-    states = [_Instance(b, players, rules) for b in books]
-    rows = np.arange(players)
-    held = np.zeros((len(books), players, n_sym), dtype=bool)  # instance, player, matched asset
-    holders = np.zeros((players, n_sym), dtype=np.int64)  # instances holding a matched asset
-    stands_for = np.full((players, n_sym), -1, dtype=np.int64)  # the contestant asset it images
-    image = np.full((players, n_sym), -1, dtype=np.int64)  # contestant asset -> image while held
-    fallbacks = skipped = 0
-    fee = rules.fee_rate
+    unit = _Unit(books, market, rules, keys, seed, _key(name))
     timeline = sorted(((e.cycle, i, j) for i, b in enumerate(books)
                        for j, e in enumerate(b.events)))
-    closed_at: dict[tuple[int, int], np.ndarray] = {}  # (instance, cycle) -> closed this cycle
     for ordinal, (k, i, j) in enumerate(timeline):
-        event, st = books[i].events[j], states[i]
-        marks = market.marks[k]
-        lot = event.lot
+        event = books[i].events[j]
         if event.kind == OPEN:
-            st.sign[lot] = 1.0 if event.side == LONG else -1.0
-            st.open.append(lot)
-            column = market.column(event.symbol)
-            closed = closed_at.get((i, k), np.zeros((players, n_sym), dtype=bool))
-            allowed = (market.tradable[k][None, :] & ~held[i] & ~closed
-                       & ((stands_for < 0) | (stands_for == column)))
-            first = np.where(image[:, column] >= 0, image[:, column],
-                             relabel(keys, market.tradable[k], column))
-            ok = (first >= 0) & allowed[rows, np.maximum(first, 0)]
-            u = np.random.default_rng([seed, unit_key, ordinal]).random(players)
-            choice = first.copy()
-            redraw = np.flatnonzero(~ok)
-            if redraw.size:
-                counts = allowed[redraw].sum(axis=1)
-                pick = np.minimum((u[redraw] * counts).astype(np.int64), np.maximum(counts - 1, 0))
-                cum = np.cumsum(allowed[redraw], axis=1)
-                drawn = np.argmax(cum > pick[:, None], axis=1)
-                choice[redraw] = np.where(counts > 0, drawn, -1)
-                fallbacks += int(np.count_nonzero(counts > 0))
-            equity = st.equity(marks)
-            price = np.where(choice >= 0, marks[np.maximum(choice, 0)], np.nan)
-            notional = np.minimum(event.share * equity, np.maximum(st.cash, 0.0) / (1.0 + fee))
-            opens = ((choice >= 0) & (equity > 0)
-                     & (notional >= rules.min_open_share * equity * (1 - 1e-12)))
-            skipped += int(np.count_nonzero(~opens))
-            who = np.flatnonzero(opens)
-            asset = choice[who]
-            quantity = notional[who] / price[who]
-            filled = quantity * price[who]
-            st.cash[who] = (st.cash[who] - filled * fee) - filled
-            st.asset[who, lot], st.qty[who, lot], st.entry[who, lot] = asset, quantity, price[who]
-            held[i, who, asset] = True
-            holders[who, asset] += 1
-            stands_for[who, asset] = column
-            image[who, column] = asset
+            unit.open(i, k, event, ordinal)
         elif event.kind == ADD:
-            alive = st.qty[:, lot] > 0
-            equity = st.equity(marks)
-            asset = np.maximum(st.asset[:, lot], 0)
-            price = marks[asset]
-            winning = st.sign[lot] * (price - st.entry[:, lot]) > 0
-            notional = np.minimum(event.share * equity, np.maximum(st.cash, 0.0) / (1.0 + fee))
-            adds = (alive & winning & market.tradable[k, asset] & (equity > 0)
-                    & (notional > 0))
-            who = np.flatnonzero(adds)
-            quantity = notional[who] / price[who]
-            filled = quantity * price[who]
-            cost = st.qty[who, lot] * st.entry[who, lot] + filled
-            st.qty[who, lot] += quantity
-            st.entry[who, lot] = cost / st.qty[who, lot]
-            st.cash[who] = (st.cash[who] - filled * fee) - filled
+            unit.add(i, k, event)
         else:  # CLOSE
-            who = np.flatnonzero(st.qty[:, lot] > 0)
-            asset = st.asset[who, lot]
-            price = marks[asset]
-            full = event.share >= _FULL
-            part = st.qty[who, lot] if full else st.qty[who, lot] * event.share
-            entry = st.entry[who, lot]
-            value = part * entry + st.sign[lot] * part * (price - entry)
-            st.cash[who] = (st.cash[who] - part * price * fee) + value
-            if full:
-                st.open.remove(lot)
-                st.qty[who, lot] = 0.0
-                held[i, who, asset] = False
-                holders[who, asset] -= 1
-                gone = who[holders[who, asset] == 0]
-                gone_asset = st.asset[gone, lot]
-                image[gone, stands_for[gone, gone_asset]] = -1
-                stands_for[gone, gone_asset] = -1
-                if not event.automatic:  # the monitor's closes came before the cycle
-                    closed = closed_at.setdefault((i, k), np.zeros((players, n_sym), dtype=bool))
-                    closed[who, asset] = True
-            else:
-                st.qty[who, lot] -= part
+            unit.close(i, k, event)
     last = market.marks[-1]
-    returns = np.stack([st.equity(last) / rules.start_cash - 1.0 for st in states], axis=1)
+    returns = np.stack([st.equity(last) / rules.start_cash - 1.0 for st in unit.states], axis=1)
     own = np.array([b.final_return(rules.start_cash) for b in books])
-    return Matched(name, tuple(b.name for b in books), seed, returns, own, fallbacks, skipped,
-                   tuple(st.asset for st in states))
+    return Matched(name, tuple(b.name for b in books), seed, returns, own, unit.fallbacks,
+                   unit.skipped, tuple(st.asset for st in unit.states))
+
+
+class _Unit:
+    """A unit's matched players replaying its books' events: each instance's players
+    (:class:`_Instance`) and what the instances share - the relabelling (``keys``), which
+    matched asset each instance's player holds (``held``), how many instances hold it
+    (``holders``), the contestant asset it stands for, each contestant asset's image while
+    held, the assets each instance closed at a cycle (not to be opened again in it) - and the
+    counts of fallbacks and skipped opens."""
+
+    def __init__(self, books: Sequence[Book], market: MatchedMarket, rules: Rules,
+                 keys: np.ndarray, seed: int, unit_key: int) -> None:
+        players, n_sym = keys.shape
+        self.market, self.rules, self.keys = market, rules, keys
+        self.seed, self.unit_key, self.players = seed, unit_key, players
+        self.states = [_Instance(b, players, rules) for b in books]
+        self.rows = np.arange(players)
+        self.held = np.zeros((len(books), players, n_sym), dtype=bool)  # instance, player, asset
+        self.holders = np.zeros((players, n_sym), dtype=np.int64)  # instances holding an asset
+        self.stands_for = np.full((players, n_sym), -1, dtype=np.int64)  # the asset it images
+        self.image = np.full((players, n_sym), -1, dtype=np.int64)  # asset -> image while held
+        self.closed_at: dict[tuple[int, int], np.ndarray] = {}  # (instance, cycle) -> closed
+        self.fallbacks = self.skipped = 0
+
+    def open(self, i: int, k: int, event: BookEvent, ordinal: int) -> None:
+        """Instance ``i``'s players open the position the contestant opened at cycle ``k``
+        (the ``ordinal``-th event of the unit), each in its image of the asset, at the same
+        share of its equity, capped by its free cash; skipped below the minimum size."""
+        st, market, fee = self.states[i], self.market, self.rules.fee_rate
+        marks, lot = market.marks[k], event.lot
+        st.sign[lot] = 1.0 if event.side == LONG else -1.0
+        st.open.append(lot)
+        column = market.column(event.symbol)
+        choice = self._images(i, k, column, ordinal)
+        equity = st.equity(marks)
+        price = np.where(choice >= 0, marks[np.maximum(choice, 0)], np.nan)
+        notional = np.minimum(event.share * equity, np.maximum(st.cash, 0.0) / (1.0 + fee))
+        opens = ((choice >= 0) & (equity > 0)
+                 & (notional >= self.rules.min_open_share * equity * (1 - 1e-12)))
+        self.skipped += int(np.count_nonzero(~opens))
+        who = np.flatnonzero(opens)
+        asset = choice[who]
+        quantity = notional[who] / price[who]
+        filled = quantity * price[who]
+        st.cash[who] = (st.cash[who] - filled * fee) - filled
+        st.asset[who, lot], st.qty[who, lot], st.entry[who, lot] = asset, quantity, price[who]
+        self.held[i, who, asset] = True
+        self.holders[who, asset] += 1
+        self.stands_for[who, asset] = column
+        self.image[who, column] = asset
+
+    def _images(self, i: int, k: int, column: int, ordinal: int) -> np.ndarray:
+        """The asset each player of instance ``i`` opens for the contestant's ``column`` at
+        cycle ``k``: the image ``column`` has while another instance holds it, else its
+        relabelling; where the player may not open that one, a uniform draw among those it may
+        (a fallback; the ``ordinal``-th event's numbers), -1 when there is none."""
+        players, market = self.players, self.market
+        closed = self.closed_at.get((i, k), np.zeros((players, len(market.symbols)), dtype=bool))
+        allowed = (market.tradable[k][None, :] & ~self.held[i] & ~closed
+                   & ((self.stands_for < 0) | (self.stands_for == column)))
+        first = np.where(self.image[:, column] >= 0, self.image[:, column],
+                         relabel(self.keys, market.tradable[k], column))
+        ok = (first >= 0) & allowed[self.rows, np.maximum(first, 0)]
+        u = np.random.default_rng([self.seed, self.unit_key, ordinal]).random(players)
+        choice = first.copy()
+        redraw = np.flatnonzero(~ok)
+        if redraw.size:
+            counts = allowed[redraw].sum(axis=1)
+            pick = np.minimum((u[redraw] * counts).astype(np.int64), np.maximum(counts - 1, 0))
+            cum = np.cumsum(allowed[redraw], axis=1)
+            drawn = np.argmax(cum > pick[:, None], axis=1)
+            choice[redraw] = np.where(counts > 0, drawn, -1)
+            self.fallbacks += int(np.count_nonzero(counts > 0))
+        return choice
+
+    def add(self, i: int, k: int, event: BookEvent) -> None:
+        """Instance ``i``'s players add to their position of the lot at cycle ``k``, at the
+        same share of their equity, where the rules take it: the position open and in profit,
+        its asset tradable, the notional capped by the free cash."""
+        st, fee, lot = self.states[i], self.rules.fee_rate, event.lot
+        marks = self.market.marks[k]
+        alive = st.qty[:, lot] > 0
+        equity = st.equity(marks)
+        asset = np.maximum(st.asset[:, lot], 0)
+        price = marks[asset]
+        winning = st.sign[lot] * (price - st.entry[:, lot]) > 0
+        notional = np.minimum(event.share * equity, np.maximum(st.cash, 0.0) / (1.0 + fee))
+        adds = (alive & winning & self.market.tradable[k, asset] & (equity > 0)
+                & (notional > 0))
+        who = np.flatnonzero(adds)
+        quantity = notional[who] / price[who]
+        filled = quantity * price[who]
+        cost = st.qty[who, lot] * st.entry[who, lot] + filled
+        st.qty[who, lot] += quantity
+        st.entry[who, lot] = cost / st.qty[who, lot]
+        st.cash[who] = (st.cash[who] - filled * fee) - filled
+
+    def close(self, i: int, k: int, event: BookEvent) -> None:
+        """Instance ``i``'s players close the same fraction of their position of the lot at
+        cycle ``k``'s marks. A full close frees the asset (and its image, once no instance
+        holds it); made at the cycle (not the monitor's, between cycles), it keeps the asset
+        from being opened again at that cycle."""
+        st, lot = self.states[i], event.lot
+        who = np.flatnonzero(st.qty[:, lot] > 0)
+        asset = st.asset[who, lot]
+        price = self.market.marks[k][asset]
+        full = event.share >= _FULL
+        part = st.qty[who, lot] if full else st.qty[who, lot] * event.share
+        entry = st.entry[who, lot]
+        value = part * entry + st.sign[lot] * part * (price - entry)
+        st.cash[who] = (st.cash[who] - part * price * self.rules.fee_rate) + value
+        if not full:
+            st.qty[who, lot] -= part
+            return
+        st.open.remove(lot)
+        st.qty[who, lot] = 0.0
+        self.held[i, who, asset] = False
+        self.holders[who, asset] -= 1
+        gone = who[self.holders[who, asset] == 0]
+        gone_asset = st.asset[gone, lot]
+        self.image[gone, self.stands_for[gone, gone_asset]] = -1
+        self.stands_for[gone, gone_asset] = -1
+        if not event.automatic:  # the monitor's closes came before the cycle
+            closed = self.closed_at.setdefault(
+                (i, k), np.zeros((self.players, len(self.market.symbols)), dtype=bool))
+            closed[who, asset] = True
 
 
 __all__ = [

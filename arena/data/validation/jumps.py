@@ -241,101 +241,193 @@ def batch_jump_statistics(close: np.ndarray, volume: np.ndarray, bar_time: np.nd
     ``judged_from``: the bars before it are context (judged by an earlier run): their trailing
     statistics are left null, except for the last ``revert_bars`` (a spike's way back looks at
     them). The statistics of the judged bars are the same either way."""
-    n, count = len(close), len(series)
-    out = SeriesJumps(*(np.full(n, np.nan) for _ in range(9)), newest=np.zeros(n, dtype=bool),
-                      overnight=np.zeros(n, dtype=bool), returns=np.zeros(count, dtype=np.int64),
-                      sigma=[None] * count, overnight_sigma=[None] * count)
-    ordered = _ordered_rows(close, bar_time, series)  # per series: its usable rows, by time
+    out = _no_statistics(len(close), len(series))
+    laid = _lay_out(close, bar_time, series, judged_from, revert_bars)
+    needed, ratio = _volume_ratios(volume, laid, volume_lookback)
+    out.volume_ratio[laid.rows[needed]] = ratio
+    out.returns[:] = laid.n_returns
+    moves = _moves_of(close, laid, sessions_gap, session_days)
+    if moves is None:
+        return out
+    at = laid.rows[moves.into]  # the row each return moves into
+    out.log_return[at], out.simple[at], out.overnight[at] = moves.r, np.expm1(moves.r), moves.gap
+    centre, scale = trailing_scale(np.where(moves.gap, np.nan, moves.r), laid.n_returns,
+                                   local_window, fast_window, min_returns, laid.first)
+    _widen(scale, bar_time, interval_seconds, laid, moves)
+    if moves.gap.any():
+        _judge_overnight_apart(centre, scale, laid, moves, local_window, fast_window, min_returns)
+    z = sigmas(moves.r, centre, scale)
+    out.centre[at], out.scale[at], out.local_sigmas[at] = centre, scale, z
+    reverted = _reverted(moves, z, revert_bars, jump_sigmas)
+    out.reverted[at] = reverted.astype("float64")
+    out.followed[at] = _what_follows(moves.r, centre, scale, moves.gap, moves.left, follow_bars)
+    if open_ is not None:
+        out.traded[at] = _traded_shares(open_, laid.rows, moves)
+    out.newest[at] = (moves.left < max(revert_bars, follow_bars)) & ~reverted
+    _series_sigmas(out, laid.n_returns, moves, min_returns)
+    return out
+
+
+def _no_statistics(n: int, count: int) -> SeriesJumps:
+    """The statistics of ``n`` rows of ``count`` series before any is computed: null, False,
+    no returns, no sigma."""
+    return SeriesJumps(*(np.full(n, np.nan) for _ in range(9)), newest=np.zeros(n, dtype=bool),
+                       overnight=np.zeros(n, dtype=bool), returns=np.zeros(count, dtype=np.int64),
+                       sigma=[None] * count, overnight_sigma=[None] * count)
+
+
+@dataclass(frozen=True)
+class _Laid:
+    """A batch's series laid end to end: the rows a return is computed over (each series' usable
+    rows in time order, :func:`_ordered_rows`), series after series, and per series how many,
+    where they start and which returns need statistics."""
+
+    rows: np.ndarray  # the batch's rows, series after series
+    lengths: np.ndarray  # per series: how many of ``rows`` are its
+    first_bar: np.ndarray  # per series: the position of its first row in ``rows``
+    n_returns: np.ndarray  # per series: its returns (one fewer than its rows)
+    first: np.ndarray  # per series: the first return whose statistics are needed
+
+
+def _lay_out(close: np.ndarray, bar_time: np.ndarray, series: Sequence[np.ndarray],
+             judged_from: Sequence[pd.Timestamp | None], revert_bars: int) -> _Laid:
+    """The batch laid end to end; a series' first needed return is the ``revert_bars``-th
+    before the one into its first judged bar (the bars before ``judged_from`` are context)."""
+    ordered = _ordered_rows(close, bar_time, series)
     lengths = np.array([len(p) for p in ordered], dtype=np.int64)
-    rows = np.concatenate(ordered) if count else np.zeros(0, dtype=np.int64)
+    rows = np.concatenate(ordered) if len(series) else np.zeros(0, dtype=np.int64)
     first_bar = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
     n_returns = np.maximum(lengths - 1, 0)
-    first = np.zeros(count, dtype=np.int64)  # per series, the first return whose stats are needed
+    first = np.zeros(len(series), dtype=np.int64)
     for s, since in enumerate(judged_from):
         if since is not None and n_returns[s]:
             times = bar_time[rows[first_bar[s]:first_bar[s] + lengths[s]]]
             judged = int(np.searchsorted(times, ceil_micros(since)))
             first[s] = max(judged - 1 - revert_bars, 0)  # return i moves into bar i + 1
-    # volume against the median of the volume_lookback bars before, from each series' first
-    # needed return's bar on (a context bar before it excuses no judged move): the series laid
-    # end to end, each after volume_lookback nulls, so no window reaches into the series before
-    spaced = np.arange(len(rows)) + np.repeat((np.arange(count) + 1) * volume_lookback, lengths)
-    padded = np.full(len(rows) + count * volume_lookback, np.nan)
+    return _Laid(rows, lengths, first_bar, n_returns, first)
+
+
+def _volume_ratios(volume: np.ndarray, laid: _Laid, lookback: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The positions (in ``laid.rows``) from each series' first needed return's bar on, and
+    each one's volume against the median of the ``lookback`` bars before it (null: no volume
+    data; a context bar before them excuses no judged move). The series are laid end to end,
+    each after ``lookback`` nulls, so no window reaches into the series before."""
+    rows, lengths, count = laid.rows, laid.lengths, len(laid.lengths)
+    spaced = np.arange(len(rows)) + np.repeat((np.arange(count) + 1) * lookback, lengths)
+    padded = np.full(len(rows) + count * lookback, np.nan)
     padded[spaced] = volume[rows]
-    needed = np.flatnonzero(np.arange(len(rows)) - first_bar.repeat(lengths)
-                            >= first.repeat(lengths))
-    trailing = _trailing_medians(padded, spaced[needed], volume_lookback, 5)
+    needed = np.flatnonzero(np.arange(len(rows)) - laid.first_bar.repeat(lengths)
+                            >= laid.first.repeat(lengths))
+    trailing = _trailing_medians(padded, spaced[needed], lookback, 5)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out.volume_ratio[rows[needed]] = np.where(trailing > 0, volume[rows[needed]] / trailing,
-                                                  np.nan)
-    # returns: into every bar but the first of its series
-    out.returns[:] = n_returns
-    into = np.ones(len(rows), dtype=bool)
-    into[first_bar[lengths > 0]] = False
-    into = np.flatnonzero(into)  # positions (in ``rows``) of the bar each return moves into
+        return needed, np.where(trailing > 0, volume[rows[needed]] / trailing, np.nan)
+
+
+@dataclass(frozen=True)
+class _Moves:
+    """The close-to-close returns of a laid-out batch: into every bar but the first of its
+    series, series after series."""
+
+    into: np.ndarray  # the position (in ``rows``) of the bar each return moves into
+    owner: np.ndarray  # its series
+    order_in: np.ndarray  # its place within its series
+    left: np.ndarray  # the returns after it in its series
+    log_close: np.ndarray  # per position of ``rows``: the log of its close
+    r: np.ndarray  # the log return
+    gap: np.ndarray  # an overnight return (the first bar of a session, stock intraday)
+
+
+def _moves_of(close: np.ndarray, laid: _Laid, sessions_gap: Sequence[bool],
+              session_days: np.ndarray | None) -> _Moves | None:
+    """The batch's returns (None: there is none); with ``sessions_gap``, a return into
+    another New York day (``session_days``) than its bar before is overnight."""
+    into = np.ones(len(laid.rows), dtype=bool)
+    into[laid.first_bar[laid.lengths > 0]] = False
+    into = np.flatnonzero(into)
     if not len(into):
-        return out
-    owner = np.repeat(np.arange(count), n_returns)  # series of each return
-    order_in = into - first_bar[owner] - 1  # the return's place within its series
-    log_close = np.log(close[rows])
+        return None
+    owner = np.repeat(np.arange(len(laid.lengths)), laid.n_returns)
+    order_in = into - laid.first_bar[owner] - 1
+    log_close = np.log(close[laid.rows])
     r = log_close[into] - log_close[into - 1]
-    out.log_return[rows[into]] = r
-    out.simple[rows[into]] = np.expm1(r)
     gap = np.zeros(len(r), dtype=bool)
     gapped = np.asarray(sessions_gap, dtype=bool)
     if gapped.any():
-        day = session_days[rows]
+        day = session_days[laid.rows]
         gap = gapped[owner] & (day[into] != day[into - 1])
-        out.overnight[rows[into]] = gap
-    centre, scale = trailing_scale(np.where(gap, np.nan, r), n_returns, local_window,
-                                   fast_window, min_returns, first)
+    left = laid.n_returns[owner] - 1 - order_in
+    return _Moves(into, owner, order_in, left, log_close, r, gap)
+
+
+def _widen(scale: np.ndarray, bar_time: np.ndarray, interval_seconds: Sequence[float | None],
+           laid: _Laid, moves: _Moves) -> None:
+    """Widen in place the scale of each return of a series with ``interval_seconds`` by
+    sqrt(the intervals it spans) (at least 1)."""
     widened = np.array([bool(x) for x in interval_seconds], dtype=bool)
     if widened.any():
         ticks = np.array([x * 1e6 if x else np.nan for x in interval_seconds])
-        times = bar_time[rows]
-        spans = (times[into] - times[into - 1]) / ticks[owner]  # intervals each return spans
-        wide = widened[owner]
+        times = bar_time[laid.rows]
+        into = moves.into
+        spans = (times[into] - times[into - 1]) / ticks[moves.owner]  # intervals spanned
+        wide = widened[moves.owner]
         scale[wide] = scale[wide] * np.sqrt(np.fmax(spans[wide], 1.0))
-    if gap.any():
-        night = np.flatnonzero(gap)
-        night_counts = np.bincount(owner[night], minlength=count)
-        night_first = np.bincount(owner[night], weights=order_in[night] < first[owner[night]],
-                                  minlength=count).astype(np.int64)
-        night_c, night_s = trailing_scale(r[night], night_counts, local_window, fast_window,
-                                          min_returns, night_first)
-        use = np.isfinite(night_s)
-        centre[night[use]], scale[night[use]] = night_c[use], night_s[use]
-    out.centre[rows[into]], out.scale[rows[into]] = centre, scale
-    z = sigmas(r, centre, scale)
-    out.local_sigmas[rows[into]] = z
-    # reversion: a later close (within revert_bars) back within half the move of the close
-    # before it (looks ahead); or the move undoes a jump of the revert_bars bars before: it
-    # brings the price back within half of it of the close before that jump (causal)
+
+
+def _judge_overnight_apart(centre: np.ndarray, scale: np.ndarray, laid: _Laid, moves: _Moves,
+                           local_window: int, fast_window: int, min_returns: int) -> None:
+    """Set in place the centre and scale of each overnight return from its series' trailing
+    overnight returns (:func:`trailing_scale` of them alone), where there are enough."""
+    owner, count = moves.owner, len(laid.lengths)
+    night = np.flatnonzero(moves.gap)
+    night_counts = np.bincount(owner[night], minlength=count)
+    night_first = np.bincount(owner[night], weights=moves.order_in[night] < laid.first[owner[night]],
+                              minlength=count).astype(np.int64)
+    night_c, night_s = trailing_scale(moves.r[night], night_counts, local_window, fast_window,
+                                      min_returns, night_first)
+    use = np.isfinite(night_s)
+    centre[night[use]], scale[night[use]] = night_c[use], night_s[use]
+
+
+def _reverted(moves: _Moves, z: np.ndarray, revert_bars: int, jump_sigmas: float
+              ) -> np.ndarray:
+    """Per return: whether a later close (within ``revert_bars``) is back within half the move
+    of the close before it (looks ahead), or the move undoes a jump (beyond ``jump_sigmas``,
+    ``z`` in local sigmas) of the ``revert_bars`` bars before: it brings the price back within
+    half of it of the close before that jump (causal)."""
+    r, into, log_close, order_in = moves.r, moves.into, moves.log_close, moves.order_in
     reverted = np.zeros(len(r), dtype=bool)
     half = 0.5 * np.abs(r)
     before, after = log_close[into - 1], log_close[into]
-    left = n_returns[owner] - 1 - order_in  # returns after this one in its series
     for j in range(1, revert_bars + 1):
-        later = np.where(left >= j, log_close[np.minimum(into + j, len(rows) - 1)], np.nan)
+        later = np.where(moves.left >= j, log_close[np.minimum(into + j, len(log_close) - 1)],
+                         np.nan)
         reverted |= np.abs(later - before) <= half
         back = order_in >= j  # the move j bars earlier is of the same series ...
         was_jump = back & (z[np.maximum(np.arange(len(r)) - j, 0)] > jump_sigmas)  # ... a jump
         earlier = np.where(back, log_close[np.maximum(into - 1 - j, 0)], np.nan)
         reverted |= was_jump & (np.abs(after - earlier) <= half)
-    out.reverted[rows[into]] = reverted.astype("float64")
-    out.followed[rows[into]] = _what_follows(r, centre, scale, gap, left, follow_bars)
-    if open_ is not None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inside = log_close[into] - np.log(open_[rows][into])
-            out.traded[rows[into]] = np.where(r != 0, inside / r, np.nan)
-    out.newest[rows[into]] = (left < max(revert_bars, follow_bars)) & ~reverted
+    return reverted
+
+
+def _traded_shares(open_: np.ndarray, rows: np.ndarray, moves: _Moves) -> np.ndarray:
+    """Per return: the share of it made from its bar's open to its close (null: no move)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = moves.log_close[moves.into] - np.log(open_[rows][moves.into])
+        return np.where(moves.r != 0, inside / moves.r, np.nan)
+
+
+def _series_sigmas(out: SeriesJumps, n_returns: np.ndarray, moves: _Moves, min_returns: int
+                   ) -> None:
+    """Set each series' whole-series robust sigma (of its intraday returns when there are
+    ``min_returns`` of them) and, with ``min_returns`` overnight returns, theirs."""
+    r, gap = moves.r, moves.gap
     ends = np.cumsum(n_returns)
     for s in np.flatnonzero(n_returns >= min_returns):
         rs, gs = r[ends[s] - n_returns[s]:ends[s]], gap[ends[s] - n_returns[s]:ends[s]]
         out.sigma[s] = robust_sigma(rs[~gs] if (~gs).sum() >= min_returns else rs)[1]
         if gs.sum() >= min_returns:
             out.overnight_sigma[s] = robust_sigma(rs[gs])[1]
-    return out
 
 
 def _trailing_medians(values: np.ndarray, at: np.ndarray, window: int, min_periods: int

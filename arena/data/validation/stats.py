@@ -37,6 +37,7 @@ from arena.core.sessions import (
 from arena.data.providers.base import BAR_COLUMNS, PRICE_COLUMNS
 from arena.data.validation.config import ValidationConfig, Window
 from arena.data.validation.jumps import (
+    SeriesJumps,
     batch_jump_statistics,
     log_returns,
     market_moves,
@@ -134,6 +135,23 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     ``moves``: the market's move and its source per row of ``bars``, computed over a larger
     batch these bars are part of (:func:`series_market`); None: computed over ``bars``."""
     frame = _normalise(bars)
+    by_key = _windows_by_key(windows)
+    groups = frame.groupby(["symbol", "interval"], sort=False).indices
+    unasked = sorted(set(groups) - set(by_key))
+    if unasked:
+        raise ValueError(f"bars for series without a window: {unasked[:5]}")
+    batch = _prepare_series(frame, by_key, groups, as_of)
+    jumps = _batch_jumps(frame, batch, by_key, config)
+    stats, empty = _series_stats(batch, jumps)
+    _add_row_columns(frame, batch, jumps)
+    _judge_against_market(frame, batch.calendar, config, market, stats, batch.context, groups,
+                          moves)
+    return _validated_rows(frame, batch.context, groups, empty), stats
+
+
+def _windows_by_key(windows: Sequence[Window]) -> dict[tuple[str, str], Window]:
+    """The windows by (symbol, interval); :class:`CalendarError` for an unknown calendar or
+    interval, ValueError for two windows of one series."""
     for w in windows:
         if w.calendar not in CALENDARS:
             raise CalendarError(f"{w.symbol} {w.interval}: unknown calendar {w.calendar!r}; "
@@ -142,73 +160,124 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     by_key = {(w.symbol, w.interval): w for w in windows}
     if len(by_key) != len(windows):
         raise ValueError("two windows name the same (symbol, interval)")
-    groups = frame.groupby(["symbol", "interval"], sort=False).indices
+    return by_key
+
+
+_STATISTICS_COLUMNS = (
+    STEP_SECONDS, GRID_OFFSET, LOCAL_SIGMAS, VOLUME_RATIO, JUMP_RETURN, LOG_RETURN, "_centre",
+    "_scale", JUMP_REVERTED, JUMP_FOLLOWED, JUMP_TRADED, SERIES_BARS, SERIES_MISSING_SHARE,
+    SERIES_OFF_CALENDAR, SERIES_STALE, SERIES_INCOMPLETE)
+"""The float columns of the prepared frame, in its order (``_centre`` and ``_scale``: the
+splice check's trailing median and sigma, for the move net of the market; dropped after)."""
+
+
+@dataclass
+class _Batch:
+    """A batch's series prepared one by one (:class:`_SeriesPrep`, in window order, each with
+    its rows) and what they found per row of the frame: the bar times on the calendar's
+    convention, whether each is on the calendar, its calendar, whether it is context (before
+    its window's ``judged_from``), and the statistics columns."""
+
+    prepared: list[tuple[tuple[str, str], np.ndarray, _SeriesPrep]]
+    bar_time: np.ndarray
+    midnights: np.ndarray
+    on_calendar: np.ndarray
+    calendar: np.ndarray
+    context: np.ndarray
+    columns: dict[str, np.ndarray]
+
+
+def _prepare_series(frame: pd.DataFrame, by_key: Mapping[tuple[str, str], Window],
+                    groups: Mapping[tuple[str, str], np.ndarray], as_of: pd.Timestamp | None
+                    ) -> _Batch:
+    """Every window's :class:`_SeriesPrep` over its rows (``groups``), written into the batch's
+    rows; a series' columns on its first row."""
     all_ts = pd.DatetimeIndex(frame["timestamp"])
     micros = all_ts.asi8
-    close, volume = frame["close"].to_numpy(), frame["volume"].to_numpy()
-    unasked = sorted(set(groups) - set(by_key))
-    if unasked:
-        raise ValueError(f"bars for series without a window: {unasked[:5]}")
-    columns = {c: np.full(len(frame), np.nan) for c in (
-        STEP_SECONDS, GRID_OFFSET, LOCAL_SIGMAS, VOLUME_RATIO, JUMP_RETURN, LOG_RETURN,
-        "_centre", "_scale", JUMP_REVERTED, JUMP_FOLLOWED, JUMP_TRADED, SERIES_BARS,
-        SERIES_MISSING_SHARE, SERIES_OFF_CALENDAR, SERIES_STALE, SERIES_INCOMPLETE)}
-    bar_time = micros.copy()
-    nyse = [groups[(w.symbol, w.interval)] for w in windows
-            if w.calendar == NYSE and (w.symbol, w.interval) in groups]
-    midnights = _new_york_midnights(all_ts, np.concatenate(nyse) if nyse else None)
+    nyse = [groups[key] for key, w in by_key.items() if w.calendar == NYSE and key in groups]
+    n = len(frame)
+    batch = _Batch(
+        prepared=[], bar_time=micros.copy(),
+        midnights=_new_york_midnights(all_ts, np.concatenate(nyse) if nyse else None),
+        on_calendar=np.zeros(n, dtype=bool), calendar=np.full(n, "", dtype=object),
+        context=np.zeros(n, dtype=bool),
+        columns={c: np.full(n, np.nan) for c in _STATISTICS_COLUMNS})
     calendar_cache: dict[tuple, object] = {}
-    on_calendar = np.zeros(len(frame), dtype=bool)
-    calendar = np.full(len(frame), "", dtype=object)
-    context = np.zeros(len(frame), dtype=bool)  # before the window's judged_from
-    stats: dict[tuple[str, str], SeriesStats] = {}
-    empty: list[SeriesStats] = []
-    prepared: list[tuple[tuple[str, str], np.ndarray, _SeriesPrep]] = []
     for key, window in by_key.items():
         idx = groups.get(key, np.array([], dtype=np.int64))
-        series = _SeriesPrep(micros[idx], midnights[idx], window, as_of, calendar_cache)
-        prepared.append((key, idx, series))
+        series = _SeriesPrep(micros[idx], batch.midnights[idx], window, as_of, calendar_cache)
+        batch.prepared.append((key, idx, series))
         if not len(idx):
             continue
-        bar_time[idx] = series.bar_time
-        on_calendar[idx] = series.on_calendar
-        calendar[idx] = window.calendar
+        batch.bar_time[idx] = series.bar_time
+        batch.on_calendar[idx] = series.on_calendar
+        batch.calendar[idx] = window.calendar
         if window.judged_from is not None:
             ts = micros[idx]
-            context[idx] = (ts != NAT) & (ts < ceil_micros(window.judged_from))
+            batch.context[idx] = (ts != NAT) & (ts < ceil_micros(window.judged_from))
         for name, values in series.row_columns.items():
-            columns[name][idx] = values
+            batch.columns[name][idx] = values
         for name, value in series.series_columns.items():
-            columns[name][idx[0]] = value
-    jumps = batch_jump_statistics(
-        close, volume, bar_time, [idx for _, idx, _ in prepared],
+            batch.columns[name][idx[0]] = value
+    return batch
+
+
+def _batch_jumps(frame: pd.DataFrame, batch: _Batch,
+                 by_key: Mapping[tuple[str, str], Window], config: ValidationConfig
+                 ) -> SeriesJumps:
+    """The splice statistics of the batch's series (:func:`batch_jump_statistics`)."""
+    prepared = batch.prepared
+    return batch_jump_statistics(
+        frame["close"].to_numpy(), frame["volume"].to_numpy(), batch.bar_time,
+        [idx for _, idx, _ in prepared],
         sessions_gap=[p.sessions_gap for _, _, p in prepared],
         interval_seconds=[p.interval_seconds for _, _, p in prepared],
-        judged_from=[by_key[key].judged_from for key, _, _ in prepared], session_days=midnights,
+        judged_from=[by_key[key].judged_from for key, _, _ in prepared],
+        session_days=batch.midnights,
         min_returns=config.min_returns, volume_lookback=config.volume_lookback,
         local_window=config.local_window, fast_window=config.fast_window,
         revert_bars=config.revert_bars, jump_sigmas=config.splice_sigmas,
         follow_bars=config.follow_bars, open_=frame["open"].to_numpy())
-    for i, (key, idx, series) in enumerate(prepared):
+
+
+def _series_stats(batch: _Batch, jumps: SeriesJumps
+                  ) -> tuple[dict[tuple[str, str], SeriesStats], list[SeriesStats]]:
+    """Each series' statistics with its splice statistics (returns and sigmas), keyed by
+    (symbol, interval), and those of the series without bars."""
+    stats: dict[tuple[str, str], SeriesStats] = {}
+    empty: list[SeriesStats] = []
+    for i, (key, idx, series) in enumerate(batch.prepared):
         stats[key] = replace(series.stats, returns=int(jumps.returns[i]), sigma=jumps.sigma[i],
                              overnight_sigma=jumps.overnight_sigma[i])
         if not len(idx):
             empty.append(stats[key])
-    overnight, newest = jumps.overnight, jumps.newest
+    return stats, empty
+
+
+def _add_row_columns(frame: pd.DataFrame, batch: _Batch, jumps: SeriesJumps) -> None:
+    """Write the per-row columns into ``frame``: the bar times, on calendar, overnight, newest,
+    then the statistics columns (the splice check's from ``jumps``)."""
+    columns = batch.columns
     columns.update({
         LOCAL_SIGMAS: jumps.local_sigmas, VOLUME_RATIO: jumps.volume_ratio,
         JUMP_RETURN: jumps.simple, LOG_RETURN: jumps.log_return, "_centre": jumps.centre,
         "_scale": jumps.scale, JUMP_REVERTED: jumps.reverted, JUMP_FOLLOWED: jumps.followed,
         JUMP_TRADED: jumps.traded})
-    frame[BAR_TIME] = utc_index(bar_time)
-    frame[ON_CALENDAR] = on_calendar
-    frame[OVERNIGHT] = overnight
-    frame[JUMP_NEWEST] = newest
+    frame[BAR_TIME] = utc_index(batch.bar_time)
+    frame[ON_CALENDAR] = batch.on_calendar
+    frame[OVERNIGHT] = jumps.overnight
+    frame[JUMP_NEWEST] = jumps.newest
     for name, values in columns.items():
         frame[name] = values
-    _judge_against_market(frame, calendar, config, market, stats, context, groups, moves)
-    if context.any():  # judged by earlier runs: only their series' first row stays (it carries
-        # the series' columns); the suite checks the rest
+
+
+def _validated_rows(frame: pd.DataFrame, context: np.ndarray,
+                    groups: Mapping[tuple[str, str], np.ndarray], empty: list[SeriesStats]
+                    ) -> pd.DataFrame:
+    """The frame as the suite checks it: without the ``context`` rows (judged by earlier runs)
+    but each series' first row (it carries the series' columns) and the working columns, every
+    row a bar, a placeholder per ``empty`` series, and the rows numbered."""
+    if context.any():
         context[[idx[0] for idx in groups.values()]] = False
         frame = frame[~context].reset_index(drop=True)
     frame = frame.drop(columns=["_centre", "_scale"])
@@ -216,7 +285,7 @@ def prepare(bars: pd.DataFrame, windows: Sequence[Window], *, as_of: pd.Timestam
     if empty:
         frame = pd.concat([frame, _placeholders(empty, frame.columns)], ignore_index=True)
     frame.insert(0, ROW_ID, np.arange(len(frame)))
-    return frame, stats
+    return frame
 
 
 def _read_times(column: pd.Series) -> pd.Series:
