@@ -1,6 +1,7 @@
 """The `arena` command as a user types it: exit codes, messages, JSON contract."""
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -9,8 +10,12 @@ import pandas as pd
 import pytest
 
 from arena.cli import main
+from arena.pipeline.live.closed import CLOSED
+from arena.pipeline.season_config import SEASON_DIR
+from tests.live_lakes import live_lake
 
 PRICES = Path(__file__).parent / "fixtures" / "prices"
+ORIGINAL_HANDLE_ERROR = logging.Handler.handleError
 
 
 HEAVY = ("great_expectations", "prefect", "yfinance", "ccxt", "dbt", "duckdb", "pandas",
@@ -97,3 +102,51 @@ def test_validate_accepts_daily_bars_labelled_at_new_york_midnight(tmp_path):
     goog.to_csv(path, index=False)
     assert "-04:00" in path.read_text().splitlines()[1]
     assert main(["validate", str(path), "--interval", "1d"]) == 0
+
+
+def test_an_entrant_is_refused_once_the_season_is_over(tmp_path_factory, tmp_path, universe,
+                                                       capsys):
+    """Regression (issue 44): ``arena entrant add`` on an ended season exited 0. Once no cycle
+    is left - or the final publication closed the season - it refuses in one line."""
+    ended = live_lake(tmp_path_factory, universe, tmp_path / "ended")  # one cycle, 2025-11-21
+    start = (pd.Timestamp.now(tz="UTC") + pd.Timedelta(days=30)).date().isoformat()
+    coming = live_lake(tmp_path_factory, universe, tmp_path / "coming", start=start, days=2)
+    capsys.readouterr()  # what building the lakes said
+    assert main(["entrant", "add", "late", "--lake", str(ended.root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena entrant add: season ") and "Traceback" not in err, err
+    assert "it is over (its last cycle was at 2025-11-21T16:00:00+00:00); it takes no new " \
+           "entrant" in err and err.rstrip().endswith("(nothing changed)"), err
+    assert len(err.strip().splitlines()) == 1, err
+    assert main(["entrant", "list", "--lake", str(ended.root), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    # a season still to come takes one, until its final publication closes it
+    assert main(["entrant", "add", "early", "--lake", str(coming.root), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["name"] == "early"
+    closed = {"season": "s", "closed_at": "2026-01-01T00:00:00+00:00", "last_cycle": start}
+    (coming.root / SEASON_DIR / CLOSED).write_text(json.dumps(closed), encoding="utf-8")
+    assert main(["entrant", "add", "later", "--lake", str(coming.root)]) == 2
+    assert "was closed at 2026-01-01T00:00:00+00:00 after its last cycle: it is over" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_full_disk_under_dbts_log_ends_as_one_line(tmp_path, capfd):
+    """Regression (issue 44): dbt's log on a full disk printed logging's traceback for every
+    line it wrote (230 of them) and the command went on to exit 0. Its log file is /dev/full
+    here, where every write fails with ENOSPC, as on a full disk: the command ends at the first
+    refused write, one line naming the errno and the file, exit 1."""
+    store = tmp_path / "store"
+    logs = store / "dbt" / "logs"  # where dbt writes its log (arena.pipeline.warehouse)
+    logs.mkdir(parents=True)
+    (logs / "dbt.log").symlink_to("/dev/full")
+    assert main(["signal-marts", "--store", str(store)]) == 1
+    captured = capfd.readouterr()
+    assert "Traceback" not in captured.err + captured.out
+    assert "Logging error" not in captured.err
+    assert captured.err.strip().splitlines() == [
+        "arena signal-marts: dbt build of the signal models failed: [Errno 28] No space left "
+        f"on device: '{logs / 'dbt.log'}'"]
+    assert not (store / "marts").exists()  # nothing published
+    assert logging.Handler.handleError is ORIGINAL_HANDLE_ERROR  # only while the command ran
+

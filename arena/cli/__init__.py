@@ -9,16 +9,26 @@ season, a cycle that is not due: an :class:`~arena.core.errors.UnusableInput`); 
 vendor, a model or a build: a :class:`~arena.core.errors.Failed`, or a command's own result,
 such as an asset that did not publish); ``128 + signum`` when stopped by SIGINT or SIGTERM (130,
 143), each step's cleanup having run.
+
+Whatever goes wrong, the user reads one line on stderr, never a traceback: a value the command
+line refuses names the option and its range (:func:`refusal`); a disk that refuses a write - the
+lake's, or a log's such as dbt's in ``<lake>/dbt/logs`` - ends the command with the errno and the
+file (:func:`disk_errors_stop`: a log handler's failed write would otherwise print logging's
+traceback for every line and carry on).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import cyclopts
 
+from arena.cli._options import Within
 from arena.core.errors import ArenaError
 from arena.core.settings import Interrupted, SettingsError, prepare_process, stop_signals
 
@@ -95,18 +105,72 @@ def _stopped(name: str, signum: int) -> str:
     return f"{name}: interrupted ({signal.Signals(signum).name}); {what}"
 
 
+def refusal(exc: cyclopts.CycloptsError) -> str:
+    """The line a value the command line refused is told with: a number out of its range, or
+    no number at all, names the option and the range its :class:`~arena.cli._options.Within`
+    gives (``--port must be at least 1 and at most 65,535, not 99999``; ``--port must be a
+    whole number, at least 1 and at most 65,535, not 'http'``); any other refusal is cyclopts'
+    own message, on one line."""
+    argument = exc.argument
+    ranges = [] if argument is None else [
+        v for v in argument.parameter.validator or () if isinstance(v, Within)]
+    if (argument is None or not ranges
+            or not isinstance(exc, cyclopts.ValidationError | cyclopts.CoercionError)):
+        return _shortened(" ".join(str(exc).split()))
+    token = argument.tokens[0] if argument.tokens else None
+    option = token.keyword if token is not None and token.keyword else argument.name
+    if isinstance(exc, cyclopts.ValidationError):
+        return f"{option} {exc.exception_message}"
+    given = _shortened(exc.token.value if exc.token is not None else "that", 40)
+    return f"{option} must be {ranges[0].kind}, {ranges[0].describe()}, not {given!r}"
+
+
+def _shortened(text: str, most: int = 300) -> str:
+    """``text``, its middle cut when longer than ``most`` characters (a 5,000-digit number)."""
+    if len(text) <= most:
+        return text
+    keep = (most - 3) // 2
+    return f"{text[:keep]}...{text[-keep:]}"
+
+
+@contextmanager
+def disk_errors_stop() -> Iterator[None]:
+    """While a command runs, a log write its disk refuses (full, read-only, no permission) -
+    dbt's log in ``<lake>/dbt/logs`` on a full disk - raises that error naming the log's file,
+    as any other write would, instead of printing logging's traceback on stderr for every line
+    and carrying on; the command then ends as one line (:func:`main`). Other failures of a log
+    handler are logging's own business, as before."""
+    original = logging.Handler.handleError
+
+    def handle_error(handler: logging.Handler, record: logging.LogRecord) -> None:
+        from arena.data.lake import is_disk_error  # not at start: the lake's module loads pandas
+
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, OSError) or not is_disk_error(exc):
+            original(handler, record)
+            return
+        raise OSError(exc.errno, os.strerror(exc.errno or 0),
+                      getattr(handler, "baseFilename", None)) from exc
+
+    logging.Handler.handleError = handle_error  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        logging.Handler.handleError = original  # type: ignore[method-assign]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one ``arena`` command; its exit code (see the module docstring). A lake or ledger
-    its disk refuses to write (full, read-only, no permission) is one line and ``1``."""
+    """Run one ``arena`` command; its exit code (see the module docstring). A lake, ledger or
+    log its disk refuses to write (full, read-only, no permission) is one line and ``1``."""
     tokens = list(sys.argv[1:] if argv is None else argv)
     name = command_name(tokens)
     prepare_process()
     try:
-        with stop_signals():
+        with stop_signals(), disk_errors_stop():
             result = app(tokens, exit_on_error=False, print_error=False,
                          result_action="return_value")
     except cyclopts.CycloptsError as exc:
-        print(f"{name}: {exc} (see {name} --help)", file=sys.stderr)
+        print(f"{name}: {refusal(exc)} (see {name} --help)", file=sys.stderr)
         return EXIT_UNUSABLE
     except (ArenaError, SettingsError) as exc:
         described = exc.describe() if isinstance(exc, ArenaError) else str(exc)

@@ -4,10 +4,11 @@ agents), ``arena signal-server`` and ``arena signal-marts`` (trading terminals).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import cyclopts
 
-from arena.cli._options import SeasonLake
+from arena.cli._options import MAX_DAILY_CALLS, Port, SeasonLake, whole
 from arena.cli._render import print_json, refused, say
 
 entrant_app = cyclopts.App(name="entrant", help="outside entrants of the season (they play "
@@ -94,7 +95,11 @@ def revoke(name: str, /, *, lake: SeasonLake = None, json: bool = False) -> int:
     return 0
 
 
-def mcp(*, host: str = "127.0.0.1", port: int = 8765, lake: SeasonLake = None) -> int:
+DailyCalls = Annotated[int, whole(1, MAX_DAILY_CALLS,
+                                  f"model calls a UTC day at most (1 to {MAX_DAILY_CALLS:,})")]
+
+
+def mcp(*, host: str = "127.0.0.1", port: Port = 8765, lake: SeasonLake = None) -> int:
     """Serve the season to outside agents over MCP (streamable HTTP, bearer keys from arena
     entrant add), until Ctrl-C.
 
@@ -102,8 +107,6 @@ def mcp(*, host: str = "127.0.0.1", port: int = 8765, lake: SeasonLake = None) -
     ----------
     host
         address to listen on
-    port
-        port
     """
     from arena.app.handle import SeasonHandle
     from arena.doors.mcp_server import PATH, serve
@@ -115,9 +118,9 @@ def mcp(*, host: str = "127.0.0.1", port: int = 8765, lake: SeasonLake = None) -
     return 0
 
 
-def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | None = None,
+def signal_server(*, host: str = "127.0.0.1", port: Port = 8971, token: str | None = None,
                   store: str = "signal_store", contestant: str | None = None,
-                  roster: str | None = None, daily_calls: int = 2000,
+                  roster: str | None = None, daily_calls: DailyCalls = 2000,
                   split_at_low_risk: bool = False, lone_analyst: bool = False) -> int:
     """Serve bull/bear/risk debates to trading terminals over a WebSocket (PRICES, DEBATE,
     CHAT, CLEAR, STOP), until Ctrl-C.
@@ -126,8 +129,6 @@ def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | Non
     ----------
     host
         address (any other than 127.0.0.1 needs --token)
-    port
-        port
     token
         the token terminals must send (Authorization: Bearer, or ?token=), or several,
         comma-separated, one per terminal (their outcomes stay apart); default
@@ -138,8 +139,6 @@ def signal_server(*, host: str = "127.0.0.1", port: int = 8971, token: str | Non
         the roster entry whose model answers (default: the rule-based analysts, no key needed)
     roster
         roster file (default: the shipped one)
-    daily_calls
-        model calls a UTC day at most
     split_at_low_risk
         a rule beyond the committee's three: the analysts' split at LOW risk goes to the
         stronger argument too (by default it holds)

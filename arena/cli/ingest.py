@@ -7,14 +7,14 @@ from typing import Annotated
 
 from cyclopts import Parameter
 
-from arena.cli._options import Interval, Json, Lake, Source, StandIn
+from arena.cli._options import Interval, Json, Lake, Seed, Source, StandIn
 from arena.cli._render import print_json, progress, say
 
 NAME = "arena ingest"
 
 
 def ingest(*, source: Source | None = None, start: str | None = None, end: str | None = None,
-           symbols: str | None = None, seed: int | None = None, drop: str | None = None,
+           symbols: str | None = None, seed: Seed = None, drop: str | None = None,
            drop_interval: Interval = "1h",
            instead_of: Annotated[StandIn | None, Parameter(name="--instead-of")] = None,
            full: bool = False, data_docs: bool = False, lake: Lake = None,
@@ -34,8 +34,6 @@ def ingest(*, source: Source | None = None, start: str | None = None, end: str |
         window end, exclusive, ISO-8601 UTC (default: now, whole hour)
     symbols
         comma-separated house symbols (default: the whole universe, or the season's)
-    seed
-        seed of the synthetic market
     drop
         drop folder of the files source (or $ARENA_DROP_DIR)
     drop_interval

@@ -4,12 +4,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from arena.cli._options import CostRate, Interval, Prices
+from arena.cli._options import (
+    MAX_PLAYERS,
+    PLAYERS_RANGE,
+    CostRate,
+    Interval,
+    Prices,
+    RandomSeed,
+    whole,
+)
 from arena.cli._render import console, print_json, text_table
 
 Calendar = Literal["24/7", "XNYS", "FX"]
+Players = Annotated[int, whole(1, MAX_PLAYERS, f"zero-skill players ({PLAYERS_RANGE})")]
 
 
 def validate(path: str, /, *, interval: Interval | None = None,
@@ -143,17 +152,13 @@ def score(*, prices: Prices, positions: str, cost_rate: CostRate = None,
     return 0
 
 
-def luck(*, prices: Prices, players: int = 20_000, seed: int = 0,
+def luck(*, prices: Prices, players: Players = 20_000, seed: RandomSeed = 0,
          step: Literal["1d", "bar"] = "1d", draw: Literal["uniform", "sign"] = "uniform",
          entrant: str | None = None, cost_rate: CostRate = None, json: bool = False) -> int:
     """Zero-skill distribution, luck ceiling, an entrant's rank.
 
     Parameters
     ----------
-    players
-        zero-skill players
-    seed
-        random seed
     step
         decision step
     draw
@@ -193,18 +198,14 @@ def luck(*, prices: Prices, players: int = 20_000, seed: int = 0,
     return 0
 
 
-def rules(*, prices: Prices, start: str | None = None, players: int = 20_000, seed: int = 0,
-          cost_rate: CostRate = None, json: bool = False) -> int:
+def rules(*, prices: Prices, start: str | None = None, players: Players = 20_000,
+          seed: RandomSeed = 0, cost_rate: CostRate = None, json: bool = False) -> int:
     """The reference-rules table of a price file.
 
     Parameters
     ----------
     start
         score from this date on (indicators use the whole file)
-    players
-        zero-skill players
-    seed
-        random seed
     json
         machine-readable result (fractions)
     """

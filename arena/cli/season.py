@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import cyclopts
+from cyclopts import Parameter
 
 from arena.cli._options import (
+    MAX_PLAYERS,
+    PLAYERS_RANGE,
+    SECONDS,
     Candles,
     Day,
     Days,
@@ -15,8 +21,14 @@ from arena.cli._options import (
     Seed,
     Source,
     Symbols,
+    whole,
 )
 from arena.cli._render import console, market_text, print_json, refused, text_table
+
+Seconds = Annotated[float, Parameter(validator=SECONDS)]  # its help: the command's docstring
+SomePlayers = Annotated[int | None, whole(
+    1, MAX_PLAYERS,
+    f"zero-skill players per asset (default 2,000; 20,000 for the final; {PLAYERS_RANGE})")]
 
 season_app = cyclopts.App(name="season", help="a season: init, status, backfill or retry a "
                           "cycle, add or retire contestants, publish, verify", version_flags=[])
@@ -25,8 +37,8 @@ season_app = cyclopts.App(name="season", help="a season: init, status, backfill 
 @season_app.command
 def init(*, start: str | None = None, days: Days = 28, id: str | None = None,
          crypto: Source = "synthetic", stocks: Source = "synthetic", symbols: Symbols = None,
-         roster: Roster = None, seed: Seed = None, call_timeout: float = 60.0,
-         cycle_deadline: float = 600.0, dask: str | None = None, candles: Candles = "ohlcv",
+         roster: Roster = None, seed: Seed = None, call_timeout: Seconds = 60.0,
+         cycle_deadline: Seconds = 600.0, dask: str | None = None, candles: Candles = "ohlcv",
          lake: SeasonLake = None, league: str | None = None, json: Json = False) -> int:
     """Write a new season's config (and a copy of its roster) into a lake, or into the next
     lake of a league.
@@ -45,9 +57,9 @@ def init(*, start: str | None = None, days: Days = 28, id: str | None = None,
     roster
         roster YAML, copied into the season (default: the shipped one)
     call_timeout
-        seconds a model call may take at most
+        seconds a model call may take at most (above 0, at most a day and the cycle deadline)
     cycle_deadline
-        seconds a cycle retries its failed contestants
+        seconds a cycle retries its failed contestants (above 0, at most a day)
     dask
         run the flows' contestant fan-out and luck simulations on a Dask cluster: its scheduler
         (tcp://host:8786) or 'local' (default: threads)
@@ -261,15 +273,13 @@ def _changes(changes, json: bool) -> int:
 
 
 @season_app.command
-def publish(*, players: int | None = None, final: bool = False, mirror: str | None = None,
+def publish(*, players: SomePlayers = None, final: bool = False, mirror: str | None = None,
             lake: SeasonLake = None, json: Json = False) -> int:
     """Rebuild the luck tables, marts and report from the cycles so far (--final after the
     last cycle closes the season).
 
     Parameters
     ----------
-    players
-        zero-skill players per asset (default 2,000; 20,000 for the final)
     final
         after the season's last cycle: publish and close the season
     mirror

@@ -6,12 +6,14 @@ from typing import Annotated
 
 from cyclopts import Parameter
 
+from arena.cli._options import Port
+
 Root = Annotated[str | None, Parameter(
     help="a season's lake, or a league folder of season lakes (default: $ARENA_LAKE or "
          "./data_lake)")]
 
 
-def web(*, lake: Root = None, host: str = "127.0.0.1", port: int = 8780,
+def web(*, lake: Root = None, host: str = "127.0.0.1", port: Port = 8780,
         proxied: bool = False) -> int:
     """Serve the site: the live leaderboard, a page per contestant, trade, asset and day, and a
     JSON API (OpenAPI at /openapi.json), until Ctrl-C. A publication shows at the next request.
@@ -20,8 +22,6 @@ def web(*, lake: Root = None, host: str = "127.0.0.1", port: int = 8780,
     ----------
     host
         address to listen on (beyond loopback only with --proxied)
-    port
-        port
     proxied
         the site sits behind a reverse proxy that terminates TLS (README: the site behind a
         reverse proxy); trusts its X-Forwarded-* headers

@@ -19,7 +19,8 @@ Chinese; English otherwise). A request body over 64 KiB gets HTTP 413; an entran
 than :data:`RATE` requests a minute - any MCP method, ``tools/list`` and ``initialize``
 included - is told to wait (a tool error for a tool call, a JSON-RPC error otherwise). An HTTP
 request must arrive whole within :data:`REQUEST_TIMEOUT` seconds of the connection being
-ready for it, so a half-open connection is dropped (:func:`server_config`). Bearer keys travel
+ready for it, so a half-open connection is dropped (:func:`server_config`, the doors' one
+uvicorn configuration: :mod:`arena.doors.deadline`). Bearer keys travel
 in clear over plain HTTP: serve on loopback (the default, where the SDK also guards against DNS
 rebinding) or behind a TLS proxy; bad arguments and refusals come back as tool
 errors naming the problem. None of them touches the other entrants or stops the server.
@@ -30,7 +31,6 @@ submission is the one that executes.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
 import time
@@ -38,7 +38,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import h11
 import pandas as pd
 import uvicorn
 from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
@@ -59,9 +58,10 @@ from starlette.middleware import Middleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from arena.data.lake import Lake
+from arena.doors.deadline import REQUEST_TIMEOUT
+from arena.doors.deadline import server_config as door_config
 from arena.doors.entrance import BEARER, Door, ToolDoc, llms_txt, signature
 from arena.doors.limits import SlidingWindow
 from arena.market.sections import rule_fields
@@ -84,11 +84,8 @@ HOST, PORT, PATH = "127.0.0.1", 8765, "/mcp"
 LLMS_PATH = "/llms.txt"
 METADATA_PATH = "/.well-known/oauth-protected-resource"  # RFC 9728; + PATH for the endpoint's
 MAX_BODY = 64 * 1024  # bytes a request may carry
-MAX_HEADER = 16 * 1024  # bytes of a request line and headers (h11's incomplete-event limit)
 RATE = 60  # requests (any MCP method) an entrant may make in any minute
 RATE_LIMITED = -32029  # the JSON-RPC error code of a refused request (server-defined range)
-REQUEST_TIMEOUT = 10.0  # seconds a request has to arrive whole (a half-open connection's life)
-KEEP_ALIVE = 5  # seconds an idle keep-alive connection stays open between requests
 LANGUAGES = ("en", "pl", "zh")
 # what a key looks like (``arena entrant add``): anything else is refused without a lake read
 KEY_SHAPE = re.compile(re.escape(KEY_PREFIX) + r"[A-Za-z0-9_-]{1,128}")
@@ -420,71 +417,13 @@ def asgi_app(server: MCPServer, host: str = HOST) -> Starlette:
     return asgi
 
 
-class DeadlineH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline on reading a request: from the moment the
-    connection is ready for one (opened, or its last response sent) the request line, headers
-    and body must arrive within :attr:`request_timeout` seconds, else the connection is
-    closed (a 408 first when part of a request came). uvicorn itself times out only an idle
-    keep-alive connection, not one that never completes its first request. A request read
-    whole stops the clock: a long answer (a server-sent event stream) is not cut."""
-
-    request_timeout: float = REQUEST_TIMEOUT
-    _deadline: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._watch()
-
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        self._watch()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._watch()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._stop()
-        super().connection_lost(exc)
-
-    def _watch(self) -> None:
-        reading = (self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
-                   and not self.transport.is_closing())
-        if not reading:
-            self._stop()
-        elif self._deadline is None:
-            self._deadline = self.loop.call_later(self.request_timeout, self._expired)
-
-    def _stop(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
-
-    def _expired(self) -> None:
-        self._deadline = None
-        if self.transport.is_closing():
-            return
-        answering = self.cycle is not None and not self.cycle.response_complete
-        if self.conn.trailing_data[0] and not answering:
-            body = (f"no whole request within {self.request_timeout:g} s\n").encode()
-            self.transport.write(b"HTTP/1.1 408 Request Timeout\r\n"
-                                 b"content-type: text/plain; charset=utf-8\r\n"
-                                 b"content-length: " + str(len(body)).encode() + b"\r\n"
-                                 b"connection: close\r\n\r\n" + body)
-        self.transport.close()
-
-
 def server_config(asgi: ASGIApp, host: str = HOST, port: int = PORT, *,
                   request_timeout: float = REQUEST_TIMEOUT, **options: Any) -> uvicorn.Config:
-    """How uvicorn serves ``asgi``: h11 with a deadline on every request
-    (:class:`DeadlineH11Protocol`), :data:`MAX_HEADER` bytes of request line and headers,
-    idle keep-alive connections closed after :data:`KEEP_ALIVE` s, no WebSocket upgrade.
-    ``options``: further ``uvicorn.Config`` arguments."""
-    protocol = type("DeadlineH11Protocol", (DeadlineH11Protocol,),
-                    {"request_timeout": request_timeout})
-    return uvicorn.Config(asgi, host=host, port=port, http=protocol, ws="none",
-                          timeout_keep_alive=KEEP_ALIVE, h11_max_incomplete_event_size=MAX_HEADER,
-                          **{"log_level": "warning", **options})
+    """How uvicorn serves ``asgi``: the doors' one configuration
+    (:func:`arena.doors.deadline.server_config`: a deadline on reading every request, a limit
+    on its request line and headers, idle keep-alive connections closed, no WebSocket
+    upgrade) on this door's address. ``options``: further ``uvicorn.Config`` arguments."""
+    return door_config(asgi, host, port, request_timeout=request_timeout, **options)
 
 
 def serve(lake_root: str | Path, host: str = HOST, port: int = PORT,

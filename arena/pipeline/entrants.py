@@ -9,6 +9,9 @@ An entrant joins the season with its first submission (:func:`join`): from the c
 submission is for, it is a contestant of the season like a roster one (kind ``entrant``, see
 :mod:`arena.agents.entrant`), starting from $10,000; its window starts there, and the marts say
 so (the contestants table's ``first_cycle_at``).
+
+A season whose last cycle's time has passed (or that its final publication closed) is over
+(:func:`season_over`): it takes no new entrant, and the door no decision or position.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from arena.agents.roster import ContestantSpec, RosterError, load_roster
 from arena.core.errors import UnusableInput
 from arena.data.lake import Lake, write_text
 from arena.ledger.store import Ledger
+from arena.pipeline.live.closed import closed_at
 from arena.pipeline.season_config import (
     RosterChange,
     SeasonConfig,
@@ -43,6 +47,10 @@ KEY_PREFIX = "arena_"
 
 class EntrantError(UnusableInput, ValueError):
     """An entrant that cannot be added, found or revoked (names the problem)."""
+
+
+class SeasonOver(EntrantError):
+    """The season is over (:func:`season_over`): it takes no new entrant."""
 
 
 @dataclass(frozen=True)
@@ -85,15 +93,31 @@ def _save(lake: Lake, items: list[Entrant]) -> None:
     write_text(_path(lake), json.dumps({"entrants": [asdict(e) for e in items]}, indent=2) + "\n")
 
 
+def season_over(lake: Lake, season: SeasonConfig, now: pd.Timestamp) -> str | None:
+    """Why the season is over at ``now`` - its final publication closed it, or no cycle of it
+    is left after ``now`` -, else None."""
+    closed = closed_at(lake)
+    if closed is not None:
+        return f"season {season.id} was closed at {closed} after its last cycle: it is over"
+    if season.next_after(now) is None:
+        return (f"season {season.id} has no cycle after {now.isoformat()}: it is over (its "
+                f"last cycle was at {season.last.isoformat()})")
+    return None
+
+
 def add_entrant(lake: Lake, season: SeasonConfig, name: str, now: pd.Timestamp
                 ) -> tuple[Entrant, str]:
     """Register ``name``; returns the entrant and its key (shown once, stored only hashed).
-    Refused for a name that is not kebab-case or that the season already used."""
+    Refused for a name that is not kebab-case or that the season already used, and once the
+    season is over (:func:`season_over`)."""
     try:
         ContestantSpec(name=name, kind="entrant")
     except ValueError as exc:
         raise EntrantError(f"entrant name {name!r}: {exc}") from None
-    del season
+    over = season_over(lake, season, now)
+    if over is not None:
+        raise SeasonOver(f"{over}; it takes no new entrant: register it in the next season's "
+                         "lake (arena season init)")
     with _lock(lake):
         items = entrants(lake)
         used = {e.name for e in items} | {k.contestant for k in Ledger(lake).records()}

@@ -3,8 +3,10 @@ the transport): read the rules, read candles up to the present, submit a decisio
 cycle (dry-run at once), submit positions for the single-asset track, and see its score.
 
 The present is the server's clock, never the caller's: candles are the bars closed by it, a
-submission is stamped with it and goes to the first cycle after it. Every refusal is an
-:class:`OutsideError` whose message says what to do instead.
+submission is stamped with it and goes to the first cycle after it. Once the season is over
+(:func:`arena.pipeline.entrants.season_over`: its last cycle's time passed, or it was closed) a
+decision or a position is refused; the rules, candles and scores stay readable. Every refusal
+is an :class:`OutsideError` whose message says what to do instead.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from arena.ledger.store import Ledger
 from arena.market.asof import NoPrices, closed_bars, cycle_prices, provider_of
 from arena.market.prompts import Prompts
 from arena.market.sections import rule_fields
-from arena.pipeline.entrants import Entrant, entrants, join
+from arena.pipeline.entrants import Entrant, entrants, join, season_over
 from arena.pipeline.live.cycle import season_rules
 from arena.pipeline.matched_tables import BOOK_UNMATCHED, NO_TRADES, SCORED
 from arena.pipeline.season_config import SeasonConfig
@@ -74,6 +76,13 @@ class Arena:
             raise OutsideError(f"{symbol!r} is not an asset of season {self.season.id} (its "
                                f"assets: {', '.join(a.symbol for a in universe)})")
         return universe[symbol]
+
+    def refuse_when_over(self, now: pd.Timestamp, what: str) -> None:
+        """:class:`OutsideError` when the season is over at ``now``: it takes no ``what``."""
+        why = season_over(self.lake, self.season, now)
+        if why is not None:
+            raise OutsideError(f"{why}; it takes no {what} (its rules, candles and your score "
+                               "stay readable)")
 
     def next_cycle(self, now: pd.Timestamp) -> pd.Timestamp:
         later = self.season.next_after(now)
@@ -149,7 +158,9 @@ def submit_decision(arena: Arena, entrant: Entrant, answer: str, now: pd.Timesta
     """Keep ``answer`` for the coming cycle and dry-run it at once against the entrant's
     portfolio and the latest prices, with the contract and validator every contestant gets.
     The entrant joins the season with its first submission. ``clock``: read again once the
-    submission is kept - one that lands as the cycle begins is taken back and refused."""
+    submission is kept - one that lands as the cycle begins is taken back and refused. Refused
+    once the season is over."""
+    arena.refuse_when_over(now, "decision")
     if not isinstance(answer, str) or not answer.strip():
         raise OutsideError("answer must be the arena answer as text: a JSON object with a "
                            "'decisions' list (see the rules' contract)")
@@ -198,7 +209,9 @@ def own_submissions(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[s
 def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, float],
                      now: pd.Timestamp) -> dict[str, object]:
     """Positions in [-1, +1] per asset for the single-asset track, held from the first bar
-    that closes after ``now`` until the next submission; out-of-range ones are clipped."""
+    that closes after ``now`` until the next submission; out-of-range ones are clipped.
+    Refused once the season is over: no bar of it is left to hold them."""
+    arena.refuse_when_over(now, "position")
     if not positions:
         raise OutsideError("positions must map at least one symbol to a number in [-1, 1]")
     clipped, kept = {}, {}

@@ -29,6 +29,7 @@ from arena.ledger.store import Ledger
 from arena.pipeline.entrants import add_entrant, revoke_entrant
 from arena.pipeline.live.cycle import play_season_cycle
 from arena.pipeline.season_config import load_season, season_contestants
+from arena.pipeline.season_tables import TRACK_DIR
 from tests import serving
 from tests.conftest import ts
 from tests.market_lakes import season_lake
@@ -159,6 +160,34 @@ def test_positions_are_clipped_and_scored_against_the_assets_zero_skill_players(
 
     with Served(app(lake, now=clock)) as url:
         run(lambda: scenario(url))
+
+
+def test_after_the_last_cycle_a_decision_or_a_position_is_refused(season):
+    """Regression (issue 44): after the season's last cycle ``submit_position`` was kept - a
+    position no bar of the season would ever hold. A position or a decision now gets a tool
+    error saying the season is over, nothing is kept; the rules and the score stay readable."""
+    lake, keys = season
+    config = load_season(lake)
+    clock = Clock(config.last - pd.Timedelta(minutes=1))
+    over = (f"season {config.id} has no cycle after {config.last.isoformat()}: it is over "
+            f"(its last cycle was at {config.last.isoformat()})")
+
+    async def scenario(url: str) -> None:
+        async with session(url, keys["alice"]) as alice:
+            await call(alice, "submit_position", positions={"ETH": 0.5})  # a minute before
+            clock.at = config.last
+            for tool, args, what in (
+                    ("submit_position", {"positions": {"ETH": -1.0}}, "position"),
+                    ("submit_decision", {"answer": json.dumps(ANSWER)}, "decision")):
+                refused = await alice.call_tool(tool, args)
+                assert refused.is_error, tool
+                assert f"{over}; it takes no {what}" in text(refused), text(refused)
+            assert (await call(alice, "rules"))["next_cycle"] is None
+            assert (await call(alice, "score"))["entrant"] == "alice"
+
+    with Served(app(lake, now=clock)) as url:
+        run(lambda: scenario(url))
+    assert len(list((lake.root / TRACK_DIR / "alice").iterdir())) == 1  # the one before
 
 
 def test_a_wrong_or_revoked_key_is_refused(season):

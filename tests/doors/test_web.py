@@ -9,17 +9,18 @@ import html
 import json
 import os
 import shutil
+import socket
 from urllib.parse import quote
 
 import httpx
 import pandas as pd
 import pytest
-import uvicorn
 from filelock import FileLock
 
 from arena.cli import main
 from arena.data.lake import Lake
-from arena.doors.web import SiteError, build_app, check_host, season_lakes
+from arena.doors.deadline import REQUEST_TIMEOUT
+from arena.doors.web import SiteError, check_host, season_lakes, server_config
 from tests import serving
 from tests.agents.openai_stub import OpenAIStub, StubResponse
 from tests.browser import chromium_available, launch
@@ -41,10 +42,10 @@ def roster(url: str) -> str:
             "  - {name: momentum, kind: house, strategy: momentum}\n")
 
 
-def served(root) -> serving.Served:
-    """The site of ``root`` in a uvicorn thread on a free loopback port."""
-    return serving.Served(uvicorn.Config(build_app(root), host="127.0.0.1", port=0,
-                                         log_level="warning"))
+def served(root, request_timeout: float = REQUEST_TIMEOUT) -> serving.Served:
+    """The site of ``root`` in a uvicorn thread on a free loopback port, served as ``arena web``
+    serves it (:func:`server_config`: the request deadline, keep-alive, header limit)."""
+    return serving.Served(server_config(root, "127.0.0.1", 0, request_timeout=request_timeout))
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +215,35 @@ def test_the_site_beyond_loopback_only_behind_a_proxy():
     with pytest.raises(SiteError, match="reverse proxy"):
         check_host("0.0.0.0", proxied=False)
     assert main(["web", "--host", "0.0.0.0", "--lake", "/nonexistent"]) == 2
+
+
+def test_silent_and_half_open_connections_are_closed_while_readers_are_served(tmp_path):
+    """As the MCP door does, ``arena web`` closes a connection that brings no whole request
+    within its deadline: a silent one without a word, half a request with a 408; a reader is
+    served meanwhile. (Before, uvicorn held both for as long as the client liked.)"""
+    (tmp_path / "season").mkdir()
+    (tmp_path / "season" / "season.json").write_text(json.dumps({"id": "s1"}), encoding="utf-8")
+    assert server_config(tmp_path).http.request_timeout == REQUEST_TIMEOUT == 10.0
+    timeout, bound = 0.5, 15.0  # the test's deadline; what "closed" must come before
+    sends = [b"", b"GET /api/seas", b"GET /api/seasons HTTP/1.1\r\nHost: 127.0.0.1\r\n"]
+    with served(tmp_path, request_timeout=timeout) as url:
+        port = int(url.rsplit(":", 1)[1])
+        socks = [socket.create_connection(("127.0.0.1", port), timeout=bound) for _ in sends]
+        for sock, data in zip(socks, sends, strict=True):
+            sock.sendall(data)
+        assert [s["id"] for s in get(url, "/api/seasons").json()] == ["s1"]
+        answers = [_until_closed(sock) for sock in socks]
+    assert answers[0] == b""
+    assert all(a.startswith(b"HTTP/1.1 408 ") for a in answers[1:]), answers
+
+
+def _until_closed(sock: socket.socket) -> bytes:
+    """What the server sent before it closed ``sock`` (a socket timeout if it never does)."""
+    got = b""
+    with sock:
+        while chunk := sock.recv(65536):
+            got += chunk
+    return got
 
 
 @pytest.mark.skipif(not chromium_available(), reason="make test installs Chromium")

@@ -17,7 +17,11 @@ publication is out.
 Offline by construction: no page loads anything from another host (the stylesheet is inline,
 the charts are inline SVG, FastAPI's documentation pages - which load their scripts from a CDN -
 are off; ``/api/`` lists the endpoints instead). 127.0.0.1 by default; beyond loopback only
-behind a reverse proxy (``--proxied``), see the README.
+behind a reverse proxy (``--proxied``), see the README. Served as the MCP door is
+(:func:`server_config`): a request must arrive whole within
+:data:`~arena.doors.deadline.REQUEST_TIMEOUT` seconds of its connection being ready for it, and
+an idle keep-alive connection is closed after a few seconds, so neither a half-open nor an
+idle connection is held.
 
 The app (:func:`build_app`) is two routers over one :class:`~arena.doors.web.sources.Site`:
 :mod:`arena.doors.web.pages` (the pages, and the page a failed request is answered with) and
@@ -32,8 +36,11 @@ from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 
+from arena.doors.deadline import REQUEST_TIMEOUT
+from arena.doors.deadline import server_config as door_config
 from arena.doors.web import api, pages
 from arena.doors.web.sources import (
     API_MARTS,
@@ -75,6 +82,10 @@ def build_app(root: str | Path) -> FastAPI:
     async def http_error(request: Request, exc: HTTPException) -> Response:
         return pages.error_page(exc.status_code, str(exc.detail), request)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        return pages.error_page(422, api.invalid_text(exc), request)
+
     app.include_router(pages.router)
     app.include_router(api.router)
     return app
@@ -88,18 +99,28 @@ def check_host(host: str, proxied: bool) -> None:
                         "'The site behind a reverse proxy')")
 
 
+def server_config(root: str | Path, host: str = HOST, port: int = PORT, *,
+                  proxied: bool = False, request_timeout: float = REQUEST_TIMEOUT
+                  ) -> uvicorn.Config:
+    """How uvicorn serves the site of ``root``: the doors' one configuration
+    (:func:`arena.doors.deadline.server_config`: a request must arrive whole within
+    ``request_timeout`` seconds, idle keep-alive connections closed), trusting a proxy's
+    ``X-Forwarded-*`` headers only when ``proxied``."""
+    check_host(host, proxied)
+    return door_config(build_app(root), host, port, request_timeout=request_timeout,
+                       proxy_headers=proxied,
+                       forwarded_allow_ips=None)  # uvicorn's: $FORWARDED_ALLOW_IPS, else 127.0.0.1
+
+
 def serve(root: str | Path, host: str = HOST, port: int = PORT, *, proxied: bool = False,
           ready: Callable[[str], None] | None = None) -> None:
     """Serve the site until interrupted (``arena web``)."""
-    check_host(host, proxied)
-    app = build_app(root)
+    config = server_config(root, host, port, proxied=proxied)
     if ready is not None:
         ready(f"http://{host}:{port}/")
-    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=proxied,
-                forwarded_allow_ips=None,  # uvicorn's: $FORWARDED_ALLOW_IPS, else 127.0.0.1
-                timeout_keep_alive=5)
+    uvicorn.Server(config).run()
 
 
 __all__: Sequence[str] = ("API_MARTS", "HOST", "LOOPBACK", "MAX_ROWS", "PORT", "LeagueSource",
                           "SeasonSource", "Site", "SiteError", "build_app", "check_host",
-                          "is_lake", "season_lakes", "serve")
+                          "is_lake", "season_lakes", "serve", "server_config")

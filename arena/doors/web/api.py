@@ -1,7 +1,9 @@
 """The site's JSON API: a router of the app (``/api/...``) serving the published marts' rows,
-each endpoint's answer a pydantic model the OpenAPI document (``/openapi.json``) names, with the
-404 it can answer (an :class:`ApiError`); ``/api/`` lists the endpoints as a page (FastAPI's
-documentation pages load their scripts from a CDN and are off).
+each endpoint's answer a pydantic model the OpenAPI document (``/openapi.json``) names, with
+every other status it can answer, each an :class:`ApiError`: 404 (no such season or mart), 400
+(a filter the mart cannot take), 422 (a parameter out of its range, or not a number:
+:func:`invalid_text` says which) and 503 (a publication that cannot be read); ``/api/`` lists the
+endpoints as a page (FastAPI's documentation pages load their scripts from a CDN and are off).
 
 A mart's rows are answered as the marts hold them (:func:`_json_rows`), never validated row by
 row: the models describe the answers, the marts' dbt models describe the rows.
@@ -15,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 
@@ -74,8 +77,23 @@ class LeagueRows(BaseModel):
     rows: list[dict[str, Any]] = Field(description="the mart's rows (see MartRows)")
 
 
-def _not_found(description: str) -> dict[int | str, dict[str, Any]]:
+Responses = dict[int | str, dict[str, Any]]
+UNREADABLE: Responses = {503: {"model": ApiError, "description": "The season's publication "
+                               "cannot be read right now (missing, or being swapped): try again"}}
+INVALID: Responses = {422: {"model": ApiError, "description": "A parameter out of its range or "
+                            "of the wrong type (the error names it)"}}
+
+
+def _not_found(description: str) -> Responses:
     return {404: {"model": ApiError, "description": description}}
+
+
+def invalid_text(exc: RequestValidationError) -> str:
+    """A request's invalid parameters in a sentence: where each is, its name and what is
+    wrong (``query limit: Input should be less than or equal to 50000``)."""
+    problems = [f"{' '.join(str(part) for part in error.get('loc', ()))}: "
+                f"{error.get('msg', 'invalid')}" for error in exc.errors()]
+    return "; ".join(problems) or "invalid request"
 
 
 def _json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -100,14 +118,14 @@ def _api_index(spec: dict[str, Any]) -> str:
     return page("JSON API", [("Endpoints", body)], links=[("Current season", "/")])
 
 
-@router.get("/api/seasons", summary="The seasons served, newest first")
+@router.get("/api/seasons", summary="The seasons served, newest first", responses=UNREADABLE)
 def api_seasons(site: ServedSite) -> list[SeasonListed]:
     return [SeasonListed(**asdict(s)) for s in site.seasons()]
 
 
 @router.get("/api/seasons/{season_id}/version",
             summary="Which publication of the season is current (changes with each one)",
-            responses=_not_found("No season of that id"))
+            responses={**_not_found("No season of that id"), **INVALID, **UNREADABLE})
 def api_version(site: ServedSite, season_id: str) -> Publication:
     source = site.source(season_id)
     return Publication(season=source.id, version=source.published().version)
@@ -119,7 +137,8 @@ def api_version(site: ServedSite, season_id: str) -> Publication:
             responses={**_not_found("No season of that id, no mart of that name, or the "
                                     "season's publication has no such mart"),
                        400: {"model": ApiError,
-                             "description": "A filter on a column the mart does not have"}})
+                             "description": "A filter on a column the mart does not have"},
+                       **INVALID, **UNREADABLE})
 def api_mart(site: ServedSite, season_id: str, mart: str,
              contestant: str | None = Query(None, description="only this contestant's rows"),
              symbol: str | None = Query(None, description="only this asset's rows"),
@@ -152,8 +171,9 @@ def _mart_rows(site: Site, season_id: str, mart: str, contestant: str | None,
 @router.get("/api/league/{mart}", response_model=LeagueRows,
             summary=f"A league mart ({', '.join(LEAGUE_MARTS)}): the seasons added up and "
                     "the verdict on skill",
-            responses=_not_found("The site serves one season (no league), no league mart of "
-                                 "that name, or the league's publication has no such mart"))
+            responses={**_not_found("The site serves one season (no league), no league mart "
+                                    "of that name, or the league's publication has no such "
+                                    "mart"), **INVALID})
 def api_league(site: ServedSite, mart: str) -> JSONResponse:
     if site.league is None:
         raise HTTPException(404, "this site serves one season, not a league")
@@ -170,9 +190,11 @@ def api_league(site: ServedSite, mart: str) -> JSONResponse:
 
 @router.get("/api/leaderboard", summary="The current season's leaderboard",
             response_model=MartRows,
-            responses=_not_found("The current season's publication has no leaderboard"))
+            responses={**_not_found("The current season's publication has no leaderboard"),
+                       **UNREADABLE})
 def api_leaderboard(site: ServedSite) -> JSONResponse:
     return _mart_rows(site, site.current().id, "leaderboard", None, None, 0, MAX_ROWS)
 
 
-__all__ = ["ApiError", "LeagueRows", "MartRows", "Publication", "SeasonListed", "router"]
+__all__ = ["ApiError", "LeagueRows", "MartRows", "Publication", "SeasonListed", "invalid_text",
+           "router"]
