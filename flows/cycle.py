@@ -61,7 +61,8 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
                retry: bool = False, force_time: bool = False, now: str | None = None,
                publish: bool = True, missed: str = Missed.BACKFILL.value) -> list[dict]:
     """Run the season's cycle at ``at`` (default: the current one; ``missed``: what to do with
-    earlier missed cycles, see :mod:`arena.app.cycle`); ``backfill``: a missed cycle;
+    earlier missed cycles, see :mod:`arena.app.cycle`); ``backfill``: a missed cycle (with the
+    default ``missed``, the missed cycles before it are played first, in order);
     ``retry``: a cycle played before, for the contestants without a record; ``now``: the wall
     clock (a rehearsal injects its own); ``publish``: rebuild the season's tables, marts and
     report after a cycle every contestant played."""

@@ -4,14 +4,23 @@ once every contestant played, the season published.
 What is played (:func:`cycle`):
 
 * ``kind="cycle"``: the season's current cycle (the one due at the clock's time; ``at`` and
-  ``force_time`` name another time inside the season). Cycles are recorded in order, so playing
-  it while an earlier cycle is still missed would lose that one for good. ``missed`` says what
-  happens then: ``refuse`` (the command line's default) refuses, naming the missed days and the
-  command that plays them; ``skip`` (``--skip-missed``) records every contestant as forfeited
-  there, by name, then plays; ``backfill`` (a scheduled run) plays the missed cycles first, in
-  order, within the season's cycle deadline, or fails naming those it could not play.
+  ``force_time`` name another time inside the season).
 * ``kind="backfill"``: a missed cycle, only while no later cycle exists.
 * ``kind="retry"``: a cycle played before, for the contestants without a record.
+
+Cycles are recorded in order, so playing one while an earlier cycle is still missed would lose
+that one for good, whichever the kind. ``missed`` says what happens then: ``refuse`` (the command
+line's default) refuses, naming the missed days and the command that plays the oldest;
+``skip`` (``arena cycle --skip-missed``) records every contestant as forfeited there, by name,
+then plays; ``backfill`` (a scheduled run) plays the missed cycles first, in order, within the
+season's cycle deadline, or fails naming those it could not play.
+
+A cycle every contestant of it is recorded at already (played, or forfeited) is a no-op
+whatever the kind and whatever was recorded after it: its lines say "already recorded", nothing
+is played, checked or written (:func:`arena.pipeline.live.cycle.recorded_run`; a closed season
+refuses it as it refuses any cycle), and only the season's latest cycle is published again. A
+cycle recorded for some contestants only is played for the others, while no later cycle
+exists.
 
 Each cycle is checked before anything is recorded (:func:`arena.pipeline.live.check_cycle`) and
 played as a season day (:func:`arena.pipeline.live.play_season_cycle`). ``publish``: after a
@@ -36,7 +45,7 @@ from arena.core.errors import Failed
 from arena.engine.outcomes import FAILED
 from arena.pipeline.cycle import Outcome
 from arena.pipeline.live.check import CycleRefused, check_cycle, current_cycle
-from arena.pipeline.live.cycle import CycleRun, play_season_cycle
+from arena.pipeline.live.cycle import CycleRun, play_season_cycle, recorded_run
 from arena.pipeline.live.missed import forfeit_missed, missed_cycles
 
 
@@ -59,17 +68,27 @@ def _days(times: Sequence[pd.Timestamp]) -> str:
 
 
 class MissedCycles(CycleRefused):
-    """The current cycle was not played: earlier cycles are still missed, and playing it first
-    would lose them for good. The message names them and the commands that play or skip them."""
+    """The cycle was not played: earlier cycles are still missed, and playing it first would
+    lose them for good. The message names them and the commands that play or skip them; a
+    backfill's or a retry's (``asked``: its day) names the day asked for too."""
 
-    def __init__(self, season: str, lake: str, missed: Sequence[pd.Timestamp]) -> None:
+    def __init__(self, season: str, lake: str, missed: Sequence[pd.Timestamp],
+                 asked: pd.Timestamp | None = None) -> None:
         self.missed = list(missed)
         first = self.missed[0]
+        play = f"arena season backfill {first:%Y-%m-%d} --lake {lake}"
+        if asked is None:
+            super().__init__(
+                f"season {season!r} has {len(self.missed)} missed cycle(s) before the current "
+                f"one: {_days(self.missed)}; play them first, in order ({play}), or record them "
+                "as forfeited and play on (arena cycle --skip-missed)")
+            return
         super().__init__(
-            f"season {season!r} has {len(self.missed)} missed cycle(s) before the current one: "
-            f"{_days(self.missed)}; play them first, in order (arena season backfill "
-            f"{first:%Y-%m-%d} --lake {lake}), or record them as forfeited and play on "
-            "(arena cycle --skip-missed)")
+            f"season {season!r} has {len(self.missed)} missed cycle(s) before {asked:%Y-%m-%d}: "
+            f"{_days(self.missed)}; cycles are recorded in order, so playing {asked:%Y-%m-%d} "
+            f"first would lose them for good: play them first, oldest first ({play}), then "
+            f"{asked:%Y-%m-%d}; or record every missed cycle as forfeited and play the current "
+            "one (arena cycle --skip-missed)")
 
 
 class BackfillIncomplete(Failed):
@@ -164,47 +183,80 @@ def cycle_time(handle: SeasonHandle, request: CycleRequest, now: pd.Timestamp) -
 def cycle(handle: SeasonHandle, request: CycleRequest = CycleRequest(),
           effects: Effects = INLINE) -> CycleResult:
     """Play the cycle (see the module docstring); refused before anything is recorded when it
-    is not sound (:class:`~arena.pipeline.live.CycleRefused`, an unusable input). The effects'
-    ``hold`` is held while the cycle records (a flow's ledger slot), not while it publishes. The
-    missed cycles a scheduled run backfills first and the cycle itself share one deadline, the
-    season's ``cycle_deadline_s``. A publication that fails leaves the cycle recorded: the
-    result says so (:attr:`Publication.error`)."""
+    is not sound (:class:`~arena.pipeline.live.CycleRefused`, an unusable input); a no-op when
+    it is recorded already. The effects' ``hold`` is held while the cycle records (a flow's
+    ledger slot), not while it publishes. The missed cycles a scheduled run backfills first and
+    the cycle itself share one deadline, the season's ``cycle_deadline_s``. A publication that
+    fails leaves the cycle recorded: the result says so (:attr:`Publication.error`)."""
     now = effects.clock()
     target = cycle_time(handle, request, now)
     deadline = effects.monotonic() + handle.config.cycle_deadline_s
     with effects.hold():  # the ledger's writers: a monitor tick never records beside the cycle
-        # the cycle asked for is checked first: a time that is wrong is refused as such, before
-        # the missed cycles before it are named (play_season_cycle checks it again, once they
-        # are played or skipped)
-        check_cycle(handle.lake, handle.config, handle.ledger, handle.universe, target, now=now,
-                    force_time=request.force_time, backfill=request.kind is Kind.BACKFILL,
-                    retry=request.kind is Kind.RETRY)
-        backfilled, forfeits = _missed_first(handle, request, target, now, deadline, effects)
-        result = _play_at(handle, replace(request, at=target), now,
-                          max(0.0, deadline - effects.monotonic()), effects)
-    result.backfilled, result.missed_forfeits = backfilled, forfeits
-    if request.publish and not result.failed:
+        result = _recorded(handle, request.kind, target)
+        if result is None:
+            result = _checked_and_played(handle, request, target, now, deadline, effects)
+    if request.publish and not result.failed and _publishes(handle, result):
         result.publication = publish_after_cycle(handle, target, request.players, effects)
     return result
+
+
+def _recorded(handle: SeasonHandle, kind: Kind, target: pd.Timestamp) -> CycleResult | None:
+    """The cycle at ``target`` as recorded already, when every contestant of it has its record
+    there (:func:`~arena.pipeline.live.cycle.recorded_run`); None when it is still to play."""
+    if not any(k.cycle_at == target for k in handle.ledger.records()):
+        return None
+    contestants = handle.contestants(target)
+    run = recorded_run(handle.lake, handle.config, handle.ledger, contestants.playing, target)
+    return None if run is None else CycleResult(handle.id, kind, target, run,
+                                                contestants.skipped)
+
+
+def _checked_and_played(handle: SeasonHandle, request: CycleRequest, target: pd.Timestamp,
+                        now: pd.Timestamp, deadline: float, effects: Effects) -> CycleResult:
+    """The cycle at ``target`` checked, the missed cycles before it refused, skipped or played
+    first, then the cycle played."""
+    # the cycle asked for is checked first: a time that is wrong is refused as such, before the
+    # missed cycles before it are named (play_season_cycle checks it again, once they are
+    # played or skipped)
+    check_cycle(handle.lake, handle.config, handle.ledger, handle.universe, target, now=now,
+                force_time=request.force_time, backfill=request.kind is Kind.BACKFILL,
+                retry=request.kind is Kind.RETRY)
+    backfilled, forfeits = _missed_first(handle, request, target, now, deadline, effects)
+    result = _play_at(handle, replace(request, at=target), now,
+                      max(0.0, deadline - effects.monotonic()), effects)
+    result.backfilled, result.missed_forfeits = backfilled, forfeits
+    return result
+
+
+def _publishes(handle: SeasonHandle, result: CycleResult) -> bool:
+    """Whether the season is published after ``result``: after a cycle played; after a cycle
+    recorded already only when it is the season's latest (a retried run whose publication
+    failed builds it again; an older cycle changes nothing)."""
+    if not result.run.already_recorded:
+        return True
+    return result.at == max(k.cycle_at for k in handle.ledger.records())
 
 
 def _missed_first(handle: SeasonHandle, request: CycleRequest, target: pd.Timestamp,
                   now: pd.Timestamp, deadline: float, effects: Effects
                   ) -> tuple[list[CycleResult], list[tuple[pd.Timestamp, str]]]:
     """The missed cycles before ``target``, refused, skipped or backfilled as the request says
-    (see the module docstring): the cycles played and the forfeits recorded. A cycle forced to
-    a time after the due one counts the due one as missed too."""
-    earlier = [] if request.kind is not Kind.CYCLE else missed_cycles(
-        handle.config, handle.ledger, handle.attempts, now, before=target)
+    (see the module docstring), whatever its kind: the cycles played and the forfeits recorded.
+    A cycle forced to a time after the due one counts the due one as missed too."""
+    earlier = missed_cycles(handle.config, handle.ledger, handle.attempts, now, before=target)
     if not earlier:
         return [], []
+    current = request.kind is Kind.CYCLE
     if request.missed is Missed.REFUSE:
-        raise MissedCycles(handle.id, str(handle.lake.root), earlier)
+        raise MissedCycles(handle.id, str(handle.lake.root), earlier,
+                           None if current else target)
     if request.missed is Missed.SKIP:
+        how = "arena cycle --skip-missed" if current else \
+            f"the {request.kind} of {target:%Y-%m-%d} skipping them"
         return [], forfeit_missed(
             handle.lake, handle.config, handle.ledger, handle.universe, earlier,
             f"forfeited: the cycle was missed and the operator skipped it ({now:%Y-%m-%d %H:%M} "
-            "UTC, arena cycle --skip-missed)")
+            f"UTC, {how})")
     played: list[CycleResult] = []
     for i, day in enumerate(earlier):
         left = deadline - effects.monotonic()

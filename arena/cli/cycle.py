@@ -18,8 +18,9 @@ def cycle(*, at: str | None = None, force_time: bool = False, skip_missed: bool 
     """Run the season's current decision cycle (after its monitor window), only when it is
     sound; then publish the season's tables, marts and report.
 
-    Exit 0 every contestant played, 1 one could not be (nothing recorded for it), 2 refused
-    (nothing recorded): not due, off the schedule, a stale market, an earlier cycle missed.
+    Exit 0 every contestant played (or the cycle was recorded already: nothing is played
+    again), 1 one could not be (nothing recorded for it), 2 refused (nothing recorded): not
+    due, off the schedule, a stale or unusable market, an earlier cycle missed.
 
     Parameters
     ----------
@@ -72,6 +73,7 @@ def name(kind) -> str:
 def as_json(result) -> dict:
     pub = result.publication
     return {"season": result.season, "kind": result.kind.value, "at": result.at.isoformat(),
+            "already_recorded": result.run.already_recorded,
             "outcomes": [o.as_dict() for o in result.outcomes],
             "automatic_closes": result.run.automatic_closes, "stale": result.run.plan.stale,
             "rounds": result.run.attempts,
@@ -90,6 +92,9 @@ def render(result, handle) -> None:
             "retry": "retried cycle"}[result.kind.value]
     print(f"{what} {result.at.isoformat()} of season {result.season} "
           f"({market_text(handle.config)})")
+    if result.run.already_recorded:
+        print("  already recorded: every contestant has its record at this cycle; nothing was "
+              "played again")
     for at, who in result.missed_forfeits:
         print(f"  {who}: recorded as forfeited at {at.isoformat()} (missed; skipped by "
               "--skip-missed)")

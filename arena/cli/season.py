@@ -196,7 +196,8 @@ def _print_people(out, people) -> None:
 @season_app.command
 def backfill(date: Day, /, *, no_publish: NoPublish = False, lake: SeasonLake = None,
              json: Json = False) -> int:
-    """Play a missed cycle (only while no later cycle exists).
+    """Play a missed cycle, oldest first (an earlier missed cycle refuses it, naming the command
+    that plays it), only while no later cycle exists; a recorded cycle is a no-op (exit 0).
 
     """
     from arena.app.cycle import Kind
@@ -209,7 +210,7 @@ def backfill(date: Day, /, *, no_publish: NoPublish = False, lake: SeasonLake = 
 def retry(date: Day, /, *, no_publish: NoPublish = False, lake: SeasonLake = None,
           json: Json = False) -> int:
     """Play a cycle again for the contestants without a record (their model failed), before
-    the next cycle.
+    the next cycle; a cycle every contestant has a record at is a no-op (exit 0).
 
     """
     from arena.app.cycle import Kind

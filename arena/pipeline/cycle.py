@@ -151,7 +151,8 @@ def _notes(r: Round) -> list[str]:
     return notes
 
 
-def _summary(name: str, recorded: RecordStatus, ledger: Ledger, at: pd.Timestamp) -> Outcome:
+def recorded_outcome(name: str, recorded: RecordStatus, ledger: Ledger,
+                     at: pd.Timestamp) -> Outcome:
     """The cycle report line of a recorded (cycle, contestant), read back from its record."""
     [outcome] = ledger.record_rows("outcome", at, name)
     calls = ledger.record_rows("calls", at, name)
@@ -300,7 +301,7 @@ def record_turn(contestant: Contestant, market: MarketData, ledger: Ledger, univ
         return to_record(cycle, briefing.prompt_text, market.prices, at, queue_s)
 
     recorded = ledger.record_cycle(at, contestant.name, build)
-    return _summary(contestant.name, recorded, ledger, at)
+    return recorded_outcome(contestant.name, recorded, ledger, at)
 
 
 @step("market")

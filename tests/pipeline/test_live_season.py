@@ -99,13 +99,13 @@ def test_a_cycle_in_the_future_is_refused(season):
 
 
 def test_a_past_cycle_needs_a_backfill(season, capsys):
-    err = _refused(capsys, "cycle", "--at", TUE.isoformat(), "--lake", str(season.root))
+    err = _refused(capsys, "cycle", "--at", MON.isoformat(), "--lake", str(season.root))
     assert "is not the current cycle of season" in err
-    assert "arena season backfill 2025-11-25" in err
+    assert "arena season backfill 2025-11-24" in err
     _nothing_recorded(season)
-    assert main(["season", "backfill", "2025-11-25", "--no-publish", "--lake",
+    assert main(["season", "backfill", "2025-11-24", "--no-publish", "--lake",
                  str(season.root)]) == 0
-    assert {k.cycle_at for k in Ledger(season).records()} == {TUE}
+    assert {k.cycle_at for k in Ledger(season).records()} == {MON}
 
 
 def test_the_current_cycle_is_no_backfill(season, capsys):
@@ -114,13 +114,25 @@ def test_the_current_cycle_is_no_backfill(season, capsys):
     _nothing_recorded(season)
 
 
-def test_a_back_dated_cycle_after_a_later_one_is_refused(season, capsys):
+def test_a_cycle_forfeited_by_the_operator_is_recorded_already(season, capsys):
     # the current one, Wednesday, the missed Monday and Tuesday skipped (forfeited)
     assert main(["cycle", "--skip-missed", "--no-publish", "--lake", str(season.root)]) == 0
     assert {k.cycle_at for k in Ledger(season).records()} == {MON, TUE, WED}
+    assert main(["season", "backfill", "2025-11-25", "--lake", str(season.root)]) == 0
+    assert "already recorded: every contestant has its record" in capsys.readouterr().out
+    [outcome] = Ledger(season).record_rows("outcome", TUE, "momentum")
+    assert outcome["status"] == "forfeited"
+
+
+def test_a_back_dated_cycle_nobody_played_after_a_later_one_is_refused(season, capsys):
+    """Wednesday played while Monday and Tuesday were missed (the season's cycle itself, not a
+    command, which refuses that): they can no longer be played."""
+    config = load_season(season)
+    contestants, _ = season_contestants(season, {})
+    play_season_cycle(season, config, contestants, WED, now=LATER)
     err = _refused(capsys, "season", "backfill", "2025-11-25", "--lake", str(season.root))
     assert "already has a later cycle (2025-11-26T16:00:00+00:00)" in err
-    assert {k.cycle_at for k in Ledger(season).records()} == {MON, TUE, WED}
+    assert {k.cycle_at for k in Ledger(season).records()} == {WED}
 
 
 def test_a_cycle_on_a_stale_market_is_refused(tmp_path_factory, tmp_path, universe, capsys):

@@ -3,10 +3,18 @@
 :func:`check_cycle` refuses a cycle - before anything is recorded - when the lake holds no season
 (or another one), when the time is off the season's schedule (unless forced) or in the future,
 when a later cycle is already recorded (cycles are recorded in order), when the time is not the
-season's current cycle (a missed day is played only as an explicit backfill, and only while no
-later cycle exists), and when the market is not fresh enough to trade: the benchmarks stale, most
-assets stale, or no bars at all. Each asset's freshness is judged by its own calendar
-(:func:`arena.market.asof.is_stale`: a stock holding Friday's close is fresh on Sunday)."""
+season's current cycle (a missed day is played only as an explicit backfill, oldest first, and
+only while no later cycle exists), and when the market is not fresh enough to trade: a benchmark
+stale or unusable, most assets stale, or no bars at all. Each asset's freshness is judged by its
+own calendar (:func:`arena.market.asof.is_stale`: a stock holding Friday's close is fresh on
+Sunday). A benchmark is unusable when a bar partition the cycle's market reads of it (its daily,
+4-hour and weekly bars, its price) is missing, cannot be read or holds bars no validated series
+has, or when it holds no daily bar closed by the cycle (:func:`benchmark_damage`): the market
+would carry it as damaged (:attr:`arena.market.types.MarketData.damaged`), the benchmark every
+book is measured against shown to none of the contestants.
+
+A cycle recorded already (every contestant has its record there) is not checked past
+:func:`check_open`, nor played again (:func:`arena.pipeline.live.cycle.recorded_run`)."""
 
 from __future__ import annotations
 
@@ -16,22 +24,30 @@ from dataclasses import dataclass
 import pandas as pd
 
 from arena.core.errors import UnusableInput
-from arena.core.universe import Universe
-from arena.data.lake import Lake
+from arena.core.universe import Asset, Universe
+from arena.data.errors import DamagedFile
+from arena.data.lake import Lake, PartitionKey
 from arena.ledger.attempts import Attempts
 from arena.ledger.store import Ledger
 from arena.market.asof import (
+    BarRead,
     is_stale,
     last_price,
     price_interval,
     provider_of,
+    scan_closed_bars,
 )
+from arena.market.briefing import RSI_HISTORY, SCAN_WINDOW
 from arena.pipeline.live.closed import OffSeason, closed_at
 from arena.pipeline.season_config import (
     SeasonConfig,
 )
 
 STALE_SHARE_REFUSED = 0.5  # a cycle refuses when more than this share of its assets is stale
+BENCHMARK_BARS = ("1d", "4h", "1w")  # what a cycle's market reads of a benchmark besides its price
+RESTORE = ("restore it (arena season verify --repair derives a derived interval again from its "
+           "base bars, arena season verify --restore-from MIRROR copies the file back from a "
+           "mirror) or ingest it again (arena ingest)")
 
 
 class CycleRefused(UnusableInput, RuntimeError):
@@ -47,31 +63,58 @@ class CycleOffSeason(CycleRefused, OffSeason):
 @dataclass(frozen=True)
 class Freshness:
     """One asset's data at a time: its last price's print time (None: no bar), the interval
-    it comes from, and whether it is stale there."""
+    it comes from, whether it is stale there, and what of its bars the cycle cannot use
+    (``damage``, naming the file; None: nothing)."""
 
     symbol: str
     provider: str
     interval: str | None
     printed_at: pd.Timestamp | None
     stale: bool
+    damage: str | None = None
 
     @property
     def state(self) -> str:
+        if self.damage is not None:
+            return "damaged"
         return "no data" if self.printed_at is None else ("stale" if self.stale else "fresh")
 
 
 def freshness(lake: Lake, season: SeasonConfig, universe: Universe, at: pd.Timestamp
               ) -> list[Freshness]:
-    """Every asset of the season: how fresh its price is at ``at``, by its own calendar."""
+    """Every asset of the season: how fresh its price is at ``at``, by its own calendar; a
+    price file that cannot be read is damage (the asset has no price), and so is, for a
+    benchmark, any of the bars the cycle reads of it (:func:`benchmark_damage`)."""
     out = []
     for asset in universe:
         provider = provider_of(season.market, asset)
         interval = price_interval(lake, provider, asset.symbol)
-        got = last_price(lake, provider, asset, at) if interval else None
+        try:
+            got = last_price(lake, provider, asset, at) if interval else None
+            damage = benchmark_damage(lake, provider, asset, at) if asset.benchmark else None
+        except DamagedFile as exc:
+            got, damage = None, str(exc)
         printed = None if got is None else got[1]
         stale = printed is None or is_stale(asset.calendar, interval, printed, at)
-        out.append(Freshness(asset.symbol, provider, interval, printed, stale))
+        out.append(Freshness(asset.symbol, provider, interval, printed, stale, damage))
     return out
+
+
+def benchmark_damage(lake: Lake, provider: str, asset: Asset, at: pd.Timestamp) -> str | None:
+    """What the cycle at ``at`` cannot use of a benchmark's daily, 4-hour and weekly bars - a
+    partition missing, unreadable, or holding bars no validated series has
+    (:func:`arena.market.asof.scan_closed_bars`, read as the cycle's market reads it), or no
+    daily bar closed by ``at`` -, naming the file; None when they are whole."""
+    for interval in BENCHMARK_BARS:
+        key = PartitionKey(provider, interval, asset.symbol)
+        found: dict[str, str] = {}
+        [bars] = scan_closed_bars(lake, [BarRead(asset, provider, interval, RSI_HISTORY,
+                                                 SCAN_WINDOW.get(interval))], at, damage=found)
+        if asset.symbol in found:
+            return f"{found[asset.symbol]} ({lake.root / key.relative})"
+        if interval == "1d" and bars.empty:
+            return f"{key} holds no bar closed by {at.isoformat()} ({lake.root / key.relative})"
+    return None
 
 
 @dataclass
@@ -96,6 +139,16 @@ def current_cycle(season: SeasonConfig, now: pd.Timestamp) -> pd.Timestamp:
     return due
 
 
+def check_open(lake: Lake, season: SeasonConfig) -> None:
+    """:class:`CycleOffSeason` once the season is closed: it takes no cycle, backfill or retry,
+    not even of a cycle recorded already."""
+    closed = closed_at(lake)
+    if closed is not None:
+        raise CycleOffSeason(f"season {season.id!r} was closed at {closed} after its last cycle: "
+                             "no further cycle is accepted; start the next season in a new lake "
+                             "(arena season init --lake ...)")
+
+
 def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Universe,
                 at: pd.Timestamp, *, now: pd.Timestamp, force_time: bool = False,
                 backfill: bool = False, retry: bool = False) -> CyclePlan:
@@ -104,11 +157,7 @@ def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Univ
     was played before (a record or a failed attempt exists) and is played again for the
     contestants without a record."""
     where = f"season {season.id!r}"
-    closed = closed_at(lake)
-    if closed is not None:
-        raise CycleOffSeason(f"{where} was closed at {closed} after its last cycle: no further "
-                           "cycle is accepted; start the next season in a new lake (arena "
-                           "season init --lake ...)")
+    check_open(lake, season)
     if not season.on_schedule(at):
         inside = season.first <= at < season.last + pd.Timedelta(days=1)
         if not (force_time and inside):
@@ -136,7 +185,8 @@ def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Univ
     if not (backfill or retry) and due is not None and at < due:
         raise CycleRefused(f"{at.isoformat()} is not the current cycle of {where} (due: "
                            f"{due.isoformat()}); a missed cycle is played by arena season "
-                           f"backfill {at:%Y-%m-%d}, while no later cycle exists")
+                           f"backfill {at:%Y-%m-%d}, oldest first, while no later cycle "
+                           "exists")
     fresh = freshness(lake, season, universe, at)
     check_market(fresh, universe, at, where)
     previous = [t for t in recorded if t < at]
@@ -145,10 +195,20 @@ def check_cycle(lake: Lake, season: SeasonConfig, ledger: Ledger, universe: Univ
 
 def check_market(fresh: Sequence[Freshness], universe: Universe, at: pd.Timestamp,
                   where: str) -> None:
+    """Refuse a market the cycle cannot trade on (see the module docstring): no bars at all, a
+    benchmark unusable (named with its file and how to restore it) or stale, or more than
+    :data:`STALE_SHARE_REFUSED` of the assets stale."""
     if all(f.printed_at is None for f in fresh):
         raise CycleRefused(f"the lake of {where} holds no bars closed by {at.isoformat()} "
                            "(run arena ingest first)")
     benchmarks = {a.symbol for a in universe.benchmarks}
+    unusable = [f for f in fresh if f.symbol in benchmarks and f.damage is not None]
+    if unusable:
+        raise CycleRefused(
+            f"the market at {at.isoformat()} is not usable: the benchmark"
+            + ("s " if len(unusable) > 1 else " ")
+            + "; ".join(f"{f.symbol} cannot be used - {f.damage}" for f in unusable)
+            + f"; {RESTORE}")
     bad_bench = [f for f in fresh if f.symbol in benchmarks and f.stale]
     stale = [f for f in fresh if f.stale]
     if bad_bench or len(stale) > STALE_SHARE_REFUSED * len(fresh):

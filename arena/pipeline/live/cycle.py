@@ -2,7 +2,12 @@
 (:func:`arena.pipeline.live.check.check_cycle`), then plays its day
 (:func:`arena.pipeline.day.play_day`: the forfeits, the monitor window that ends at the cycle -
 the automatic closes since the previous cycle come first, as the ledger's order requires -, the
-cycle with its retries, the daily report) on the season's providers, roster and rules."""
+cycle with its retries, the daily report) on the season's providers, roster and rules.
+
+A cycle every contestant is recorded at already is not played again, whatever was recorded
+after it (:func:`recorded_run`): a retried flow run or a re-run script finds it "already
+recorded", with nothing checked, watched, asked or written (a closed season still refuses it,
+as it refuses any cycle)."""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from arena.data.lake import Lake
 from arena.engine.rules import ARENA_RULES, Rules
 from arena.ledger.attempts import Attempts
 from arena.ledger.store import Ledger
-from arena.pipeline.cycle import Outcome, Slot, secret_names
+from arena.pipeline.cycle import Outcome, Slot, recorded_outcome, secret_names
 from arena.pipeline.day import (
     DayReport,
     Retries,
@@ -29,6 +34,7 @@ from arena.pipeline.day import (
 from arena.pipeline.live.check import (
     CyclePlan,
     check_cycle,
+    check_open,
 )
 from arena.pipeline.season_config import (
     SeasonConfig,
@@ -38,10 +44,12 @@ from arena.pipeline.season_config import (
 
 @dataclass
 class CycleRun:
-    """A cycle played: the plan it was checked against, and its day."""
+    """A cycle played: the plan it was checked against, and its day; ``already_recorded``: every
+    contestant was recorded there before (nothing was played, checked or written)."""
 
     plan: CyclePlan
     day: DayReport
+    already_recorded: bool = False
 
     @property
     def outcomes(self) -> list[Outcome]:
@@ -67,6 +75,23 @@ def season_rules(season: SeasonConfig) -> Rules:
         ARENA_RULES, fee_rate=season.fee_rate)
 
 
+def recorded_run(lake: Lake, season: SeasonConfig, ledger: Ledger,
+                 contestants: Sequence[Contestant], at: pd.Timestamp) -> CycleRun | None:
+    """The cycle at ``at`` when every one of ``contestants`` has its record there already: each
+    one's line read back from its record ("already recorded"), whatever was recorded after it
+    - nothing is played, checked or written. None when one of them has none (it is played for
+    them while it still can be) or there is no contestant. A closed season refuses it as any
+    cycle (:func:`~arena.pipeline.live.check.check_open`)."""
+    check_open(lake, season)
+    names = [c.name for c in contestants]
+    if not names or not all(ledger.has(at, n) for n in names):
+        return None
+    previous = [k.cycle_at for k in ledger.records() if k.cycle_at < at]
+    outcomes = [recorded_outcome(n, "already recorded", ledger, at) for n in names]
+    return CycleRun(CyclePlan(at, [], max(previous, default=None)),
+                    DayReport(at, outcomes, 0, 0.0), already_recorded=True)
+
+
 def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Contestant],
                       at: pd.Timestamp, *, now: pd.Timestamp, universe: Universe | None = None,
                       force_time: bool = False, backfill: bool = False, retry: bool = False,
@@ -84,10 +109,14 @@ def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Co
     in it, is not); each failed attempt goes to the attempts log
     (:class:`arena.ledger.attempts.Attempts`), never to the ledger. ``retry``: the cycle was
     played before (``arena season retry``): only the contestants without a record play.
-    ``deadline_s``: the seconds left to retry in (default: the season's cycle deadline)."""
+    ``deadline_s``: the seconds left to retry in (default: the season's cycle deadline). A
+    cycle every contestant is recorded at already is not played again (:func:`recorded_run`)."""
     universe = universe or season.universe()
     secrets = secret_names(contestants)
     ledger = ledger or Ledger(lake, secret_names=secrets)
+    done = recorded_run(lake, season, ledger, contestants, at)
+    if done is not None:
+        return done
     attempts = attempts or Attempts(lake, secret_names=secrets)
     plan = check_cycle(lake, season, ledger, universe, at, now=now, force_time=force_time,
                        backfill=backfill, retry=retry)
