@@ -25,8 +25,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from arena.app.verify import verify
 from arena.cli import main
 from arena.core.settings import Interrupted, stop_signals
+from arena.data.lake import Lake
 from arena.ledger.store import Ledger
 from tests.agents.openai_stub import OpenAIStub, StubResponse
 from tests.market_lakes import season_lake
@@ -108,6 +110,13 @@ def test_an_interrupted_ingest_stops_cleanly(tmp_path, signum):
     assert len({frozenset(v) for v in intervals.values()}) <= 1, intervals
     assert all(len(v) == 5 for v in intervals.values()), intervals
     assert not list(lake.rglob("*.tmp"))
+    _verified_whole(lake)
+
+
+def _verified_whole(lake: Path) -> None:
+    """``arena season verify``'s check finds the lake whole: a stop leaves no damage."""
+    found = verify(Lake(lake))
+    assert not found.damaged, [f.describe() for f in found.findings]
 
 
 def test_stop_signals_raise_interrupted_and_restore_the_handlers():
@@ -187,11 +196,13 @@ def test_a_cycle_interrupted_while_the_model_thinks_records_nothing_in_part(cycl
                                        / "contestant=_schema").glob("*.parquet"))
     assert all(tables == complete for tables in records.values())  # whole, or absent
     assert not list((lake / "ledger" / "_staging").glob("*"))
+    _verified_whole(lake)
     again = subprocess.run([sys.executable, "-m", "arena.cli", "cycle", "--at", CYCLE, "--no-publish", "--lake",
                             str(lake)], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert "Traceback" not in again.stderr
     assert set(_whole_records(lake)) == {"momentum", "slow-llm"}
+    _verified_whole(lake)
 
 
 # ------------------------------------------------------------------------------ full disks
@@ -312,3 +323,4 @@ def test_an_interrupted_or_full_ledger_write_records_nothing(tmp_path_factory, t
     monkeypatch.undo()
     assert main(["cycle", "--at", CYCLE, "--no-publish", "--lake", str(lake)]) == 0  # room again
     assert [k.contestant for k in Ledger(lake).records()] == ["momentum"]
+    _verified_whole(lake)

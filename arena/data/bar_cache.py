@@ -21,6 +21,11 @@ What is kept: per file, the columns read so far (a price read decodes ``timestam
 recently used beyond ``max_bytes`` (the demo's whole market, five intervals of 62 assets over
 a year, is about 45 MB of columns; a cycle's reads about 20 MB); ``max_bytes=0`` keeps nothing,
 every read opens its file.
+
+Apart from the columns, and never evicted (one small entry per file), the cache keeps each
+file's **verdict** against the digest its publication recorded (:mod:`arena.data.digests`),
+under the same signature: a file is hashed once per version of it, however often its columns
+are dropped and read again (:attr:`CacheStats.hashed` counts the files hashed).
 Arrow tables are immutable, so callers share cached columns safely. Thread-safe; a pickled cache
 (a lake sent to a worker process) arrives empty.
 """
@@ -33,6 +38,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+
+from arena.data.digests import Verdict
 
 BAR_CACHE_BYTES = 256 * 2**20
 """The default bound of a lake's cache of decoded bar columns (bytes)."""
@@ -51,10 +58,12 @@ class _Entry:
 
 @dataclass
 class CacheStats:
-    """What a cache has served: reads answered from memory, and files opened."""
+    """What a cache has served: reads answered from memory, files opened, and files hashed
+    to judge them against their recorded digest."""
 
     hits: int = 0
     files_read: int = 0
+    hashed: int = 0
 
 
 class BarCache:
@@ -66,6 +75,7 @@ class BarCache:
         self.max_bytes = max_bytes
         self.stats = CacheStats()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._verdicts: dict[str, tuple[object, Verdict]] = {}
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -154,16 +164,47 @@ class BarCache:
                 entry.problems[key] = found
         return found
 
+    def known_verdict(self, relative: str, signature: object) -> Verdict | None:
+        """The verdict kept for the file with ``signature`` (None: not judged yet)."""
+        with self._lock:
+            kept = self._verdicts.get(relative)
+        return kept[1] if kept is not None and signature is not None \
+            and kept[0] == signature else None
+
+    def verdict(self, relative: str, signature: object,
+                judge: Callable[[], tuple[Verdict, bool]]) -> Verdict:
+        """The file's verdict against its recorded digest: ``judge()`` (the verdict, and
+        whether it hashed the file) once per signature, kept apart from the columns."""
+        known = self.known_verdict(relative, signature)
+        if known is not None:
+            return known
+        found, hashed = judge()
+        self.trust(relative, signature, found)
+        if hashed:
+            with self._lock:
+                self.stats.hashed += 1
+        return found
+
+    def trust(self, relative: str, signature: object, verdict: Verdict) -> None:
+        """Keep ``verdict`` for the file with ``signature`` (a publication knows the digest of
+        the file it just put in place: no read has to hash it again)."""
+        if signature is None:
+            return
+        with self._lock:
+            self._verdicts[relative] = (signature, verdict)
+
     def forget(self, relatives: Iterable[str]) -> None:
         """Drop the files ``relatives`` (a publication replaced them)."""
         with self._lock:
             for relative in relatives:
+                self._verdicts.pop(relative, None)
                 if relative in self._entries:
                     self._drop(relative)
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._verdicts.clear()
             self._bytes = 0
 
     def _drop(self, relative: str) -> None:

@@ -22,6 +22,11 @@ journal that lets the next run roll a publication a kill cut forward or back; on
 storage: new versioned objects, then one pointer replaced). A failed asset's staged files move to
 ``quarantine/`` and its published partitions stay byte-for-byte as they were.
 
+Every bar file is written with Parquet page checksums, verified whenever it is decoded, and its
+publication records its whole-file SHA-256 (:mod:`arena.data.digests`); every read compares the
+bytes it read with that record, once per version of the file. A file whose bytes differ, or a
+recorded partition whose file is gone, is :class:`~arena.data.errors.DamagedFile`, never bars.
+
 Writers serialise on :meth:`Lake.writer_lock` only for the read-merge-swap of a publication, so
 two overlapping runs never publish from a stale read (no lost update). Every run holds its own
 :meth:`Lake.run_lock` while its ``staging/<run id>`` exists; a staging folder whose lock is free
@@ -52,6 +57,7 @@ from arena.core.environment import setting
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bar_cache import BAR_CACHE_BYTES, BarCache
 from arena.data.bars import bar_frame_from_columns, utc_micros
+from arena.data.digests import CHANGED, MISSING, UNRECORDED, WHOLE, Verdict, judge, sha256_hex
 from arena.data.errors import DamagedFile, MarketError
 from arena.data.market_store import LocalMarket, Market, open_market, set_market
 from arena.data.providers.base import BAR_COLUMNS, empty_bars
@@ -173,9 +179,11 @@ def _write_bars(frame: pd.DataFrame, path: Path) -> None:
     codec shrinks them (zstd saved a tenth), while bar times step evenly, so delta encoding
     keeps a few bits of each. A file written so is about the size of a zstd one, written twice
     as fast and read four times as fast (an hourly ingest rewrites 124 series; every cycle,
-    monitor tick and publication reads hundreds)."""
+    monitor tick and publication reads hundreds). Every page carries its CRC, which every read
+    verifies (:meth:`Lake.read_bar_table`)."""
     pq.write_table(bars_table(frame), path, compression="none", use_dictionary=False,
-                   column_encoding={"timestamp": "DELTA_BINARY_PACKED"})
+                   column_encoding={"timestamp": "DELTA_BINARY_PACKED"},
+                   write_page_checksum=True)
 
 
 def bars_table(frame: pd.DataFrame) -> pa.Table:
@@ -207,6 +215,13 @@ def _float_values(column: pd.Series) -> np.ndarray:
 
 
 _LOOK_UP = object()  # read_bar_table: take the file's signature now
+MISSING_PROBLEM = "the file is missing, though its publication recorded it"
+
+
+def _partition_of(relative: str) -> PartitionKey:
+    """The key of a market key ``bars/provider=p/interval=i/symbol=s/data.parquet``."""
+    parts = dict(p.split("=", 1) for p in relative.split("/")[1:-1])
+    return PartitionKey(parts["provider"], parts["interval"], parts["symbol"])
 
 
 class Lake:
@@ -262,14 +277,34 @@ class Lake:
         found = self.market.signatures([k.relative.as_posix() for k in keys])
         return {k: found[k.relative.as_posix()] for k in keys}
 
+    def recorded(self, key: PartitionKey) -> bool:
+        """Whether a publication recorded the digest of ``key`` (its file is expected there)."""
+        return self.market.recorded(key.relative.as_posix()) is not None
+
+    def recorded_partitions(self, provider: str | None = None,
+                            interval: str | None = None) -> list[PartitionKey]:
+        """Every bar partition a publication recorded (whether or not its file is there),
+        optionally of one provider and/or interval."""
+        keys = [_partition_of(r) for r in self.market.recorded_keys("bars")]
+        return [k for k in keys if (provider is None or k.provider == provider)
+                and (interval is None or k.interval == interval)]
+
+    def missing_problem(self, key: PartitionKey) -> str | None:
+        """What is wrong with ``key`` having no file: :data:`MISSING_PROBLEM` when its
+        publication recorded it (damage), None when the lake never held it."""
+        return MISSING_PROBLEM if self.recorded(key) else None
+
     def read_bars(self, key: PartitionKey, start: object | None = None,
                   end: object | None = None) -> pd.DataFrame:
         """One partition as a bar frame (empty if it does not exist), clipped to ``[start, end)``;
-        :class:`~arena.data.errors.DamagedFile` when the file cannot be read or holds bars no
-        validated series has (:func:`arena.data.sanity.bar_problem`)."""
+        :class:`~arena.data.errors.DamagedFile` when the file cannot be read, is not the one its
+        publication recorded (changed, or missing), or holds bars no validated series has
+        (:func:`arena.data.sanity.bar_problem`)."""
         try:
             table, problem = self.checked_bar_table(key)
         except FileNotFoundError:
+            if self.recorded(key):
+                raise DamagedFile(self.root / key.relative, MISSING_PROBLEM) from None
             return empty_bars()
         if problem is not None:  # bytes that still decode are not bars for that
             raise DamagedFile(self.root / key.relative, problem)
@@ -319,9 +354,11 @@ class Lake:
         read under (``signature``: one the caller looked up, e.g. with :meth:`signatures` for
         a whole scan; by default taken now). Otherwise the file is read whole in this thread,
         without pre-buffering or the dataset layer (a partition is one small file: the fast
-        way), decoding only the columns not kept yet. FileNotFoundError when the partition is
-        not published; :class:`~arena.data.errors.DamagedFile` when its file is not a bar
-        partition."""
+        way), decoding only the columns not kept yet; its bytes are first compared with the
+        digest its publication recorded (:meth:`digest_verdict`, once per version of the file)
+        and its pages' checksums verified as it is decoded. FileNotFoundError when the
+        partition has no file; :class:`~arena.data.errors.DamagedFile` when its file is not
+        the one published or not a bar partition."""
         return self._bar_table(key, columns, signature)[0]
 
     def checked_bar_table(self, key: PartitionKey, columns: Sequence[str] = BAR_COLUMNS, *,
@@ -343,23 +380,68 @@ class Lake:
         cached = self.bar_cache.table(relative, signature, columns)
         if cached is not None:
             return cached, signature
+        known = self.bar_cache.known_verdict(relative, signature)
+        if known is not None and known.state == CHANGED:  # judged already: not read again
+            raise DamagedFile(self.root / relative, str(known.problem))
         for _ in range(2):  # a second time only when another thread dropped the file's entry
-            source, read_as = self.market.open_signed(relative, signature)
-            with source:
-                table = self._decode(source, relative,
-                                     self.bar_cache.missing(relative, read_as, columns))
+            body, read_as = self._read_proven(relative, signature)
+            table = self._decode(body, relative,
+                                 self.bar_cache.missing(relative, read_as, columns))
             got = self.bar_cache.add(relative, read_as, table, columns)
             if got is not None:
                 return got, read_as
             signature = read_as
+        body, read_as = self._read_proven(relative, signature)
+        return self._decode(body, relative, columns), read_as
+
+    def _read_proven(self, relative: str, signature: object) -> tuple[pa.Buffer, object]:
+        """The bytes of one bar file and the signature of the very file read, judged against
+        the digest its publication recorded (once per signature: :attr:`bar_cache`);
+        :class:`~arena.data.errors.DamagedFile` when they are not the ones published."""
         source, read_as = self.market.open_signed(relative, signature)
         with source:
-            return self._decode(source, relative, columns), read_as
+            body = source.read_buffer()
+        verdict = self.bar_cache.verdict(relative, read_as,
+                                         lambda: self._judge(relative, read_as, body))
+        if verdict.state == CHANGED:
+            raise DamagedFile(self.root / relative, str(verdict.problem))
+        return body, read_as
 
-    def _decode(self, source: pa.NativeFile, relative: str, columns: Sequence[str]) -> pa.Table:
-        """``columns`` of one bar file, of the lake's schema."""
+    def _judge(self, relative: str, signature: object, body: pa.Buffer) -> tuple[Verdict, bool]:
+        """``body`` (the file of ``relative`` read under ``signature``) against the digests its
+        publication recorded, and whether it was hashed (a file no record names is not)."""
+        accepted = self.market.recorded(relative, signature)
+        if accepted is None:
+            return Verdict(UNRECORDED), False
+        return judge(sha256_hex(body), accepted), True
+
+    def digest_verdict(self, key: PartitionKey) -> Verdict:
+        """``key``'s file against the digest its publication recorded (:data:`~arena.data.
+        digests.WHOLE`, :data:`~arena.data.digests.UNRECORDED` or :data:`~arena.data.digests.
+        CHANGED`; :data:`~arena.data.digests.MISSING` for a recorded partition without a file),
+        judged once per version of the file. FileNotFoundError for a partition the lake never
+        held."""
+        relative = key.relative.as_posix()
+        signature = self.market.signature(relative)
+        known = self.bar_cache.known_verdict(relative, signature)
+        if known is not None:
+            return known
         try:
-            table = pq.ParquetFile(source, pre_buffer=False).read(
+            self._read_proven(relative, signature)
+        except DamagedFile as exc:
+            return Verdict(CHANGED, exc.problem)
+        except FileNotFoundError:
+            if self.recorded(key):
+                return Verdict(MISSING, MISSING_PROBLEM)
+            raise
+        found = self.bar_cache.known_verdict(relative, signature)
+        return found if found is not None else Verdict(WHOLE)
+
+    def _decode(self, body: pa.Buffer, relative: str, columns: Sequence[str]) -> pa.Table:
+        """``columns`` of one bar file, of the lake's schema (its pages' checksums verified)."""
+        try:
+            table = pq.ParquetFile(pa.BufferReader(body), pre_buffer=False,
+                                   page_checksum_verification=True).read(
                 columns=list(columns), use_threads=False).replace_schema_metadata(None)
             schema = pa.schema([_bar_schema().field(c) for c in columns])
             if not table.schema.equals(schema):  # a file of another writer: Arrow converts it
@@ -374,8 +456,7 @@ class Lake:
         """Every published bar partition, optionally of one provider and/or interval."""
         keys = []
         for relative in self.market.keys("bars"):  # bars/provider=p/interval=i/symbol=s/...
-            parts = dict(p.split("=", 1) for p in relative.split("/")[1:-1])
-            key = PartitionKey(parts["provider"], parts["interval"], parts["symbol"])
+            key = _partition_of(relative)
             if (provider is None or key.provider == provider) and (interval is None or key.interval == interval):
                 keys.append(key)
         return keys
@@ -422,10 +503,13 @@ class Lake:
         run_dir = self._staging(run_id, group)
         journal = self.journal_dir(run_id, group)
         try:
-            self.market.publish({key.relative.as_posix(): src for key, src in staged.items()},
-                                journal)
+            digests = self.market.publish(
+                {key.relative.as_posix(): src for key, src in staged.items()}, journal)
         finally:  # published or rolled back: the next read of these files opens them
             self.bar_cache.forget(key.relative.as_posix() for key in staged)
+        # the files just put in place are the ones whose digests were recorded: proven
+        for relative, signature in self.market.signatures(sorted(digests)).items():
+            self.bar_cache.trust(relative, signature, Verdict(WHOLE))
         shutil.rmtree(journal, ignore_errors=True)
         with suppress(OSError):  # the run's journal folder, once its last publication is made
             journal.parent.rmdir()

@@ -49,7 +49,15 @@ from urllib.parse import parse_qsl, urlsplit
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from arena.data.errors import MarketError
+from arena.data.digests import (
+    Accepted,
+    DigestRecords,
+    is_recorded,
+    pointer_digests,
+    previous_of,
+    staged_digests,
+)
+from arena.data.errors import DamagedFile, MarketError
 
 MARKET_FILE = "ops/market.json"
 POINTER = "_current.json"
@@ -78,15 +86,19 @@ class Market(Protocol):
     def open_signed(self, key: str, signature: object | None = None
                     ) -> tuple[pa.NativeFile, object]: ...
     def keys(self, top: str) -> list[str]: ...
-    def publish(self, staged: Mapping[str, Path], scratch: Path) -> None: ...
+    def recorded(self, key: str, signature: object | None = None) -> Accepted | None: ...
+    def recorded_keys(self, top: str) -> list[str]: ...
+    def publish(self, staged: Mapping[str, Path], scratch: Path) -> dict[str, str]: ...
     def local_dir(self) -> Path | None: ...
 
 
 class LocalMarket:
-    """The market as files under ``root``, each key one file replaced atomically."""
+    """The market as files under ``root``, each key one file replaced atomically; the digests
+    of its bar files in records beside them (:class:`arena.data.digests.DigestRecords`)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.records = DigestRecords(root)
 
     def describe(self) -> str:
         return str(self.root)
@@ -132,20 +144,62 @@ class LocalMarket:
     def local_dir(self) -> Path | None:
         return self.root
 
-    def publish(self, staged: Mapping[str, Path], scratch: Path) -> None:
-        """Move staged files into place, each with one atomic ``os.replace``.
+    def recorded(self, key: str, signature: object | None = None) -> Accepted | None:
+        """The digests the records accept for ``key`` (None: none recorded, or its record
+        cannot be read: :meth:`DigestRecords.damaged`); ``signature`` is only a hint (an object
+        store names versions)."""
+        del signature
+        return self._recorded_before(key) if is_recorded(key) else None
+
+    def recorded_keys(self, top: str) -> list[str]:
+        """Every key under ``top`` a record names, whether or not its file is there."""
+        return self.records.keys(top)
+
+    def publish(self, staged: Mapping[str, Path], scratch: Path) -> dict[str, str]:
+        """Move staged files into place, each with one atomic ``os.replace``; returns the
+        SHA-256 recorded for each bar file.
 
         The previous file of every key is kept reachable (hard link, or a copy) in ``scratch``
         until the whole set is in place, and before the first move ``scratch/journal.json``
-        (:data:`JOURNAL`) records the intent: every key, its staged file and its backup. If any
-        move fails, the ones already made are rolled back, so the lake shows either all of the
-        set or none of it; a process killed between two moves leaves the journal, and
-        :meth:`recover` rolls the set forward or back (see :func:`arena.data.recovery.
-        recover_publications`). ``scratch`` and the journal stay when a roll-back fails too."""
+        (:data:`JOURNAL`) records the intent: every key, its staged file and its backup, the
+        staged file's digest and the digests recorded before. The digest records accept the
+        previous and the new file of every recorded key during the moves and the new one alone
+        after them (:mod:`arena.data.digests`). If any move fails, the ones already made are
+        rolled back, and the records with them, so the lake shows either all of the set or
+        none of it; a process killed between two moves leaves the journal, and :meth:`recover`
+        rolls the set forward or back (see :func:`arena.data.recovery.recover_publications`).
+        ``scratch`` and the journal stay when a roll-back fails too."""
+        digests = staged_digests(staged)
+        entries = self._entries(staged, digests, scratch / "previous")
+        _write_journal(scratch, {"format": 2, "market": os.fspath(self.root), "files": entries})
+        # a reader between two moves sees the previous file or the new one: both are accepted
+        self.records.update({str(e["key"]): (str(e["sha256"]), *e["recorded"])
+                             for e in entries if e.get("recorded")})
+        done: list[dict[str, object]] = []
+        try:
+            for entry in entries:
+                # noted before the move: an interrupt right after it must still roll it back
+                # (rolling back a move that did not happen restores the same file)
+                done.append(entry)
+                _replace(Path(str(entry["staged"])), self.path(str(entry["key"])))
+        except BaseException:  # an interrupt too: the lake shows none of the set
+            with suppress(OSError):  # a kill during the roll-back: the next run rolls back
+                (scratch / ROLLING_BACK).touch()
+            self._roll_back(done)
+            self.records.update(previous_of(entries))
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        self.records.update({key: (digest,) for key, digest in digests.items()})
+        return digests
+
+    def _entries(self, staged: Mapping[str, Path], digests: Mapping[str, str],
+                 previous: Path) -> list[dict[str, object]]:
+        """The journal's entries: each key, its staged file, the backup of its previous file
+        (kept reachable until the set is in place) and, for a bar file, its staged file's
+        digest and the digests recorded before."""
         # the previous files wait side by side in one flat folder: a folder tree per backup
         # would cost a mkdir and an rmdir per level of every key (the slowest calls of a publish)
-        previous = scratch / "previous"
-        entries: list[dict[str, str | None]] = []
+        entries: list[dict[str, object]] = []
         for n, (key, src) in enumerate(sorted(staged.items())):
             dst = self.path(key)
             backup = None
@@ -158,22 +212,21 @@ class LocalMarket:
                     shutil.copy2(dst, backup)
             else:
                 dst.parent.mkdir(parents=True, exist_ok=True)
-            entries.append({"key": key, "staged": os.fspath(src),
-                            "backup": None if backup is None else os.fspath(backup)})
-        _write_journal(scratch, {"format": 1, "market": os.fspath(self.root), "files": entries})
-        done: list[dict[str, str | None]] = []
+            entry: dict[str, object] = {"key": key, "staged": os.fspath(src),
+                                        "backup": None if backup is None else os.fspath(backup)}
+            if key in digests:
+                before = self.recorded(key) if backup is not None else None
+                entry.update(sha256=digests[key], recorded=None if before is None else list(before))
+            entries.append(entry)
+        return entries
+
+    def _recorded_before(self, key: str) -> Accepted | None:
+        """What the records accept for ``key`` (a record that cannot be read accepts nothing:
+        the next publication writes it afresh)."""
         try:
-            for entry in entries:
-                # noted before the move: an interrupt right after it must still roll it back
-                # (rolling back a move that did not happen restores the same file)
-                done.append(entry)
-                _replace(Path(str(entry["staged"])), self.path(str(entry["key"])))
-        except BaseException:  # an interrupt too: the lake shows none of the set
-            with suppress(OSError):  # a kill during the roll-back: the next run rolls back
-                (scratch / ROLLING_BACK).touch()
-            self._roll_back(done)
-            shutil.rmtree(scratch, ignore_errors=True)
-            raise
+            return self.records.accepted(key)
+        except DamagedFile:
+            return None
 
     # ------------------------------------------------------------------ recovery
     def torn(self, scratch: Path) -> TornPublication | None:
@@ -197,7 +250,7 @@ class LocalMarket:
         return TornPublication(scratch, tuple(moved), tuple(pending), tuple(lost),
                                (scratch / ROLLING_BACK).exists(), tuple(entries))
 
-    def _moved(self, entry: Mapping[str, str | None]) -> bool:
+    def _moved(self, entry: Mapping[str, object]) -> bool:
         """Whether the staged file of ``entry`` is in place (its key no longer holds the
         previous file, or - a new key - holds a file at all)."""
         dst = self.path(str(entry["key"]))
@@ -223,14 +276,17 @@ class LocalMarket:
         if torn.forward_possible:
             for key in torn.pending:
                 _replace(Path(str(entries[key]["staged"])), self.path(key))
+            self.records.update({k: (str(e["sha256"]),) for k, e in entries.items()
+                                 if e.get("sha256")})
             outcome = "rolled forward"
         else:
             self._roll_back([entries[k] for k in (*torn.moved, *torn.lost)])
+            self.records.update(previous_of(torn.entries))
             outcome = "rolled back"
         shutil.rmtree(scratch, ignore_errors=True)
         return dataclasses.replace(torn, outcome=outcome)
 
-    def _roll_back(self, entries: Sequence[Mapping[str, str | None]]) -> None:
+    def _roll_back(self, entries: Sequence[Mapping[str, object]]) -> None:
         for entry in reversed(entries):
             dst = self.path(str(entry["key"]))
             if entry["backup"] is not None:
@@ -259,7 +315,7 @@ class TornPublication:
     pending: tuple[str, ...]
     lost: tuple[str, ...]
     rolling_back: bool
-    entries: tuple[Mapping[str, str | None], ...] = ()
+    entries: tuple[Mapping[str, object], ...] = ()
     outcome: str | None = None  # "rolled forward" / "rolled back", once recovered
 
     @property
@@ -314,6 +370,9 @@ class ObjectMarket:
     def __init__(self, uri: str) -> None:
         self.uri = uri
         self._opened: tuple[pafs.FileSystem, str] | None = None
+        # every version a pointer read named, with the SHA-256 it recorded ("" for none):
+        # a version is never overwritten, so what a pointer said of it stays true
+        self._version_sha: dict[str, str] = {}
 
     def __getstate__(self) -> dict[str, object]:  # a worker opens its own connection
         return {"uri": self.uri}
@@ -341,19 +400,27 @@ class ObjectMarket:
     # ------------------------------------------------------------------ reading
     def current(self) -> dict[str, str]:
         """The pointer: every key's current version (empty for a market never published)."""
+        return self._pointer().files
+
+    def _pointer(self) -> _Pointer:
+        """The pointer: every key's current version and the SHA-256 it recorded of each."""
         try:
             raw = self._get(POINTER)
         except FileNotFoundError:  # never published, or cut before its first pointer landed
-            return self._newest_pointer() or {}
-        files = _pointer_files(raw)
-        if files is None:  # an empty or cut _current.json: an interrupted write
-            files = self._newest_pointer()
-            if files is None:
-                raise MarketError(f"the market's pointer {self.uri}/{POINTER} is damaged and "
-                                  f"{self.uri}/{POINTERS}/ holds no whole pointer")
-        return files
+            pointer = self._newest_pointer() or _Pointer({}, {})
+        else:
+            found = _parse_pointer(raw)
+            if found is None:  # an empty or cut _current.json: an interrupted write
+                found = self._newest_pointer()
+                if found is None:
+                    raise MarketError(f"the market's pointer {self.uri}/{POINTER} is damaged "
+                                      f"and {self.uri}/{POINTERS}/ holds no whole pointer")
+            pointer = found
+        for key, version in pointer.files.items():
+            self._version_sha[version] = pointer.sha256.get(key, "")
+        return pointer
 
-    def _newest_pointer(self) -> dict[str, str] | None:
+    def _newest_pointer(self) -> _Pointer | None:
         selector = pafs.FileSelector(self._at(POINTERS), allow_not_found=True)
         try:
             names = sorted((i.base_name for i in self.fs.get_file_info(selector)
@@ -361,9 +428,9 @@ class ObjectMarket:
         except OSError as exc:
             raise self._unreachable(exc) from exc
         for name in names:
-            files = _pointer_files(self._get(f"{POINTERS}/{name}"))
-            if files is not None:
-                return files
+            pointer = _parse_pointer(self._get(f"{POINTERS}/{name}"))
+            if pointer is not None:
+                return pointer
         return None
 
     def _get(self, relative: str) -> bytes:
@@ -417,6 +484,23 @@ class ObjectMarket:
     def keys(self, top: str) -> list[str]:
         return sorted(k for k in self.current() if k.startswith(f"{top}/"))
 
+    def recorded(self, key: str, signature: object | None = None) -> Accepted | None:
+        """The SHA-256 the pointer recorded for the version ``signature`` of ``key`` (by
+        default the current one); None when it recorded none (a pointer written before
+        digests were)."""
+        version = signature if isinstance(signature, str) else None
+        if version is None or version not in self._version_sha:
+            files = self.current()  # notes every version's digest
+            version = version or files.get(key)
+        sha = self._version_sha.get(version or "")
+        return (sha,) if sha else None
+
+    def recorded_keys(self, top: str) -> list[str]:
+        """Every key under ``top`` whose digest the pointer records (a key the pointer names
+        is one whose object a reader asks for: a lost one is an error when it is read)."""
+        pointer = self._pointer()
+        return sorted(k for k in pointer.files if k.startswith(f"{top}/") and k in pointer.sha256)
+
     def local_dir(self) -> Path | None:
         return None
 
@@ -433,19 +517,25 @@ class ObjectMarket:
         return len(keys)
 
     # ------------------------------------------------------------------ publishing
-    def publish(self, staged: Mapping[str, Path], scratch: Path) -> None:
+    def publish(self, staged: Mapping[str, Path], scratch: Path) -> dict[str, str]:
         """Upload every staged file as a new version, then write the pointer (the step that
-        publishes the set). If anything fails before the pointer is whole in the store, the new
-        versions are deleted and readers never saw them; a write that failed after the store
+        publishes the set, and records the SHA-256 of each bar file with its version); returns
+        the digests recorded. If anything fails before the pointer is whole in the store, the
+        new versions are deleted and readers never saw them; a write that failed after the store
         committed it is a publication made. The caller holds the lake's writer lock, so no other
         publication replaces the pointer between its read and its write."""
         del scratch  # nothing to keep aside: the old versions stay where they are
-        pointer = self.current()
+        before = self._pointer()
+        pointer = before.files
+        digests = staged_digests(staged)
         stamp = f"v-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
         order = sorted(staged)
         versions = {key: f"{PurePosixPath(key).parent}/{stamp}.parquet" for key in order}
         new = {**pointer, **versions}
-        body = json.dumps({"format": 1, "files": dict(sorted(new.items()))}, indent=1).encode()
+        sha = {k: v for k, v in before.sha256.items() if k in new and k not in versions}
+        sha.update(digests)
+        body = json.dumps({"format": 1, "files": dict(sorted(new.items())),
+                           "sha256": dict(sorted(sha.items()))}, indent=1).encode()
         uploaded: list[str] = []
         try:
             for key in order:
@@ -464,6 +554,9 @@ class ObjectMarket:
         for key in order:  # keep the current and the previous version of each key
             self._prune(key, {versions[key], pointer.get(key)})
         self._prune_pointers()
+        for key, version in versions.items():
+            self._version_sha[version] = digests.get(key, "")
+        return digests
 
     def _put(self, relative: str, body: bytes) -> None:
         with self.fs.open_output_stream(self._at(relative)) as out:
@@ -472,7 +565,8 @@ class ObjectMarket:
     def _landed(self, files: Mapping[str, str]) -> bool:
         """Whether ``_current.json`` in the store is whole and names ``files``."""
         try:
-            return _pointer_files(self._get(POINTER)) == dict(files)
+            landed = _parse_pointer(self._get(POINTER))
+            return landed is not None and landed.files == dict(files)
         except (OSError, MarketError):
             return False
 
@@ -493,13 +587,24 @@ class ObjectMarket:
             _delete(self.fs, path)
 
 
-def _pointer_files(raw: bytes) -> dict[str, str] | None:
-    """The key -> version map of a pointer object, None if it is not a whole pointer."""
+@dataclass(frozen=True)
+class _Pointer:
+    """What a pointer object says: every key's version, and the SHA-256 of each bar file."""
+
+    files: dict[str, str]
+    sha256: dict[str, str]
+
+
+def _parse_pointer(raw: bytes) -> _Pointer | None:
+    """The pointer object ``raw``, None if it is not a whole pointer."""
     try:
-        files = json.loads(raw)["files"]
+        found = json.loads(raw)
+        files = found["files"]
     except (ValueError, KeyError, TypeError):
         return None
-    return dict(files) if isinstance(files, dict) else None
+    if not isinstance(files, dict):
+        return None
+    return _Pointer(dict(files), pointer_digests(found))
 
 
 def _upload(fs: pafs.FileSystem, src: Path, dst: str) -> None:

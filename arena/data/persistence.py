@@ -12,8 +12,8 @@ lake kept what it was given (:func:`boot_verdict`):
 * ``volatile``: the second store remembers boots the lake lost (the lake was wiped or replaced
   by an older copy) - whatever the lake holds cannot be trusted to stay.
 
-**Mirror.** An optional copy of the lake (season, ledger, attempts log, market data, manifests,
-validation results, reports, boot history) at a path or fsspec URI. :func:`restore_lake` brings
+**Mirror.** An optional copy of the lake (season, ledger, attempts log, market data and the
+digests of its bar files, manifests, validation results, reports, boot history) at a path or fsspec URI. :func:`restore_lake` brings
 it back into an empty lake; :func:`upload_lake` copies the lake over the mirror - and refuses
 while the last restore failed (``<lake>/ops/restore-failed.json`` exists: a lake that could not
 be restored is incomplete, and uploading it would overwrite the good copy with the bad one) or
@@ -34,6 +34,7 @@ from pathlib import Path
 import fsspec
 
 from arena.core.errors import Failed
+from arena.data.digests import DIGESTS_DIR
 from arena.data.lake import Lake, write_text
 
 OPS_DIR = "ops"
@@ -44,8 +45,8 @@ CONFIRMED, UNKNOWN, VOLATILE = "confirmed", "unknown", "volatile"
 KEPT_BOOTS = 100  # the boot history the lake keeps
 # the season comes back last: a lake holding it is one a restore finished (arena serve restores
 # only a lake without its season)
-MIRRORED = ("ledger", "attempts", "bars", "earnings", "events", "funding", "manifests", "validation",
-            "quarantine", "reports", OPS_DIR, "season")
+MIRRORED = ("ledger", "attempts", "bars", DIGESTS_DIR, "earnings", "events", "funding",
+            "manifests", "validation", "quarantine", "reports", OPS_DIR, "season")
 REQUIRED = ("season", "ledger")  # a mirror without them cannot be restored
 
 

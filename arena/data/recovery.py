@@ -15,6 +15,13 @@ existed, or restored from a partial copy, can hold a 4h series that stops short 
 series or disagrees with it. :func:`check_publications` (``arena season verify``) finds both
 kinds of damage and, with ``repair``, rolls torn publications forward or back and publishes
 every disagreeing interval derived again from its base bars.
+
+Every publication records the SHA-256 of each bar file it puts in place
+(:mod:`arena.data.digests`). :func:`check_bar_digests` (``arena season verify``) hashes every
+bar file of every interval and names each one whose bytes are not the ones recorded, and each
+recorded partition whose file is gone; :func:`unrecorded_partitions` names the files published
+before digests were recorded (not damage: the next publication of each records it), and
+:func:`copy_problem` says whether a copy of a partition (a mirror's) is the one published.
 """
 
 from __future__ import annotations
@@ -33,25 +40,30 @@ import pandas as pd
 from arena.core.sessions import INTERVAL_ORDER, coarser_or_equal
 from arena.core.universe import Universe, load_universe
 from arena.data.bars import resample
+from arena.data.digests import CHANGED, MISSING, file_sha256, judge
 from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, PartitionKey
 from arena.data.market_store import LocalMarket, TornPublication
 
 TORN, DERIVED, UNCHECKED = "torn publication", "derived interval", "not checked"
+CHANGED_FILE, MISSING_FILE, RECORD = "changed file", "missing file", "digest record"
 RTOL = 1e-9  # a derived bar agrees with its base bars to this relative tolerance
+RESTORE = "restore it from a mirror (arena season verify --restore-from MIRROR)"
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One piece of damage: what it is (``kind``: :data:`TORN`, :data:`DERIVED` or
-    :data:`UNCHECKED`), the asset or partition it is in, what is wrong, and what a repair does
-    (``repaired``: what it did)."""
+    """One piece of damage: what it is (``kind``: :data:`TORN`, :data:`DERIVED`,
+    :data:`UNCHECKED`, :data:`CHANGED_FILE`, :data:`MISSING_FILE` or :data:`RECORD`), the asset
+    or partition it is in, what is wrong, and what a repair does (``repaired``: what it did); ``key``: the
+    partition, when the problem is one partition's file."""
 
     kind: str
     subject: str
     what: str
     repair: str
     repaired: bool = False
+    key: PartitionKey | None = None
 
     def describe(self) -> str:
         """One line, e.g. ``synthetic/4h/BTC: derived interval: 3 bars missing from 2025-11-04
@@ -252,6 +264,57 @@ def _derive_again(lake: Lake, universe: Universe,
     return out
 
 
+# ---------------------------------------------------------------------- digests
+def check_bar_digests(lake: Lake) -> list[Problem]:
+    """Every bar partition of every interval (the watch intervals included) whose file is not
+    the one its publication recorded: its bytes changed (:data:`CHANGED_FILE`), or the file is
+    gone (:data:`MISSING_FILE`); each names the partition and how to restore it; and every
+    digest record that cannot be read (:data:`RECORD`: its series' files are read as
+    unrecorded until the next publication of the series writes it again). Every file is read
+    whole and hashed (once per version of it in this lake's cache); nothing is written. A file
+    no record names is not damage (:func:`unrecorded_partitions`)."""
+    bases = base_intervals(lake)
+    market = lake.market
+    out = [Problem(RECORD, relative, f"it cannot be read ({why}): the files of its series are "
+                   "not proven whole", "the next ingest of the series writes it again, or "
+                   "restore it from a mirror (copy MIRROR/" + relative + " back)")
+           for relative, why in (market.records.damaged()
+                                 if isinstance(market, LocalMarket) else [])]
+    for key in sorted({*lake.partitions(), *lake.recorded_partitions()}):
+        try:
+            verdict = lake.digest_verdict(key)
+        except FileNotFoundError:  # removed since the listing, and never recorded
+            continue
+        if verdict.state in (CHANGED, MISSING):
+            kind = CHANGED_FILE if verdict.state == CHANGED else MISSING_FILE
+            out.append(Problem(kind, str(key), str(verdict.problem), _restore(key, bases),
+                               key=key))
+    return out
+
+
+def unrecorded_partitions(lake: Lake) -> list[PartitionKey]:
+    """The bar partitions whose file no publication's record names (published before digests
+    were recorded): read as they are, and recorded by the next publication of each."""
+    recorded = set(lake.recorded_partitions())
+    return [key for key in sorted(lake.partitions()) if key not in recorded]
+
+
+def copy_problem(lake: Lake, key: PartitionKey, copy: Path) -> str | None:
+    """Why the file ``copy`` (a mirror's copy of ``key``) is not the one the lake's publication
+    recorded, or None when it is (or when the lake records no digest of ``key``)."""
+    accepted = lake.market.recorded(key.relative.as_posix())
+    return None if accepted is None else judge(file_sha256(copy), accepted).problem
+
+
+def _restore(key: PartitionKey, bases: Mapping[str, str]) -> str:
+    """How to restore a damaged or missing partition: from a mirror; a derived interval also by
+    deriving it again from its base bars."""
+    base = bases.get(key.provider)
+    if base is None or INTERVAL_ORDER.index(key.interval) <= INTERVAL_ORDER.index(base):
+        return RESTORE  # the base interval, or a watch interval finer than it
+    return f"derive it again from its {base} bars (arena season verify --repair), or {RESTORE}"
+
+
 def base_intervals(lake: Lake) -> dict[str, str]:
     """Each provider's base interval, as its newest ingest manifest that was not a watch run
     names it (the lake records it nowhere else)."""
@@ -277,5 +340,7 @@ def _remove_empty(path: Path) -> None:
         path.rmdir()
 
 
-__all__ = ["DERIVED", "TORN", "UNCHECKED", "Problem", "base_intervals", "check_publications",
-           "derived_problems", "disagreement", "recover_publications", "torn_publications"]
+__all__ = ["CHANGED_FILE", "DERIVED", "MISSING_FILE", "RECORD", "TORN", "UNCHECKED", "Problem",
+           "base_intervals", "check_bar_digests", "check_publications", "copy_problem",
+           "derived_problems", "disagreement", "recover_publications", "torn_publications",
+           "unrecorded_partitions"]

@@ -11,18 +11,18 @@ contestant from $10,000 and a damaged fill would move its cash. The chain makes 
 * ``_heads/contestant=<name>.json`` names the contestant's last record and its digest; it is
   replaced (atomically) right after each commit. A crash between the record's rename and the
   head's replace leaves a head one record behind, which the next write recognises (the newest
-  record's ``previous`` is the head) and rolls forward.
+  record's ``previous`` is the head) and rolls forward; or, after a contestant's first record,
+  no head at all, which the next write (or ``arena season verify``) writes again: nothing was
+  lost in either case.
 
-Before a contestant's next record is built (under its lock, before any model is called),
-:func:`previous_link` checks that the head's record is there and that its files still hash as
-recorded, and :func:`check_history` that every record the book is folded from is the one the
-chain recorded (each link follows the record before it; the fold's files hash as recorded):
-otherwise :class:`BrokenChain`, naming the file, and nothing is recorded for that contestant.
-The fold continues from the contestant's book (``ledger/_books``: its state after its first
-records, with the digest of the last of them and a checksum of its own), so the records checked
-are the ones after the book: a record's cost does not grow with the season. The older records
-are not read again by the fold; :func:`verify_contestant` walks the whole chain, every file
-(``arena season verify``), and the rows dbt reads are checked once, before they are copied
+Before a contestant's next record is built (under its lock, before any model is called), its
+whole history is checked back to its first record (:func:`arena.ledger.verified.check_chain`):
+every record the chain names is there, each link follows the record before it, every file
+hashes as recorded - for a ``stat`` per file, the files whose signature has not moved since they
+were last proven are not hashed again - and the head names the last record. Otherwise
+:class:`BrokenChain`, naming the file and the repair, and nothing is recorded for that
+contestant. :func:`verify_contestant` walks the whole chain and hashes every file (``arena
+season verify``), and the rows dbt reads are checked once, before they are copied
 (:mod:`arena.pipeline.ledger_tables`).
 
 Records written before the chain existed carry no ``chain.json``: they are reported as
@@ -143,6 +143,11 @@ def read_link(folder: Path) -> Link | None:
         raise BrokenChain(f"{path} is not a chain link (missing {exc})", path=path) from exc
 
 
+def holds(link: Link) -> bool:
+    """Whether a link's digest is the digest of its contents (a link edited by hand is not)."""
+    return _digest(link.key, link.files, link.previous) == link.digest
+
+
 def check_link(folder: Path) -> Link | None:
     """:func:`read_link`, then every file of the record hashed against it and the digest
     recomputed; :class:`BrokenChain` naming the first file that is missing, extra or changed."""
@@ -156,14 +161,14 @@ def check_link(folder: Path) -> Link | None:
             raise BrokenChain(f"{path} is missing (the record was written with it)", path=path)
         if name not in link.files:
             raise BrokenChain(f"{path} was not part of the record when it was written", path=path)
-        _check_file(path, link.files[name])
-    if _digest(link.key, link.files, link.previous) != link.digest:
+        check_file(path, link.files[name])
+    if not holds(link):
         raise BrokenChain(f"{folder / CHAIN_FILE} does not hold together (its digest does not "
                           "match its contents)", path=folder / CHAIN_FILE)
     return link
 
 
-def _check_file(path: Path, recorded: str, hint: str = "") -> None:
+def check_file(path: Path, recorded: str, hint: str = "") -> None:
     """:class:`BrokenChain` unless ``path`` is there, readable, and hashes to ``recorded``;
     ``hint``: what to do, appended to the message."""
     tail = f"; {hint}" if hint else ""
@@ -196,7 +201,7 @@ def read_head(ledger_dir: Path, contestant: str) -> Previous | None:
         raise BrokenChain(f"{path} cannot be read ({type(exc).__name__}: {exc})", path=path) from exc
 
 
-def write_head(ledger_dir: Path, contestant: str, link: Link) -> None:
+def write_head(ledger_dir: Path, contestant: str, link: Link | Previous) -> None:
     """Point the contestant's head at ``link`` (atomic replace, fsynced)."""
     path = head_path(ledger_dir, contestant)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -209,109 +214,10 @@ def write_head(ledger_dir: Path, contestant: str, link: Link) -> None:
 
 
 # ------------------------------------------------------------------------------------- checks
-def _restore_hint(contestant: str) -> str:
+def restore_hint(contestant: str) -> str:
+    """What to do about a contestant's damaged history (the end of every refusal's line)."""
     return (f"nothing is recorded for {contestant} until it is restored (arena season verify "
             "--restore-from <mirror>)")
-
-
-FOLDED = ("fills.parquet", "levels.parquet")
-"""The files of a record the portfolio fold reads: checked on every record before the next."""
-
-
-def check_history(ledger_dir: Path, contestant: str, records: list[str],
-                  known: dict[str, str | None] | None = None, *,
-                  after: tuple[int, Previous] | None = None) -> None:
-    """Every record the contestant's book is folded from is the one its chain recorded: each
-    link follows the record before it (none missing, none inserted) and each file the fold reads
-    (:data:`FOLDED`) hashes as recorded. ``known``: records already checked by this process
-    (key -> digest), skipped and extended. ``after``: ``(n, link)`` when the fold continues from
-    a book kept after the first ``n`` records, the last of them ``link`` (its key and digest, as
-    its ``chain.json`` holds them): only the later records are checked, each following the one
-    before it from that link on (the earlier ones are not read by the fold; ``arena season
-    verify`` walks them). :class:`BrokenChain` naming the first damage.
-
-    Reads one small JSON file and hashes the fold's files per record not yet known: the same
-    order of work as the fold itself, which reads those files anyway."""
-    known = {} if known is None else known
-    hint = _restore_hint(contestant)
-    before: Previous | None = None
-    if after is not None:
-        count, before = after
-        records = records[count:]
-    for key in records:
-        if key in known:
-            before = Previous(key, known[key])
-            continue
-        folder = ledger_dir / key
-        link = read_link(folder)
-        if link is None:  # written before the chain: only ever before its first link
-            if before is not None and before.digest is not None:
-                raise BrokenChain(f"{folder / CHAIN_FILE} is missing (every record after the "
-                                  f"chain began carries one); {hint}", path=folder / CHAIN_FILE)
-            known[key] = None
-            before = Previous(key, None)
-            continue
-        if link.previous is not None and (before is None or link.previous.key != before.key):
-            gone = ledger_dir / link.previous.key
-            raise BrokenChain(f"{gone} is missing: {key} follows it in {contestant}'s chain; "
-                              f"{hint}", path=gone)
-        if link.previous is None and before is not None and before.digest is not None:
-            raise BrokenChain(f"{folder / CHAIN_FILE} starts a new chain after {before.key}; "
-                              f"{hint}", path=folder / CHAIN_FILE)
-        if (link.previous is not None and before is not None and before.digest is not None
-                and link.previous.digest != before.digest):
-            raise BrokenChain(f"{ledger_dir / before.key} is not the record {key} follows (its "
-                              f"digest differs); {hint}", path=ledger_dir / before.key)
-        for name in FOLDED:
-            if name in link.files:
-                _check_file(folder / name, link.files[name], hint)
-        known[key] = link.digest
-        before = Previous(key, link.digest)
-
-
-def previous_link(ledger_dir: Path, contestant: str, records: list[str]) -> Previous | None:
-    """What the contestant's next record follows, after checking it (see the module docstring).
-
-    ``records``: the contestant's record keys (folders relative to ``ledger_dir``) in fold
-    order, newest last. Rolls a head left one record behind by a crash forward. Raises
-    :class:`BrokenChain` naming the file when the head's record is missing, changed or
-    unreadable, or when records exist that the chain does not know.
-    """
-    head = read_head(ledger_dir, contestant)
-    latest = records[-1] if records else None
-    hint = _restore_hint(contestant)
-    if head is None:
-        if latest is None:
-            return None
-        link = check_link(ledger_dir / latest)
-        if link is None:  # a history written before the chain: link to it by key
-            return Previous(latest, None)
-        if link.previous is None or link.previous.digest is None:  # its head never written
-            write_head(ledger_dir, contestant, link)
-            return Previous(link.key, link.digest)
-        path = head_path(ledger_dir, contestant)
-        raise BrokenChain(f"{path} is missing, but {contestant}'s records are chained; {hint}",
-                          path=path)
-    folder = ledger_dir / head.key
-    if not folder.is_dir():
-        raise BrokenChain(f"{folder} is missing: it is {contestant}'s last record (the ledger's "
-                          f"head names it); {hint}", path=folder)
-    try:
-        link = check_link(folder)
-    except BrokenChain as exc:
-        raise BrokenChain(f"{exc}; {hint}", path=exc.path) from exc
-    if link is None or link.digest != head.digest:
-        raise BrokenChain(f"{folder / CHAIN_FILE} is not the record {contestant}'s head names; "
-                          f"{hint}", path=folder / CHAIN_FILE)
-    if latest != head.key:
-        newer = ledger_dir / latest if latest else folder
-        after = check_link(newer) if latest else None
-        if after is None or after.previous != head:
-            raise BrokenChain(f"{newer} is newer than {contestant}'s last chained record "
-                              f"{head.key}, and the chain does not know it; {hint}", path=newer)
-        write_head(ledger_dir, contestant, after)  # a crash after its rename: roll forward
-        return Previous(after.key, after.digest)
-    return head
 
 
 def verify_contestant(ledger_dir: Path, contestant: str, records: Iterable[str]

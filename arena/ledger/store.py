@@ -32,6 +32,9 @@ Layout under ``<lake root>/ledger/`` (one directory per record, one Parquet file
                        ``_schema`` is no contestant name (names start with a letter or digit)
     _staging/          records being written (never read; a crashed run's leftovers are removed)
     _locks/            one flock file per contestant (never deleted; holds the last holder's pid)
+    _heads/            each contestant's last record and its digest (arena.ledger.chain)
+    _verified/         each contestant's records as last proven whole (arena.ledger.verified)
+    _books/            each contestant's state after its records so far, kept by its commits
 
 Every file also carries its key as real, typed columns (``cycle_at`` timestamp UTC and
 ``contestant``; ``window_start``/``window_end`` for the monitor), so readers need not rely on the
@@ -46,7 +49,9 @@ Write protocol (``record_cycle`` / ``record_monitor``):
 2. take an exclusive flock on ``_locks/contestant=<name>.lock`` (a ``filelock.FileLock``: native
    ``flock`` only, no soft fallback, the file is kept; waiting for a concurrent run), and check
    again: a run that waited finds the record and skips;
-3. remove that contestant's staging leftovers (a crashed run's; no live writer can own them);
+3. remove that contestant's staging leftovers (a crashed run's; no live writer can own them),
+   and check its whole history (:func:`arena.ledger.verified.check_chain`: a record or file
+   missing, unreadable or changed anywhere is a :class:`BrokenChain`, and nothing is built);
 4. call ``build()`` (executes the trades), validate the record, refuse any secret in it;
 5. write every table into ``_staging/<contestant>+<record>+<pid>+<token>/``, fsync the files and
    the directory, store the prompt text, then one ``os.rename`` of the directory to its final
@@ -107,14 +112,7 @@ from arena.data.errors import DamagedFile
 from arena.data.lake import Lake, default_root, is_disk_error, os_error_text, write_text
 from arena.engine.portfolio import Fill, Portfolio
 from arena.ledger.chain import BrokenChain as BrokenChain  # re-exported
-from arena.ledger.chain import (
-    Previous,
-    check_history,
-    make_link,
-    previous_link,
-    read_link,
-    write_head,
-)
+from arena.ledger.chain import Link, make_link, read_link, write_head
 from arena.ledger.errors import LedgerError
 from arena.ledger.records import (
     ANSWER,
@@ -140,8 +138,12 @@ from arena.ledger.records import (
     stamp,
     unstamp,
 )
+from arena.ledger.verified import Signature, check_chain, record_signatures, remember
 
 BOOKS_DIR = "_books"  # each contestant's state after its records so far (Ledger._book)
+# a book kept by a commit after the contestant's whole history was checked; a book without it was
+# kept by an earlier version, which wrote one from any fold, and is not trusted
+BOOK_FORMAT = 2
 # a record folder's listing is reused while its modification time stays, once that time is this
 # far in the past: beyond any file system's timestamp granularity (FAT's is 2 s)
 SETTLED_NS = 3_000_000_000
@@ -281,7 +283,6 @@ class Ledger:
         self._schemas_written = False
         # contestant -> (record folders read, their events in fold order): see _events
         self._event_cache: dict[str, tuple[frozenset[Path], tuple[Any, ...]]] = {}
-        self._chain_known: dict[str, dict[str, str | None]] = {}  # checked: key -> digest
         self._cache_lock = threading.Lock()
         self._reading = threading.local()  # see reading()
 
@@ -295,7 +296,7 @@ class Ledger:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.dir, self.secret_names = state["dir"], state["secret_names"]
-        self._schemas_written, self._event_cache, self._chain_known = False, {}, {}
+        self._schemas_written, self._event_cache = False, {}
         self._cache_lock = threading.Lock()
         self._reading = threading.local()
 
@@ -396,14 +397,10 @@ class Ledger:
             staging = self.dir / "_staging"
             for leftover in staging.glob(f"{contestant}+*"):  # crashed runs' partial writes
                 shutil.rmtree(leftover, ignore_errors=True)
-            # the history this record follows is checked before anything is built (no model
-            # is called for a contestant whose book cannot be folded): arena.ledger.chain
+            # the whole history this record follows is checked before anything is built (no
+            # model is called for a contestant whose book cannot be folded): ledger.verified
             keys = self.chain_keys(contestant)
-            previous = previous_link(self.dir, contestant, keys)
-            with self._cache_lock:
-                known = self._chain_known.setdefault(contestant, {})
-            # every record the fold reads: the ones after the contestant's book
-            check_history(self.dir, contestant, keys, known, after=self._book_link(contestant, keys))
+            previous = check_chain(self.dir, contestant, keys).last
             rows, texts = make(keys)
             _refuse_secrets(rows, texts, where, self.secret_names)
             tables = {n: pa.Table.from_pylist(rows.get(n, []), schema=s) for n, s in schemas.items()}
@@ -416,6 +413,7 @@ class Ledger:
                     for name, table in tables.items():
                         self._write_table(tmp / f"{name}.parquet", table)
                     link = make_link(tmp, final.relative_to(self.dir).as_posix(), previous)
+                    files = record_signatures(tmp)  # as hashed: a rename leaves them as they are
                     _fsync_dir(tmp)
                     final.parent.mkdir(parents=True, exist_ok=True)
                     os.rename(tmp, final)  # the commit: the record appears whole, or not at all
@@ -431,7 +429,23 @@ class Ledger:
                     raise
                 log.warning("%s was recorded, but the ledger's schema files could not be "
                             "written (the next record writes them): %s", what, os_error_text(exc))
+            self._after_commit(contestant, [*keys, link.key], link, files)
         return RecordStatus.RECORDED
+
+    def _after_commit(self, contestant: str, order: list[str], link: Link,
+                      files: dict[str, Signature]) -> None:
+        """Keep what the next commit and reader start from, the lock still held: the new
+        record in the verified point (its files as its link hashed them), and the book after
+        ``order`` (the history just checked whole, then the new record, which folds last: a
+        record behind the history is refused). Both are caches: a failure is logged, the record
+        stays recorded, and the next commit proves the record again, the next reader folds it."""
+        self._forget_listings()  # the new record is in no listing taken before it
+        try:
+            remember(self.dir, contestant, link, files)
+            self._book(contestant, write=True, order=order)
+        except Exception as exc:  # the record is committed: never reported as not recorded
+            log.warning("after the record of %s: its verified point or book is not kept: %s",
+                        contestant, exc)
 
     def _write_table(self, path: Path, table: pa.Table) -> None:
         with open(path, "wb") as f:
@@ -677,17 +691,17 @@ class Ledger:
         return self.dir / BOOKS_DIR / f"contestant={check_name(contestant)}.json"
 
     def _read_book(self, contestant: str, order: Sequence[str]) -> dict[str, Any] | None:
-        """The contestant's book, when it is whole (its checksum holds) and still follows
-        ``order`` (the records it was kept after are still the first ones); else None, and the
-        fold starts from the first record."""
+        """The contestant's book, when it is whole (its checksum holds), was kept by a commit
+        (:data:`BOOK_FORMAT`) and still follows ``order`` (the records it was kept after are
+        still the first ones); else None, and the fold starts from the first record."""
         path = self._book_path(contestant)
         try:
             book = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(book, dict) and "sha256" not in book:  # kept by an earlier version
-                log.debug("the book of %s has no checksum: folded from its first record",
-                          contestant)
+            if isinstance(book, dict) and book.get("format") != BOOK_FORMAT:
+                log.debug("the book of %s was kept by an earlier version: folded from its "
+                          "first record", contestant)
                 return None
-            body = {k: book[k] for k in ("records", "through", "digest", "portfolio")}
+            body = {k: book[k] for k in ("records", "through", "digest", "portfolio", "format")}
             count = int(body["records"])
             if book["sha256"] != _book_sum(body):
                 log.warning("the book of %s (%s) does not match its checksum: folded from its "
@@ -702,29 +716,21 @@ class Ledger:
                         contestant, path, exc)
         return None
 
-    def _book_link(self, contestant: str, order: list[str]) -> tuple[int, Previous] | None:
-        """Where the history the fold reads begins (:func:`check_history`'s ``after``): after
-        the book's records, when the book names the very link its last record holds."""
-        book = self._read_book(contestant, order)
-        if book is None or book["digest"] is None:
-            return None
-        try:
-            link = read_link(self.dir / book["through"])
-        except BrokenChain:
-            return None  # checked from the first record, which names the damage
-        if link is None or link.digest != book["digest"]:
-            return None
-        return int(book["records"]), Previous(link.key, link.digest)
-
-    def _book(self, contestant: str) -> Portfolio:
+    def _book(self, contestant: str, *, write: bool = False,
+              order: list[str] | None = None) -> Portfolio:
         """The contestant's state after every record, continued from its book: the state after
         its first ``records`` records in fold order (:meth:`chain_keys`), kept in
         ``_books/contestant=<name>.json`` with the last of them. History is append-only, so
         when the first ``records`` records are still those, the state is the book's with the
         later records' events applied (they all fold after the book's); otherwise (a record
         moved aside by a repair, a damaged or missing book) it is folded from the first record.
-        The book is written back when it moved (never on a read-only lake)."""
-        order = self.chain_keys(contestant)
+
+        The book is written only by a commit (``write``), right after it: under the
+        contestant's lock, its whole history just checked (:mod:`arena.ledger.verified`), so a
+        book never holds a fold around a record deleted or changed; a reader that folded a
+        damaged history keeps its result to itself (and the contestant's next commit refuses).
+        ``order``: the contestant's records (:meth:`chain_keys`), when the caller knows them."""
+        order = self.chain_keys(contestant) if order is None else order
         state, done = Portfolio(), 0
         book = self._read_book(contestant, order)
         if book is not None:
@@ -736,14 +742,12 @@ class Ledger:
                                    [d for d in rest if d.parts[-3] == "monitor"])
         for _, event in sorted(events, key=lambda e: e[0]):
             state = state.apply(event) if isinstance(event, Fill) else state.with_level(*event)
-        try:
+        if write:
             link = read_link(self.dir / order[-1])
             body = {"records": len(order), "through": order[-1],
                     "digest": None if link is None else link.digest,
-                    "portfolio": portfolio_to_json(state)}
+                    "portfolio": portfolio_to_json(state), "format": BOOK_FORMAT}
             write_text(self._book_path(contestant), json.dumps({**body, "sha256": _book_sum(body)}))
-        except (OSError, BrokenChain) as exc:  # a lake an analyst reads: the next writer keeps it
-            log.debug("the book of %s is not written: %s", contestant, exc)
         return state
 
     def record_rows(self, name: str, cycle_at: pd.Timestamp, contestant: str) -> list[dict[str, Any]]:

@@ -100,9 +100,11 @@ def _price_ladder(provider: str) -> tuple[str, ...]:
 
 def price_interval(lake: Lake, provider: str, symbol: str) -> str | None:
     """The finest interval of the provider's series the lake holds for ``symbol`` (where the
-    cycle price comes from, see :func:`_price_ladder`)."""
+    cycle price comes from, see :func:`_price_ladder`); a partition its publication recorded
+    counts though its file is gone (its read is then damage, never a coarser price)."""
     for interval in _price_ladder(provider):
-        if lake.has(PartitionKey(provider, interval, symbol)):
+        key = PartitionKey(provider, interval, symbol)
+        if lake.has(key) or lake.recorded(key):
             return interval
     return None
 
@@ -150,10 +152,11 @@ def stale_prices(prices: Iterable[tuple[Asset, str, pd.Timestamp]], at: pd.Times
 
 
 def price_intervals(lake: Lake, provider: str) -> dict[str, str]:
-    """:func:`price_interval` of every symbol ``provider`` has bars of (one listing of the lake)."""
+    """:func:`price_interval` of every symbol ``provider`` has bars of (one listing of the lake
+    and one of its publications' records)."""
     rank = {iv: i for i, iv in enumerate(_price_ladder(provider))}
     out: dict[str, str] = {}
-    for key in lake.partitions(provider):
+    for key in {*lake.partitions(provider), *lake.recorded_partitions(provider)}:
         if key.interval in rank and (key.symbol not in out
                                      or rank[key.interval] < rank[out[key.symbol]]):
             out[key.symbol] = key.interval
@@ -204,12 +207,14 @@ def scan_closed_bars(lake: Lake, reads: Sequence[BarRead], at: pd.Timestamp, *,
     partitions they name (plus one more of the few series a ``window`` left short); each frame
     is exactly what :func:`closed_bars` returns.
 
-    Every file read is checked (:func:`arena.data.sanity.bar_problem` on its rows): a file
-    that cannot be read or holds bars no validated series has raises
+    Every file read is checked: its bytes against the digest its publication recorded, its
+    pages' checksums, its rows (:func:`arena.data.sanity.bar_problem`). A file that is not
+    the one published, cannot be read or holds bars no validated series has raises
     :class:`~arena.data.errors.DamagedFile` - or, given ``damage``, is recorded there (symbol ->
     what is wrong, naming the partition) and read as no bars, as is a partition a read needs
-    that the lake does not hold. A cycle's market passes ``damage`` and treats those assets as
-    stale, by name (:func:`arena.market.briefing.build_market`)."""
+    that the lake does not hold (one its publication recorded raises without ``damage``). A
+    cycle's market passes ``damage`` and treats those assets as stale, by name
+    (:func:`arena.market.briefing.build_market`)."""
     out: list[pd.DataFrame | None] = [None] * len(reads)
     first = _scan(lake, [(r, None if r.window is None else at - r.window) for r in reads], at,
                   damage)
@@ -288,7 +293,7 @@ class _Files:
 def _files_of(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
               damage: dict[str, str] | None) -> _Files:
     """The files ``reads`` name; a partition the lake does not hold is recorded in ``damage``
-    (given) and read as no bars."""
+    (given) and read as no bars (:func:`_absent`)."""
     parts: dict[PartitionKey, int] = {}
     calendars: dict[int, str] = {}
     since_of: dict[int, pd.Timestamp | None] = {}
@@ -298,8 +303,7 @@ def _files_of(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
     for r, since in reads:
         key = PartitionKey(r.provider, r.interval, r.asset.symbol)
         if signatures[key] is None:
-            if damage is not None:
-                damage.setdefault(r.asset.symbol, f"the lake holds no {key} bars")
+            _absent(lake, key, damage)
             continue
         i = parts.setdefault(key, len(parts))
         calendars[i] = r.asset.calendar
@@ -320,6 +324,19 @@ def _files_of(lake: Lake, reads: Sequence[tuple[BarRead, pd.Timestamp | None]],
         else:
             tail[i] = max(tail.get(i) or 0, r.limit)
     return _Files(parts, signatures, calendars, since_of, tail)
+
+
+def _absent(lake: Lake, key: PartitionKey, damage: dict[str, str] | None) -> None:
+    """A partition a read names that has no file: recorded in ``damage`` (given; named as
+    missing when its publication recorded it, else as never held); without ``damage``, one
+    its publication recorded raises :class:`~arena.data.errors.DamagedFile`, and one the lake
+    never held reads as no bars."""
+    missing = lake.missing_problem(key)
+    if damage is not None:
+        damage.setdefault(key.symbol, f"the lake holds no {key} bars" if missing is None
+                          else f"{key} is damaged: {missing}")
+    elif missing is not None:
+        raise DamagedFile(lake.root / key.relative, missing)
 
 
 def _read_files(lake: Lake, files: _Files, at: pd.Timestamp, columns: tuple[str, ...],

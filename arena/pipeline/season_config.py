@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +29,20 @@ from arena.agents.roster import DEFAULT_ROSTER, Roster, Skipped, load_roster
 from arena.core.errors import UnusableInput
 from arena.core.sessions import CYCLE_HOUR, daily_cycles
 from arena.core.universe import ASSET_CLASSES, Universe, load_universe
-from arena.data.lake import Lake, write_text
+from arena.data.lake import Lake
 from arena.data.providers import SOURCES, SYNTHETIC
 from arena.engine.rules import ARENA_RULES
 from arena.market.sections import CANDLE_LAYOUTS, CLOSE, DEFAULT_LAYOUT
-from arena.pipeline.season_files import ROSTER, SEASON_DIR, config_path, roster_path
+from arena.pipeline.season_files import SEASON_DIR as SEASON_DIR  # re-exported
+from arena.pipeline.season_files import (
+    changes_path,
+    config_path,
+    roster_path,
+    sealed_json,
+    sealed_yaml,
+    season_file_problem,
+    write_sealed,
+)
 
 LIVE, REPLAY = "live", "replay"
 LOCAL_DASK = "local"  # a Dask cluster of this machine's cores, started for each fan-out
@@ -47,6 +54,23 @@ if TYPE_CHECKING:
 
 class SeasonConfigError(UnusableInput, ValueError):
     """No season in the lake, another season in it, or a season config that cannot be used."""
+
+
+class DamagedSeasonFile(SeasonConfigError):
+    """A season file (``season.json``, the roster copy, its change log) that no longer holds the
+    digest it was sealed with: damage, so exit 1 as a damaged ledger record, not a usage error."""
+
+    exit_code = 1
+
+
+def check_season_file(path: Path) -> None:
+    """:class:`DamagedSeasonFile` when the season file ``path`` (there) does not hold its seal
+    (:func:`arena.pipeline.season_files.season_file_problem`: read and hashed, a few kB); a
+    season written before seals is read as it is."""
+    problem = season_file_problem(path)
+    if problem is not None:
+        raise DamagedSeasonFile(f"{problem}: nothing is played from it; restore it from a mirror "
+                                "(arena season verify --restore-from MIRROR)")
 
 
 class SeasonConfig(BaseModel):
@@ -198,6 +222,7 @@ def find_season(lake: Lake) -> SeasonConfig | None:
     path = config_path(lake)
     if not path.is_file():
         return None
+    check_season_file(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -219,13 +244,14 @@ def load_season(lake: Lake) -> SeasonConfig:
 
 def init_season(lake: Lake, season: SeasonConfig, *, roster: str | Path | None = None,
                 now: pd.Timestamp | None = None) -> SeasonConfig:
-    """Write ``season`` (and a copy of the roster, checked) into ``lake``. A lake that holds a
-    season keeps it: initialising the same season again is a no-op, another one is refused."""
+    """Write ``season`` (and a copy of the roster, checked) into ``lake``, each sealed with its
+    digest (:mod:`arena.pipeline.season_files`). A lake that holds a season keeps it:
+    initialising the same season again is a no-op, another one is refused."""
     load_roster(roster)  # a broken roster fails here, not at the first cycle
     source = Path(roster) if roster is not None else DEFAULT_ROSTER
     existing = find_season(lake)
     if existing is not None:
-        if _same(existing, season) and _read(roster_path(lake)) == _read(source):
+        if _same(existing, season) and _same_roster(roster_path(lake), source):
             return existing
         raise SeasonConfigError(
             f"the lake {lake.root} holds season {existing.id!r} (from {existing.start}, "
@@ -238,20 +264,19 @@ def init_season(lake: Lake, season: SeasonConfig, *, roster: str | Path | None =
                                 "start the season in a new lake (--lake)")
     stamp = (now or pd.Timestamp.now(tz="UTC")).isoformat()
     season = season.model_copy(update={"created": stamp})
-    folder = lake.root / SEASON_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{ROSTER}.tmp"
-    shutil.copyfile(source, tmp)
-    os.replace(tmp, roster_path(lake))
-    write_text(config_path(lake), json.dumps(season.to_json(), indent=2) + "\n")
+    # each sealed with its digest (arena.pipeline.season_files), the roster first: a season
+    # whose config is there has its roster
+    write_sealed(roster_path(lake), sealed_yaml(source.read_bytes()))
+    write_sealed(config_path(lake), sealed_json(season.to_json()).encode())
     return season
 
 
-def _read(path: Path) -> str | None:
+def _same_roster(copy: Path, source: Path) -> bool:
+    """Whether the season's roster copy holds the roster ``source`` (its seal aside)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return sealed_yaml(copy.read_bytes()) == sealed_yaml(source.read_bytes())
     except OSError:
-        return None
+        return False
 
 
 def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
@@ -260,7 +285,6 @@ def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
-CHANGES = "roster_changes.json"
 ADDED, RETIRED = "added", "retired"
 
 
@@ -276,15 +300,12 @@ class RosterChange:
         return pd.Timestamp(self.from_cycle)
 
 
-def changes_path(lake: Lake) -> Path:
-    return lake.root / SEASON_DIR / CHANGES
-
-
 def roster_changes(lake: Lake) -> list[RosterChange]:
     """The season's roster changes, in the order they were made (none: an empty list)."""
     path = changes_path(lake)
     if not path.is_file():
         return []
+    check_season_file(path)
     return [RosterChange(**c) for c in json.loads(path.read_text(encoding="utf-8"))["changes"]]
 
 
@@ -304,6 +325,8 @@ def season_roster(lake: Lake, at: pd.Timestamp | None = None) -> Roster:
     """The roster of the cycle at ``at``: the roster copy without those not in the season then
     (contestants added or retired while it runs: :mod:`arena.pipeline.season_roster`); the
     whole copy when ``at`` is None."""
+    if roster_path(lake).is_file():
+        check_season_file(roster_path(lake))
     roster = load_roster(roster_path(lake))
     if at is None:
         return roster

@@ -1,7 +1,8 @@
 """A season's roster over time: contestants added or retired while the season runs.
 
 The season keeps its roster copy (``<lake>/season/roster.yaml``) and a log of changes
-(``<lake>/season/roster_changes.json``). A change takes effect from the season's first cycle
+(``<lake>/season/roster_changes.json``), each sealed with its digest whenever it is written
+(:mod:`arena.pipeline.season_files`). A change takes effect from the season's first cycle
 after it is made, never on a cycle already due or played, so no recorded cycle changes meaning:
 
 * **added** (:func:`add_contestants`): the entries join the roster copy; each plays from that
@@ -19,7 +20,6 @@ a cycle, :func:`arena.pipeline.season_config.season_roster`) is what the cycle, 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -29,7 +29,7 @@ import yaml
 from filelock import FileLock
 
 from arena.agents.roster import MIRROR_WORST, RosterError, load_roster, parse_roster
-from arena.data.lake import Lake, write_text
+from arena.data.lake import Lake
 from arena.ledger.store import Ledger
 from arena.pipeline.season_config import (
     ADDED,
@@ -42,6 +42,7 @@ from arena.pipeline.season_config import (
     roster_path,
     season_roster,
 )
+from arena.pipeline.season_files import sealed_json, sealed_yaml, write_sealed
 
 
 def _next_cycle(season: SeasonConfig, now: pd.Timestamp) -> pd.Timestamp:
@@ -53,8 +54,9 @@ def _next_cycle(season: SeasonConfig, now: pd.Timestamp) -> pd.Timestamp:
 
 
 def _log(lake: Lake, changes: list[RosterChange]) -> None:
-    write_text(changes_path(lake), json.dumps(
-        {"changes": [asdict(c) for c in changes]}, indent=2) + "\n")
+    """Write the change log, sealed with its digest (:mod:`arena.pipeline.season_files`)."""
+    write_sealed(changes_path(lake), sealed_json({"changes": [asdict(c) for c in changes]}
+                                                 ).encode())
 
 
 def add_contestants(lake: Lake, season: SeasonConfig, source: str | Path,
@@ -120,7 +122,8 @@ def _add_entries(lake: Lake, season: SeasonConfig, entries: list[dict[str, objec
                            for m in stray])
     made = [RosterChange(n, ADDED, start.isoformat(), now.isoformat()) for n in names]
     _log(lake, [*roster_changes(lake), *made])  # first: a name logged but not yet in the copy
-    write_text(roster_path(lake), text)  # plays nowhere, while the reverse would play everywhere
+    # plays nowhere, while the reverse would play everywhere; sealed with its digest
+    write_sealed(roster_path(lake), sealed_yaml(text.encode("utf-8")))
     return made
 
 

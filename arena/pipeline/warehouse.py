@@ -14,7 +14,14 @@ every test passed, the marts are published twice:
   dbt writes: an analyst's read-only session on the copy does not block the next build, and the
   next publication does not disturb it (the open file keeps its old contents until it is
   closed).
-* ``<lake>/marts/<mart>.parquet`` - every mart as a Parquet file, the directory swapped whole.
+* ``<lake>/marts/<mart>.parquet`` - every mart as a Parquet file, the directory swapped whole,
+  with ``_digests.json``: the SHA-256 of each mart and of the warehouse copy, sealed
+  (:func:`arena.pipeline.season_files.sealed_json`), published in the same swap as the marts it
+  names. The warehouse is replaced right after that swap; :func:`check_published` (``arena
+  season verify``) holds both to those digests, and a warehouse that is still the previous
+  publication's (a publication stopped between its two steps) is copied again from dbt's
+  database when that still is the one the marts name, else named with the command that
+  publishes it again.
 
 A failed build (a model error or a failing data test) publishes nothing: analysts keep the last
 good warehouse. The dbt runner is injectable, so the Prefect flow passes prefect-dbt's runner
@@ -53,15 +60,19 @@ from arena.core.marts import SEASON_MARTS
 from arena.core.runner import INLINE, Runner
 from arena.data.lake import Lake, swap_dir
 from arena.data.market_store import ObjectMarket
-from arena.ledger.chain import BrokenChain
+from arena.ledger.chain import BrokenChain, file_sha256
 from arena.ledger.store import Ledger
 from arena.pipeline.ledger_tables import gather
+from arena.pipeline.season_files import check_sealed, sealed_json
 
 log = logging.getLogger(__name__)
 DBT_PROJECT = resources.DBT_PROJECT
 MARTS = SEASON_MARTS  # the season's marts a publication copies (arena.core.marts names them)
 MARTS_SCHEMA = "marts"  # the marts' schema in dbt's database and the published warehouse
 Invoke = Callable[[list[str]], Any]  # dbtRunner().invoke or PrefectDbtRunner().invoke
+DIGESTS = "_digests.json"  # in the published marts: each mart's and the warehouse's SHA-256
+WAREHOUSE = "warehouse.duckdb"
+REPUBLISH = "arena season publish (the marts and the warehouse are built again from the ledger)"
 
 
 class MartsError(Failed, RuntimeError):
@@ -277,14 +288,104 @@ def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
                             "(format parquet, compression zstd)")
         copy = lake.root / f".warehouse.{token}.duckdb"
         shutil.copyfile(source, copy)
-        os.replace(copy, lake.root / "warehouse.duckdb")
-        swap_dir(parquet_dir, lake.root / "marts")
+        digests = {"marts": {f"{m}.parquet": file_sha256(parquet_dir / f"{m}.parquet")
+                             for m in marts}, "warehouse": file_sha256(copy)}
+        (parquet_dir / DIGESTS).write_text(sealed_json(digests), encoding="utf-8")
+        swap_dir(parquet_dir, lake.root / "marts")  # the marts and the digests, at once
+        os.replace(copy, lake.root / "warehouse.duckdb")  # then the warehouse they name
     except BaseException:
         shutil.rmtree(parquet_dir, ignore_errors=True)
         for leftover in lake.root.glob(f".warehouse.{token}.duckdb"):
             leftover.unlink()
         raise
     return lake.root / "warehouse.duckdb", lake.root / "marts"
+
+
+@dataclass(frozen=True)
+class Published:
+    """What :func:`check_published` found: the files checked, each problem (one line naming
+    the file), what was healed, and whether the publication carries digests at all."""
+
+    files: int = 0
+    problems: tuple[str, ...] = ()
+    healed: tuple[str, ...] = ()
+    sealed: bool = True
+
+
+def _digests(folder: Path) -> dict[str, Any] | None:
+    """A publication's digests (None: it has none, or they cannot be read)."""
+    try:
+        return json.loads((folder / DIGESTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def check_published(lake: Lake) -> Published:
+    """The published marts and warehouse against the digests their publication recorded
+    (:data:`DIGESTS`); a warehouse left one publication behind (see the module docstring) is
+    copied again from dbt's database when that still hashes as the marts say."""
+    folder = lake.root / "marts"
+    if not (folder / DIGESTS).is_file():  # nothing published, or published before digests
+        return Published(sealed=not folder.exists() and not (lake.root / WAREHOUSE).exists())
+    seal = check_sealed(folder / DIGESTS)
+    digests = _digests(folder)
+    if seal.problem is not None or digests is None:
+        return Published(1, (seal.problem or f"{folder / DIGESTS} cannot be read",))
+    problems = [p for name, digest in sorted(digests["marts"].items())
+                if (p := _file_problem(folder / name, digest)) is not None]
+    healed, warehouse = _check_warehouse(lake, str(digests["warehouse"]))
+    problems += [warehouse] if warehouse else []
+    return Published(len(digests["marts"]) + 2, tuple(problems), healed)
+
+
+def _file_problem(path: Path, recorded: str, what: str = "the publication") -> str | None:
+    try:
+        actual = file_sha256(path)
+    except FileNotFoundError:
+        return f"{path} is missing (published with {what})"
+    except OSError as exc:
+        return f"{path} cannot be read: {exc.strerror or exc}"
+    if actual != recorded:
+        return (f"{path} has changed since it was published (its SHA-256 is {actual[:12]}..., "
+                f"{what} recorded {recorded[:12]}...)")
+    return None
+
+
+def _check_warehouse(lake: Lake, recorded: str) -> tuple[tuple[str, ...], str | None]:
+    """(what was healed, the warehouse's problem or None)."""
+    path = lake.root / WAREHOUSE
+    problem = _file_problem(path, recorded)
+    if problem is None:
+        return (), None
+    previous = _previous_digests(lake.root / "marts")
+    if previous is None or _file_problem(path, str(previous.get("warehouse"))) is not None:
+        return (), problem
+    built = build_dir(lake) / WAREHOUSE
+    copy = lake.root / f".warehouse.{os.getpid()}.{uuid.uuid4().hex[:8]}.duckdb"
+    try:
+        if _file_problem(built, recorded) is None:
+            shutil.copyfile(built, copy)
+            if _file_problem(copy, recorded) is None:
+                os.replace(copy, path)
+                return (f"{path} was the previous publication's (a publication stopped before "
+                        "replacing it): copied again from dbt's database, as the marts name "
+                        "it",), None
+    except OSError as exc:  # a lake this user cannot write: named below
+        log.warning("the warehouse of %s is not copied again: %s", lake.root, exc)
+    finally:
+        copy.unlink(missing_ok=True)
+    return (), (f"{path} is the previous publication's (a publication stopped before replacing "
+                "it; nothing was lost)")
+
+
+def _previous_digests(marts: Path) -> dict[str, Any] | None:
+    """The digests of the publication before the current one (kept beside it by the swap)."""
+    try:
+        current = marts.resolve().name
+    except OSError:
+        return None
+    older = [v for v in sorted(marts.parent.glob(f".{marts.name}.v-*")) if v.name != current]
+    return _digests(older[-1]) if older else None
 
 
 def _drop_stale_marts(con: Any, marts: Sequence[str]) -> None:

@@ -37,11 +37,14 @@ def _cycles(lake) -> list[pd.Timestamp]:
 
 
 def test_status_says_the_missed_cycles_can_still_be_backfilled(season, capsys):
-    """No cycle recorded yet: every missed one can still be played (none is later)."""
+    """No cycle recorded yet: every missed one can still be played (none is later), the oldest
+    first."""
     assert main(["season", "status", "--lake", str(season.root), "--json"]) == 0
     states = {c["at"][:10]: c["state"] for c in json.loads(capsys.readouterr().out)["cycles"]}
     assert states == {"2025-11-24": "missed (backfill allowed)",
-                      "2025-11-25": "missed (backfill allowed)", "2025-11-26": "due"}
+                      "2025-11-25": "missed (backfill after the earlier ones)", "2025-11-26": "due"}
+    assert main(["season", "backfill", "2025-11-25", "--lake", str(season.root)]) == 2
+    capsys.readouterr()
 
 
 def test_arena_cycle_refuses_while_an_earlier_cycle_is_missed(season, capsys):

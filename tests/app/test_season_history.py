@@ -38,7 +38,7 @@ def test_a_season_ingest_reaches_back_to_the_rules_history_once(tmp_path):
 def test_a_listing_younger_than_the_history_is_fetched_from_there_once(tmp_path):
     """The vendor has less history than the season's start asks for (a new listing): after one
     run from the history start, the runs take the usual window - not a year every hour."""
-    from arena.data.lake import write_bars_file
+    from tests.data.published import publish_frames
 
     lake = Lake(tmp_path / "lake")
     init_season(lake, make_season(FIRST, 3, ["ETH"]))
@@ -47,7 +47,7 @@ def test_a_listing_younger_than_the_history_is_fetched_from_there_once(tmp_path)
     needed = first.summary.start
     key = PartitionKey("synthetic", "15m", "ETH")
     young = lake.read_bars(key, start=needed + pd.Timedelta(days=100))  # as a young listing
-    write_bars_file(young, lake.path(key))
+    publish_frames(lake, {key: young})
     later = NOW + pd.Timedelta(hours=1)
     again = ingest(lake, season=season, effects=Effects(clock=fixed_clock(later)))
     assert again.summary.start == default_window(later)[0]  # tried once: not again

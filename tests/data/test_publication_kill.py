@@ -11,6 +11,7 @@ publication gives and agrees with its base bars (an oracle of plain pandas resam
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -23,10 +24,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from arena.app.verify import verify
 from arena.data.ingest import build_partitions, fetch_asset, run_ingest
 from arena.data.lake import Lake, PartitionKey, TableKey
 from arena.data.providers.synthetic import SyntheticProvider
-from arena.data.recovery import DERIVED, TORN, check_publications
+from arena.data.recovery import DERIVED, TORN, check_bar_digests, check_publications
 from tests.conftest import ts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,6 +137,8 @@ def test_a_publication_killed_after_each_rename_is_rolled_forward(staged_lake, t
                  if isinstance(key, PartitionKey) and key.interval != "15m"} if k else set()
         assert {p.subject for p in problems if p.kind == DERIVED} == stale, (k, problems)
         assert _market_bytes(lake) == before and lake.journals()  # the check changed nothing
+        # a reader of the torn lake finds each file whole: the previous or the new one
+        assert check_bar_digests(Lake(lake.root)) == [], k
 
         result = run_ingest(SyntheticProvider(), universe.select(["BTC"]), start=NEXT[0],
                             end=NEXT[1], lake=lake, now=NOW)
@@ -154,6 +158,7 @@ def test_a_publication_killed_after_each_rename_is_rolled_forward(staged_lake, t
         pd.testing.assert_frame_equal(four, _oracle_4h(base), check_dtype=False,
                                       obj=f"4h after {k} moves")
         assert check_publications(lake, universe=universe) == []
+        _assert_recorded_alone(lake)
 
 
 def test_a_torn_publication_whose_staged_files_are_gone_is_rolled_back(staged_lake, tmp_path,
@@ -173,6 +178,7 @@ def test_a_torn_publication_whose_staged_files_are_gone_is_rolled_back(staged_la
     assert "rolled back (2 files back to their previous version)" in repaired[0].describe()
     assert _market_bytes(lake) == published and not lake.journals()
     assert check_publications(lake, universe=universe) == []
+    _assert_recorded_alone(lake)
 
 
 def test_a_roll_back_a_kill_cut_short_is_finished_by_the_next_run(staged_lake, tmp_path,
@@ -194,6 +200,20 @@ def test_a_roll_back_a_kill_cut_short_is_finished_by_the_next_run(staged_lake, t
     assert [p.repaired for p in repaired] == [True]
     assert _market_bytes(lake) == published and not lake.journals()
     assert check_publications(lake, universe=universe) == []
+    _assert_recorded_alone(lake)
+
+
+def _assert_recorded_alone(lake: Lake) -> None:
+    """Every bar file is whole, and its record accepts it alone (no previous file is accepted
+    once a publication is rolled forward or back); ``arena season verify``'s check finds the
+    lake whole."""
+    assert check_bar_digests(Lake(lake.root)) == []
+    found = verify(Lake(lake.root))
+    assert not found.damaged, [f.describe() for f in found.findings]
+    for key in lake.partitions():
+        path = lake.path(key)
+        assert lake.market.recorded(key.relative.as_posix()) == (
+            hashlib.sha256(path.read_bytes()).hexdigest(),), key
 
 
 def _staged_keys(lake: Lake) -> dict[PartitionKey | TableKey, Path]:

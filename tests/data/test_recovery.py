@@ -16,10 +16,11 @@ import pandas as pd
 import pytest
 
 from arena.data.ingest import build_partitions, fetch_asset, run_ingest
-from arena.data.lake import Lake, PartitionKey, write_bars_file
+from arena.data.lake import Lake, PartitionKey
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.data.recovery import DERIVED, UNCHECKED, check_publications
 from tests.conftest import ts
+from tests.data.published import forget_digests, publish_frames
 
 STORED = (ts("2025-10-15"), ts("2025-11-03"))
 NEXT = (ts("2025-11-03"), ts("2025-11-13"))  # longer than the 8 days a run derives again
@@ -30,7 +31,8 @@ FOUR = PartitionKey("synthetic", "4h", "BTC")
 @pytest.fixture(scope="module")
 def torn_lake(tmp_path_factory, universe) -> Lake:
     """BTC over ``STORED``, then only the 15m file of the next run's publication moved into
-    place (what a kill after the first rename left before journals)."""
+    place (what a kill after the first rename left before journals, and before digests: no
+    record names BTC's files)."""
     lake = Lake(tmp_path_factory.mktemp("torn") / "template")
     run_ingest(SyntheticProvider(), universe.select(["BTC"]), start=STORED[0], end=STORED[1],
                lake=lake, now=NOW)
@@ -40,6 +42,7 @@ def torn_lake(tmp_path_factory, universe) -> Lake:
     staged = lake.stage("killed", {base: part.frames[base]}, group="BTC")
     os.replace(staged[base], lake.path(base))
     shutil.rmtree(lake.root / "staging")
+    forget_digests(lake, lake.partitions())
     return lake
 
 
@@ -105,7 +108,7 @@ def test_a_derived_bar_with_other_values_is_named_and_derived_again(torn_lake, t
     four = lake.read_bars(FOUR)
     four.loc[3, "close"] = (four.loc[3, "low"] + four.loc[3, "high"]) / 2  # still a bar
     assert four.loc[3, "close"] != lake.read_bars(FOUR).loc[3, "close"]
-    write_bars_file(four, lake.path(FOUR))
+    publish_frames(lake, {FOUR: four})  # published so: its digest names these bars
     problems = check_publications(lake, universe=universe)
     assert [p.describe() for p in problems] == [
         f"synthetic/4h/BTC: derived interval: 1 bars differ from their 15m bars, first "

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from arena.data.errors import DamagedFile
+from arena.engine.portfolio import Portfolio
 from arena.ledger.chain import CHAIN_FILE, BrokenChain, read_head, read_link, verify_contestant
 from arena.ledger.records import MonitorRecord, RecordStatus
 from arena.ledger.store import Ledger
@@ -119,23 +120,23 @@ def test_a_deleted_middle_record_is_named_by_the_record_after_it(tmp_path):
     assert built == []
 
 
-def test_one_process_checks_each_record_once(tmp_path, monkeypatch):
-    """A replay commits many records in one process: the records checked already are not
-    hashed again (their digests are kept), only the new ones."""
+def test_a_new_process_hashes_only_the_records_it_has_not_proven(tmp_path, monkeypatch):
+    """Every commit checks the whole history, but a record proven before (the verified point,
+    :mod:`arena.ledger.verified`) costs a ``stat`` per file: a new process's next record hashes
+    the files of its own link and nothing else."""
     import arena.ledger.chain as chain
 
     _three(tmp_path)
-    ledger = Ledger(tmp_path)  # a new process: nothing checked yet
+    ledger = Ledger(tmp_path)  # a new process
     hashed: list[str] = []
     real = chain.file_sha256
     monkeypatch.setattr(chain, "file_sha256", lambda p: hashed.append(p.name) or real(p))
     ledger.record_cycle(C4, "momentum", lambda: simple_record("momentum", C4))
-    # the head's every file, the fold's files of all four records before C4, the new link
-    assert hashed.count("fills.parquet") == 1 + 4 + 1 and hashed.count("equity.parquet") == 2
+    assert hashed.count("fills.parquet") == 1 and hashed.count("equity.parquet") == 1  # its link
     hashed.clear()
     c5 = C4 + pd.Timedelta(days=1)
     ledger.record_cycle(c5, "momentum", lambda: simple_record("momentum", c5))
-    assert hashed.count("fills.parquet") == 1 + 1 + 1  # the head (C4), C4 as new, the link
+    assert hashed.count("fills.parquet") == 1
 
 
 def test_a_crash_between_the_rename_and_the_head_is_rolled_forward(tmp_path):
@@ -167,6 +168,7 @@ def test_records_written_before_the_chain_are_unchained_not_damaged(tmp_path):
     for key in ledger.chain_keys("momentum"):
         (ledger.dir / key / CHAIN_FILE).unlink()
     (ledger.dir / "_heads/contestant=momentum.json").unlink()
+    shutil.rmtree(ledger.dir / "_verified")  # an older ledger has no verified point either
     built, record = _builds(Ledger(tmp_path))
     assert record() == RecordStatus.RECORDED and built == [True]
     keys = Ledger(tmp_path).chain_keys("momentum")
@@ -177,6 +179,7 @@ def test_records_written_before_the_chain_are_unchained_not_damaged(tmp_path):
 
 def test_an_unreadable_ledger_file_is_a_damaged_file_named_not_a_traceback(tmp_path):
     ledger = _three(tmp_path)
+    (ledger.dir / "_books/contestant=momentum.json").unlink()  # a reader that folds it
     fills = ledger.record_dir(C1, "momentum") / "fills.parquet"
     fills.write_bytes(b"PAR1" + b"\x00" * 64)
     with pytest.raises(DamagedFile, match=rf"{fills} is damaged"):
@@ -206,49 +209,35 @@ def _double_quantity(fills) -> None:
                    fills)
 
 
-def test_a_new_process_checks_the_records_after_the_book_not_the_whole_history(tmp_path,
-                                                                              monkeypatch):
-    """With the contestant's book (its state after its records so far), a new process's next
-    record hashes the head's files and the records after the book, however long the history:
-    an older record changed since is not read by the fold (the cycle goes on, and the whole
-    chain still names it), while a changed record after the book refuses the contestant."""
-    import arena.ledger.chain as chain
-
+def test_an_older_record_changed_after_the_book_refuses_the_next_record(tmp_path):
+    """The book holds the state after every record, so the fold no longer reads the older
+    ones; the history is checked whole all the same: a record changed under the book refuses
+    the contestant (by file name, nothing built), while a reader keeps the book's state."""
     ledger = _three(tmp_path)
-    Ledger(tmp_path).portfolio("momentum")  # the book, after the four records
-    old = ledger.record_dir(C1, "momentum") / "fills.parquet"
-    _double_quantity(old)
-    hashed: list[str] = []
-    real = chain.file_sha256
-    monkeypatch.setattr(chain, "file_sha256", lambda p: hashed.append(p.name) or real(p))
-    built, record = _builds(Ledger(tmp_path))
-    assert record() == RecordStatus.RECORDED and built == [True]
-    assert hashed.count("fills.parquet") == 1 + 1  # the head (C3) and the new link, no fold's
-    damage, _ = verify_contestant(ledger.dir, "momentum", ledger.chain_keys("momentum"))
-    assert [d.path for d in damage] == [str(old)]
-
-    c5, c6 = C4 + pd.Timedelta(days=1), C4 + pd.Timedelta(days=2)
-    assert _builds(Ledger(tmp_path), c5)[1]() == RecordStatus.RECORDED  # C4, C5 after the book
-    after = ledger.record_dir(C4, "momentum") / "fills.parquet"
-    _double_quantity(after)
-    built, record = _builds(Ledger(tmp_path), c6)
-    with pytest.raises(BrokenChain, match=rf"{after} has changed since it was recorded"):
-        record()
-    assert built == []
-
-
-def test_a_book_whose_checksum_or_link_does_not_hold_is_not_trusted(tmp_path, caplog):
-    """A book edited by hand (its checksum fails) is folded from the first record, and its
-    history checked from the first record too."""
-    ledger = _three(tmp_path)
-    Ledger(tmp_path).portfolio("momentum")
-    book = tmp_path / "ledger" / "_books" / "contestant=momentum.json"
-    data = json.loads(book.read_text())
-    data["portfolio"]["cash"] = data["portfolio"]["cash"] + 1000.0
-    book.write_text(json.dumps(data))
+    book = Ledger(tmp_path).portfolio("momentum")
     old = ledger.record_dir(C1, "momentum") / "fills.parquet"
     _double_quantity(old)
     built, record = _builds(Ledger(tmp_path))
     with pytest.raises(BrokenChain, match=rf"{old} has changed since it was recorded"):
         record()
-    assert built == [] and "does not match its checksum" in caplog.text
+    assert built == [] and Ledger(tmp_path).portfolio("momentum") == book
+    damage, _ = verify_contestant(ledger.dir, "momentum", ledger.chain_keys("momentum"))
+    assert [d.path for d in damage] == [str(old)]
+
+
+def test_a_book_whose_checksum_does_not_hold_is_not_trusted(tmp_path, caplog):
+    """A book edited by hand (its checksum fails) is folded from the first record; one an
+    earlier version kept (no format: it may have been folded around a deleted record) too."""
+    ledger = _three(tmp_path)
+    folded = Ledger(tmp_path).portfolio("momentum", start=Portfolio())
+    book = tmp_path / "ledger" / "_books" / "contestant=momentum.json"
+    data = json.loads(book.read_text())
+    data["portfolio"]["cash"] = data["portfolio"]["cash"] + 1000.0
+    book.write_text(json.dumps(data))
+    assert Ledger(tmp_path).portfolio("momentum") == folded
+    assert "does not match its checksum" in caplog.text
+    del data["format"]
+    book.write_text(json.dumps(data))
+    assert Ledger(tmp_path).portfolio("momentum") == folded
+    assert _builds(ledger)[1]() == RecordStatus.RECORDED  # a commit keeps it again
+    assert json.loads(book.read_text())["format"] == 2

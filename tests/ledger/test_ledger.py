@@ -15,7 +15,9 @@ import duckdb
 import pandas as pd
 import pytest
 
+from arena.app.verify import verify
 from arena.core.types import CallRecord, Message
+from arena.data.lake import Lake
 from arena.engine.broker import LevelMove
 from arena.engine.outcomes import CycleOutcome
 from arena.engine.portfolio import CLOSE, LONG, OPEN, SHORT, Fill, Portfolio, fee, fold
@@ -136,6 +138,7 @@ def test_second_record_of_a_key_does_not_build(tmp_path):
 
     assert ledger.record_cycle(C1, "momentum", build) == RecordStatus.RECORDED
     assert ledger.record_cycle(C1, "momentum", build) == RecordStatus.ALREADY_RECORDED
+    _assert_verified_whole(ledger)
     assert Ledger(tmp_path).record_cycle(C1, "momentum", build) == "already recorded"
     assert len(calls) == 1 and ledger.fills("momentum") == [OPEN_ETH]
 
@@ -235,6 +238,13 @@ def _hold_lock_forever(root: str, ready) -> None:
 def _assert_nothing_visible(ledger: Ledger) -> None:
     assert not ledger.has(C1, "momentum") and ledger.records() == [] and ledger.fills("momentum") == []
     assert ledger.table("fills").empty
+    _assert_verified_whole(ledger)
+
+
+def _assert_verified_whole(ledger: Ledger) -> None:
+    """``arena season verify``'s check finds the lake whole: a kill leaves no damage."""
+    found = verify(Lake(ledger.dir.parent))
+    assert not found.damaged, [f.describe() for f in found.findings]
 
 
 def _recover(ledger: Ledger) -> None:
@@ -357,8 +367,9 @@ def _folded(ledger: Ledger, name: str) -> Portfolio:
 
 def test_a_new_process_continues_the_book_and_reads_only_the_later_records(tmp_path, monkeypatch):
     """Each step a fresh Ledger, as each live tick and cycle is a process of its own: its state
-    continues the book, equal to the fold from the first record, and reads only the records
-    recorded since the book was written."""
+    continues the book, equal to the fold from the first record. Each commit keeps the book
+    (its history just checked whole), so a reader after it reads no record; a book one record
+    behind (its write lost) is continued by reading the newest record only."""
     steps = [lambda led: led.record_cycle(C1, "momentum", full_record),
              lambda led: led.record_cycle(C2, "momentum", lambda: simple_record(
                  "momentum", C2, [CLOSE_ETH, OPEN_BTC])),
@@ -374,13 +385,22 @@ def test_a_new_process_continues_the_book_and_reads_only_the_later_records(tmp_p
         return original(self, cycles, monitor)
 
     monkeypatch.setattr(Ledger, "_read_events", counting)
+    book = tmp_path / "ledger" / "_books" / "contestant=momentum.json"
+    kept = None
     for step in steps:
         step(Ledger(tmp_path))
         read.clear()
         state = Ledger(tmp_path).portfolio("momentum")
-        assert read == [1]  # the newest record only: the book holds the others
+        assert read == []  # the book holds every record
         assert state == _folded(Ledger(tmp_path), "momentum")
-        assert Ledger(tmp_path).portfolio("momentum") == state
+        if kept is not None:  # the book before this step's record, as if its write was lost
+            fresh = book.read_text()
+            book.write_text(kept)
+            read.clear()
+            assert Ledger(tmp_path).portfolio("momentum") == state
+            assert read == [1]  # the newest record only
+            book.write_text(fresh)
+        kept = book.read_text()
     assert state.realised_pnl == pytest.approx(45.0)
     assert list(state.positions) == list(_folded(Ledger(tmp_path), "momentum").positions)
 
@@ -542,6 +562,7 @@ def test_a_record_written_before_the_responses_notes_still_reads(tmp_path):
     # an older ledger has no chain either (arena.ledger.chain): its records are unchained
     (ledger.record_dir(C1, "momentum") / "chain.json").unlink()
     (ledger.dir / "_heads/contestant=momentum.json").unlink()
+    shutil.rmtree(ledger.dir / "_verified")
     fresh = Ledger(tmp_path)
     fresh.record_cycle(C2, "momentum", lambda: simple_record("momentum", C2))
     schema_file = fresh.dir / "cycles/cycle=_schema/contestant=_schema/responses.parquet"

@@ -15,11 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from arena.data.errors import DamagedFile
-from arena.data.lake import Lake, PartitionKey
+from arena.data.lake import MISSING_PROBLEM, Lake, PartitionKey
 from arena.engine.contract import parse_answer
 from arena.engine.rules import ARENA_RULES, STALE_PRICE, check
 from arena.market.asof import cycle_prices
 from arena.market.briefing import build_briefing, build_market, market_damage, portfolio_snapshot
+from tests.data.published import forget_digests, remove_partitions
 from tests.market_lakes import FRI, PROVIDER, book_state, market_lakes
 
 SOL_1D = PartitionKey(PROVIDER, "1d", "SOL")
@@ -39,7 +40,10 @@ def _prompt(market) -> str:
 
 
 def _insane(lake: Lake, key: PartitionKey, row: int, **values: float) -> None:
-    """Rewrite one bar of a stored partition with ``values`` (the file stays readable)."""
+    """Rewrite one bar of a stored partition with ``values`` (the file stays readable), in a
+    lake published before digests were recorded (else the digest names the change first:
+    ``tests/market/test_bar_digests.py``)."""
+    forget_digests(lake, [key])
     path = lake.path(key)
     table = pq.ParquetFile(path).read()
     for name, value in values.items():
@@ -49,16 +53,21 @@ def _insane(lake: Lake, key: PartitionKey, row: int, **values: float) -> None:
     pq.write_table(table, path)
 
 
-def test_a_deleted_daily_partition_is_named_not_a_blank_row(lake, universe):
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_deleted_daily_partition_is_named_not_a_blank_row(lake, universe, recorded):
     healthy = build_market(lake, PROVIDER, universe, FRI)
     assert healthy.damaged == {}
-    lake.path(SOL_1D).unlink()
+    if recorded:  # its publication recorded it: missing
+        lake.path(SOL_1D).unlink()
+        problem = f"{PROVIDER}/1d/SOL is damaged: {MISSING_PROBLEM}"
+    else:  # a lake that never held it (no record names it)
+        remove_partitions(lake, [SOL_1D])
+        problem = f"the lake holds no {PROVIDER}/1d/SOL bars"
     market = build_market(lake, PROVIDER, universe, FRI)
-    assert market.damaged == {"SOL": f"the lake holds no {PROVIDER}/1d/SOL bars"}
+    assert market.damaged == {"SOL": problem}
     assert "SOL" in market.untradeable and "SOL" not in market.screen.selected
     prompt = _prompt(market)
-    assert f"UNUSABLE market data (treated as stale): SOL (the lake holds no {PROVIDER}/1d/SOL " \
-           "bars)" in prompt
+    assert f"UNUSABLE market data (treated as stale): SOL ({problem})" in prompt
     assert market_damage(lake, PROVIDER, universe, FRI) == market.damaged
 
 
@@ -128,7 +137,7 @@ def test_the_daily_report_names_a_damaged_asset(lake, universe, tmp_path):
     _insane(lake, SOL_15M, len(lake.read_bars(SOL_15M)) - 1, close=-1.0)
     text = daily_report(ledger, lake, PROVIDER, universe, FRI)
     assert "## Unusable market data" in text
-    assert f"* SOL: the lake holds no {PROVIDER}/1d/SOL bars" in text
+    assert f"* SOL: {PROVIDER}/1d/SOL is damaged: {MISSING_PROBLEM}" in text
 
 
 def test_a_bar_consistent_in_itself_but_far_from_its_neighbours_is_damage(lake, universe):

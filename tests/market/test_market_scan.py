@@ -14,6 +14,7 @@ from arena.data.lake import Lake, PartitionKey, TableKey, write_bars_file
 from arena.market.asof import BarRead, closed_bars, scan_closed_bars
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
 from arena.market.types import MarketData
+from tests.data.published import publish_frames, remove_partitions
 from tests.market.reference import build_market_per_symbol
 from tests.market_lakes import FRI, PROVIDER, SAT, THANKSGIVING, book_state, market_lakes
 
@@ -49,16 +50,18 @@ def test_scan_equals_per_symbol_reads(cycle, lakes, universe):
 
 @pytest.fixture(scope="module")
 def holey(lakes, tmp_path_factory) -> Lake:
-    """The full lake with intervals missing: no 15m bars of ETH (its price comes from 1h), no 4h
-    bars of AAPL, no daily bars of SOL (never screened), no weekly bars of BTC (a benchmark), and
-    KO's 15m bars stopping 20 days before Friday (a gap longer than the price lookback)."""
+    """The full lake with intervals it never held: no 15m bars of ETH (its price comes from
+    1h), no 4h bars of AAPL, no daily bars of SOL (never screened), no weekly bars of BTC (a
+    benchmark), and KO's 15m bars published stopping 20 days before Friday (a gap longer than
+    the price lookback)."""
     lake = Lake(tmp_path_factory.mktemp("holey") / "lake")
     shutil.copytree(lakes.full.root, lake.root)
-    for key in (PartitionKey(PROVIDER, "15m", "ETH"), PartitionKey(PROVIDER, "4h", "AAPL"),
-                PartitionKey(PROVIDER, "1d", "SOL"), PartitionKey(PROVIDER, "1w", "BTC")):
-        lake.path(key).unlink()
+    remove_partitions(lake, (PartitionKey(PROVIDER, "15m", "ETH"),
+                             PartitionKey(PROVIDER, "4h", "AAPL"),
+                             PartitionKey(PROVIDER, "1d", "SOL"),
+                             PartitionKey(PROVIDER, "1w", "BTC")))
     ko = PartitionKey(PROVIDER, "15m", "KO")
-    write_bars_file(lake.read_bars(ko, end=FRI - pd.Timedelta(days=20)), lake.path(ko))
+    publish_frames(lake, {ko: lake.read_bars(ko, end=FRI - pd.Timedelta(days=20))})
     return lake
 
 

@@ -11,12 +11,13 @@ import sys
 import pandas as pd
 import pytest
 
-from arena.data.lake import Lake, PartitionKey, write_bars_file
+from arena.data.lake import Lake, PartitionKey
 from arena.ledger.store import Ledger
 from arena.pipeline.live.cycle import play_season_cycle
 from arena.pipeline.live.monitor import MonitorRefused, run_monitor
 from arena.pipeline.season_config import load_season, season_contestants
 from tests.conftest import ts
+from tests.data.published import publish_frames
 from tests.market_lakes import season_lake
 
 HOUSE = ("contestants:\n"
@@ -102,7 +103,7 @@ def test_a_tick_is_refused_in_the_future_before_any_cycle_and_on_missing_bars(
     assert held, "the house contestants opened no position on Monday"
     key = PartitionKey("synthetic", "15m", held[0])
     bars = season.read_bars(key)
-    write_bars_file(bars[bars["timestamp"] < ts("2025-11-24 16:45")], season.path(key))
+    publish_frames(season, {key: bars[bars["timestamp"] < ts("2025-11-24 16:45")]})
     with pytest.raises(MonitorRefused, match=f"{held[0]} .*do not reach"):
         _tick(season, MON + pd.Timedelta(hours=3))
     assert _windows(season) == []

@@ -9,7 +9,6 @@ market: ETH, AAPL and MSFT traded, BTC and SPY benchmarks (priced, not traded)."
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import pandas as pd
@@ -17,13 +16,14 @@ import pytest
 
 from arena.core.sessions import daily_cycles
 from arena.data.ingest import run_ingest
-from arena.data.lake import Lake, PartitionKey, write_bars_file
+from arena.data.lake import Lake, PartitionKey
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.market.asof import cycle_prices
 from arena.pipeline.season_state import MANIFEST, STATE_DIR, SeasonReads
 from arena.pipeline.season_tables import BAND, analytics_dir, build_analytics, write_analytics
 from arena.scoring.arena_luck import arena_zero_skill
 from tests.conftest import ts
+from tests.data.published import publish_frames
 
 SYMBOLS = ["BTC", "ETH", "AAPL", "MSFT", "SPY"]
 TIMES = daily_cycles(ts("2026-03-02"), 12)
@@ -62,9 +62,7 @@ def _assert_same_as_from_scratch(lake, universe, built, n, **kw):
 
 def _replace_bars(lake, key, frame):
     """Publish ``frame`` as the partition of ``key`` (a new file, as the lake publishes)."""
-    path = lake.path(key)
-    write_bars_file(frame, path.with_suffix(".new"))
-    os.replace(path.with_suffix(".new"), path)
+    publish_frames(lake, {key: frame})
 
 
 def test_publications_continue_from_the_stored_state_and_equal_builds_from_scratch(season):

@@ -1,6 +1,5 @@
 """Zero-skill players: agreement with the plain scorer, chunk invariance, calibration, clocks."""
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ from arena.market.clocks import asset_clock, infer_grid
 from arena.scoring.asset_luck import BLOCK, decision_steps, luck, score_player, zero_skill_returns
 from arena.scoring.scorer import ScorerInputError, percentile
 from tests.conftest import ts
+from tests.data.published import remove_partitions
 
 GOOG = Path(__file__).resolve().parents[1] / "fixtures" / "prices" / "GOOG.csv"
 
@@ -80,7 +80,7 @@ def test_clock_prefers_hourly_bars_and_falls_back_to_daily(lake, universe, synth
                end=ts("2025-10-20"), lake=lake)
     clock = asset_clock(lake, "synthetic", universe["AAPL"], ts("2025-10-06"), ts("2025-10-18"))
     assert clock.grid == "1h" and len(clock.bars) == 10 * 7 and clock.periods_per_year == 1764
-    shutil.rmtree(lake.path(PartitionKey("synthetic", "1h", "ETH")).parent)
+    remove_partitions(lake, [PartitionKey("synthetic", "1h", "ETH")])
     daily = asset_clock(lake, "synthetic", universe["ETH"], ts("2025-10-06"), ts("2025-10-18"))
     assert daily.grid == "1d" and len(daily.bars) == 12
     assert infer_grid(pd.DatetimeIndex(clock.bars.timestamp)) == ("XNYS", "1h")

@@ -26,10 +26,14 @@ from arena.pipeline.season_config import (
 )
 from arena.reporting.roles import CONTESTANT, RULER
 
-DONE, PARTIAL, FAILED_RETRY, DUE, MISSED, MISSED_BACKFILL, UPCOMING = (
-    "done", "partial", "failed (retry allowed)", "due", "missed", "missed (backfill allowed)",
-    "upcoming")
-CYCLE_STATES = (DONE, PARTIAL, FAILED_RETRY, DUE, MISSED, MISSED_BACKFILL, UPCOMING)
+DONE, PARTIAL, FAILED_RETRY, DUE, MISSED, UPCOMING = (
+    "done", "partial", "failed (retry allowed)", "due", "missed", "upcoming")
+# a missed cycle that can still be played: the oldest now, a later one once those before it are
+# (arena season backfill plays the oldest first)
+MISSED_BACKFILL, MISSED_BACKFILL_AFTER = "missed (backfill allowed)", "missed (backfill after "\
+    "the earlier ones)"
+CYCLE_STATES = (DONE, PARTIAL, FAILED_RETRY, DUE, MISSED, MISSED_BACKFILL, MISSED_BACKFILL_AFTER,
+                UPCOMING)
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,8 @@ def season_status(lake: Lake, season: SeasonConfig, roster: Sequence[str], now: 
         elif t == due:
             state = DUE
         else:
-            state = MISSED_BACKFILL if t in playable else MISSED
+            state = (MISSED if t not in playable else
+                     MISSED_BACKFILL if t == min(playable) else MISSED_BACKFILL_AFTER)
         cycles.append(CycleState(t, state, tuple(sorted(got)),
                                  tuple(n for n in expected if n not in got), tuple(failed),
                                  {n: tried[t][n][-1].error for n in failed}))
