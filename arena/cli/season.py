@@ -311,8 +311,9 @@ def publish(*, players: SomePlayers = None, final: bool = False, mirror: str | N
 @season_app.command
 def verify(*, repair: bool = False, restore_from: str | None = None, lake: SeasonLake = None,
            json: Json = False) -> int:
-    """Check the ledger's chain of every contestant, every bar partition and every
-    publication; exit 1 while damage remains.
+    """Check everything the season wrote against its recorded digests (season files, bars of
+    every interval, publications, ledger, prompts, marts and warehouse); exit 1 while damage
+    remains.
 
     Parameters
     ----------
@@ -320,8 +321,9 @@ def verify(*, repair: bool = False, restore_from: str | None = None, lake: Seaso
         roll torn publications forward or back, derive disagreeing intervals again, write a
         missing ledger head from a whole chain
     restore_from
-        a mirror (a path or fsspec URI): copy each damaged ledger record and bar partition back
-        from it, when the mirror's copy checks out (the damaged one is quarantined)
+        a mirror (a path or fsspec URI): copy each damaged ledger record, prompt, season file
+        and bar partition back from it, when the mirror's copy is the one recorded (the damaged
+        one is quarantined)
     """
     from arena.app.handle import as_lake
     from arena.app.verify import LakeDamaged
