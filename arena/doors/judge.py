@@ -4,7 +4,8 @@ A trading terminal asks for a debate on one symbol. A bullish analyst, a bearish
 risk officer read the same brief of indicators in parallel (templates ``signal_bull``,
 ``signal_bear``, ``signal_risk`` in ``models/prompts``), then a judge sees the brief, the three
 opinions and the rules (``signal_judge``). The analysts answer in free text ending with a line
-this module parses; the judge answers one JSON object:
+this module parses (or, prompted in other words, with their lean or level in prose: below); the
+judge answers one JSON object:
 
 * bull and bear: ``LEAN: BULLISH|BEARISH|NEUTRAL STRENGTH: <1-10>`` (:func:`parse_opinion`) -
   each argues its side but states its honest lean, so a bull may lean BEARISH;
@@ -15,8 +16,22 @@ this module parses; the judge answers one JSON object:
   either, the rules decide alone.
 
 The analysts' lines are read case-insensitively, tolerating text around them (markdown bold, a
-leading phrase), the last matching line winning. An analyst's answer without its line, or with a
-strength outside 1..10, raises :class:`VerdictError` naming the role and what is missing.
+leading phrase), the last matching line winning. An answer without its line is read as prose, in
+the ways a committee prompted in its own words answers (:func:`prose_opinion`,
+:func:`prose_risk`):
+
+* a lean word (``bullish``, ``bearish``, ``neutral``) with its strength - a number labelled
+  ``strength`` (``conviction``, ``confidence``), a fraction (``7/10``, ``4 out of 5``: scaled
+  to tenths, rounded half up), or a word (:data:`STRENGTH_WORDS`: ``weak`` 3, ``moderate`` 5,
+  ``strong`` 8, ...) in brackets, labelled, ending the phrase or before the lean (``strongly
+  bullish``): "bullish, strength 7/10", "lean: bearish (moderate)";
+* a risk level in words: ``MEDIUM RISK: ATR14 normal``, ``high-risk``, ``the risk is low``
+  (``moderate`` is MEDIUM).
+
+Prose is never guessed: a phrase negated just before it (``not``, ``no``) counts for nothing,
+and an answer whose phrases name two different leans (or levels) is unreadable, as is a lean
+without a strength. An unreadable answer raises :class:`VerdictError` naming the role and what
+is missing; the server sends it back once (:func:`analyst_repair`).
 
 The judge's rules, enforced by :func:`decide` (the judge's own signal only counts when it
 agrees). Each directional analyst's lean is a vote: BULLISH -> buy, BEARISH -> sell, NEUTRAL ->
@@ -94,6 +109,12 @@ RULES: dict[str, str] = {
 
 OPINION_LINE = "LEAN: BULLISH|BEARISH|NEUTRAL STRENGTH: <1-10>"
 RISK_LINE = "RISK: LOW|MEDIUM|HIGH"
+#: a strength in words, on the 1-10 scale of the analysts' line ("-ly" forms read the same)
+STRENGTH_WORDS: dict[str, int] = {"very weak": 2, "slight": 2, "weak": 3, "mild": 3,
+                                  "moderate": 5, "medium": 5, "strong": 8, "very strong": 9,
+                                  "overwhelming": 10}
+LEVEL_WORDS: dict[str, str] = {"low": "LOW", "medium": "MEDIUM", "moderate": "MEDIUM",
+                               "high": "HIGH"}
 JUDGE_FORMAT = '{"signal": "buy"|"sell"|"hold", "comment": "..."}'
 
 _DECOR = r"[*_`\s]*"  # markdown emphasis or spaces around a label's value
@@ -101,7 +122,28 @@ _NOT_ALTERNATIVES = r"(?![ \t]*[|/][ \t]*[A-Za-z])"  # "LOW|MEDIUM|HIGH" echoed 
 _LEAN = re.compile(rf"\bLEAN{_DECOR}[:=]{_DECOR}(BULLISH|BEARISH|NEUTRAL)\b"
                    rf"[*_`\s,;|/-]*STRENGTH{_DECOR}[:=]{_DECOR}([+-]?\d+(?:[.,]\d+)?)", re.I)
 _LEAN_WORD = re.compile(r"\bLEAN\b[^\n]*", re.I)
-_RISK = re.compile(rf"\bRISK{_DECOR}[:=]{_DECOR}(LOW|MEDIUM|HIGH)\b{_NOT_ALTERNATIVES}", re.I)
+_LEVEL_BEFORE = r"(?<!low )(?<!medium )(?<!moderate )(?<!high )(?<!low-)(?<!medium-)(?<!high-)"
+_RISK = re.compile(rf"{_LEVEL_BEFORE}\bRISK{_DECOR}[:=]{_DECOR}(LOW|MEDIUM|MODERATE|HIGH)\b"
+                   rf"{_NOT_ALTERNATIVES}", re.I)
+_NEGATED = r"(?<!\bnot )(?<!\bnot a )(?<!\bno )(?<!n't )(?<!never )"  # "not a high risk" names none
+_ECHOED = r"(?<![|/] )(?<![|/])"  # "LOW RISK / MEDIUM RISK / HIGH RISK" echoed from a prompt
+_RISK_PROSE = re.compile(
+    rf"{_NEGATED}{_ECHOED}\b(?P<a>low|medium|moderate|high)[ \t]*-?[ \t]*risk\b"
+    rf"{_NOT_ALTERNATIVES}"
+    rf"|\brisk(?:[ \t]+(?:level|rating|verdict|is))+{_DECOR}[:=]?{_DECOR}"
+    rf"(?P<b>low|medium|moderate|high)\b(?![ \t]*-?[ \t]*risk\b){_NOT_ALTERNATIVES}", re.I)
+_SCALE = r"very[ \t]+strong(?:ly)?|very[ \t]+weak(?:ly)?|overwhelming(?:ly)?|strong(?:ly)?|" \
+         r"moderate(?:ly)?|medium|mild(?:ly)?|weak(?:ly)?|slight(?:ly)?"
+_LEAN_PROSE = re.compile(rf"{_NEGATED}\b(?:(?P<before>{_SCALE})[ \t]+)?"
+                         rf"(?P<lean>bullish|bearish|neutral)\b{_NOT_ALTERNATIVES}", re.I)
+_INLINE = r"[*_` \t]*"  # markdown emphasis or spaces, on the same line
+_STRENGTH_AFTER = re.compile(
+    rf"{_INLINE}[,;:\u2013\u2014-]?[ \t]*(?:with[ \t]+(?:an?[ \t]+)?)?"
+    rf"(?P<paren>\()?{_INLINE}"
+    rf"(?P<label>(?:strength|conviction|confidence){_INLINE}(?:of|is)?{_INLINE}[:=]?{_INLINE})?"
+    rf"(?:(?P<num>[+-]?\d+(?:[.,]\d+)?)(?:[ \t]*(?:/|out[ \t]+of)[ \t]*(?P<den>\d+))?"
+    rf"|(?P<word>{_SCALE})\b)", re.I)
+_PHRASE_END = re.compile(r"[ \t*_`]*(?:[).,;!]|$)", re.M)
 _FENCE = re.compile(r"\A```[A-Za-z]*[ \t]*\n(?P<body>.*?)\n?```\Z", re.S)
 
 
@@ -187,15 +229,18 @@ class VerdictError(UnusableInput, ValueError):
 
 # ------------------------------------------------------------------------------------ parsing
 def parse_opinion(role: str, text: str) -> Opinion:
-    """The ``LEAN: ... STRENGTH: n`` line of a directional analyst's answer (the last one wins).
+    """The ``LEAN: ... STRENGTH: n`` line of a directional analyst's answer (the last one wins),
+    else its lean and strength in prose (:func:`prose_opinion`).
 
-    :class:`VerdictError` when there is none, or its strength is not a whole number 1..10.
+    :class:`VerdictError` when there is neither, or the strength is not a whole number 1..10.
     """
     matches = list(_LEAN.finditer(text or ""))
     if not matches:
-        near = _LEAN_WORD.findall(text or "")
-        hint = f"; the last line mentioning LEAN was {near[-1].strip()[:80]!r}" if near else ""
-        raise VerdictError(f"{role}: the answer has no final line {OPINION_LINE!r}{hint}")
+        prose = prose_opinion(role, text or "")
+        if prose is not None:
+            return prose
+        raise VerdictError(f"{role}: the answer has no final line {OPINION_LINE!r} and no lean "
+                           f"with a strength in words (bullish, strength 7/10){_hint(text)}")
     lean, raw = matches[-1].groups()
     if not re.fullmatch(r"[+-]?\d+", raw):
         raise VerdictError(f"{role}: STRENGTH must be a whole number from {MIN_STRENGTH} to "
@@ -207,12 +252,128 @@ def parse_opinion(role: str, text: str) -> Opinion:
     return Opinion(role=role, lean=Lean(lean.upper()), strength=strength, text=text)
 
 
+def _hint(text: str | None) -> str:
+    """Where an unreadable directional answer came close: a lean named without a strength, or
+    the last line mentioning LEAN."""
+    bare = [m.group("lean").lower() for m in _LEAN_PROSE.finditer(text or "")]
+    if bare:
+        return f"; it names a lean ({bare[-1]}) but no strength from 1 to 10"
+    near = _LEAN_WORD.findall(text or "")
+    return f"; the last line mentioning LEAN was {near[-1].strip()[:80]!r}" if near else ""
+
+
+def _scale_word(word: str) -> int:
+    """A strength word's place on the 1-10 scale (:data:`STRENGTH_WORDS`)."""
+    key = " ".join(word.lower().split())
+    return STRENGTH_WORDS.get(key) or STRENGTH_WORDS[key.removesuffix("ly")]
+
+
+def _scaled(raw: str, denominator: str | None) -> int | str:
+    """A number as a strength from 1 to 10 - a fraction scaled to tenths, rounded half up - or
+    the problem with it."""
+    value = float(raw.replace(",", "."))
+    if denominator is None:
+        if not re.fullmatch(r"[+-]?\d+", raw) or not MIN_STRENGTH <= value <= MAX_STRENGTH:
+            return f"STRENGTH must be a whole number from {MIN_STRENGTH} to {MAX_STRENGTH}, " \
+                   f"got {raw}"
+        return int(value)
+    out_of = int(denominator)
+    if out_of < 2 or not 0 <= value <= out_of:
+        return f"a strength of {raw}/{denominator} is not a share of a scale"
+    return max(MIN_STRENGTH, min(MAX_STRENGTH, math.floor(value * 10 / out_of + 0.5)))
+
+
+def _strength_after(text: str, end: int) -> int | str | None:
+    """The strength that follows a lean word ending at ``end`` (or the problem with it), None
+    when none does: a bare number is a strength only labelled, in brackets or as a fraction; a
+    word only labelled, in brackets or ending the phrase."""
+    found = _STRENGTH_AFTER.match(text, end)
+    if found is None:
+        return None
+    marked = bool(found.group("label") or found.group("paren"))
+    if found.group("word"):
+        if not marked and not _PHRASE_END.match(text, found.end()):
+            return None
+        return _scale_word(found.group("word"))
+    if found.group("den") is None and not marked:
+        return None
+    return _scaled(found.group("num"), found.group("den"))
+
+
+def prose_opinion(role: str, text: str) -> Opinion | None:
+    """A directional analyst's lean and strength in its own words (module docstring), or None
+    when its answer names no lean with a strength. :class:`VerdictError` when its phrases name
+    two different leans, or the last one's strength is out of range."""
+    readings: list[tuple[Lean, int | str]] = []
+    for found in _LEAN_PROSE.finditer(text):
+        before = found.group("before")
+        strength = _scale_word(before) if before else _strength_after(text, found.end())
+        if strength is not None:
+            readings.append((Lean(found.group("lean").upper()), strength))
+    if not readings:
+        return None
+    if len({lean for lean, _ in readings}) > 1:
+        named = ", ".join(f"{lean.value.lower()} {strength}" for lean, strength in readings
+                          if isinstance(strength, int))
+        raise VerdictError(f"{role}: the answer names more than one lean ({named}); end it with "
+                           f"one line {OPINION_LINE!r}")
+    lean, strength = readings[-1]
+    if isinstance(strength, str):
+        raise VerdictError(f"{role}: {strength}")
+    return Opinion(role=role, lean=lean, strength=strength, text=text)
+
+
 def parse_risk(text: str) -> RiskView:
-    """The ``RISK: LOW|MEDIUM|HIGH`` line of the risk officer's answer (the last one wins)."""
+    """The ``RISK: LOW|MEDIUM|HIGH`` line of the risk officer's answer (the last one wins), else
+    its level in prose (:func:`prose_risk`)."""
     matches = list(_RISK.finditer(text or ""))
     if not matches:
-        raise VerdictError(f"risk: the answer has no final line {RISK_LINE!r}")
-    return RiskView(level=Risk(matches[-1].group(1).upper()), text=text)
+        prose = prose_risk(text or "")
+        if prose is None:
+            raise VerdictError(f"risk: the answer has no final line {RISK_LINE!r} and names no "
+                               "level in words (MEDIUM RISK)")
+        return prose
+    return RiskView(level=Risk(LEVEL_WORDS[matches[-1].group(1).lower()]), text=text)
+
+
+def prose_risk(text: str) -> RiskView | None:
+    """The risk officer's level in its own words (``MEDIUM RISK: ATR14 normal``, ``the risk is
+    high``), or None when it names none. :class:`VerdictError` when it names two levels."""
+    levels = [LEVEL_WORDS[(found.group("a") or found.group("b")).lower()]
+              for found in _RISK_PROSE.finditer(text)]
+    if not levels:
+        return None
+    if len(set(levels)) > 1:
+        named = ", ".join(dict.fromkeys(levels))
+        raise VerdictError(f"risk: the answer names more than one level ({named}); end it with "
+                           f"one line {RISK_LINE!r}")
+    return RiskView(level=Risk(levels[-1]), text=text)
+
+
+def read_panel(answers: Mapping[str, str]) -> tuple[Opinion, Opinion, RiskView]:
+    """The bull's, the bear's and the risk officer's answers as read (:class:`VerdictError`
+    naming the first that cannot be)."""
+    return (parse_opinion("bull", answers["bull"]), parse_opinion("bear", answers["bear"]),
+            parse_risk(answers["risk"]))
+
+
+def unreadable(role: str, text: str) -> str | None:
+    """What keeps an analyst's answer from being read (the role not repeated), or None."""
+    try:
+        parse_risk(text) if role == "risk" else parse_opinion(role, text)
+    except VerdictError as exc:
+        return str(exc).removeprefix(f"{role}: ")
+    return None
+
+
+def analyst_repair(role: str, problem: str) -> str:
+    """The one follow-up that sends an unreadable analyst's answer back: the problem, and the
+    final line its role ends with."""
+    line, example = ((RISK_LINE, "RISK: MEDIUM") if role == "risk"
+                     else (OPINION_LINE, "LEAN: BULLISH STRENGTH: 6"))
+    return (f"Your answer could not be read: {problem}.\n\n"
+            "Send your answer again in full, and end it with exactly one final line, nothing "
+            f"after it:\n{line}\nFor example:\n{example}")
 
 
 def read_judge(text: str | None) -> JudgeAnswer:

@@ -12,7 +12,8 @@ The protocol (one text message per command, one JSON answer each)::
     CLEAR                          forget the conversation: {"ok": true, "forgotten": n}
     STOP                           the answers under way are sent first, then
                                    {"ok": true, "bye": true}, and the server closes this
-                                   connection (no other)
+                                   connection (no other); a line sent after STOP is answered
+                                   {"error": "the connection is closed: ...", "signal": "hold"}
 
 A terminal may name a request: ``DEBATE#42:EURUSD:...`` (any command, ``KIND#ID`` with an id of
 1 to 64 letters, digits, ``.``, ``_`` or ``-``); the answer carries ``"id": "42"``. The PRICES
@@ -33,14 +34,23 @@ bearer token (required beyond loopback, optional on it) are one terminal; ``--to
 several, comma-separated, one per terminal, so terminals beyond loopback stay apart too. A bar time after the
 server's clock (beyond :data:`CLOCK_SKEW`) is refused, as is a series whose closed bar
 disagrees with one the store already rests on for that terminal.
-Whatever cannot be served is an answer too: ``{"error": "..."}`` naming the problem (with the
-request's ``symbol`` and ``id`` where they could be read), and the connection stays open.
+Whatever cannot be served is an answer too: ``{"error": "...", "signal": "hold"}`` naming the
+problem (with the request's ``symbol`` and ``id`` where they could be read) - every error
+answer carries ``signal: hold``, so a terminal that reads only the signal stays out -, and the
+connection stays open.
 
-The judge answers one JSON object ``{"signal", "comment"}``; an answer that cannot be read is
-sent back to it once, naming the problem (template ``signal_repair``), and when that answer
-cannot be read either the rules decide alone. The verdict of a debate is the decision table of
-:mod:`arena.doors.judge` under the server's :class:`~arena.doors.judge.JudgeRules` (the
-judge's answer is kept; where the table differs, the table wins and the comment says so).
+The analysts answer in free text, read by :func:`arena.doors.judge.parse_opinion` and
+:func:`~arena.doors.judge.parse_risk`: this product's final lines, or a lean and a strength in
+words ("bullish, strength 7/10") and a risk level in words ("MEDIUM RISK: ATR14 normal"). An
+analyst's answer that cannot be read is sent back to it once, naming the problem
+(:func:`arena.doors.judge.analyst_repair`); when it still cannot be read, the debate is an
+error (``signal: hold``, the analysts' answers under ``debate``) and the judge is never asked,
+nor paid for. The judge answers one JSON object ``{"signal", "comment"}``; an answer that
+cannot be read is sent back to it once, naming the problem (template ``signal_repair``), and
+when that answer cannot be read either the rules decide alone. The verdict of a debate is the
+decision table of :mod:`arena.doors.judge` under the server's
+:class:`~arena.doors.judge.JudgeRules` (the judge's answer is kept; where the table differs,
+the table wins and the comment says so).
 
 Models come from a roster entry (``--contestant NAME``: its model, endpoint and key variable,
 through litellm); without one - or without its key - a rule-based analyst set answers, so the
@@ -85,11 +95,12 @@ from arena.doors.judge import (
     JudgeAnswer,
     JudgeRules,
     VerdictError,
-    parse_opinion,
-    parse_risk,
+    analyst_repair,
     read_judge,
+    read_panel,
     rule_analysts,
     rules_text,
+    unreadable,
 )
 from arena.doors.judge import verdict as table_verdict
 from arena.doors.limits import SlidingWindow
@@ -108,14 +119,25 @@ DAILY_CALLS = 2000  # model calls the server spends in a UTC day
 TIMEOUT_S = 120.0  # a request's models answer within this, or the request gets an error
 ANALYSTS = ("bull", "bear", "risk")
 ANALYST_TEMPERATURE, JUDGE_TEMPERATURE = 0.7, 0.2  # the analysts argue; the judge decides
+REPAIR_TEMPERATURE = JUDGE_TEMPERATURE  # an analyst's repair restates, it does not argue anew
 _SYMBOL = re.compile(r"^[A-Za-z0-9._/-]{1,24}$")
 _ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # a request id a terminal may send: KIND#ID
 CHAT_TURNS = 20  # messages of a conversation kept
 CLOCK_SKEW = pd.Timedelta(seconds=60)  # a bar may open this far after the server's clock
+STOP_GRACE_S = 1.0  # after STOP's bye, lines still arriving are answered (not served) this long
 
 
 class ProtocolError(UnusableInput, ValueError):
     """A command the server cannot serve; the answer names why."""
+
+
+@dataclass(frozen=True)
+class Repair:
+    """An analyst's repair round: whether it was asked (a model call), and what still keeps the
+    answer from being read ("" when nothing does)."""
+
+    asked: bool
+    problem: str
 
 
 @dataclass(frozen=True)
@@ -130,6 +152,18 @@ class Command:
     def echo(self) -> dict[str, str]:
         """What every answer to this command carries so the terminal can match it."""
         return _echo_of(self.id, self.symbol)
+
+
+def failure(message: str, **echoed: str) -> dict[str, Any]:
+    """An error answer: what went wrong, and ``signal: hold`` - a terminal that reads only the
+    signal stays out of the market."""
+    return {**echoed, "error": message, "signal": HOLD}
+
+
+def closed(message: str | bytes) -> dict[str, Any]:
+    """The answer to a line sent after STOP: the connection is closing, the line not served."""
+    return failure("the connection is closed: STOP was received, so this line was not served; "
+                   "send it on a new connection", **echo(message))
 
 
 def _echo_of(request_id: str | None, symbol: str | None) -> dict[str, str]:
@@ -361,15 +395,15 @@ class SignalServer:
         parsed. The :class:`Command` to serve, or the line's answer (an error) at once."""
         conn.recent = conn.recent or SlidingWindow(self.rate)
         if conn.recent.admit() is not None:
-            return {**echo(line),
-                    "error": f"rate limit: {self.rate} commands a minute per connection"}
+            return failure(f"rate limit: {self.rate} commands a minute per connection",
+                           **echo(line))
         if len(line) > MAX_MESSAGE:
-            return {**echo(line), "error": f"the command is {len(line):,} characters; the limit "
-                                           f"is {MAX_MESSAGE:,}"}
+            return failure(f"the command is {len(line):,} characters; the limit is "
+                           f"{MAX_MESSAGE:,}", **echo(line))
         try:
             return parse(line)
         except ProtocolError as exc:
-            return {**echo(line), "error": str(exc)}
+            return failure(str(exc), **echo(line))
 
     async def respond(self, command: Command, conn: Connection) -> dict[str, Any]:
         """The answer to an admitted command, carrying its ``id`` and ``symbol``. Never raises:
@@ -388,16 +422,15 @@ class SignalServer:
                     return await asyncio.wait_for(self._chat(command, conn), self.timeout_s)
             return await asyncio.wait_for(self._serve(command, conn), self.timeout_s)
         except (ProtocolError, BarConflict) as exc:
-            return {"error": str(exc)}
+            return failure(str(exc))
         except TimeoutError:
-            return {"error": f"the models did not answer within {self.timeout_s:g} s; nothing "
-                             "was decided", "signal": "hold"}
+            return failure(f"the models did not answer within {self.timeout_s:g} s; nothing was "
+                           "decided")
         except (RuntimeError, VerdictError) as exc:  # a model that failed (a chat's too)
-            return {"error": str(exc), "signal": "hold"}
+            return failure(str(exc))
         except Exception as exc:  # never a dropped connection: the terminal gets an answer
             log.exception("signal server: %s", type(exc).__name__)
-            return {"error": f"internal error ({type(exc).__name__}); nothing was decided",
-                    "signal": "hold"}
+            return failure(f"internal error ({type(exc).__name__}); nothing was decided")
 
     async def _serve(self, command: Command, conn: Connection) -> dict[str, Any]:
         assert command.series is not None
@@ -419,8 +452,7 @@ class SignalServer:
             else:
                 out, record = await self._single(command.symbol, facts, text, received)
         except (RuntimeError, VerdictError) as exc:
-            out = {"error": str(exc), "signal": "hold"}
-            record = {"error": str(exc)}
+            out, record = failure(str(exc)), {"error": str(exc)}
         record.update(received_at=received, command=command.kind, symbol=command.symbol,
                       bars=len(command.series.closes), last_close=float(command.series.closes[-1]),
                       last_bar_at=None if command.times is None else command.times[-1],
@@ -474,27 +506,79 @@ class SignalServer:
 
     async def _debate(self, symbol: str, facts: Mapping[str, Any], text: str,
                       now: pd.Timestamp) -> tuple[dict[str, Any], dict[str, Any]]:
-        first: str | None = None
+        """The analysts, each unreadable answer sent back once, then - only when all three can
+        be read - the judge (also repaired once), and the table's verdict."""
         if self.panel is None:
             answers = rule_analysts(facts, symbol, self.rules)
-            judge = read_judge(answers["judge"])
-            calls = 0
-        else:
-            attempts = self.panel.attempts
-            self.budget.spend(4 * attempts, now)  # the whole debate, or none of it
-            asks = [self._thread(self._ask, role, self._prompt(role, symbol=symbol, brief=text),
-                                 ANALYST_TEMPERATURE, True) for role in ANALYSTS]
-            try:
-                answers = dict(zip(ANALYSTS, await asyncio.gather(*asks), strict=True))
-            except BaseException:
-                self.budget.refund(attempts)  # the judge was never asked
-                raise
-            asked = self._prompt("judge", symbol=symbol, brief=text,
-                                 judge_rules=rules_text(self.rules), **answers)
-            answers["judge"], judge, first = await self._judged("judge", asked, True)
-            calls = 4 if first is None else 5
-        bull, bear = parse_opinion("bull", answers["bull"]), parse_opinion("bear", answers["bear"])
-        risk = parse_risk(answers["risk"])
+            return self._decided(answers, read_judge(answers["judge"]), None, 0)
+        attempts = self.panel.attempts
+        self.budget.spend(4 * attempts, now)  # the whole debate, or none of it
+        asked = {role: self._prompt(role, symbol=symbol, brief=text) for role in ANALYSTS}
+        try:
+            answers = dict(zip(ANALYSTS, await asyncio.gather(
+                *[self._thread(self._ask, role, asked[role], ANALYST_TEMPERATURE, True)
+                  for role in ANALYSTS]), strict=True))
+            problems = await self._repair_panel(asked, answers)
+        except BaseException:
+            self.budget.refund(attempts)  # the judge was never asked
+            raise
+        calls = len(ANALYSTS) + sum(p.asked for p in problems.values())
+        unread = {role: p.problem for role, p in problems.items() if p.problem}
+        if unread:  # the judge is never asked (nor paid for) about a panel it cannot weigh
+            self.budget.refund(attempts)
+            return self._unread(answers, unread, calls)
+        judged = self._prompt("judge", symbol=symbol, brief=text,
+                              judge_rules=rules_text(self.rules), **answers)
+        answers["judge"], judge, first = await self._judged("judge", judged, True)
+        return self._decided(answers, judge, first, calls + (1 if first is None else 2))
+
+    async def _repair_panel(self, asked: Mapping[str, tuple[Message, ...]],
+                            answers: dict[str, str]) -> dict[str, Repair]:
+        """Send each analyst's unreadable answer back once (at once), naming the problem, and
+        put the new answers in ``answers``: per role sent back, whether a repair was asked and
+        what still keeps its answer from being read ("" when nothing)."""
+        wrong = {role: problem for role in ANALYSTS
+                 if (problem := unreadable(role, answers[role])) is not None}
+        done = await asyncio.gather(*[self._repair_analyst(role, asked[role], answers[role],
+                                                           problem)
+                                      for role, problem in wrong.items()])
+        out: dict[str, Repair] = {}
+        for role, (again, repair) in zip(wrong, done, strict=True):
+            answers[role] = again if again is not None else answers[role]
+            out[role] = repair
+        return out
+
+    async def _repair_analyst(self, role: str, asked: tuple[Message, ...], raw: str,
+                              problem: str) -> tuple[str | None, Repair]:
+        """One analyst's repair round: its new answer (None when none came) and the outcome.
+        Paid when asked; the day's budget may refuse it (nothing asked)."""
+        repair = (*asked, Message("assistant", raw),
+                  Message("user", analyst_repair(role, problem)))
+        try:
+            again = await self._thread(self._ask, role, repair, REPAIR_TEMPERATURE)
+        except ProtocolError as exc:  # the day's budget: no repair was asked
+            return None, Repair(False, f"{role}: {problem}; no repair: {exc}")
+        except RuntimeError as exc:  # asked, and the model failed it
+            return None, Repair(True, f"{role}: {problem}; the repair failed: {exc}")
+        still = unreadable(role, again)
+        return again, Repair(True, f"{role}: after one repair, {still}" if still else "")
+
+    def _unread(self, answers: Mapping[str, str], unread: Mapping[str, str], calls: int
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A debate whose panel could not be read: an error with ``signal: hold``, the
+        analysts' answers kept; the judge was not asked."""
+        error = ("the analysts' answers could not be read (" + "; ".join(unread.values())
+                 + "): the judge was not asked and nothing was decided")
+        out = {**failure(error), "debate": {role: answers[role] for role in ANALYSTS}}
+        return out, {"error": error, "bull": answers["bull"], "bear": answers["bear"],
+                     "risk_text": answers["risk"], "model_calls": calls,
+                     "judge_rules": ",".join(self.rules.extras)}
+
+    def _decided(self, answers: Mapping[str, str], judge: JudgeAnswer, first: str | None,
+                 calls: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The table's verdict on a read panel, with the judge's answer alongside: the answer
+        and the record kept."""
+        bull, bear, risk = read_panel(answers)
         decided = table_verdict(bull, bear, risk, judge, self.rules)
         out = {"signal": decided.signal, "comment": decided.comment,
                "debate": {role: answers[role] for role in (*ANALYSTS, "judge")}}
@@ -523,7 +607,7 @@ class SignalServer:
                 "model_calls": calls}
         if read.signal is None:  # nothing decided; the calls it took are on the record
             error = f"the analyst's answer could not be read ({read.problem}): {answer[:120]!r}"
-            return {"error": error, "signal": HOLD}, {"error": error, **kept}
+            return failure(error), {"error": error, **kept}
         return ({"signal": read.signal, "comment": read.comment},
                 {"signal": read.signal, "comment": read.comment, **kept})
 
@@ -567,8 +651,8 @@ def handler(server: SignalServer, token: str | None) -> Callable[..., Any]:
             given = (_token_of(connection) or "").encode()
             # every token compared, whichever matches: the time says nothing of which one
             if not sum(hmac.compare_digest(given, t.encode()) for t in accepted):
-                await connection.send(json.dumps({"error": "a token is required (Authorization: "
-                                                           "Bearer, or ?token=)"}))
+                await connection.send(json.dumps(failure("a token is required "
+                                                         "(Authorization: Bearer, or ?token=)")))
                 await connection.close(code=1008, reason="token")
                 return
         await serve_connection(server, connection,
@@ -581,24 +665,40 @@ async def serve_connection(server: SignalServer, connection: ServerConnection,
                            state: Connection) -> None:
     """Read the connection's lines in order and answer each as a task of its own, so one
     terminal's debates run at once. A line that cannot be served is answered at once; STOP
-    waits for the answers under way, then says bye and closes this connection. When the
-    terminal goes away, the answers under way still finish (their debates are stored)."""
+    waits for the answers under way, then says bye and closes this connection. A line that
+    comes after STOP - until the close, which waits up to :data:`STOP_GRACE_S` after the bye
+    for the terminal to close first - is answered at once as not served (:func:`closed`).
+    When the terminal goes away, the answers under way still finish (their debates are
+    stored)."""
     running: set[asyncio.Task[None]] = set()
+    left = asyncio.Event()  # the terminal closed its side
 
-    async def reply(command: Command) -> None:
-        out = await server.respond(command, state)
+    async def send(out: Mapping[str, Any]) -> None:
         with suppress(ConnectionClosed):  # the terminal left: its debate is stored all the same
             await connection.send(json.dumps(out, default=str))
 
-    stop: Command | None = None
+    async def reply(command: Command) -> None:
+        await send(await server.respond(command, state))
+
+    async def stop(command: Command) -> None:
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+        await send(await server.respond(command, state))
+        with suppress(TimeoutError):  # lines already on their way are answered, not dropped
+            await asyncio.wait_for(left.wait(), STOP_GRACE_S)
+        await connection.close()
+
+    closing: asyncio.Task[None] | None = None
     try:
         async for message in connection:
+            if closing is not None:
+                await send(closed(message))
+                continue
             admitted = server.admit(message, state)
             if isinstance(admitted, dict):
-                await connection.send(json.dumps(admitted, default=str))
+                await send(admitted)
             elif admitted.kind == "STOP":
-                stop = admitted
-                break
+                closing = asyncio.create_task(stop(admitted))
             else:
                 task = asyncio.create_task(reply(admitted))
                 running.add(task)
@@ -606,12 +706,11 @@ async def serve_connection(server: SignalServer, connection: ServerConnection,
     except ConnectionClosed:
         pass
     finally:
+        left.set()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
-    if stop is not None:
-        with suppress(ConnectionClosed):
-            await connection.send(json.dumps(await server.respond(stop, state), default=str))
-            await connection.close()
+        if closing is not None:
+            await closing
 
 
 def check_bind(host: str, token: str | None) -> None:

@@ -164,7 +164,7 @@ def test_parse_opinion(text, lean, strength):
 
 @pytest.mark.parametrize("role", ["bull", "bear"])
 @pytest.mark.parametrize("text", [
-    "", "I am bullish, strength 7.", "LEAN: BULLISH", "STRENGTH: 7",
+    "", "I am bullish.", "LEAN: BULLISH", "STRENGTH: 7",
     "LEAN: UP STRENGTH: 7", "LEAN: BULLISH|BEARISH|NEUTRAL STRENGTH: <1-10>"])
 def test_an_opinion_without_its_line_names_the_role(role, text):
     with pytest.raises(VerdictError, match=rf"^{role}: .*LEAN") as info:
@@ -195,7 +195,7 @@ def test_parse_risk(text, level):
     assert (view.level, view.text) == (level, text)
 
 
-@pytest.mark.parametrize("text", ["", "HIGH RISK", "RISK: LOW|MEDIUM|HIGH",
+@pytest.mark.parametrize("text", ["", "HIGH ATR", "RISK: LOW|MEDIUM|HIGH",
                                   "LEAN: BULLISH STRENGTH: 8", "RISK: EXTREME"])
 def test_a_risk_view_without_its_line_is_an_error(text):
     with pytest.raises(VerdictError, match=r"^risk: .*RISK:"):

@@ -193,7 +193,8 @@ def test_eight_debates_on_one_connection_run_at_once(tmp_path):
 def test_stop_waits_for_the_answers_under_way_and_closes_only_its_connection(tmp_path):
     """Two DEBATEs and a STOP back to back: the two answers come first (their analysts together
     in the model server with a DEBATE of another connection), then the bye, then this
-    connection closes; the other connection goes on."""
+    connection closes; a PRICES sent after the STOP is answered as not served; the other
+    connection goes on."""
     gate = Gate(parties=9, timeout=20)
     with OpenAIStub() as stub:
         stub.handler = lambda r: StubResponse.answer(
@@ -205,14 +206,17 @@ def test_stop_waits_for_the_answers_under_way_and_closes_only_its_connection(tmp
                 for line in (f"DEBATE#a:EURUSD:{RISING}", f"DEBATE#b:USDJPY:{RISING}",
                              "STOP#bye", f"PRICES#late:EURUSD:{RISING}"):
                     ws.send(line)
-                first, second, bye = (json.loads(ws.recv(timeout=60)) for _ in range(3))
+                *served, bye = (json.loads(ws.recv(timeout=60)) for _ in range(4))
                 with pytest.raises(ConnectionClosed):
-                    ws.recv(timeout=20)  # the PRICES after the STOP is never answered
+                    ws.recv(timeout=20)
             assert json.loads(other.recv(timeout=60))["id"] == "o"
             other.send(f"PRICES#p:GOLD:{RISING}")
             after = json.loads(other.recv(timeout=60))
     assert gate.opened
-    assert sorted((first["id"], second["id"])) == ["a", "b"] and first["signal"] == "buy"
+    by_id = {answer["id"]: answer for answer in served}
+    assert sorted(by_id) == ["a", "b", "late"] and by_id["a"]["signal"] == "buy"
+    assert by_id["late"]["error"].startswith("the connection is closed: STOP was received")
+    assert (by_id["late"]["symbol"], by_id["late"]["signal"]) == ("EURUSD", "hold")
     assert bye == {"id": "bye", "ok": True, "bye": True}
     assert (after["id"], after["symbol"], after["signal"]) == ("p", "GOLD", "buy")
 
@@ -247,7 +251,7 @@ def test_the_rate_limit_and_the_budget_hold_for_requests_sent_at_once(tmp_path):
     with Running(SignalServer(SignalStore(tmp_path / "a"), rate=3)) as url:
         answers = send_all(url, *[f"PRICES#{i}:EURUSD:{RISING}" for i in range(4)])
     limited = [a["id"] for a in answers if "rate limit" in a.get("error", "")]
-    assert limited == ["3"] and sum("signal" in a for a in answers) == 3
+    assert limited == ["3"] and sum("error" not in a for a in answers) == 3
     with OpenAIStub() as stub:
         stub.handler = lambda r: StubResponse.answer(OPINIONS[role_of(r)])
         server = SignalServer(SignalStore(tmp_path / "b"), model_panel(stub), budget=Budget(5))
