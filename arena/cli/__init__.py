@@ -63,7 +63,7 @@ COMMANDS = (
     ("arena.cli.doors:entrant_app", "entrant",
      "outside entrants of the season (they play through arena mcp): add, list, revoke"),
     ("arena.cli.doors:mcp", "mcp",
-     "serve the season to outside agents over MCP (streamable HTTP, bearer keys)"),
+     "serve the season to outside agents over MCP (streamable HTTP, keys as bearer tokens or in X-Finchal-Key)"),
     ("arena.cli.doors:signal_server", "signal-server",
      "serve bull/bear/risk debates to trading terminals over a WebSocket"),
     ("arena.cli.doors:signal_marts", "signal-marts",

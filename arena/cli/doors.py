@@ -99,22 +99,27 @@ DailyCalls = Annotated[int, whole(1, MAX_DAILY_CALLS,
                                   f"model calls a UTC day at most (1 to {MAX_DAILY_CALLS:,})")]
 
 
-def mcp(*, host: str = "127.0.0.1", port: Port = 8765, lake: SeasonLake = None) -> int:
-    """Serve the season to outside agents over MCP (streamable HTTP, bearer keys from arena
-    entrant add), until Ctrl-C.
+def mcp(*, host: str = "127.0.0.1", port: Port = 8765, lake: SeasonLake = None,
+        key_header: str = "X-Finchal-Key") -> int:
+    """Serve the season to outside agents over MCP (streamable HTTP, keys from arena entrant
+    add as bearer tokens or in the key header), until Ctrl-C.
 
     Parameters
     ----------
     host
         address to listen on
+    key_header
+        the header a key may also come in, beside Authorization: Bearer (the one contest
+        clients of the FINCHAL style send)
     """
     from arena.app.handle import SeasonHandle
-    from arena.doors.mcp_server import PATH, serve
+    from arena.doors import mcp_server
 
+    header = mcp_server.key_header(key_header)  # refused before the lake is read
     handle = SeasonHandle.open(lake)
-    print(f"arena mcp: season {handle.id} at http://{host}:{port}{PATH} (streamable HTTP; "
-          "each entrant's key as a bearer token; Ctrl-C stops)")
-    serve(handle.lake.root, host=host, port=port)
+    print(f"arena mcp: season {handle.id} at http://{host}:{port}{mcp_server.PATH} (streamable "
+          f"HTTP; each entrant's key as a bearer token or in {header}; Ctrl-C stops)")
+    mcp_server.serve(handle.lake.root, host=host, port=port, header=header)
     return 0
 
 

@@ -4,7 +4,7 @@ Plain text (the llms.txt layout: a title, a one-line summary, then sections) say
 arena is, how to enter (the key an operator hands over, the header that carries it, the MCP
 endpoint), every tool the server registered with its arguments and description, and the
 rules' essentials - in English, then in the other languages the tool descriptions are
-written in (Polish, Chinese). The tools and the season's numbers are arguments, read from the
+written in (Polish, Chinese, Korean). The tools and the season's numbers are arguments, read from the
 running server and the season at each request, so the text never drifts from what is served;
 only the sentences around them live here.
 """
@@ -48,6 +48,7 @@ class Door:
     max_body_kib: int
     request_timeout: float  # seconds an HTTP request has to arrive whole
     eligible_share: float
+    key_header: str  # the header a key may come in beside the bearer token ("X-Finchal-Key")
 
 
 def client_config(endpoint: str, key: str = "<key>") -> dict[str, Any]:
@@ -94,7 +95,8 @@ TEXT: dict[str, dict[str, Any]] = {
             "Key: an operator of this arena registers you with `arena entrant add NAME` and "
             "hands you the key that command prints once (it starts with `arena_`). There is no "
             "sign-up and no OAuth.",
-            "Send the key with every request as the header `Authorization: Bearer <key>`. A "
+            "Send the key with every request as the header `Authorization: Bearer <key>`, or "
+            "as the header `{key_header}: <key>`: either works. A "
             "missing, wrong or revoked key gets HTTP 401; its JSON body says what to send. "
             "{metadata} (RFC 9728) says the same to a client: bearer keys in the header, no "
             "authorization server.",
@@ -139,9 +141,10 @@ TEXT: dict[str, dict[str, Any]] = {
             "Klucz: operator areny rejestruje cię poleceniem `arena entrant add NAZWA` i "
             "przekazuje ci klucz, który to polecenie wypisuje tylko raz (zaczyna się od "
             "`arena_`). Nie ma samodzielnej rejestracji ani OAuth.",
-            "Wysyłaj klucz z każdym żądaniem w nagłówku `Authorization: Bearer <klucz>`. Brak "
-            "klucza, błędny lub unieważniony klucz: HTTP 401, a treść odpowiedzi (JSON) mówi, "
-            "co wysłać.",
+            "Wysyłaj klucz z każdym żądaniem w nagłówku `Authorization: Bearer <klucz>` albo "
+            "w nagłówku `{key_header}: <klucz>`: oba działają. "
+            "Brak klucza, błędny lub unieważniony klucz: HTTP 401, a treść odpowiedzi (JSON) "
+            "mówi, co wysłać.",
             "Opisy narzędzi przychodzą w języku z nagłówka `Accept-Language` żądania: "
             "{languages}.",
             "Przykładowa konfiguracja klienta (JSON) jest w części angielskiej.",
@@ -184,7 +187,8 @@ TEXT: dict[str, dict[str, Any]] = {
             "MCP 端点：{endpoint}（streamable HTTP 传输）。",
             "密钥：竞技场的运营者用 `arena entrant add 名称` 为你注册，并把该命令仅显示一次的密钥"
             "交给你（以 `arena_` 开头）。没有自助注册，也没有 OAuth。",
-            "每个请求都要带上请求头 `Authorization: Bearer <密钥>`。缺少密钥、密钥错误或已被吊销时"
+            "每个请求都要带上请求头 `Authorization: Bearer <密钥>`，或请求头 `{key_header}: <密钥>`，"
+            "两者皆可。缺少密钥、密钥错误或已被吊销时"
             "返回 HTTP 401，响应正文（JSON）会说明应发送什么。",
             "工具描述的语言取决于请求头 `Accept-Language`：{languages}。",
             "客户端配置示例（JSON）见英文部分。",
@@ -212,6 +216,48 @@ TEXT: dict[str, dict[str, Any]] = {
         "over": "无，赛季已结束",
         "binding": "如有出入，以英文版为准。",
     },
+    "ko": {
+        "heading": "## 한국어",
+        "intro": "LLM 트레이딩 아레나(시즌 {season})에 외부 에이전트가 들어오는 입구입니다. 모델과 "
+                 "에이전트는 같은 규칙으로 같은 자산을 거래하며, 모든 결과는 같은 규칙으로 거래하는 "
+                 "무실력 플레이어들과 비교됩니다.",
+        "enter": "### 참가 방법",
+        "enter_lines": [
+            "MCP 엔드포인트: {endpoint} (streamable HTTP 전송).",
+            "키: 이 아레나의 운영자가 `arena entrant add 이름` 명령으로 당신을 등록하고, 그 "
+            "명령이 한 번만 출력하는 키(`arena_`로 시작)를 건네줍니다. 직접 가입하는 절차도 "
+            "OAuth도 없습니다.",
+            "모든 요청에 키를 `Authorization: Bearer <키>` 헤더나 `{key_header}: <키>` 헤더로 "
+            "보내세요. 둘 다 됩니다. 키가 없거나 틀리거나 "
+            "폐기되었으면 HTTP 401이 돌아오며, 응답 본문(JSON)이 무엇을 보내야 하는지 알려 줍니다.",
+            "도구 설명은 요청의 `Accept-Language` 헤더가 정하는 언어로 제공됩니다: {languages}.",
+            "클라이언트 설정 예시(JSON)는 영어 부분에 있습니다.",
+        ],
+        "config": None,
+        "tools": "### 도구",
+        "rules": "### 규칙 요약",
+        "rule_lines": [
+            "시즌 {season}: {start}부터 {days}일 동안 매일 {cycle_time}에 사이클이 한 번 "
+            "실행됩니다. 다음 사이클: {next_cycle}.",
+            "자산: {assets}. 모든 참가자는 {start_cash}로 시작하며, 체결될 때마다 명목 금액의 "
+            "{fee}를 수수료로 냅니다.",
+            "첫 제출로 시즌에 참가합니다. 제출은 서버가 받은 뒤 처음 오는 사이클에 적용되고, 그 "
+            "사이클에서는 그 전의 마지막 유효 제출이 실행됩니다. 제출이 없으면 보유를 유지합니다.",
+            "먼저 `rules`를 호출하세요: 전체 규칙, `submit_decision` 답변이 따라야 하는 결정 "
+            "계약, 거부 사유 코드, 자산별 운 상한을 알려 줍니다.",
+            "`score`는 무실력 플레이어 대비 당신의 수익률, 순위, 운 백분위(시장 방향 포함), "
+            "매칭 플레이어(당신의 포트폴리오를 무작위로 뽑은 자산에 적용한 것: 방향은 고정) 대비 "
+            "실력 백분위, 그리고 참가 자격(참가한 이후 사이클의 {eligible:.0%} 이상에서 유효한 "
+            "제출)을 알려 줍니다.",
+            "제한: 키마다 임의의 {window:g}초 동안 요청 {rate}개까지이며, 모든 MCP 메서드가 "
+            "계산됩니다(`tools/list` 포함). {max_body_kib} KiB를 넘는 요청 본문은 HTTP 413을 "
+            "받고, HTTP 요청은 {request_timeout:g}초 안에 모두 도착해야 합니다.",
+            "서버 시계가 모든 요청의 시각을 기록하며, 어떤 도구도 다른 참가자를 대신해 동작하지 "
+            "않습니다.",
+        ],
+        "over": "없음, 시즌이 끝났습니다",
+        "binding": "내용이 서로 다르면 영어판을 따릅니다.",
+    },
 }
 
 
@@ -220,7 +266,8 @@ def llms_txt(door: Door, tools: Sequence[ToolDoc], languages: Sequence[str]) -> 
     to enter, every tool of ``tools`` and the rules' essentials."""
     lines = [f"# LLM trading arena: season {door.season}", "",
              f"> An MCP server for outside agents. Enter with a key an operator gives you, "
-             f"sent as `{BEARER}` to {door.endpoint} (streamable HTTP).", ""]
+             f"sent as `{BEARER}` or `{door.key_header}: <key>` to {door.endpoint} "
+             f"(streamable HTTP).", ""]
     for lang in ["en", *(x for x in languages if x != "en")]:
         text = TEXT[lang]
         fields = {"season": door.season, "start": door.start, "days": door.days,
@@ -229,7 +276,8 @@ def llms_txt(door: Door, tools: Sequence[ToolDoc], languages: Sequence[str]) -> 
                   "endpoint": door.endpoint, "metadata": door.metadata, "rate": door.rate,
                   "window": door.window,
                   "max_body_kib": door.max_body_kib, "request_timeout": door.request_timeout,
-                  "eligible": door.eligible_share, "languages": ", ".join(languages)}
+                  "eligible": door.eligible_share, "languages": ", ".join(languages),
+                  "key_header": door.key_header}
         lines += [text["heading"], "", text["intro"].format(**fields), "", text["enter"], ""]
         lines += [f"- {line.format(**fields)}" for line in text["enter_lines"]]
         if text["config"]:

@@ -12,6 +12,7 @@ is an :class:`OutsideError` whose message says what to do instead.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,6 +207,9 @@ def own_submissions(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[s
             "last_answer": None if counts is None else counts.answer}
 
 
+_TRACK_WRITE = threading.Lock()
+
+
 def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, float],
                      now: pd.Timestamp) -> dict[str, object]:
     """Positions in [-1, +1] per asset for the single-asset track, held from the first bar
@@ -223,8 +227,14 @@ def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, flo
         kept[symbol] = float(np.clip(value, -1.0, 1.0))
         if kept[symbol] != value:
             clipped[symbol] = {"asked": value, "kept": kept[symbol]}
-    path = arena.lake.root / TRACK_DIR / entrant.name / f"{now.value:020d}.json"
-    write_text(path, json.dumps({"received_at": now.isoformat(), "positions": kept}))
+    with _TRACK_WRITE:  # two submissions stamped alike are two files, in the order received
+        folder = arena.lake.root / TRACK_DIR / entrant.name
+        path = folder / f"{now.value:020d}.json"
+        for k in range(1, 1000):
+            if not path.exists():
+                break
+            path = folder / f"{now.value:020d}_{k:03d}.json"  # sorts after the first
+        write_text(path, json.dumps({"received_at": now.isoformat(), "positions": kept}))
     return {"received_at": now.isoformat(), "positions": kept, "clipped": clipped,
             "note": "held from the first bar that closes at or after received_at; a symbol "
                     "left out keeps its position"}

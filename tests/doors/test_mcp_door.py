@@ -53,8 +53,13 @@ season = test_mcp_server.season  # the same live season and entrants (a fixture)
 SIGNATURES = {"rules": "rules()", "data": "data(symbol: string, interval: string, limit: "
               "integer = 200)", "submit_decision": "submit_decision(answer: string)",
               "submissions": "submissions()",
-              "submit_position": "submit_position(positions: object of number)",
-              "score": "score()"}
+              "submit_position": "submit_position(positions: object of number | null = null, "
+                                 "asset: string | null = null, position: number | null = null)",
+              "score": "score(asset: string | null = null)",
+              # the names contest clients of the FINCHAL style call them by (issue 45)
+              "get_rules": "get_rules()",
+              "get_data": 'get_data(asset: string, bars: integer = 200, interval: string = "1d")',
+              "check_score": "check_score(asset: string | null = null)"}
 
 
 def origin(url: str) -> str:
@@ -107,7 +112,7 @@ def test_llms_txt_tells_an_agent_without_a_key_how_to_enter(season):
                    "60 requests per key in any 60 s, every MCP method counted"):
         assert needed in page, needed
     sections = re.split(r"^## ", page, flags=re.M)[1:]
-    assert [s.splitlines()[0] for s in sections] == ["English", "Polski", "中文"]
+    assert [s.splitlines()[0] for s in sections] == ["English", "Polski", "中文", "한국어"]
     for lang, section in zip(LANGUAGES, sections, strict=True):
         for name, signature in SIGNATURES.items():  # every tool, in the section's language
             assert f"- `{signature}`: {DESCRIPTIONS[name][lang]}" in section, (lang, name)
@@ -117,6 +122,7 @@ def test_llms_txt_tells_an_agent_without_a_key_how_to_enter(season):
         assert f"{url}" in section and "arena entrant add" in section
     assert "`Authorization: Bearer <klucz>`" in sections[1]
     assert "`Authorization: Bearer <密钥>`" in sections[2]
+    assert "`Authorization: Bearer <키>`" in sections[3]
     assert json_block(page) == client_config(url)
 
 

@@ -239,7 +239,8 @@ def test_descriptions_follow_the_callers_language(season):
 
     async def scenario(url: str) -> None:
         for header, lang in (("pl-PL,pl;q=0.9,en;q=0.5", "pl"), ("zh-CN", "zh"), ("en", "en"),
-                             ("fr", "en"), (None, "en"), ("de,zh;q=0.3", "zh")):
+                             ("fr", "en"), (None, "en"), ("de,zh;q=0.3", "zh"),
+                             ("ko-KR,ko;q=0.9,en;q=0.8", "ko")):
             async with session(url, keys["bob"], header) as bob:
                 tools = {t.name: t for t in (await bob.list_tools()).tools}
                 assert set(tools) == set(DESCRIPTIONS)
@@ -249,6 +250,7 @@ def test_descriptions_follow_the_callers_language(season):
     with Served(app(lake, now=Clock(MON))) as url:
         run(lambda: scenario(url))
     assert language("pl;q=0, zh;q=0.1") == "zh" and language("xx") == "en"
+    assert language("en;q=0.5, ko") == "ko"
 
 
 def test_bad_input_gets_a_clear_error_and_hurts_no_one(season):

@@ -30,6 +30,7 @@ from arena.pipeline.outside import (
     track_series,
 )
 from arena.pipeline.season_config import load_season, season_contestants
+from arena.pipeline.season_tables.tracks import entrant_track
 from tests.conftest import ts
 from tests.market_lakes import season_lake
 
@@ -158,6 +159,18 @@ def test_the_single_asset_track_holds_positions_from_the_next_close(arena):
     # the window: the season from its first cycle to the latest one (Tuesday's), 24 bars
     assert (eth["from"], eth["to"], eth["bars"]) == (MON.isoformat(), TUE.isoformat(), 24)
     assert 0.0 <= eth["luck_percentile"] <= 1.0 and eth["turnover"] == pytest.approx(2.0)
+
+
+def test_two_positions_stamped_alike_are_both_kept_in_the_order_received(arena):
+    """One call per asset (the contest documents' client) can arrive within one clock tick:
+    the second submission used to replace the first's file, losing its asset."""
+    entrant, _ = add_entrant(arena.lake, arena.season, "outside-one", MON)
+    at = ts("2025-11-24 10:30")
+    submit_positions(arena, entrant, {"ETH": 0.5}, at)
+    submit_positions(arena, entrant, {"BTC": -0.25}, at)
+    submit_positions(arena, entrant, {"ETH": 1.0}, at)
+    assert entrant_track(arena.lake, "outside-one") == [
+        (at, {"ETH": 0.5}), (at, {"BTC": -0.25}), (at, {"ETH": 1.0})]
 
 
 def test_a_track_position_counts_from_the_first_close_after_it_arrives():
