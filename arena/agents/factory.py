@@ -21,7 +21,8 @@ def build_contestant(spec: ContestantSpec, *, env: Mapping[str, str] | None = No
     """The contestant object of a runnable roster entry (an outside entrant plays from the
     inbox of the season's lake at ``lake_root``)."""
     if spec.kind == "house":
-        return HouseContestant(spec.name, spec.strategy or "", params=spec.strategy_params)
+        return HouseContestant(spec.name, spec.strategy or "", params=spec.strategy_params,
+                               role=spec.role)
     if spec.kind == "llm":
         return LLMContestant(spec, env=env)
     if spec.kind == "debate":

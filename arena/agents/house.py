@@ -42,12 +42,22 @@ Two entries of one strategy with different parameters are two contestants. Their
 tell them apart: the model label is ``house/<strategy>``, followed by the parameters that differ
 from their defaults (:func:`house_label`: ``house/momentum(entry_lookback=10,size_pct=25)``).
 
+**Rulers and contestants.** A house rule at its defaults is one of the arena's own rules: a
+**ruler**, the yardstick the contestants are read against, never ranked. An entry that changes a
+parameter is someone's own strategy (a researcher's "momentum-fast"), and an entry marked
+``role: contestant`` in the roster asks to compete: both play as **contestants**, ranked and
+tested like any model (:func:`house_role`). The decision is recorded in the call records' label,
+so a season's ledger and marts read it back without the roster (:func:`label_role`): a ruler's
+label is exactly ``house/<strategy>`` (:data:`RULER_LABEL`); a variant's names its parameters,
+and a default entry marked a contestant is labelled ``house/<strategy>(role=contestant)``.
+
 A repair follow-up (rare: house answers are valid by construction) is answered with holds only.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 import zlib
 from collections.abc import Callable, Mapping
@@ -78,6 +88,14 @@ _RETURNS_TEXT = ", ".join(LOOKBACKS.values())
 SIZE_PCT = (max(ARENA_RULES.equity_percent[0], ARENA_RULES.min_open_share * 100),
             ARENA_RULES.equity_percent[1])
 STOP_PCT = (0.1, 99.0)  # a long's level strictly between zero and the entry price
+
+# -- roles ---------------------------------------------------------------------------------------
+
+CONTESTANT, RULER = "contestant", "ruler"
+ROLES = (CONTESTANT, RULER)  # the order of the bands: contestants first
+# A ruler's call label, whole: house/<strategy> and nothing after it (a regular expression that
+# Python's re.fullmatch and DuckDB's regexp_full_match read alike: the leaderboard mart uses it).
+RULER_LABEL = "house/[a-z_]+"
 
 
 def _number(value: float) -> float:
@@ -267,14 +285,38 @@ def house_params(strategy: str, given: object = None) -> HouseParams | None:
                                           for e in exc.errors(include_url=False)]) from None
 
 
-def house_label(strategy: str, params: HouseParams | None) -> str:
+def changed_params(params: HouseParams | None) -> dict[str, Any]:
+    """The parameters that differ from their defaults, in their declared order."""
+    return {} if params is None else params.model_dump(exclude_defaults=True)
+
+
+def house_role(params: HouseParams | None, role: str | None = None) -> str:
+    """The role a house entry plays: a ruler when it is the arena's own rule - every parameter at
+    its default - and not marked ``role: contestant``; a contestant otherwise."""
+    if role not in (None, *ROLES):
+        raise ValueError(f"unknown role {role!r} (expected {' or '.join(ROLES)})")
+    return CONTESTANT if role == CONTESTANT or changed_params(params) else RULER
+
+
+def house_label(strategy: str, params: HouseParams | None, role: str | None = None) -> str:
     """The model label of a house agent's call records: ``house/<strategy>``, followed by the
     parameters that differ from their defaults, in their declared order
-    (``house/momentum(entry_lookback=10,size_pct=25)``), so two variants are told apart."""
-    changed = {} if params is None else params.model_dump(exclude_defaults=True)
+    (``house/momentum(entry_lookback=10,size_pct=25)``), so two variants are told apart; a
+    default entry marked ``role: contestant`` is ``house/<strategy>(role=contestant)``, so its
+    records tell its role (:func:`label_role`)."""
+    changed = changed_params(params)
+    if not changed and house_role(params, role) == CONTESTANT:
+        changed = {"role": CONTESTANT}
     if not changed:
         return f"house/{strategy}"
     return f"house/{strategy}({','.join(f'{k}={_number(v)}' for k, v in changed.items())})"
+
+
+def label_role(model: object) -> str:
+    """The role a recorded call's model label tells: a ruler's is exactly ``house/<strategy>``
+    (:data:`RULER_LABEL`); every other label - a house variant's, a model's, an agent's, an
+    entrant's - is a contestant's."""
+    return RULER if re.fullmatch(RULER_LABEL, str(model)) else CONTESTANT
 
 
 # -- strategies ----------------------------------------------------------------------------------
@@ -431,16 +473,19 @@ def random_contestant_answer(table: list[Row], book: Mapping[str, Any],
 class HouseContestant:
     """A roster contestant of kind ``house``: ``strategy`` picks the rule, ``params`` tunes it
     (a mapping as a roster entry's ``strategy_params`` gives it, or the strategy's
-    :class:`HouseParams`; ``None``: every default). Bad parameters raise
+    :class:`HouseParams`; ``None``: every default), ``role`` is the roster's ``role:`` (None:
+    not given); its role is :func:`house_role`'s. Bad parameters raise
     :class:`HouseParamsError`."""
 
     kind = "house"
 
     def __init__(self, name: str, strategy: str, *, seed: int = 0,
-                 params: HouseParams | Mapping[str, Any] | None = None) -> None:
+                 params: HouseParams | Mapping[str, Any] | None = None,
+                 role: str | None = None) -> None:
         self.name, self.strategy, self.seed = name, strategy, seed
         self.params = house_params(strategy, params)
-        self.label = house_label(strategy, self.params)
+        self.role = house_role(self.params, role)
+        self.label = house_label(strategy, self.params, role)
 
     def __repr__(self) -> str:
         return f"HouseContestant({self.name!r}, {self.label!r})"

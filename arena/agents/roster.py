@@ -21,6 +21,14 @@ Each contestant has a unique kebab-case ``name`` and a ``kind`` (SPEC §6):
   season's inbox, and it joins the season's roster copy with its first submission
   (:mod:`arena.pipeline.entrants`); a shipped roster has none.
 
+**Role.** Every contestant is ranked among the others, except the arena's own rules: a
+``house`` entry at its defaults plays as a **ruler** (the yardstick, shown apart, never ranked).
+A house entry that changes a parameter is a strategy of its own and plays as a contestant, and
+``role: contestant`` makes a default house entry one too; ``role: ruler`` is accepted only where
+it is already true (a house entry at its defaults). Any other value is refused at load. The
+decision is :attr:`ContestantSpec.plays_as` (:func:`arena.agents.house.house_role`), the one the
+reports and marts read back from the recorded calls.
+
 **Replicates.** A model entry may ask for ``replicates: N`` (2 to 20) instances of its model, to
 tell a model's skill from one lucky draw of its sampling: the entry expands at load into N
 contestants ``<name>-r1`` .. ``<name>-rN``, each carrying ``replicate_of: <name>`` and its own
@@ -67,7 +75,17 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from arena.agents.house import PARAMETERS, HouseParams, HouseParamsError, house_params
+from arena.agents.house import (
+    CONTESTANT,
+    PARAMETERS,
+    ROLES,
+    RULER,
+    HouseParams,
+    HouseParamsError,
+    changed_params,
+    house_params,
+    house_role,
+)
 from arena.core.errors import UnusableInput
 from arena.core.resources import MODELS
 
@@ -181,6 +199,17 @@ class ContestantSpec(_Frozen):
     ledger_source: str | None = None
     # the model entry this contestant is an instance of (``replicates: N`` expanded it)
     replicate_of: str | None = None
+    # the role the entry asks for (None: its kind's and parameters' own; see plays_as)
+    role: str | None = None
+
+    @field_validator("role", mode="before")
+    @classmethod
+    def _role(cls, value: object) -> object:
+        if value is not None and value not in ROLES:
+            raise ValueError(f"must be {' or '.join(ROLES)}, not {value!r}: a contestant is "
+                             "ranked; a ruler is one of the arena's own rules at its defaults "
+                             "(a house entry without strategy_params)")
+        return value
 
     @field_validator("name")
     @classmethod
@@ -259,11 +288,32 @@ class ContestantSpec(_Frozen):
         if self.kind == "house" and self.strategy not in HOUSE_STRATEGIES:
             raise ValueError(f"strategy: unknown house strategy {self.strategy!r} "
                              f"(known: {', '.join(sorted(HOUSE_STRATEGIES))})")
+        if self.role == RULER and self.plays_as != RULER:
+            raise ValueError(self._not_a_ruler())
         if self.replicate_of is not None and not _is_instance_name(self.name, self.replicate_of):
             raise ValueError(f"replicate_of: an instance of {self.replicate_of!r} is named "
                              f"{self.replicate_of}-r<k> (k from 1 to {MAX_REPLICATES}), "
                              f"not {self.name!r}")
         return self
+
+    def _not_a_ruler(self) -> str:
+        """Why ``role: ruler`` is refused: the entry is not one of the arena's own rules at
+        its defaults."""
+        if self.kind != "house":
+            return (f"role: ruler is only for the arena's own rules (kind house at its "
+                    f"defaults); an entry of kind {self.kind} plays as a contestant: remove role")
+        changed = ", ".join(changed_params(self.strategy_params))
+        return (f"role: ruler is only for a house rule at its defaults; this entry changes "
+                f"{changed}, so it is a strategy of its own and plays as a contestant: remove "
+                "role, or strategy_params to play the arena's rule")
+
+    @property
+    def plays_as(self) -> str:
+        """``ruler`` or ``contestant``: the role this entry plays in the season (see the
+        module docstring); the one decision every report, mart and status reads."""
+        if self.kind != "house":
+            return CONTESTANT
+        return house_role(self.strategy_params, self.role)
 
     @property
     def uses_model(self) -> bool:

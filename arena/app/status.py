@@ -13,7 +13,7 @@ from __future__ import annotations
 from arena.app.effects import INLINE, Effects
 from arena.app.handle import SeasonHandle
 from arena.pipeline.live.status import SeasonStatus, season_status
-from arena.reporting.roles import RULER, role_of_kind
+from arena.reporting.roles import RULER, role_of
 
 
 def status(handle: SeasonHandle, effects: Effects = INLINE) -> SeasonStatus:
@@ -21,4 +21,4 @@ def status(handle: SeasonHandle, effects: Effects = INLINE) -> SeasonStatus:
     roster = handle.roster()
     return season_status(handle.lake, handle.config, roster.names, effects.clock(),
                          ledger=handle.ledger, attempts=handle.attempts,
-                         rulers={s.name for s in roster if role_of_kind(s.kind) == RULER})
+                         rulers={s.name for s in roster if role_of(s) == RULER})

@@ -15,6 +15,12 @@ How candles are shown is the season's candle layout (:data:`CANDLE_LAYOUTS`):
 * ``close`` (a smaller prompt): each series is one line: the open date of its first bar, the
   highest high and lowest low of the bars shown, then their closes.
 
+How many candles each interval shows is :data:`~arena.market.types.DEPTH` (26 weekly, 30 daily,
+24 four-hour), and the prompt states those numbers from it (:func:`candle_depths`). Each
+benchmark carries a trend line read from what its block already shows (:func:`trend_line`): its
+price against the average of the daily closes shown, and its 4-week change over the weekly
+closes shown - no indicator the prompt does not already give.
+
 A bar's prices are the lake's rounded to the asset's decimals; its volume the lake's in the
 named unit, rounded to a whole number (``tests/market/test_candle_layouts.py`` reads every row
 of a prompt back against the lake).
@@ -28,7 +34,7 @@ from typing import Any
 
 from arena.engine.rules import Rules
 from arena.market.prompts import Prompts
-from arena.market.types import AssetDetail, Candle, MarketData, stale_marker
+from arena.market.types import DEPTH, AssetDetail, Candle, MarketData, stale_marker
 
 OHLCV, CLOSE = "ohlcv", "close"
 CANDLE_LAYOUTS = (OHLCV, CLOSE)  # a season's choice: SeasonConfig.candles
@@ -38,6 +44,9 @@ NA = "NA"
 # a volume unit of the ohlcv layout: its size and the word its series line uses
 VOLUME_UNITS = ((1e12, "trillions"), (1e9, "billions"), (1e6, "millions"), (1e3, "thousands"),
                 (1.0, "units"))
+INTERVAL_WORDS = {"1w": "weekly", "1d": "daily", "4h": "four-hour"}
+TREND_WEEKS = 4  # a benchmark's trend: the change over this many weekly closes
+UP, DOWN, MIXED = "up", "down", "mixed"
 
 
 def check_layout(layout: str) -> str:
@@ -259,8 +268,70 @@ def screen_note(market: MarketData) -> str:
     return note
 
 
+def candle_depths() -> str:
+    """The candles each asset shows, in words, from :data:`DEPTH`: ``26 weekly (1w), 30 daily
+    (1d) and 24 four-hour (4h)``."""
+    parts = [f"{DEPTH[iv]} {INTERVAL_WORDS[iv]} ({iv})" for iv in CANDLE_INTERVALS]
+    return f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def trend_figures(d: AssetDetail) -> tuple[float | None, float | None]:
+    """A benchmark's two trend figures, fractions read from its block: its price against the
+    average of the daily closes shown, and its last weekly close against the one
+    :data:`TREND_WEEKS` weekly candles earlier (None where the block lacks them)."""
+    closes = [c.close for c in d.daily]
+    versus_average = None
+    if d.price is not None and closes:
+        versus_average = d.price / (sum(closes) / len(closes)) - 1.0
+    weekly = d.weekly
+    change = None if len(weekly) <= TREND_WEEKS else \
+        weekly[-1].close / weekly[-1 - TREND_WEEKS].close - 1.0
+    return versus_average, change
+
+
+def trend_direction(versus_average: float | None, change: float | None) -> str:
+    """``up`` when the price is above its daily average and the 4-week change positive,
+    ``down`` when both are below zero, ``mixed`` otherwise; NA without both figures."""
+    if versus_average is None or change is None:
+        return NA
+    if versus_average > 0 and change > 0:
+        return UP
+    if versus_average < 0 and change < 0:
+        return DOWN
+    return MIXED
+
+
+def _percent_text(x: float | None) -> str:
+    return NA if x is None else f"{fmt_pct(x)}%"
+
+
+def trend_line(d: AssetDetail) -> str:
+    """A benchmark's trend in one line, in the prompt's own terms (:func:`trend_figures`)."""
+    versus_average, change = trend_figures(d)
+    pct = _percent_text
+    return (f"trend {trend_direction(versus_average, change)}: price {pct(versus_average)} "
+            f"against the average of its {len(d.daily)} daily closes shown; "
+            f"{TREND_WEEKS}-week change {pct(change)} (last weekly close against the one "
+            f"{TREND_WEEKS} weeks earlier)")
+
+
+def trend_note() -> str:
+    """What the investor template says of the benchmarks' trend lines."""
+    return (f"Each benchmark's trend line reads its own candles: the price against the average "
+            f"of its daily closes shown, and its {TREND_WEEKS}-week change (the last weekly "
+            f"close against the one {TREND_WEEKS} weekly candles earlier). The trend is {UP} when "
+            f"both are positive, {DOWN} when both are negative, {MIXED} otherwise.")
+
+
+def benchmark_block(d: AssetDetail, layout: str | Mapping[str, str] = DEFAULT_LAYOUT,
+                    stale_since: str | None = None) -> str:
+    """A benchmark's block: :func:`asset_block` with its trend line under the summary line."""
+    head, _, candles = asset_block(d, layout, stale_since).partition("\n")
+    return "\n".join((head, trend_line(d), candles))
+
+
 def benchmarks_section(market: MarketData, layout: str = DEFAULT_LAYOUT) -> str:
-    return "\n\n".join(asset_block(b, layout, market.stale.get(b.symbol))
+    return "\n\n".join(benchmark_block(b, layout, market.stale.get(b.symbol))
                        for b in market.benchmarks)
 
 
@@ -313,7 +384,8 @@ def sections(market: MarketData, snapshot: Mapping[str, Any], rules: Rules,
     return {"header": header(market), "rules": prompts.render("rules", **numbers).strip(),
             "contract": prompts.render("contract", **numbers).strip(),
             "universe_table": universe_table(market), "screen_note": screen_note(market),
-            "candle_layout": candle_layout_note(candles),
+            "candle_layout": candle_layout_note(candles), "candle_depths": candle_depths(),
+            "trend_note": trend_note(),
             "candles": candles_section(market, candles),
             "benchmarks": benchmarks_section(market, candles),
             "portfolio": portfolio_section(snapshot)}

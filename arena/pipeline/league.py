@@ -43,7 +43,7 @@ from arena.pipeline.season_config import (
     season_roster,
 )
 from arena.pipeline.season_files import SEASON_DIR
-from arena.reporting.roles import CONTESTANT, RULER, role_of_kind
+from arena.reporting.roles import CONTESTANT, RULER, role_of
 
 LEAGUE_DB = "league.duckdb"
 MARTS_DIR = "marts"
@@ -118,7 +118,7 @@ def _people(lake: Lake, published: bool) -> tuple[tuple[str, ...], tuple[str, ..
         roles = board["role"] if "role" in board else pd.Series(CONTESTANT, index=board.index)
         names = list(zip(board["contestant"], roles, strict=True))
     else:
-        names = [(s.name, role_of_kind(s.kind)) for s in season_roster(lake)]
+        names = [(s.name, role_of(s)) for s in season_roster(lake)]
     return (tuple(sorted(n for n, r in names if r != RULER)),
             tuple(sorted(n for n, r in names if r == RULER)))
 

@@ -244,3 +244,41 @@ def test_spec_defaults():
     spec = ContestantSpec(name="x", kind="llm", model="openai/x", api_key_env="K")
     assert spec.params.num_retries == 2 and spec.params.temperature is None
     assert spec.prices is None and not spec.is_local
+
+
+# -- role ------------------------------------------------------------------------------------------
+
+def test_a_house_variant_or_a_marked_house_entry_plays_as_a_contestant():
+    roster = parse_roster(roster_text("""\
+- {name: momentum, kind: house, strategy: momentum}
+- {name: momentum-fast, kind: house, strategy: momentum, strategy_params: {entry_lookback: 10}}
+- {name: random-entered, kind: house, strategy: random, role: contestant}
+- {name: equal-weight, kind: house, strategy: equal_weight, role: ruler}
+- {name: gpt-mini, kind: llm, model: openai/gpt-4o-mini, api_key_env: K, role: contestant}
+"""))
+    assert {s.name: s.plays_as for s in roster} == {
+        "momentum": "ruler", "momentum-fast": "contestant", "random-entered": "contestant",
+        "equal-weight": "ruler", "gpt-mini": "contestant"}
+    # the role is kept in a season's roster copy only where the entry gave it
+    assert "role" not in roster["momentum"].model_dump(exclude_defaults=True)
+    assert roster["random-entered"].model_dump(exclude_defaults=True)["role"] == "contestant"
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("- {name: a, kind: house, strategy: momentum, role: judge}",
+     "test.yaml: contestant 'a' (#1): role: must be contestant or ruler, not 'judge': a "
+     "contestant is ranked; a ruler is one of the arena's own rules at its defaults"),
+    ("- {name: a, kind: house, strategy: momentum, role: Contestant}",
+     "'a' (#1): role: must be contestant or ruler, not 'Contestant'"),
+    ("- {name: a, kind: house, strategy: momentum, role: 1}",
+     "'a' (#1): role: must be contestant or ruler, not 1"),
+    ("- {name: a, kind: house, strategy: momentum, role: ruler, "
+     "strategy_params: {entry_lookback: 10, size_pct: 15}}",
+     "'a' (#1): role: ruler is only for a house rule at its defaults; this entry changes "
+     "entry_lookback, size_pct, so it is a strategy of its own and plays as a contestant"),
+    ("- {name: a, kind: llm, model: openai/x, api_key_env: K, role: ruler}",
+     "'a' (#1): role: ruler is only for the arena's own rules (kind house at its defaults); an "
+     "entry of kind llm plays as a contestant: remove role"),
+])
+def test_a_role_the_entry_cannot_play_is_refused(body, expected):
+    assert expected in problems_of(roster_text(body))

@@ -29,8 +29,9 @@ from arena.market.asof import cycle_prices
 from tests.agents.openai_stub import OpenAIStub, RecordedRequest, StubResponse
 from tests.market_lakes import market_lakes
 
-# rulers: momentum and churn (a momentum variant on the 1-day return that closes its longs at
-# the next cycle: round trips, won and lost, in a two-day season); the contestants mirror them
+# the ruler: momentum at its defaults; churn, a momentum variant on the 1-day return that closes
+# its longs at the next cycle (round trips, won and lost, in a two-day season), is a strategy of
+# its own, so a contestant; the reverses mirror both
 ROSTER = ("contestants:\n"
           "  - {name: momentum, kind: house, strategy: momentum}\n"
           "  - {name: churn, kind: house, strategy: momentum, strategy_params: {entry_lookback: 1,"
@@ -156,8 +157,8 @@ def test_league_status_lists_the_seasons(league, capsys):
     before = said["open"]["seasons"]
     assert [(s["season"], s["state"], s["cycles"], s["published"]) for s in before] == [
         (FIRST, "open", 2, False)]
-    assert before[0]["contestants"] == ["anti-churn", "anti-momentum", "holder", "oracle"]
-    assert before[0]["rulers"] == ["churn", "momentum"]
+    assert before[0]["contestants"] == ["anti-churn", "anti-momentum", "churn", "holder", "oracle"]
+    assert before[0]["rulers"] == ["momentum"]
     seasons = _status(root)["seasons"]
     assert [(s["season"], s["state"], s["cycles"], s["published"], s["counted"], s["after"])
             for s in seasons] == [(FIRST, "closed", 2, True, True, "first"),
@@ -188,7 +189,7 @@ def test_league_publish_builds_totals_equal_to_a_hand_computation(league):
     assert said["published"]["counted"] == [FIRST, SECOND]
     marts = root / "marts"
     assert {p.stem for p in marts.glob("*.parquet")} == {
-        "league_seasons", "league_results", "league_totals", "league_verdict"}
+        "league_archive", "league_seasons", "league_results", "league_totals", "league_verdict"}
     assert (root / "league.duckdb").is_file()
     boards, trades = _hand_totals(root)
     names = sorted(boards["contestant"].unique())
@@ -221,6 +222,8 @@ def test_league_publish_builds_totals_equal_to_a_hand_computation(league):
         assert row["median_return"] == pytest.approx(sum(returns) / 2, abs=1e-12)
         assert row["chained_return"] == pytest.approx(
             (1 + returns[0]) * (1 + returns[1]) - 1, abs=1e-12)
+        assert row["positive_seasons"] == sum(r > 0 for r in returns)
+        assert row["positive_share"] == sum(r > 0 for r in returns) / 2
         assert row["role"] == mine["role"].iloc[-1]
     assert totals.loc["churn", "round_trips"] >= 2  # a round trip closed in each season
     assert 0 < totals.loc["churn", "profitable_round_trips"] < totals.loc["churn", "round_trips"]
@@ -266,9 +269,10 @@ def test_the_league_verdict_is_the_hand_computed_stouffer(league, capsys):
         assert (row["seasons"], row["seasons_without_positions"], row["instances"],
                 row["players"]) == (2, 0, 1, n)
         assert row["role"] == mine["role"].iloc[-1]
-        family = 4 if row["role"] == "contestant" else 2
+        family = 5 if row["role"] == "contestant" else 1
         assert row["family_size"] == family
-        assert row["in_words"].startswith(f"With 2 seasons tested among {family}")
+        among = f"among {family}" if family > 1 else "alone"  # the one ruler is its own family
+        assert row["in_words"].startswith(f"With 2 seasons tested {among}")
     for role in ("contestant", "ruler"):
         band = verdict[verdict["role"] == role].sort_values("p_value")
         m, holm, running = len(band), [], 0.0

@@ -197,29 +197,35 @@ def test_the_report_of_house_rules_only_says_there_is_no_contestant():
         in _text(html, "contestants")
 
 
-def test_a_house_rule_is_a_ruler_by_its_kind_and_by_its_recorded_calls():
-    """The two ways the role is told agree: the roster's kind, and the model label a house
-    rule's calls are recorded under (which the leaderboard mart reads the same way); every other
-    kind, and a contestant without any call, is a contestant."""
+def test_a_house_rule_is_a_ruler_by_its_entry_and_by_its_recorded_calls():
+    """The two ways the role is told agree: the roster entry's own decision, and the model label
+    a ruler's calls are recorded under (which the leaderboard mart reads with the same pattern);
+    every other kind, and a contestant without any call, is a contestant
+    (``tests/reporting/test_roles.py`` holds the house variants and ``role:``)."""
     from arena.agents.factory import build_contestant
     from arena.agents.house import house_label
-    from arena.agents.roster import HOUSE_STRATEGIES, load_roster
+    from arena.agents.roster import HOUSE_STRATEGIES, load_roster, parse_roster
     from arena.core.resources import DBT_PROJECT
     from arena.reporting.roles import (
         CONTESTANT,
         RULER,
-        RULER_CALLS,
+        RULER_LABEL,
+        role_of,
         role_of_calls,
         role_of_kind,
     )
 
-    shipped = [build_contestant(spec) for spec in load_roster() if spec.kind == "house"]
-    assert shipped and {role_of_kind(c.kind) for c in shipped} == {RULER}
-    assert {role_of_calls([c.label]) for c in shipped} == {RULER}
+    shipped = [spec for spec in load_roster() if spec.kind == "house"]
+    assert shipped and {role_of(spec) for spec in shipped} == {RULER}
+    assert {role_of_kind(spec.kind) for spec in shipped} == {RULER}
+    assert {role_of_calls([build_contestant(spec).label]) for spec in shipped} == {RULER}
     assert {role_of_calls([house_label(s, None)]) for s in HOUSE_STRATEGIES} == {RULER}
     for kind in ("llm", "debate", "researcher", "reverse", "replay", "entrant"):
         assert role_of_kind(kind) == CONTESTANT
+    others = parse_roster("contestants:\n  - {name: m, kind: llm, model: openai/x, "
+                          "api_key_env: K}\n  - {name: r, kind: reverse, mirror_of: m}\n")
+    assert {role_of(spec) for spec in others} == {CONTESTANT}
     for models in (["openai/gpt-4o-mini"], ["reverse/worst"], ["replay/x"], ["entrant/inbox"], []):
         assert role_of_calls(models) == CONTESTANT
     sql = (DBT_PROJECT / "models" / "marts" / "leaderboard.sql").read_text(encoding="utf-8")
-    assert f"bool_or(starts_with(model, '{RULER_CALLS}')) as house_rule" in sql
+    assert f"bool_or(regexp_full_match(model, '{RULER_LABEL}')) as house_rule" in sql

@@ -4,8 +4,9 @@
 -- direction), the place among its own matched players (the skill percentile: its book with the
 -- assets relabelled at random, so direction and exposure are held fixed), and what the model
 -- calls cost. Fractions, not percent.
--- role tells a contestant (a model, an agent built on one, an outside entrant) from a ruler (a
--- house rule: the yardstick, played beside them under the same rules): the contestants are
+-- role tells a contestant (a model, an agent built on one, an outside entrant, a house strategy
+-- with changed parameters or marked role: contestant) from a ruler (one of the arena's own rules
+-- at its defaults: the yardstick, played beside them under the same rules): the contestants are
 -- placed among themselves, 1..n; a ruler keeps its row and has no place (arena/reporting/roles.py).
 -- market says whose prices the season was played on: SYNTHETIC (the embedded default's
 -- invented prices) or the real provider's name, as arena/pipeline/season_tables.py labels the season.
@@ -126,8 +127,9 @@ costs as (
            cast(sum(tokens_out) as bigint) as tokens_out,
            count(*) filter (where model <> 'entrant/inbox') as calls,
            bool_or(model = 'entrant/inbox') as outside_entrant,
-           -- a house rule records each answer as a call of model house/<strategy>
-           bool_or(starts_with(model, 'house/')) as house_rule,
+           -- a ruler records each answer as a call of model house/<strategy>, exactly (a house
+           -- variant's label names its parameters: house/momentum(entry_lookback=10), a contestant)
+           bool_or(regexp_full_match(model, 'house/[a-z_]+')) as house_rule,
            -- an instance of a replicated model entry names it in every call (older records: null)
            max(replicate_of) as replicate_of
     from {{ ref('stg_ledger__calls') }}
