@@ -46,6 +46,7 @@ LEAGUE: tuple[Mart, ...] = (
     Mart("league_results", "season, contestant"),
     Mart("league_totals", "contestant", pages=True),
     Mart("league_verdict", "model", pages=True),
+    Mart("league_archive", "league (one row: its headline figures)"),
 )
 
 SEASON_MARTS: tuple[str, ...] = tuple(m.name for m in SEASON)  # published, and served by the API

@@ -15,7 +15,10 @@ skill across them.
    ``replicate_of`` (published before replicates) reads as one instance per contestant.
 2. **Build**: ``dbt build --select tag:league`` (the models of ``dbt_project/models/league/``,
    excluded from a season's own build), with the league's folder as the lake
-   (:func:`arena.pipeline.warehouse.dbt_args`: dbt's files in ``<league>/dbt/``).
+   (:func:`arena.pipeline.warehouse.dbt_args`: dbt's files in ``<league>/dbt/``): the seasons,
+   the results per season and contestant, the totals per contestant, the verdict, and the
+   archive's headline figures (``league_archive``: seasons, contestants, trades - round trips,
+   from the gathered round trips -, and the share of seasons the contestants ended positive).
 3. **Publish** (:func:`publish_league`): ``<league>/league.duckdb`` (a copy, swapped in; the
    marts in its schema ``marts``: ``select * from marts.league_verdict``) and
    ``<league>/marts/<mart>.parquet`` (the folder swapped whole), as a season's marts are.

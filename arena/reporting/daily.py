@@ -1,6 +1,12 @@
-"""The daily report (Markdown, and an HTML page of it beside): standings, who leads and lags and why, key trades, quotes from
+"""The daily report (Markdown, and an HTML page of it beside): the day in words, standings, who leads and lags and why, key trades, quotes from
 the reasoning and the market's context, written right after a cycle from the ledger itself, so it
 exists before any mart is built (the Prefect flow also publishes it as a markdown artifact).
+
+The day in words comes first: a short paragraph per contestant - what it did (opened, added to,
+closed or held what, how big, at what price; what the engine rejected; what the invalidation
+monitor closed before the cycle), why in its own words (its reasoning, cut at a sentence) and how
+its equity moved - and the rulers together in one sentence. It is built from the ledger's records
+alone, the same words for the same records: no model is called to write it.
 
 The standings rank the contestants; the house rules follow under their own heading as rulers,
 not ranked (:mod:`arena.reporting.roles`: told by each one's recorded calls, as the leaderboard
@@ -14,7 +20,9 @@ is shown, and listed with its holders: such a position is valued at its last pri
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
@@ -35,7 +43,7 @@ from arena.data.lake import Lake, write_text
 from arena.data.providers import is_synthetic, provider_note
 from arena.engine.contract import parse_answer
 from arena.engine.portfolio import Portfolio
-from arena.ledger.records import ANSWER, MONITOR_SCHEMAS, SCHEMAS, RecordKey
+from arena.ledger.records import ANSWER, MONITOR_SCHEMAS, REPAIR, SCHEMAS, RecordKey
 from arena.ledger.store import Ledger
 from arena.market.asof import Providers, cycle_prices, price_intervals, provider_of, stale_prices
 from arena.market.briefing import market_damage
@@ -44,6 +52,9 @@ from arena.reporting.layout import render
 from arena.reporting.roles import CONTESTANT, RULER, recorded_role
 
 DAILY_DIR = Path("reports") / "daily"  # under the lake root
+EXCERPT_CHARS = 200  # the longest excerpt of a contestant's reasoning in the day in words
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>&!|~#])")  # what could start markup inline
 
 
 @dataclass(frozen=True)
@@ -186,7 +197,9 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
     if not standings:
         return "\n".join([*lines, "No contestant has a record at this cycle."])
     rivals = [s for s in standings if s.role == CONTESTANT]
-    lines += _standings_section(standings, rivals, records, at)
+    auto = _automatic_closes(ledger, at)
+    lines += _day_in_words(ledger, standings, auto, at)
+    lines += ["", *_standings_section(standings, rivals, records, at)]
     damaged = market_damage(lake, provider, universe, at)
     prices = cycle_prices(lake, provider, universe, [at - pd.Timedelta(days=1), at],
                           damage=dict(damaged))
@@ -199,7 +212,7 @@ def daily_report(ledger: Ledger, lake: Lake, provider: Providers, universe: Univ
         lines += _stale_section(stale, wide.iloc[-1], books)
     if damaged:
         lines += _damage_section(damaged)
-    lines += _key_trades(ledger, at, records)
+    lines += _key_trades(ledger, at, records, auto)
     lines += _reasoning_section(ledger, standings, at)
     lines += _market_context(_moves(wide, [*stale, *damaged]))
     return "\n".join(lines) + "\n"
@@ -253,6 +266,165 @@ def _leaders_and_laggards(ledger: Ledger, rivals: Sequence[Standing], wide: pd.D
     return why
 
 
+def _day_in_words(ledger: Ledger, standings: Sequence[Standing], auto: pd.DataFrame,
+                  at: pd.Timestamp) -> list[str]:
+    """The day in words: a paragraph per contestant in the standings' order, then the rulers
+    in one sentence (``auto``: the monitor's automatic closes of the window ending at ``at``)."""
+    rivals = [s for s in standings if s.role == CONTESTANT]
+    rulers = [s for s in standings if s.role == RULER]
+    lines = ["## The day in words", ""]
+    for s in rivals:
+        lines += [_paragraph(ledger, s, auto, at), ""]
+    if not rivals:
+        lines += ["No contestant has a record at this cycle.", ""]
+    if rulers:
+        lines += ["The rulers, not ranked: " + "; ".join(
+            f"{s.contestant} {_ruler_words(ledger, s, at)}" for s in rulers) + ".", ""]
+    return lines[:-1]
+
+
+def _paragraph(ledger: Ledger, s: Standing, auto: pd.DataFrame, at: pd.Timestamp) -> str:
+    """One contestant's day: what it did, why in its own words, how its equity moved."""
+    fills = sorted(ledger.record_rows("fills", at, s.contestant),
+                   key=lambda r: (r["round"] != ANSWER, r["seq"]))
+    [outcome] = ledger.record_rows("outcome", at, s.contestant)
+    final = REPAIR if outcome["repaired"] else ANSWER
+    sizes = _sizes(ledger.record_rows("decisions", at, s.contestant))
+
+    def book() -> Portfolio:  # the book after the cycle: read only when the words need it
+        return ledger.portfolio(s.contestant, until=at)
+
+    sentences = [_monitor_words(auto[auto["contestant"] == s.contestant])]
+    if fills:
+        sentences.append(f"**{s.contestant}** " + "; ".join(
+            _fill_words(f, sizes.get((f["round"], f["decision_index"])), book) for f in fills)
+            + ".")
+    rejected = [r for r in ledger.record_rows("rejections", at, s.contestant)
+                if r["round"] == final]
+    if rejected:
+        said = "; ".join(f"{_escape(r['action'])} {_escape(r['symbol'])} "
+                         f"({_escape(_excerpt(r['message']))})" for r in rejected)
+        sentences.append((f"**{s.contestant}** traded nothing: " if not fills else "")
+                         + f"the engine rejected {said}"
+                         + (" after a repair round." if outcome["repaired"] else "."))
+    elif not fills:
+        sentences.append(f"**{s.contestant}** {_idle_words(s.outcome, book)}.")
+    reasoning = _final_reasoning(ledger, s.contestant, at, final)
+    if reasoning:
+        sentences.append(f"In its words: \"{_escape(_excerpt(reasoning))}\"")
+    sentences.append(_equity_words(s))
+    return " ".join(x for x in sentences if x)
+
+
+def _sizes(decisions: Sequence[dict[str, Any]]) -> dict[tuple[str, int], float]:
+    """The share of equity each decision asked for, by (round, decision index)."""
+    sizes = {}
+    for row in decisions:
+        try:
+            asked = json.loads(row["decision"]).get("percent_of_equity")
+        except (TypeError, ValueError, AttributeError):
+            continue
+        if isinstance(asked, int | float) and not isinstance(asked, bool):
+            sizes[(row["round"], row["decision_index"])] = float(asked)
+    return sizes
+
+
+def _fill_words(fill: dict[str, Any], asked: float | None, book: Callable[[], Portfolio]) -> str:
+    """A fill of the cycle in words: its kind, side, asset, size and price."""
+    side, symbol = fill["side"], _escape(fill["symbol"])
+    size = f"{fill['quantity']:,.4g} at {_price(fill['price'])}, ${fill['notional']:,.0f}"
+    share = "" if asked is None else f", {asked:g}% of its equity"
+    if fill["kind"] == "open":
+        return f"opened a {side} position in {symbol} ({size}{share})"
+    if fill["kind"] == "add":
+        return f"added to its {side} position in {symbol} ({size}{share})"
+    part = "part of " if fill["symbol"] in book().positions else ""
+    return (f"closed {part}its {side} position in {symbol} ({size}), realising "
+            f"{fill['realised_pnl']:+,.2f}")
+
+
+def _monitor_words(closes: pd.DataFrame) -> str:
+    """What the invalidation monitor closed for a contestant before the cycle."""
+    if not len(closes):
+        return ""
+    said = "; ".join(f"its {r.side} position in {_escape(r.symbol)} at {_price(r.price)} "
+                     f"({r.at:%Y-%m-%d %H:%M}), realising {r.realised_pnl:+,.2f}"
+                     for r in closes.itertuples())
+    return f"Before the cycle the invalidation monitor closed {said}."
+
+
+def _idle_words(outcome: str, book: Callable[[], Portfolio]) -> str:
+    """What a contestant with no fill and no rejection did: held, forfeited or sat out."""
+    if outcome == "forfeited":
+        return "forfeited the cycle: no answer could be read, the repair round included"
+    if outcome == "skipped":
+        return "did not play this cycle"
+    held = [f"{p.side} {_escape(sym)}" for sym, p in sorted(book().positions.items())]
+    if not held:
+        return "made no trade and stayed in cash"
+    listed = held[0] if len(held) == 1 else ", ".join(held[:-1]) + " and " + held[-1]
+    return f"made no trade and held {listed}"
+
+
+def _equity_words(s: Standing) -> str:
+    """How a contestant's equity moved since its previous cycle."""
+    if s.equity is None:
+        return "Its equity is not known at this cycle (a held asset had no price)."
+    if s.change is None:
+        return f"Its equity is {s.equity:,.2f}."
+    if s.change == 0:
+        return f"Its equity stayed at {s.equity:,.2f}."
+    before = s.equity - s.change
+    move = f" ({s.change / before:+.2%})" if before > 0 else ""
+    return (f"Its equity {'rose' if s.change > 0 else 'fell'} {abs(s.change):,.2f} to "
+            f"{s.equity:,.2f}{move} since its previous cycle.")
+
+
+def _ruler_words(ledger: Ledger, s: Standing, at: pd.Timestamp) -> str:
+    """A ruler's day in a clause: its fills (kind, side, asset) or its outcome, its equity."""
+    fills = sorted(ledger.record_rows("fills", at, s.contestant),
+                   key=lambda r: (r["round"] != ANSWER, r["seq"]))
+    did = ("traded (" + ", ".join(f"{f['kind']} {f['side']} {_escape(f['symbol'])}"
+                                  for f in fills) + ")") if fills else {
+        "forfeited": "forfeited", "skipped": "did not play"}.get(s.outcome, "made no trade")
+    if s.equity is None:
+        return f"{did}, equity not known"
+    change = "" if s.change is None else f" ({s.change:+,.2f})"
+    return f"{did}, equity {s.equity:,.2f}{change}"
+
+
+def _final_reasoning(ledger: Ledger, contestant: str, at: pd.Timestamp, final: str) -> str | None:
+    """The reasoning of the answer the cycle played (the repair's after a repair round, else
+    the first answer's)."""
+    texts = ledger.responses(contestant, at)
+    return answer_reasoning(texts.get(final)) or answer_reasoning(texts.get(ANSWER))
+
+
+def _excerpt(text: str | None, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` on one line, cut at the end of its last sentence that fits in ``limit``
+    characters; without one, at the last word that fits, marked with an ellipsis."""
+    text = " ".join((text or "").split())
+    if len(text) <= limit:
+        return text
+    ends = [m.end() for m in _SENTENCE_END.finditer(text[:limit + 1])]
+    if ends:
+        return text[:ends[-1]]
+    cut = text[:limit - 1].rsplit(" ", 1)[0] if " " in text[:limit - 1] else text[:limit - 1]
+    return cut.rstrip(",;:") + "…"
+
+
+def _escape(text: str) -> str:
+    """Model-written text made literal in Markdown: every character that could start markup
+    inline (emphasis, code, a link or an image, raw HTML, an entity, a table cell) escaped with
+    a backslash, which CommonMark renders as the character itself (and HTML-escapes)."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
+
+
+def _price(price: float) -> str:
+    """A price: two decimals, four significant figures below one."""
+    return f"{price:,.2f}" if abs(price) >= 1 else f"{price:.4g}"
+
+
 def _damage_section(damaged: dict[str, str]) -> list[str]:
     """Each asset whose bars the cycle could not use, and why."""
     return ["", "## Unusable market data", "",
@@ -261,17 +433,18 @@ def _damage_section(damaged: dict[str, str]) -> list[str]:
             "restore them.", "", *(f"* {sym}: {why}" for sym, why in damaged.items())]
 
 
-def _key_trades(ledger: Ledger, at: pd.Timestamp, records: Sequence[RecordKey]) -> list[str]:
-    """The cycle's largest fills (at most eight), then the monitor's automatic closes."""
+def _key_trades(ledger: Ledger, at: pd.Timestamp, records: Sequence[RecordKey],
+                auto: pd.DataFrame) -> list[str]:
+    """The cycle's largest fills (at most eight), then the monitor's automatic closes
+    (``auto``: :func:`_automatic_closes` at ``at``)."""
     today = _fills_at(ledger, at, records)
-    auto = _automatic_closes(ledger, at)
     lines = ["", "## Key trades", ""]
     if len(today) == 0 and len(auto) == 0:
         lines.append("No trade today.")
     for r in today.sort_values("notional", ascending=False).head(8).itertuples():
+        thesis = f" - \"{_escape(_quote(r.thesis, 160))}\"" if r.thesis else ""
         lines.append(f"* {r.contestant}: {r.kind} {r.side} {r.symbol} {r.quantity:,.4g} @ "
-                     f"{r.price:,.2f} (${r.notional:,.0f})" + (f" - \"{_quote(r.thesis, 160)}\""
-                                                              if r.thesis else ""))
+                     f"{r.price:,.2f} (${r.notional:,.0f}){thesis}")
     for r in auto.itertuples():
         lines.append(f"* {r.contestant}: automatic close of {r.side} {r.symbol} at {r.price:,.2f} "
                      f"({r.at:%Y-%m-%d %H:%M}), realised {r.realised_pnl:+,.2f}")
@@ -280,7 +453,8 @@ def _key_trades(ledger: Ledger, at: pd.Timestamp, records: Sequence[RecordKey]) 
 
 def _reasoning_section(ledger: Ledger, standings: Sequence[Standing],
                        at: pd.Timestamp) -> list[str]:
-    """A quote of each recorded answer's reasoning, in the standings' order."""
+    """A quote of each recorded answer's reasoning, in the standings' order (as text: its
+    markup escaped)."""
     quotes = []
     for s in standings:
         try:
@@ -289,7 +463,7 @@ def _reasoning_section(ledger: Ledger, standings: Sequence[Standing],
             continue
         reasoning = answer_reasoning(text)
         if reasoning:
-            quotes.append(f"> **{s.contestant}**: {_quote(reasoning)}")
+            quotes.append(f"> **{s.contestant}**: {_escape(_quote(reasoning))}")
     return ["", "## From the reasoning", "", *(quotes or ["No reasoning recorded."])]
 
 

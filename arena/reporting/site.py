@@ -335,6 +335,7 @@ LEAGUE_TOTAL_COLUMNS = [
     Column("mean_return", "mean return", "return"), Column("median_return", "median return",
                                                               "return"),
     Column("chained_return", "chained return", "return"),
+    Column("positive_share", "seasons positive", "share"),
     Column("mean_zero_skill_percentile", "mean luck pct", "share"),
     Column("mean_rank_score", "mean rank score", "score"),
     Column("mean_skill_percentile", "mean skill pct", "share"),
@@ -383,6 +384,7 @@ def league_page(marts: Mapping[str, pd.DataFrame], *, title: str = "League") -> 
     seasons = marts["league_seasons"].sort_values("ordinal") \
         if "ordinal" in marts["league_seasons"] else marts["league_seasons"]
     return render("site_league.html.j2", title=title, links=[("All seasons", "/seasons/"),
+                                                             ("Archive", "/league/archive"),
                                                              ("JSON API", "/api/")],
                   totals=records(totals), total_columns=LEAGUE_TOTAL_COLUMNS,
                   verdicts=records(verdict), verdict_columns=VERDICT_COLUMNS, methods=methods,

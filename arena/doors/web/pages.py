@@ -1,5 +1,6 @@
-"""The site's pages: a router of the app (``/``, ``/seasons/...``, ``/league/``), none of them in
-the API's OpenAPI document, and the page a request that fails is answered with.
+"""The site's pages: a router of the app (``/``, ``/seasons/...``, ``/league/``, and the league's
+archive in headline figures, ``/league/archive``), none of them in the API's OpenAPI document,
+and the page a request that fails is answered with.
 
 Every page of a season is :mod:`arena.reporting.site`'s, rendered from the season's latest
 publication once per publication (the ``X-Arena-Version`` header names that publication). The
@@ -10,10 +11,11 @@ index) are Jinja2 templates of ``templates/`` (:func:`render`), every value esca
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Annotated, Any
 
+import pandas as pd
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -23,6 +25,9 @@ from arena.reporting import site as site_pages
 from arena.reporting.layout import page
 
 router = APIRouter(include_in_schema=False)
+ARCHIVE = "league_archive"  # the mart of the league's headline figures
+ARCHIVE_COUNTS = ("seasons", "contestants", "models", "contestant_seasons", "positive_seasons",
+                  "trades", "closed_trades", "fills")
 
 
 def served_site(request: Request) -> Site:
@@ -157,16 +162,59 @@ def report(site: ServedSite, season_id: str) -> FileResponse:
     return FileResponse(path, media_type="text/html")
 
 
-@router.get("/league/", response_class=HTMLResponse)
-def league(site: ServedSite) -> HTMLResponse:
+def _league_marts(site: Site) -> tuple[str, dict[str, pd.DataFrame]]:
+    """The league's published marts and their version; a site of one season, or a league not
+    published yet, is not here."""
     if site.league is None:
         raise site_pages.PageNotFound("this site serves one season, not a league")
     version, marts = site.league.marts()
     if not marts:
         raise site_pages.PageNotFound("the league is not published yet: arena league publish "
                                       f"{site.root}")
+    return version, marts
+
+
+@router.get("/league/", response_class=HTMLResponse)
+def league(site: ServedSite) -> HTMLResponse:
+    version, marts = _league_marts(site)
     return HTMLResponse(site_pages.league_page(marts, title=f"League {site.root.name}"),
                         headers={"X-Arena-Version": version})
 
 
-__all__ = ["ServedSite", "error_page", "render", "router", "served_site"]
+@router.get("/league/archive", response_class=HTMLResponse)
+def archive(site: ServedSite) -> HTMLResponse:
+    """The league's archive in headline figures (the ``league_archive`` mart): its seasons,
+    contestants, trades and the share of seasons the contestants ended positive."""
+    version, marts = _league_marts(site)
+    figures = marts.get(ARCHIVE)
+    if figures is None or len(figures) != 1:
+        raise site_pages.PageNotFound(f"the league's publication has no {ARCHIVE} mart (it was "
+                                      "published by an older arena): publish it again with "
+                                      f"arena league publish {site.root}")
+    body = render("archive.html.j2", **archive_figures(figures.iloc[0].to_dict()))
+    return HTMLResponse(page(f"Archive of league {site.root.name}",
+                             [("Headline figures", body)],
+                             links=[("League", "/league/"), ("All seasons", "/seasons/"),
+                                    ("JSON API", f"/api/league/{ARCHIVE}")]),
+                        headers={"X-Arena-Version": version})
+
+
+def archive_figures(row: Mapping[str, Any]) -> dict[str, object]:
+    """The archive's figures as the page shows them: counts as integers, the share of seasons
+    ended positive as a percentage (a dash before any season counts), the first and last
+    cycle's days."""
+    def count(name: str) -> int:
+        return 0 if pd.isna(row.get(name)) else int(row[name])
+
+    def day(name: str) -> str | None:
+        value = row.get(name)
+        return None if value is None or pd.isna(value) else f"{pd.Timestamp(value):%Y-%m-%d}"
+
+    share = row.get("positive_share")
+    return {**{name: count(name) for name in ARCHIVE_COUNTS},
+            "positive_share": "–" if share is None or pd.isna(share) else f"{share:.1%}",
+            "first_day": day("first_cycle"), "last_day": day("last_cycle")}
+
+
+__all__ = ["ARCHIVE", "ServedSite", "archive_figures", "error_page", "render", "router",
+           "served_site"]

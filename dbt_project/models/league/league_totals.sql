@@ -4,7 +4,8 @@
 -- seasons, not a mean of the seasons' win rates), the mean and median of its seasons' returns,
 -- their chained return (each season starts with the same cash; the seasons of a league meet
 -- end to start), its mean luck percentile and its mean skill percentile (over the seasons it
--- opened a position). Its role and model are its latest season's.
+-- opened a position), and how many of its seasons ended positive (and their share: the
+-- archive's figure per contestant). Its role and model are its latest season's.
 with
 
 counted as (
@@ -17,6 +18,8 @@ select
     arg_max(model, season_ordinal) as model,
     arg_max(role, season_ordinal) as role,
     count(*) as seasons,
+    cast(count(*) filter (where total_return > 0) as bigint) as positive_seasons,
+    count(*) filter (where total_return > 0) / count(*) as positive_share,
     arg_min(season_id, season_ordinal) as first_season,
     arg_max(season_id, season_ordinal) as last_season,
     cast(sum(trades) as bigint) as trades,
