@@ -168,17 +168,17 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "submit_position": {
         "en": "Single-asset track: a position in [-1, +1] per asset (-1 short, +1 long, 0 "
-              "flat), held from the next bar's close; values outside are clipped and the "
+              "flat), held from the first bar close at or after it arrives; values outside are clipped and the "
               "reply says so. Send `positions` (asset to position, several at once) or one "
               "`asset` with its `position`.",
         "pl": "Ścieżka jednego aktywa: pozycja w [-1, +1] dla aktywa (-1 krótka, +1 długa, 0 "
-              "brak), utrzymywana od zamknięcia następnego słupka; wartości spoza zakresu są "
+              "brak), utrzymywana od pierwszego zamknięcia słupka w chwili jej nadejścia lub później; wartości spoza zakresu są "
               "przycinane, o czym mówi odpowiedź. Wyślij `positions` (aktywo → pozycja, kilka "
               "naraz) albo jedno `asset` z jego `position`.",
-        "zh": "单资产赛道：每个资产一个 [-1, +1] 区间的仓位（-1 做空，+1 做多，0 空仓），从下一根K线收盘起持有；超出范围的值会被截断，回复中会说明。"
+        "zh": "单资产赛道：每个资产一个 [-1, +1] 区间的仓位（-1 做空，+1 做多，0 空仓），从其到达时或之后的第一根K线收盘起持有；超出范围的值会被截断，回复中会说明。"
               "发送 `positions`（资产到仓位的映射，可一次多个），或一个 `asset` 及其 `position`。",
-        "ko": "단일 자산 트랙: 자산별로 [-1, +1] 범위의 포지션(-1 숏, +1 롱, 0 무포지션)이며 다음 "
-              "봉의 종가부터 유지됩니다. 범위를 벗어난 값은 잘리고 응답이 그렇게 알려 줍니다. "
+        "ko": "단일 자산 트랙: 자산별로 [-1, +1] 범위의 포지션(-1 숏, +1 롱, 0 무포지션)이며 도착 "
+              "시점 또는 그 이후 첫 봉의 종가부터 유지됩니다. 범위를 벗어난 값은 잘리고 응답이 그렇게 알려 줍니다. "
               "`positions`(자산 → 포지션, 한 번에 여러 개) 또는 하나의 `asset`과 그 `position`을 "
               "보내세요.",
     },

@@ -208,13 +208,19 @@ def own_submissions(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[s
 
 
 _TRACK_WRITE = threading.Lock()
+# when a submitted position starts earning (the rule of season_tables.tracks.track_series)
+POSITION_NOTE = ("held from the first bar close at or after received_at (one received exactly "
+                 "at a close earns from that close on), or from the open of the season's first "
+                 "bar when sent by then; a symbol left out keeps its position")
 
 
 def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, float],
                      now: pd.Timestamp) -> dict[str, object]:
     """Positions in [-1, +1] per asset for the single-asset track, held from the first bar
-    that closes after ``now`` until the next submission; out-of-range ones are clipped.
-    Refused once the season is over: no bar of it is left to hold them."""
+    close at or after ``now`` (the open of the season's first bar, when sent by then) until
+    the next submission naming the asset (:func:`~arena.pipeline.season_tables.track_series`);
+    out-of-range ones are clipped. Refused once the season is over: no bar of it is left to
+    hold them."""
     arena.refuse_when_over(now, "position")
     if not positions:
         raise OutsideError("positions must map at least one symbol to a number in [-1, 1]")
@@ -236,8 +242,7 @@ def submit_positions(arena: Arena, entrant: Entrant, positions: Mapping[str, flo
             path = folder / f"{now.value:020d}_{k:03d}.json"  # sorts after the first
         write_text(path, json.dumps({"received_at": now.isoformat(), "positions": kept}))
     return {"received_at": now.isoformat(), "positions": kept, "clipped": clipped,
-            "note": "held from the first bar that closes at or after received_at; a symbol "
-                    "left out keeps its position"}
+            "note": POSITION_NOTE}
 
 
 def entrant_score(arena: Arena, entrant: Entrant, now: pd.Timestamp) -> dict[str, object]:
@@ -353,9 +358,9 @@ _MART_NAMES = {"total_return": "return", "luck_percentile": "percentile",
                "luck_ceiling": "ceiling"}
 TRACK_NOTES = {
     TRACK_NO_POSITION: "no position of yours earns any of the season's bars yet: a position "
-                       "counts from the first bar that closes after it arrives",
-    TRACK_TOO_SHORT: "fewer than two bars of the asset have closed between the season's first "
-                     "cycle and its latest one: scored once they have",
+                       "counts from the first bar close at or after its arrival",
+    TRACK_TOO_SHORT: "no bar of the asset has closed between the season's first cycle and its "
+                     "latest one: scored once one has (returns start with the first bar's move)",
     TRACK_NO_BARS: "the lake holds no bars of the asset in the season so far: nothing to "
                    "score it on",
 }

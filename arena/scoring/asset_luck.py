@@ -11,6 +11,20 @@ Process (parameters): ``draw="uniform"`` - a fresh position uniform on [-1, +1] 
 for crypto, per session for stocks; ``"bar"``: every bar). Costs: ``|Δw| x cost_rate`` at each
 change, as in :mod:`arena.scoring.scorer`.
 
+Which moves a day's position earns: a day's draw is held from the close of the day's first bar
+(the scorer's rule: a position decided at close t earns from t to t+1), so the move from the
+previous day's last close to that first close - the overnight gap, and over a weekend Friday's
+last close to Monday's first close - is earned by the previous day's position. The reason: no
+bar of the new day has closed when its gap is printed (a stock's opening auction is its first
+bar's open, not a close of the grid), so a player deciding once a day, like an entrant, cannot
+move before the gap and carries it with the position it already holds (the source documents
+say the same of an earnings day: most of its move is in the opening gap, before anyone can
+trade on it). Giving the gap to the new day's draw instead would be a player deciding at the
+previous close with the next day's position: no lookahead, but another player (on a season of
+SPY it moved a track's percentile from 0.10 to 0.34), so the convention is fixed here, once. A
+path that starts at its first bar's open (a single-asset track's window: ``luck(...,
+opening=...)``) has no day before it: its first draw is held from that open.
+
 Determinism and memory: players come in blocks of :data:`BLOCK` with their own random stream
 keyed by ``(seed, block)`` (:func:`player_positions` gives any player's draws), and are scored one
 block at a time, so results do not depend on how many players play (player i is player i) and
@@ -112,7 +126,10 @@ class LuckResult(Distribution):
 def decision_steps(timestamps: pd.DatetimeIndex, step: str, calendar: str = "24/7") -> np.ndarray:
     """Step number of each bar: a new decision at the first bar of each day (or every bar).
 
-    Days are UTC dates for crypto and New York session dates for stocks."""
+    Days are UTC dates for crypto and New York session dates for stocks, read from the bars'
+    open times. The position of a bar's step is held from that bar's close, so a day's first
+    step holds from its first bar's close and the gap before it belongs to the day before (see
+    the module's docstring)."""
     if step == "bar":
         return np.arange(len(timestamps))
     if step != "1d":
@@ -373,13 +390,33 @@ def zero_skill_returns(closes: np.ndarray, steps: np.ndarray, *, players: int = 
 
 def luck(closes: pd.Series, *, players: int = DEFAULT_PLAYERS, seed: int = 0,
          cost_rate: float = 0.0, draw: str = "uniform", step: str = "1d",
-         calendar: str = "24/7", chunk_players: int = 4 * BLOCK) -> LuckResult:
+         calendar: str = "24/7", chunk_players: int = 4 * BLOCK,
+         opening: float | None = None) -> LuckResult:
     """The luck distribution on ``closes`` (a Series indexed by bar open times, UTC). Callers
-    run :func:`arena.scoring.self_check.ensure_self_checked` first."""
-    steps = decision_steps(pd.DatetimeIndex(closes.index), step, calendar)
-    returns = zero_skill_returns(closes.to_numpy(), steps, players=players, seed=seed,
+    run :func:`arena.scoring.self_check.ensure_self_checked` first.
+
+    Without ``opening`` the path starts at the first bar's close. With it (the first bar's open
+    price, :func:`opening_path`) the path starts at that open, as a single-asset track's window
+    does: the first decision is held from the open and earns the first bar's move as well."""
+    prices, steps = opening_path(closes, step, calendar, opening)
+    returns = zero_skill_returns(prices, steps, players=players, seed=seed,
                                  cost_rate=cost_rate, draw=draw, chunk_players=chunk_players)
     return LuckResult(returns, seed, cost_rate, draw, step, len(closes), int(steps.max()) + 1)
+
+
+def opening_path(closes: pd.Series, step: str = "1d", calendar: str = "24/7",
+                 opening: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(prices, decision step of each) of the players' path on ``closes``: the closes and
+    their :func:`decision_steps`, led by ``opening`` when one is given. The opening price
+    shares the first bar's step (the first day's draw is held from the open; with
+    ``step="bar"`` it is a decision of its own, every bar's step moving one on)."""
+    steps = decision_steps(pd.DatetimeIndex(closes.index), step, calendar)
+    prices = closes.to_numpy(dtype="float64")
+    if opening is None:
+        return prices, steps
+    shift = 1 if step == "bar" else 0
+    return (np.concatenate([[float(opening)], prices]),
+            np.concatenate([steps[:1], steps + shift]))
 
 
 def player_positions(n_bars_steps: np.ndarray, player: int, *, seed: int = 0,

@@ -3,8 +3,9 @@ over the season's window against 20,000 zero-skill players of the asset, eligibl
 the window, in the season's tables, through a real ``dbt build`` into the ``asset_tracks``
 mart, and read back by the MCP ``score`` - one function computing both.
 
-Known answers: a track long all season is buy-and-hold less its entry fee; 69% of the window is
-ineligible and 70% and 71% are eligible; a symbol without bars says ``no_bars`` with no
+Known answers: a track long all season is buy-and-hold from the first bar's open (returns start
+with the first bar's move) less its entry fee; 69% of the window is ineligible and 70% and 71%
+are eligible; a symbol without bars says ``no_bars`` with no
 numbers; the percentile is the direct count of the players below, and the players are the
 plain scorer's.
 """
@@ -43,8 +44,8 @@ from tests.market_lakes import market_lakes, season_lake
 
 PROVIDER = "synthetic"
 HOUR = pd.Timedelta(hours=1)
-START = ts("2025-11-24 16:00")  # a window of 101 hourly ETH bars: 100 moves, all closed by END
-END = START + 101 * HOUR
+START = ts("2025-11-24 16:00")  # a window of 100 hourly ETH bars, all closed by END: 100 moves,
+END = START + 100 * HOUR  # the first bar's open to its close, then close to close
 RATE = COST_RATES["crypto"]
 HOUSE = "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
 MON, TUE, WED = ts("2025-11-24 16:00"), ts("2025-11-25 16:00"), ts("2025-11-26 16:00")
@@ -61,13 +62,18 @@ def _closes(lake: Lake, symbol: str, start: pd.Timestamp, end: pd.Timestamp) -> 
     return bars.set_index("timestamp")["close"]
 
 
+def _opening(lake: Lake, symbol: str, start: pd.Timestamp, end: pd.Timestamp) -> float:
+    """The open of the window's first bar: where a track's returns start."""
+    return float(lake.read_bars(PartitionKey(PROVIDER, "1h", symbol), start, end)["open"].iloc[0])
+
+
 def test_a_track_long_all_season_is_buy_and_hold_less_its_entry_fee(market, universe):
     tracks = {"alice": [(START - 6 * HOUR, {"ETH": 1.0})]}  # before the season: held throughout
     [row] = asset_tracks(market, PROVIDER, universe["ETH"], START, END, tracks)
     closes = _closes(market, "ETH", START, END)
-    assert len(closes) == 101 and (row["grid"], row["bars"]) == ("1h", 101)
-    held = closes.iloc[-1] / closes.iloc[0]  # buy and hold: held - 1
-    # the one entry fee is paid at the first close, so the path's moves compound it too
+    assert len(closes) == 100 and (row["grid"], row["bars"]) == ("1h", 100)
+    held = closes.iloc[-1] / _opening(market, "ETH", START, END)  # buy and hold from the open
+    # the one entry fee is paid at the first bar's open, so the path's moves compound it too
     assert row["return"] == pytest.approx((1 - RATE) * held - 1, rel=1e-12, abs=1e-15)
     assert row["return"] == pytest.approx((held - 1) - RATE * held, rel=1e-12, abs=1e-15)
     assert row["turnover"] == 1.0 and row["fees"] == pytest.approx(RATE, rel=1e-12)
@@ -78,17 +84,18 @@ def test_a_track_long_all_season_is_buy_and_hold_less_its_entry_fee(market, univ
 
 
 def test_seventy_percent_of_the_season_is_eligible_and_sixty_nine_is_not(market, universe):
-    """A submission made during bar k holds from bar k's close: it earns moves k+1 .. 100 of the
-    window's 100, so bar 31 covers 69%, bar 30 70% and bar 29 71%."""
-    sent = {"from-31": 31, "from-30": 30, "from-29": 29}
+    """A submission made during bar k holds from bar k's close: it earns the window's moves
+    after that close, 99 - k of its 100 (the first is bar 0's own), so bar 30 covers 69%, bar
+    29 70% and bar 28 71%."""
+    sent = {"from-30": 30, "from-29": 29, "from-28": 28}
     tracks = {name: [(START + k * HOUR + pd.Timedelta(minutes=30), {"ETH": 1.0})]
               for name, k in sent.items()}
     rows = {r["entrant"]: r for r in asset_tracks(market, PROVIDER, universe["ETH"], START, END,
                                                   tracks)}
-    assert {n: r["coverage"] for n, r in rows.items()} == {"from-31": 0.69, "from-30": 0.70,
-                                                          "from-29": 0.71}
-    assert {n: r["eligible"] for n, r in rows.items()} == {"from-31": False, "from-30": True,
-                                                          "from-29": True}
+    assert {n: r["coverage"] for n, r in rows.items()} == {"from-30": 0.69, "from-29": 0.70,
+                                                          "from-28": 0.71}
+    assert {n: r["eligible"] for n, r in rows.items()} == {"from-30": False, "from-29": True,
+                                                          "from-28": True}
     assert TRACK_ELIGIBLE == 0.70
     closes = _closes(market, "ETH", START, END).to_numpy()
     for name, k in sent.items():  # every one keeps its numbers: long from bar k's close
@@ -98,8 +105,8 @@ def test_seventy_percent_of_the_season_is_eligible_and_sixty_nine_is_not(market,
                                               rel=1e-12, abs=1e-15)
         assert 0.0 <= row["percentile"] <= 1.0 and row["rank_score"] >= 0.0
     # the ineligible one gets no rank; the eligible are ranked among themselves by return
-    assert rows["from-31"]["rank"] is None
-    eligible = [rows["from-30"], rows["from-29"]]
+    assert rows["from-30"]["rank"] is None
+    eligible = [rows["from-29"], rows["from-28"]]
     for row in eligible:
         assert row["rank"] == 1 + sum(o["return"] > row["return"] for o in eligible)
     assert sorted(r["rank"] for r in eligible) == [1, 2]
@@ -114,9 +121,16 @@ def test_a_symbol_without_bars_says_so_and_has_no_numbers(market, universe, tmp_
                "players", "ceiling", "grid", "bars")
     assert {k: row[k] for k in numbers} == dict.fromkeys(numbers)
     assert row["eligible"] is False
-    # a window in which fewer than two bars close: too short, whatever the lake holds
-    [short] = asset_tracks(market, PROVIDER, universe["ETH"], START, START + HOUR, tracks)
+    # a window in which no bar closes: too short, whatever the lake holds
+    [short] = asset_tracks(market, PROVIDER, universe["ETH"], START, START + HOUR - pd.Timedelta(
+        microseconds=1), tracks)
     assert short["status"] == "too_short" and short["return"] is None and not short["eligible"]
+    # one bar closed: its own open-to-close move is the track's first return
+    [one] = asset_tracks(market, PROVIDER, universe["ETH"], START, START + HOUR, tracks)
+    first = _closes(market, "ETH", START, START + HOUR).iloc[0] / _opening(
+        market, "ETH", START, START + HOUR)
+    assert (one["status"], one["bars"], one["coverage"]) == ("scored", 1, 1.0)
+    assert one["return"] == pytest.approx((1 - RATE) * (2 - first) - 1, rel=1e-12, abs=1e-15)
     # in the season's table: typed columns, the status named, the numbers null
     table = tracks_table(empty, PROVIDER, universe.select(["ETH", "SOL"]), START, END, tracks)
     assert list(table["status"]) == ["no_bars", "no_bars"]
@@ -127,21 +141,24 @@ def test_a_symbol_without_bars_says_so_and_has_no_numbers(market, universe, tmp_
 
 def test_the_percentile_is_the_direct_count_of_the_players_below(market, universe):
     """A hand-made track (flat, then 0.4 long, then 0.7 short): its return is the plain
-    scorer's on the positions written out by hand, and its percentile the share of the asset's
-    20,000 zero-skill players (the plain scorer's too, sampled) with a lower return."""
+    scorer's on the positions written out by hand over the window's path (the first bar's open,
+    then the closes), and its percentile the share of the asset's 20,000 zero-skill players on
+    that path (the plain scorer's too, sampled) with a lower return."""
     tracks = {"alice": [(START + 10 * HOUR + pd.Timedelta(minutes=5), {"ETH": 0.4}),
                         (START + 40 * HOUR + pd.Timedelta(minutes=5), {"ETH": -0.7})]}
     [row] = asset_tracks(market, PROVIDER, universe["ETH"], START, END, tracks)
     closes = _closes(market, "ETH", START, END)
-    by_hand = np.zeros(101)
-    by_hand[10:40], by_hand[40:] = 0.4, -0.7  # from the close of the bar each arrived in
-    equity, turnover, fees, _ = score_arrays(closes.to_numpy(), by_hand, RATE)
+    path = np.concatenate([[_opening(market, "ETH", START, END)], closes.to_numpy()])
+    by_hand = np.zeros(101)  # at the opening, then at each of the 100 closes
+    by_hand[11:41], by_hand[41:] = 0.4, -0.7  # from the close of the bar each arrived in
+    equity, turnover, fees, _ = score_arrays(path, by_hand, RATE)
     assert row["return"] == pytest.approx(equity[-1] - 1, rel=1e-12, abs=1e-15)
     assert row["turnover"] == pytest.approx(turnover) and row["fees"] == pytest.approx(fees)
-    assert row["coverage"] == pytest.approx(0.9)  # moves 11 .. 100
+    assert row["coverage"] == pytest.approx(0.89)  # moves 12 .. 100
 
-    steps = decision_steps(pd.DatetimeIndex(closes.index), "1d", "24/7")
-    players = zero_skill_returns(closes.to_numpy(), steps, players=TRACK_PLAYERS, seed=TRACK_SEED,
+    days = decision_steps(pd.DatetimeIndex(closes.index), "1d", "24/7")
+    steps = np.concatenate([days[:1], days])  # the opening opens the first day's draw
+    players = zero_skill_returns(path, steps, players=TRACK_PLAYERS, seed=TRACK_SEED,
                                  cost_rate=RATE)
     below = np.count_nonzero(players < row["return"])
     ties = np.count_nonzero(players == row["return"])
@@ -151,7 +168,7 @@ def test_the_percentile_is_the_direct_count_of_the_players_below(market, univers
     assert row["ceiling"] == pytest.approx(np.quantile(players, 0.95), rel=1e-12)
     for player in range(0, TRACK_PLAYERS, 1999):  # the players are the plain scorer's
         assert players[player] == pytest.approx(
-            score_player(closes.to_numpy(), steps, player, seed=TRACK_SEED, cost_rate=RATE),
+            score_player(path, steps, player, seed=TRACK_SEED, cost_rate=RATE),
             rel=1e-12, abs=1e-14)
 
 
@@ -174,7 +191,7 @@ def _same(a: dict, b: dict, *, but: tuple[str, ...] = ("source",)) -> None:
 def test_the_season_builds_the_tracks_into_a_tested_mart_that_the_score_reads(
         tmp_path_factory, tmp_path, universe):
     """Three entrants on a season of three cycles: alice long ETH and short then long BTC from
-    before the season (eligible), bob short ETH from the morning of the second day (26% of the
+    before the season (eligible), bob short ETH from the morning of the second day (25% of the
     window: ineligible, unranked, its numbers kept), carol SOL sent in the window's last bar (no
     position earns a move yet). After the second cycle, the score computes the tracks live; the
     season's build (a real dbt build, its tests passing) publishes the same numbers, which the
@@ -192,7 +209,7 @@ def test_the_season_builds_the_tracks_into_a_tested_mart_that_the_score_reads(
     early = entrant_score(arena, alice, MON + HOUR)["single_asset"]  # the window is empty
     assert [(t["symbol"], t["status"], t["return"]) for t in early] == [
         ("BTC", "too_short", None), ("ETH", "too_short", None)]
-    assert all(t["note"].startswith("fewer than two bars") for t in early)
+    assert all(t["note"].startswith("no bar of the asset has closed") for t in early)
 
     _cycle(arena, MON)
     _cycle(arena, TUE)
@@ -215,7 +232,7 @@ def test_the_season_builds_the_tracks_into_a_tested_mart_that_the_score_reads(
     assert list(mart["status"]) == ["scored", "scored", "scored", "no_position"]
     assert (mart["season_start"] == MON).all() and (mart["season_end"] == TUE).all()
     assert list(mart["bars"]) == [24, 24, 24, 24]
-    assert mart.loc[("bob", "ETH"), "coverage"] == pytest.approx(6 / 23)  # from 09:00's close
+    assert mart.loc[("bob", "ETH"), "coverage"] == pytest.approx(6 / 24)  # from 09:00's close
     assert list(mart["eligible"]) == [True, True, False, False]
     assert mart.loc[("alice", "ETH"), "rank_among_entrants"] == 1
     assert pd.isna(mart.loc[("bob", "ETH"), "rank_among_entrants"])
@@ -230,10 +247,10 @@ def test_the_season_builds_the_tracks_into_a_tested_mart_that_the_score_reads(
         np.testing.assert_allclose(table[ours].to_numpy(dtype=float, na_value=np.nan),
                                    mart[theirs].to_numpy(dtype=float), rtol=1e-12, atol=1e-12)
 
-    # the closed form of alice's ETH over the window: long from the first close
+    # the closed form of alice's ETH over the window: long from the first bar's open
     eth = _closes(lake, "ETH", MON, TUE)
     assert mart.loc[("alice", "ETH"), "total_return"] == pytest.approx(
-        (1 - RATE) * eth.iloc[-1] / eth.iloc[0] - 1, rel=1e-12, abs=1e-15)
+        (1 - RATE) * eth.iloc[-1] / _opening(lake, "ETH", MON, TUE) - 1, rel=1e-12, abs=1e-15)
 
     # the score reads the published mart now, and gives what it computed live before
     for name, entrant in (("alice", alice), ("bob", bob), ("carol", carol)):

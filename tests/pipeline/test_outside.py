@@ -183,6 +183,35 @@ def test_a_track_position_counts_from_the_first_close_after_it_arrives():
     assert held.tolist() == [0.0, 1.0, 1.0, 1.0]
 
 
+def test_a_position_received_exactly_at_a_close_is_held_from_it_and_a_nanosecond_later_not(
+        arena):
+    """The reply, the stored receipt and the score say one rule: a position is held from the
+    first bar close at or after its receipt, to the nanosecond. Sent exactly at Tuesday's
+    10:00 close (the 09:00 bar's), or a nanosecond before, it earns the window's last six
+    moves of 24 (the window: Monday's cycle to Tuesday's, from the first bar's open); a
+    nanosecond after, only five, from the 11:00 close."""
+    close = ts("2025-11-25 10:00")
+    ns = pd.Timedelta(1, "ns")
+    sent = {"before": close - ns, "at": close, "after": close + ns}
+    for name, at in sent.items():
+        entrant, _ = add_entrant(arena.lake, arena.season, name, MON)
+        kept = submit_positions(arena, entrant, {"ETH": 1.0}, at)
+        assert kept["received_at"] == at.isoformat()  # the nanosecond is kept
+        assert "at or after received_at" in kept["note"]
+        assert entrant_track(arena.lake, name) == [(at, {"ETH": 1.0})]
+    now = TUE + pd.Timedelta(hours=1)
+    got = {name: entrant_score(arena, e, now)["single_asset"][0]
+           for name in sent for e in entrants(arena.lake) if e.name == name}
+    assert {n: t["coverage"] for n, t in got.items()} == pytest.approx(
+        {"before": 6 / 24, "at": 6 / 24, "after": 5 / 24})
+    assert got["before"]["return"] == got["at"]["return"] != got["after"]["return"]
+    bars = arena.lake.read_bars(PartitionKey("synthetic", "1h", "ETH")).set_index("timestamp")
+    last = bars.loc[ts("2025-11-25 15:00"), "close"]
+    for name, held_from in (("at", "09:00"), ("after", "10:00")):
+        entry = bars.loc[ts(f"2025-11-25 {held_from}"), "close"]
+        assert got[name]["return"] == pytest.approx((1 - 0.0006) * last / entry - 1, rel=1e-12)
+
+
 def test_an_entrant_lands_in_the_marts_and_reports_like_a_roster_contestant(arena):
     """Joined on Tuesday: its window starts there, the leaderboard marks it an outside entrant,
     its trade links to its decision in the season report, the daily report lists it."""

@@ -26,7 +26,7 @@ from tests.live_lakes import live_lake
 
 WED = ts("2025-11-19 16:00")  # the season's first cycle; its last is Friday's, at the lake's cut
 SOL_SENT = ts("2025-11-21 00:30")  # held from the close of SOL's 00:00 bar (01:00)
-AAPL_SENT = ts("2025-11-19 14:00")  # before the season: held from the window's first bar
+AAPL_SENT = ts("2025-11-19 14:00")  # before the season: held from the window's first bar's open
 # SOL's bar of 16:00-16:59 UTC, after the last cycle (:00, :10, :30 and :59 of its hour)
 SOL_MINUTES = [ts(f"2025-11-21 16:{m:02d}") for m in (0, 10, 30, 59)]
 # AAPL's bar of 15:30-16:29 UTC after the cycle (16:00, 16:29) and later the same day
@@ -39,9 +39,9 @@ def arena(tmp_path_factory, tmp_path, universe) -> Arena:
     return Arena(lake, load_season(lake))
 
 
-def _close(arena: Arena, symbol: str, at: pd.Timestamp) -> float:
+def _price(arena: Arena, symbol: str, at: pd.Timestamp, column: str = "close") -> float:
     bars = arena.lake.read_bars(PartitionKey("synthetic", "1h", symbol)).set_index("timestamp")
-    return float(bars.loc[at, "close"])
+    return float(bars.loc[at, column])
 
 
 def _track(arena: Arena, entrant: Entrant, symbol: str, now: pd.Timestamp) -> dict:
@@ -52,10 +52,12 @@ def _track(arena: Arena, entrant: Entrant, symbol: str, now: pd.Timestamp) -> di
 
 @pytest.mark.parametrize(("symbol", "sent", "minutes", "first", "last", "bars"), [
     # Wednesday 16:00 to Friday 15:00; held from Friday 00:00's close
-    ("SOL", SOL_SENT, SOL_MINUTES, ts("2025-11-21 00:00"), ts("2025-11-21 15:00"), 48),
+    ("SOL", SOL_SENT, SOL_MINUTES, (ts("2025-11-21 00:00"), "close"), ts("2025-11-21 15:00"),
+     48),
     # Wednesday 16:30 to 20:30 (5) + Thursday 7 + Friday's 14:30 bar (its 15:30 bar closes
-    # after the cycle); held from the window's first bar
-    ("AAPL", AAPL_SENT, AAPL_MINUTES, ts("2025-11-19 16:30"), ts("2025-11-21 14:30"), 13),
+    # after the cycle); held from the window's opening, its first bar's open
+    ("AAPL", AAPL_SENT, AAPL_MINUTES, (ts("2025-11-19 16:30"), "open"), ts("2025-11-21 14:30"),
+     13),
 ])
 def test_a_track_scores_the_same_grid_at_every_minute_of_an_hour(arena, symbol, sent, minutes,
                                                                   first, last, bars):
@@ -66,9 +68,9 @@ def test_a_track_scores_the_same_grid_at_every_minute_of_an_hour(arena, symbol, 
     assert [t["grid"] for t in got] == ["1h"] * 4
     assert [t["bars"] for t in got] == [bars] * 4
     assert all(t == got[0] for t in got)  # the same score, luck and all
-    # the oracle, from the lake's closes: long 1.0 from the first bar's close, one entry fee
+    # the oracle, from the lake's prices: long 1.0 from where it started, one entry fee
     rate = COST_RATES["crypto" if symbol == "SOL" else "stock"]
-    expected = (1 - rate) * _close(arena, symbol, last) / _close(arena, symbol, first) - 1
+    expected = (1 - rate) * _price(arena, symbol, last) / _price(arena, symbol, *first) - 1
     assert (got[0]["from"], got[0]["to"]) == (WED.isoformat(), ts("2025-11-21 16:00").isoformat())
     assert got[0]["return"] == pytest.approx(expected, rel=1e-12, abs=1e-15)
 

@@ -1,7 +1,24 @@
 """The single-asset tracks of outside entrants (``asset_tracks``): an entrant's submitted
 positions per asset, read from ``<lake>/season/tracks/``, each scored over the season's window
 and placed among the asset's zero-skill players on the same path (:func:`asset_tracks`, the one
-definition the MCP ``score`` calls too)."""
+definition the MCP ``score`` calls too).
+
+Two conventions decide a track's numbers, both written here once:
+
+* **When returns start** (:func:`window_prices`): the window's path begins at the open of its
+  first bar - the first bar that opens at or after the season's first cycle - and then runs
+  close to close. Returns start accumulating an hour after that open, with the first bar's own
+  move, as the contest documents say of their hourly grid (not a bar later, from the first
+  bar's close). Example: an hourly window whose first bar opens at 100 and closes at 101, the
+  next closes at 103 and the third at 102; a position of +1 held from before the season earns
+  102 / 100 - 1 = +2.00% less its one entry fee, ``(1 - 0.0006) x 1.02 - 1 = +1.9388%`` at the
+  crypto rate (from the first close it would have been 102 / 101 - 1 = +0.99%).
+* **When a position starts** (:func:`track_series`): at the first point of the path - the
+  window's opening, or a bar's close - at or after its receipt, to the nanosecond. A position
+  received exactly at a close knows nothing after that instant and earns only what follows
+  it (the scorer's own rule: decided at close t, held from t); received a nanosecond later,
+  it waits for the next close.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +32,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from arena.core.sessions import TS_UNIT, bar_close_times, utc
+from arena.core.sessions import bar_close_times, utc
 from arena.core.universe import Asset, Universe
 from arena.data.lake import Lake
 from arena.market.asof import Providers, provider_of
@@ -33,7 +50,7 @@ TRACK_SEED = 0  # their draws' seed, whatever seed a build gives its other table
 TRACK_ELIGIBLE = 0.70  # share of the asset's season a valid position must cover
 TRACK_SCORED = "scored"
 TRACK_NO_POSITION = "no_position"  # no submitted position earns any of the season's bars yet
-TRACK_TOO_SHORT = "too_short"  # fewer than two bars of the asset closed in the season's window
+TRACK_TOO_SHORT = "too_short"  # no bar of the asset closed in the season's window yet
 TRACK_NO_BARS = "no_bars"  # the lake holds no bars of the asset in the season's window
 TRACK_STATUSES = (TRACK_SCORED, TRACK_NO_POSITION, TRACK_TOO_SHORT, TRACK_NO_BARS)
 
@@ -56,36 +73,54 @@ def read_tracks(lake: Lake) -> dict[str, list[tuple[pd.Timestamp, dict[str, floa
     return {name: track for name in names if (track := entrant_track(lake, name))}
 
 
-def track_series(closes: pd.Series, close_times: pd.DatetimeIndex,
+def window_prices(clock: Clock, close_times: pd.DatetimeIndex) -> pd.Series:
+    """The window's price path, indexed by when each price is read: the open of its first bar
+    at that bar's open time, then each bar's close at its close time (``close_times``,
+    session-aware). Returns start with the first bar's open-to-close move, an hour after the
+    open on the hourly grid; the path of ``n`` bars holds ``n`` moves."""
+    bars = clock.bars
+    times = pd.DatetimeIndex([pd.Timestamp(bars["timestamp"].iloc[0])]).append(
+        pd.DatetimeIndex(close_times))
+    prices = np.concatenate([[float(bars["open"].iloc[0])],
+                             bars["close"].to_numpy(dtype="float64")])
+    return pd.Series(prices, index=times.tz_convert("UTC"), name="price")
+
+
+def _nanos(times: Sequence[pd.Timestamp] | pd.DatetimeIndex) -> np.ndarray:
+    """Epoch nanoseconds of ``times``: a receipt a nanosecond after a close stays after it."""
+    return pd.DatetimeIndex(times).as_unit("ns").asi8
+
+
+def track_series(prices: pd.Series, times: pd.DatetimeIndex,
                  submissions: Sequence[tuple[pd.Timestamp, Mapping[str, float]]], symbol: str
                  ) -> pd.Series:
-    """The position held over each bar: the last submission received at or before the bar's
-    close (``close_times``, session-aware), 0 before the first; the scorer holds
-    ``positions[t]`` from close t, so a position earns only what comes after it arrived. A
-    submission that leaves a symbol out keeps that symbol's position."""
-    times = [t for t, p in submissions if symbol in p]
+    """The position held at each point of the path (``times``: when each of ``prices`` is
+    read - the window's opening, then the bars' closes): the last submission received at or
+    before that instant, compared to the nanosecond, 0 before the first. The scorer holds
+    ``positions[t]`` from point t to point t+1, so a position starts at the first point at or
+    after its receipt and earns only what comes after it arrived: one received exactly at a
+    close is held from that close, one a nanosecond later from the next. A submission that
+    leaves a symbol out keeps that symbol's position."""
+    received = [t for t, p in submissions if symbol in p]
     values = [p[symbol] for _, p in submissions if symbol in p]
-    held = np.zeros(len(closes))
-    if times:
-        at = np.searchsorted(pd.DatetimeIndex(times).as_unit(TS_UNIT).asi8,
-                             pd.DatetimeIndex(close_times).as_unit(TS_UNIT).asi8,
-                             side="right") - 1
+    held = np.zeros(len(prices))
+    if received:
+        at = np.searchsorted(_nanos(received), _nanos(times), side="right") - 1
         held = np.where(at >= 0, np.asarray(values)[np.maximum(at, 0)], 0.0)
-    return pd.Series(held, index=closes.index)
+    return pd.Series(held, index=prices.index)
 
 
-def track_coverage(close_times: pd.DatetimeIndex,
+def track_coverage(times: pd.DatetimeIndex,
                    submissions: Sequence[tuple[pd.Timestamp, Mapping[str, float]]],
                    symbol: str) -> float:
-    """The share of the path's bar-to-bar moves (``len(close_times) - 1`` of them) a submitted
-    position earns: the position held at close t earns the move to close t+1, and a bar
-    holds one once a submission naming ``symbol`` arrived by its close (before it, the track
-    is flat without having decided anything)."""
-    times = [t for t, p in submissions if symbol in p]
-    if not times or len(close_times) < 2:
+    """The share of the path's moves (``len(times) - 1`` of them) a submitted position earns:
+    the position held at point t earns the move to point t+1, and a point holds one once a
+    submission naming ``symbol`` arrived at or before it (before it, the track is flat without
+    having decided anything)."""
+    received = [t for t, p in submissions if symbol in p]
+    if not received or len(times) < 2:
         return 0.0
-    first = pd.DatetimeIndex([min(times)]).as_unit(TS_UNIT).asi8[0]
-    held = pd.DatetimeIndex(close_times).as_unit(TS_UNIT).asi8[:-1] >= first
+    held = _nanos(times)[:-1] >= _nanos([min(received)])[0]
     return float(np.count_nonzero(held)) / float(held.size)
 
 
@@ -93,11 +128,12 @@ def track_path(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
                end: pd.Timestamp) -> tuple[str, Clock | None, pd.DatetimeIndex | None]:
     """(status, the asset's bars of ``[start, end)`` that closed by ``end`` on the grid the lake
     covers the window with (:func:`~arena.market.clocks.asset_clock`), when each closed): the
-    status is :data:`TRACK_SCORED` when the path holds at least two bars; else
-    :data:`TRACK_TOO_SHORT` (the clock, when there is one) or :data:`TRACK_NO_BARS`."""
+    status is :data:`TRACK_SCORED` when the path holds a bar (its open-to-close move is the
+    first one a track earns, :func:`window_prices`); else :data:`TRACK_TOO_SHORT` (the clock,
+    when there is one) or :data:`TRACK_NO_BARS`."""
     start, end = utc(start), utc(end)
-    if end <= start or len(closed_expected(asset.calendar, "1h", start, end)) < 2:
-        return TRACK_TOO_SHORT, None, None  # no grid closes two bars in the window yet
+    if end <= start or not len(closed_expected(asset.calendar, "1h", start, end)):
+        return TRACK_TOO_SHORT, None, None  # no bar of the grid has closed in the window yet
     try:
         clock = asset_clock(lake, provider, asset, start, end)
     except LookupError:
@@ -106,7 +142,7 @@ def track_path(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
     closed = np.asarray(times <= end)
     clock = Clock(asset.symbol, asset.calendar, clock.grid,
                   clock.bars[closed].reset_index(drop=True))
-    status = TRACK_SCORED if len(clock.bars) >= 2 else TRACK_TOO_SHORT
+    status = TRACK_SCORED if len(clock.bars) else TRACK_TOO_SHORT
     return status, clock, times[closed]
 
 
@@ -120,10 +156,12 @@ def asset_tracks(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
     numbers: the season's build (:func:`tracks_table`) and the MCP ``score``
     (:func:`arena.pipeline.outside.entrant_score`, for a cycle not yet published) both call it.
 
-    A track holds :func:`track_series` (flat before its first submission) and is scored with
-    the scorer and cost rate of the asset's zero-skill players; ``percentile`` and
-    ``rank_score`` place its return among ``players`` of them (:func:`~arena.scoring.asset_luck.luck`,
-    draws seeded by ``seed``, one decision a day) on the same path from the season's start,
+    The path is :func:`window_prices` (from the first bar's open: returns start with the first
+    bar's move); a track holds :func:`track_series` on it (flat before its first submission)
+    and is scored with the scorer and cost rate of the asset's zero-skill players;
+    ``percentile`` and ``rank_score`` place its return among ``players`` of them
+    (:func:`~arena.scoring.asset_luck.luck` with the same opening, draws seeded by ``seed``,
+    one decision a day, the first held from the open) on the same path from the season's start,
     whenever the entrant joined. ``coverage``: :func:`track_coverage`; ``eligible`` when it is
     at least :data:`TRACK_ELIGIBLE`; ``rank``: the place by return among the asset's eligible
     tracks (1 = best, ties share; none for the ineligible, which keep their numbers). A status
@@ -151,16 +189,16 @@ def asset_tracks(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
         if status != TRACK_SCORED:
             continue
         assert clock is not None and close_times is not None
-        row["coverage"] = track_coverage(close_times, subs, asset.symbol)
+        prices = window_prices(clock, close_times)
+        row["coverage"] = track_coverage(prices.index, subs, asset.symbol)
         if row["coverage"] == 0.0:
             row["status"] = TRACK_NO_POSITION
             continue
-        closes = clock.closes
         if ruler is None:  # the players depend on the path alone: drawn once for every track
             ensure_self_checked()
-            ruler = luck(closes, players=players, seed=seed, cost_rate=rate,
-                         calendar=asset.calendar)
-        result = score(closes, track_series(closes, close_times, subs, asset.symbol), rate)
+            ruler = luck(clock.closes, players=players, seed=seed, cost_rate=rate,
+                         calendar=asset.calendar, opening=float(prices.iloc[0]))
+        result = score(prices, track_series(prices, prices.index, subs, asset.symbol), rate)
         percentile, rank = ruler.place(result.total_return)
         row.update({"return": result.total_return, "turnover": result.turnover,
                     "fees": result.fees, "eligible": row["coverage"] >= TRACK_ELIGIBLE,
