@@ -14,7 +14,7 @@ Root = Annotated[str | None, Parameter(
 
 
 def web(*, lake: Root = None, host: str = "127.0.0.1", port: Port = 8780,
-        proxied: bool = False) -> int:
+        proxied: bool = False, entries: bool = False) -> int:
     """Serve the site: the live leaderboard, a page per contestant, trade, asset and day, and a
     JSON API (OpenAPI at /openapi.json), until Ctrl-C. A publication shows at the next request.
 
@@ -25,6 +25,11 @@ def web(*, lake: Root = None, host: str = "127.0.0.1", port: Port = 8780,
     proxied
         the site sits behind a reverse proxy that terminates TLS (README: the site behind a
         reverse proxy); trusts its X-Forwarded-* headers
+    entries
+        take people's positions through the site: each asset of a live season gets an entry
+        page (/seasons/ID/enter/SYMBOL) where an entrant's key (arena entrant add) and a
+        position slider record a single-asset position, as the MCP door's submit_position
+        does; without it the site is read-only
     """
     from arena.data.lake import Lake
     from arena.doors.web import check_host, season_lakes, serve
@@ -32,7 +37,8 @@ def web(*, lake: Root = None, host: str = "127.0.0.1", port: Port = 8780,
     root = Lake(lake).root
     check_host(host, proxied)
     seasons = season_lakes(root)
+    taking = "taking entries at /seasons/ID/enter/SYMBOL" if entries else "read-only"
     print(f"arena web: {len(seasons)} season{'s' if len(seasons) != 1 else ''} from {root} at "
-          f"http://{host}:{port}/ (the JSON API at /api/; Ctrl-C stops)", flush=True)
-    serve(root, host=host, port=port, proxied=proxied)
+          f"http://{host}:{port}/ ({taking}; the JSON API at /api/; Ctrl-C stops)", flush=True)
+    serve(root, host=host, port=port, proxied=proxied, entries_open=entries)
     return 0

@@ -77,9 +77,10 @@ class Season:
 class Urls:
     """Where a season's pages live on the site (all absolute paths)."""
 
-    def __init__(self, season_id: str, *, league: bool = False) -> None:
+    def __init__(self, season_id: str, *, league: bool = False, entries: bool = False) -> None:
         self.season = f"/seasons/{quote(season_id, safe='')}"
         self.league = league  # the site serves a league: its page is /league/
+        self.entries = entries  # the site takes entries (arena web --entries)
 
     @property
     def home(self) -> str:
@@ -98,6 +99,10 @@ class Urls:
     @property
     def assets(self) -> str:
         return f"{self.season}/assets/"
+
+    def enter(self, symbol: object) -> str:
+        """The entry page of ``symbol``: a person's position on its single-asset track."""
+        return f"{self.season}/enter/{quote(str(symbol), safe='')}"
 
     def day(self, day: str) -> str:
         return f"{self.season}/days/{day}"
@@ -319,8 +324,11 @@ def asset_page(marts: Mapping[str, pd.DataFrame], symbol: str, season: Season, u
                      *(dataclasses.replace(c, href=lambda r: urls.contestant(r["contestant"]))
                        if c.key == "contestant" else c
                        for c in people.trade_columns(links) if c.key != "symbol")]
+    links_ = _nav(urls, days)
+    if urls.entries and season.state == "live":  # the site takes a person's position on it
+        links_ = [(f"Enter a position on {symbol}", urls.enter(symbol)), *links_]
     return render("site_asset.html.j2", title=f"{symbol}: {season.title}", season=season,
-                  links=_nav(urls, days), urls=urls, version=version, symbol=symbol,
+                  links=links_, urls=urls, version=version, symbol=symbol,
                   luck=luck, luck_columns=LUCK_COLUMNS, rules=rules,
                   rule_columns=RULE_COLUMNS, tracks=track_rows, track_columns=TRACK_COLUMNS,
                   trades=records(trades.assign(why=trades["entry_cycle_at"].notna().map(

@@ -23,10 +23,12 @@ behind a reverse proxy (``--proxied``), see the README. Served as the MCP door i
 an idle keep-alive connection is closed after a few seconds, so neither a half-open nor an
 idle connection is held.
 
-The app (:func:`build_app`) is two routers over one :class:`~arena.doors.web.sources.Site`:
-:mod:`arena.doors.web.pages` (the pages, and the page a failed request is answered with) and
-:mod:`arena.doors.web.api` (the JSON API, its answers pydantic models); what the site reads is
-:mod:`arena.doors.web.sources`.
+The app (:func:`build_app`) is three routers over one :class:`~arena.doors.web.sources.Site`:
+:mod:`arena.doors.web.pages` (the pages, and the page a failed request is answered with),
+:mod:`arena.doors.web.api` (the JSON API, its answers pydantic models) and
+:mod:`arena.doors.web.entries` (a person's entry to the single-asset track, a position slider per
+asset: the site's only writes, refused unless it was started with ``arena web --entries``);
+what the site reads is :mod:`arena.doors.web.sources`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import pandas as pd
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
@@ -41,7 +44,8 @@ from fastapi.responses import Response
 
 from arena.doors.deadline import REQUEST_TIMEOUT
 from arena.doors.deadline import server_config as door_config
-from arena.doors.web import api, pages
+from arena.doors.web import api, entries, pages
+from arena.doors.web.entries import Entries
 from arena.doors.web.sources import (
     API_MARTS,
     MAX_ROWS,
@@ -59,16 +63,20 @@ HOST, PORT = "127.0.0.1", 8780
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def build_app(root: str | Path) -> FastAPI:
-    """The site as an ASGI app (FastAPI: the pages' router and the JSON API's, the API
-    documented by OpenAPI)."""
-    site = Site(Path(root))
+def build_app(root: str | Path, *, entries_open: bool = False,
+              now: Callable[[], pd.Timestamp] | None = None) -> FastAPI:
+    """The site as an ASGI app (FastAPI: the pages' router, the entry pages' and the JSON
+    API's, the API documented by OpenAPI). ``entries_open``: the entry pages record positions
+    (``arena web --entries``); ``now``: the clock that stamps them (the wall clock by default;
+    a test passes its own, as it does to the MCP door)."""
+    site = Site(Path(root), entries=entries_open)
     app = FastAPI(title="LLM trading arena", version="1",
                   description="The arena's seasons as published: leaderboards, equity, trades, "
                               "decisions and the luck tables. Every number is a row of the "
                               "season's dbt marts.",
                   docs_url=None, redoc_url=None)
     app.state.site = site
+    app.state.entries = Entries(entries_open) if now is None else Entries(entries_open, now)
 
     @app.exception_handler(PageNotFound)
     async def not_found(request: Request, exc: PageNotFound) -> Response:
@@ -87,6 +95,7 @@ def build_app(root: str | Path) -> FastAPI:
         return pages.error_page(422, api.invalid_text(exc), request)
 
     app.include_router(pages.router)
+    app.include_router(entries.router)
     app.include_router(api.router)
     return app
 
@@ -100,22 +109,26 @@ def check_host(host: str, proxied: bool) -> None:
 
 
 def server_config(root: str | Path, host: str = HOST, port: int = PORT, *,
-                  proxied: bool = False, request_timeout: float = REQUEST_TIMEOUT
+                  proxied: bool = False, request_timeout: float = REQUEST_TIMEOUT,
+                  entries_open: bool = False, now: Callable[[], pd.Timestamp] | None = None
                   ) -> uvicorn.Config:
     """How uvicorn serves the site of ``root``: the doors' one configuration
     (:func:`arena.doors.deadline.server_config`: a request must arrive whole within
     ``request_timeout`` seconds, idle keep-alive connections closed), trusting a proxy's
-    ``X-Forwarded-*`` headers only when ``proxied``."""
+    ``X-Forwarded-*`` headers only when ``proxied``; ``entries_open`` and ``now``:
+    :func:`build_app`'s."""
     check_host(host, proxied)
-    return door_config(build_app(root), host, port, request_timeout=request_timeout,
+    app = build_app(root, entries_open=entries_open, now=now)
+    return door_config(app, host, port, request_timeout=request_timeout,
                        proxy_headers=proxied,
                        forwarded_allow_ips=None)  # uvicorn's: $FORWARDED_ALLOW_IPS, else 127.0.0.1
 
 
 def serve(root: str | Path, host: str = HOST, port: int = PORT, *, proxied: bool = False,
-          ready: Callable[[str], None] | None = None) -> None:
-    """Serve the site until interrupted (``arena web``)."""
-    config = server_config(root, host, port, proxied=proxied)
+          entries_open: bool = False, ready: Callable[[str], None] | None = None) -> None:
+    """Serve the site until interrupted (``arena web``; with ``entries_open``, ``arena web
+    --entries``: the entry pages record positions)."""
+    config = server_config(root, host, port, proxied=proxied, entries_open=entries_open)
     if ready is not None:
         ready(f"http://{host}:{port}/")
     uvicorn.Server(config).run()

@@ -66,7 +66,7 @@ def error_page(status: int, message: str, request: Request) -> Response:
 
 
 def _urls(site: Site, season_id: str) -> site_pages.Urls:
-    return site_pages.Urls(season_id, league=site.league is not None)
+    return site_pages.Urls(season_id, league=site.league is not None, entries=site.entries)
 
 
 def _season_page(site: Site, season_id: str, key: tuple[object, ...],

@@ -178,10 +178,12 @@ class LeagueSource:
 
 class Site:
     """The seasons a site serves, the newest (by first cycle, then id) last; a league's own
-    marts when it serves a league."""
+    marts when it serves a league; whether it takes entries (``arena web --entries``: its
+    asset pages then link to their entry pages)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, entries: bool = False) -> None:
         self.root = root
+        self.entries = entries
         self.league = None if is_lake(root) else LeagueSource(root)
         self.sources = {}
         for path in season_lakes(root):
