@@ -35,11 +35,11 @@ import hashlib
 import json
 import os
 import threading
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from arena.core.files import write_text
 from arena.data.errors import DamagedFile
 
 DIGESTS_DIR = "digests"
@@ -199,15 +199,8 @@ class DigestRecords:
             if not files:
                 path.unlink(missing_ok=True)
                 return
-            body = json.dumps({"format": RECORD_FORMAT, "sha256": {
-                k: list(v) for k, v in sorted(files.items())}}, indent=1) + "\n"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-            try:
-                tmp.write_text(body, encoding="utf-8")
-                os.replace(tmp, path)
-            finally:
-                tmp.unlink(missing_ok=True)
+            write_text(path, json.dumps({"format": RECORD_FORMAT, "sha256": {
+                k: list(v) for k, v in sorted(files.items())}}, indent=1) + "\n")
         finally:
             with self._lock:
                 self._cache.pop(relative, None)

@@ -54,6 +54,7 @@ import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
 from arena.core.environment import setting
+from arena.core.files import write_text as write_text  # re-exported: the lake's writers
 from arena.core.sessions import NAT, TS_UNIT, ceil_micros, utc
 from arena.data.bar_cache import BAR_CACHE_BYTES, BarCache
 from arena.data.bars import bar_frame_from_columns, utc_micros
@@ -622,19 +623,6 @@ class Lake:
 
     def manifests(self) -> list[Path]:
         return sorted((self.root / "manifests" / "ingest").glob("*.json"))
-
-
-def write_text(path: Path, text: str) -> Path:
-    """Write a text file atomically (a temp file of its own beside it, then one rename: two
-    writers of one file never rename each other's half-written temp); returns ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
 
 
 def merge_bars(existing: pd.DataFrame, fetched: pd.DataFrame) -> tuple[pd.DataFrame, int]:

@@ -39,11 +39,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.data.digests import file_sha256 as file_sha256  # re-exported
 from arena.ledger.errors import LedgerError
 
 CHAIN_FILE = "chain.json"
 HEADS_DIR = "_heads"
-_READ_CHUNK = 1 << 20
 
 
 class BrokenChain(LedgerError):
@@ -91,13 +91,6 @@ class Damage:
     def describe(self) -> str:
         return self.problem
 
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(_READ_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _digest(key: str, files: dict[str, str], previous: Previous | None) -> str:

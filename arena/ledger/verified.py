@@ -43,13 +43,13 @@ import json
 import logging
 import os
 import threading
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyarrow.fs import LocalFileSystem
 
+from arena.core.files import write_bytes
 from arena.ledger import chain
 from arena.ledger.chain import (
     CHAIN_FILE,
@@ -227,9 +227,7 @@ class _Journal:
 
     def _rewrite(self) -> None:
         data = b"".join(r.line() for r in self.proven.values())
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, self.path)
+        write_bytes(self.path, data)
         self.inode, self.offset, self.lines = os.stat(self.path).st_ino, len(data), len(self.proven)
         self.tail = data.splitlines(keepends=True)[-1] if data else b""
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from arena.core.files import write_bytes
 
 if TYPE_CHECKING:
     from arena.data.lake import Lake
@@ -78,17 +78,7 @@ def sealed_yaml(data: bytes) -> bytes:
 
 def write_sealed(path: Path, data: bytes) -> Path:
     """Write ``data`` (already sealed) atomically: a temp file of its own, fsynced, one rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return write_bytes(path, data, fsync=True)
 
 
 @dataclass(frozen=True)
