@@ -23,6 +23,7 @@ from arena.data.lake import Lake
 from arena.data.providers.synthetic import SyntheticProvider
 from arena.engine.portfolio import LONG, SHORT, Portfolio, Position
 from arena.engine.rules import CycleState
+from arena.market.briefing import build_briefing, portfolio_snapshot
 from tests.conftest import ts
 
 FRI = ts("2025-11-21 16:00")
@@ -74,6 +75,19 @@ def market_lakes(tmp_path_factory, universe: Universe) -> Lakes:
 THESIS = ("The weekly trend has made higher highs and higher lows for three months and the last "
           "pullback held above the rising 30-day range, so the move should run for several weeks.")
 INVALIDATION = "A daily close below the last swing low would break the higher-low sequence."
+
+
+def full_lake_copy(tmp_path_factory, universe: Universe, dest) -> Lake:
+    """A copy at ``dest`` of the ``full`` market lake, for a test to damage."""
+    lake = Lake(dest)
+    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake.root)
+    return lake
+
+
+def flat_prompt(market) -> str:
+    """The prompt a flat book (no position) reads of ``market``."""
+    snapshot = portfolio_snapshot(book_state(market.prices, (), market.at), market.prices)
+    return build_briefing(market, "tester", snapshot).prompt_text
 
 
 def book_state(prices: dict[str, float], held: tuple[str, ...], at: pd.Timestamp) -> CycleState:

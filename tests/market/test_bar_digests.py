@@ -6,21 +6,25 @@ naming the file, where each was read silently before."""
 
 from __future__ import annotations
 
-import shutil
-
 import pandas as pd
 import pytest
 
 from arena.data.errors import DamagedFile
 from arena.data.lake import MISSING_PROBLEM, Lake, PartitionKey
 from arena.ledger.store import Ledger
-from arena.market.briefing import build_briefing, build_market, market_damage, portfolio_snapshot
+from arena.market.briefing import build_market, market_damage
 from arena.pipeline.live.cycle import play_season_cycle
 from arena.pipeline.live.monitor import run_monitor
 from arena.pipeline.season_config import load_season, season_contestants
 from tests.conftest import ts
 from tests.data.published import flip_in_a_float
-from tests.market_lakes import FRI, PROVIDER, book_state, market_lakes, season_lake
+from tests.market_lakes import (
+    FRI,
+    PROVIDER,
+    flat_prompt,
+    full_lake_copy,
+    season_lake,
+)
 
 SOL_1D = PartitionKey(PROVIDER, "1d", "SOL")
 SOL_15M = PartitionKey(PROVIDER, "15m", "SOL")
@@ -33,14 +37,7 @@ MON = ts("2025-11-24 16:00")
 
 @pytest.fixture
 def lake(tmp_path, tmp_path_factory, universe) -> Lake:
-    lake = Lake(tmp_path / "lake")
-    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake.root)
-    return lake
-
-
-def _prompt(market) -> str:
-    snapshot = portfolio_snapshot(book_state(market.prices, (), market.at), market.prices)
-    return build_briefing(market, "tester", snapshot).prompt_text
+    return full_lake_copy(tmp_path_factory, universe, tmp_path / "lake")
 
 
 def test_a_flipped_byte_in_a_daily_low_makes_its_asset_damaged(lake, universe):
@@ -53,7 +50,7 @@ def test_a_flipped_byte_in_a_daily_low_makes_its_asset_damaged(lake, universe):
     assert market.damaged["SOL"].startswith(f"{SOL_1D} cannot be read ({CHANGED} (SHA-256 ")
     assert "SOL" in market.untradeable and "SOL" not in market.screen.selected
     assert f"UNUSABLE market data (treated as stale): SOL ({SOL_1D} cannot be read" \
-        in _prompt(market)
+        in flat_prompt(market)
     assert market_damage(lake, PROVIDER, universe, FRI) == market.damaged  # the daily report's
 
 

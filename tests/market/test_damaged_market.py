@@ -6,7 +6,6 @@ engine - never a blank row or a different screen without a word."""
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -19,9 +18,9 @@ from arena.data.lake import MISSING_PROBLEM, Lake, PartitionKey
 from arena.engine.contract import parse_answer
 from arena.engine.rules import ARENA_RULES, STALE_PRICE, check
 from arena.market.asof import cycle_prices
-from arena.market.briefing import build_briefing, build_market, market_damage, portfolio_snapshot
+from arena.market.briefing import build_market, market_damage
 from tests.data.published import forget_digests, remove_partitions
-from tests.market_lakes import FRI, PROVIDER, book_state, market_lakes
+from tests.market_lakes import FRI, PROVIDER, book_state, flat_prompt, full_lake_copy
 
 SOL_1D = PartitionKey(PROVIDER, "1d", "SOL")
 SOL_15M = PartitionKey(PROVIDER, "15m", "SOL")
@@ -29,14 +28,7 @@ SOL_15M = PartitionKey(PROVIDER, "15m", "SOL")
 
 @pytest.fixture
 def lake(tmp_path, tmp_path_factory, universe) -> Lake:
-    lake = Lake(tmp_path / "lake")
-    shutil.copytree(market_lakes(tmp_path_factory, universe).full.root, lake.root)
-    return lake
-
-
-def _prompt(market) -> str:
-    snapshot = portfolio_snapshot(book_state(market.prices, (), market.at), market.prices)
-    return build_briefing(market, "tester", snapshot).prompt_text
+    return full_lake_copy(tmp_path_factory, universe, tmp_path / "lake")
 
 
 def _insane(lake: Lake, key: PartitionKey, row: int, **values: float) -> None:
@@ -66,7 +58,7 @@ def test_a_deleted_daily_partition_is_named_not_a_blank_row(lake, universe, reco
     market = build_market(lake, PROVIDER, universe, FRI)
     assert market.damaged == {"SOL": problem}
     assert "SOL" in market.untradeable and "SOL" not in market.screen.selected
-    prompt = _prompt(market)
+    prompt = flat_prompt(market)
     assert f"UNUSABLE market data (treated as stale): SOL ({problem})" in prompt
     assert market_damage(lake, PROVIDER, universe, FRI) == market.damaged
 
@@ -105,7 +97,7 @@ def test_random_bytes_inside_a_partition_are_named(lake, universe):
     assert set(market.damaged) == {"SOL"}
     assert market.damaged["SOL"].startswith(f"{SOL_1D} ")  # the partition, as the prompt says
     assert str(lake.root) not in market.damaged["SOL"]  # never this machine's path
-    assert str(lake.root) not in _prompt(market)
+    assert str(lake.root) not in flat_prompt(market)
     assert "SOL" not in market.screen.selected
 
 
