@@ -79,8 +79,9 @@ def _wilder_averages(values: np.ndarray, n: int) -> np.ndarray:
     pandas objects costs far more than the recursion itself. The arithmetic is the one pandas'
     ``ewm(alpha, adjust=False).mean()`` performs (its alpha goes through the centre of mass,
     each step is divided by the sum of its weights, a value equal to the average leaves it
-    untouched, a NaN inside the series only ages the average, and at ``n = 2`` the value after
-    such a gap weighs what the aged average does not), and the seed is the same
+    untouched, and a NaN inside the series only ages the average: after a gap of k values the
+    average weighs ``(1 - alpha) ** (k + 1)`` and the new value ``alpha``, as pandas documents
+    for ``ignore_na=False``), and the seed is the same
     NaN-skipping mean, so the RSI matches :func:`seeded_ewm` exactly, not just closely. A
     series longer than :data:`LOOP_MAX` (a reference rule over a season of hourly bars) goes
     through pandas itself, whose loop is compiled.
@@ -108,8 +109,7 @@ def _wilder_averages(values: np.ndarray, n: int) -> np.ndarray:
             old_wt *= keep
             if cur == cur:
                 if weighted != cur:
-                    new_wt = 1.0 - old_wt if com == 1.0 else alpha
-                    weighted = (old_wt * weighted + new_wt * cur) / (old_wt + new_wt)
+                    weighted = (old_wt * weighted + alpha * cur) / (old_wt + alpha)
                 old_wt = 1.0
         elif cur == cur:
             weighted = cur

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from arena.core import indicators
 from arena.core.indicators import rsi_values, rsi_wilder, seeded_ewm
 
 
@@ -109,6 +110,21 @@ def test_rsi_with_a_gap_inside_equals_the_pandas_recursion() -> None:
         for step in (1, 2):
             np.testing.assert_array_equal(rsi_wilder(pd.Series(close), n, step).to_numpy(),
                                           pandas_rsi(pd.Series(close), n, step).to_numpy())
+
+
+def test_a_gap_ages_the_wilder_average_as_documented_for_every_period() -> None:
+    """By hand, at ``n = 2`` (alpha 1/2) and ``n = 3`` (alpha 1/3): the seed is the mean of the
+    first n values; after k missing values the average weighs ``(1 - alpha) ** (k + 1)`` and
+    the next value ``alpha``, divided by their sum (pandas 3.0 to 3.1.1 gave the new value
+    ``1 - (1 - alpha) ** (k + 1)`` at ``n = 2`` only, pandas-dev/pandas#66521)."""
+    nan = float("nan")
+    # n = 2: seed (1 + 3) / 2 = 2; one gap: (0.25 * 2 + 0.5 * 8) / 0.75 = 6; then 6 / 2 + 2 / 2 = 4
+    got = indicators._wilder_averages(np.array([1.0, 3.0, nan, 8.0, 2.0]), 2)
+    np.testing.assert_allclose(got, [nan, 2.0, 2.0, 6.0, 4.0], rtol=0, atol=1e-15)
+    # n = 3: seed 3; two gaps: ((2/3) ** 3 * 3 + (1/3) * 12) / ((2/3) ** 3 + 1/3) = 132 / 17
+    got = indicators._wilder_averages(np.array([2.0, 3.0, 4.0, nan, nan, 12.0]), 3)
+    np.testing.assert_allclose(got, [nan, nan, 3.0, 3.0, 3.0, 132 / 17],
+                               rtol=0, atol=1e-13)
 
 
 def test_rsi_keeps_the_index_and_reads_integers() -> None:
