@@ -1,17 +1,20 @@
 """The history check a commit pays: does it stay flat over a season?
 
-Before a record is built, the contestant's whole history is checked against its verified point
-(:func:`arena.ledger.verified.check_chain`: one ``stat`` per file whose signature still holds,
-hashed again only where one moved). This script records ``--days`` (365) cycles for
+Before a record is built, the contestant's history is checked against its verified point
+(:func:`arena.ledger.verified.check_chain`: a ``stat`` per record's folder, and per file of the
+records after the last sweep, hashed again only where one moved; every file of every record at
+the sweep, every ``SWEEP_EVERY`` records). This script records ``--days`` (365) cycles for
 ``--contestants`` (20) contestants, each record with the files a traded cycle writes, and at a
-few days prints, for the whole roster:
+few days prints, CPU seconds for the whole roster:
 
-* the check as a commit pays it, in a process that has read the journals before (the cycle's
-  turns, the monitor's ticks in a long-lived worker);
-* the same in a fresh process (the journals read from disk first);
+* ``commit``: the check of a commit that is not a sweep (the book holds every record), in a
+  process that has read the journals before (the cycle's turns, the monitor's ticks in a
+  long-lived worker), and ``fresh``: the same in a process of its own (journals read first);
+* ``sweep``: the check of a sweep (every file's signature), and ``per commit``: one sweep and
+  ``SWEEP_EVERY - 1`` commits over ``SWEEP_EVERY``, what a cycle pays on average;
 * the baseline measured in the same run: every file of every record hashed (what the check costs
   without a verified point), and the ratio of the two;
-* the growth of the check against the first measured day (flat is 1.0).
+* the growth of the per-commit cost against the first measured day (flat is 1.0).
 
     python benchmarks/history_check.py [--days 365] [--contestants 20]
 """
@@ -47,13 +50,15 @@ def record(name: str, at: pd.Timestamp) -> CycleRecord:
                        responses={"answer": '{"decisions": []}'})
 
 
-def check_all(root: Path, names: list[str]) -> float:
-    """CPU seconds of the roster's history checks, as a commit runs them."""
+def check_all(root: Path, names: list[str], sweep: bool = False) -> float:
+    """CPU seconds of the roster's history checks, as a commit runs them: its book holding
+    every record, or (``sweep``) a sweep."""
     ledger = Ledger(root)
     keys = {name: ledger.chain_keys(name) for name in names}
     c0 = cpu()
     for name in names:
-        verified.check_chain(ledger.dir, name, keys[name])
+        verified.check_chain(ledger.dir, name, keys[name],
+                             reads_from=0 if sweep else len(keys[name]))
     return cpu() - c0
 
 
@@ -85,9 +90,11 @@ def main() -> int:
     names = [f"model-{i:02d}" for i in range(args.contestants)]
     marks = sorted({d for d in (28, 90, 180, args.days) if d <= args.days})
     first: float | None = None
-    print(f"{args.contestants} contestants, {args.days} days; CPU s for the whole roster")
-    print(f"{'day':>5} {'files':>8} {'check':>8} {'fresh':>8} {'hash all':>9} "
-          f"{'check/hash':>11} {'growth':>7}")
+    every = verified.SWEEP_EVERY
+    print(f"{args.contestants} contestants, {args.days} days; CPU s for the whole roster; "
+          f"a sweep every {every} records")
+    print(f"{'day':>5} {'files':>8} {'commit':>8} {'fresh':>8} {'sweep':>8} {'per commit':>11} "
+          f"{'hash all':>9} {'per commit/hash':>16} {'growth':>7}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         ledger = Ledger(root)
@@ -98,12 +105,15 @@ def main() -> int:
             if day not in marks:
                 continue
             files = sum(1 for p in (root / "ledger" / "cycles").rglob("*") if p.is_file())
+            swept = check_all(root, names, sweep=True)  # the sweep point now the newest record
             check = check_all(root, names)
-            first = first or check
             cold = fresh(root, names)
+            average = (swept + (every - 1) * check) / every
+            first = first or average
             baseline = hash_all(root)
-            print(f"{day:>5} {files:>8,} {check:>8.3f} {cold:>8.3f} {baseline:>9.3f} "
-                  f"{check / baseline:>11.2f} {check / first:>7.1f}", flush=True)
+            print(f"{day:>5} {files:>8,} {check:>8.3f} {cold:>8.3f} {swept:>8.3f} "
+                  f"{average:>11.3f} {baseline:>9.3f} {average / baseline:>16.3f} "
+                  f"{average / first:>7.1f}", flush=True)
     return 0
 
 

@@ -16,10 +16,11 @@ contestant from $10,000 and a damaged fill would move its cash. The chain makes 
   lost in either case.
 
 Before a contestant's next record is built (under its lock, before any model is called), its
-whole history is checked back to its first record (:func:`arena.ledger.verified.check_chain`):
-every record the chain names is there, each link follows the record before it, every file
-hashes as recorded - for a ``stat`` per file, the files whose signature has not moved since they
-were last proven are not hashed again - and the head names the last record. Otherwise
+history is checked back to its first record (:func:`arena.ledger.verified.check_chain`): every
+record the chain names is there, each link follows the record before it, every file hashes as
+recorded - the files whose signature has not moved since they were last proven are not hashed
+again, and the files of older records written over in place are looked at by the contestant's
+periodic sweep - and the head names the last record. Otherwise
 :class:`BrokenChain`, naming the file and the repair, and nothing is recorded for that
 contestant. :func:`verify_contestant` walks the whole chain and hashes every file (``arena
 season verify``), and the rows dbt reads are checked once, before they are copied

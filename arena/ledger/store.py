@@ -50,8 +50,9 @@ Write protocol (``record_cycle`` / ``record_monitor``):
    ``flock`` only, no soft fallback, the file is kept; waiting for a concurrent run), and check
    again: a run that waited finds the record and skips;
 3. remove that contestant's staging leftovers (a crashed run's; no live writer can own them),
-   and check its whole history (:func:`arena.ledger.verified.check_chain`: a record or file
-   missing, unreadable or changed anywhere is a :class:`BrokenChain`, and nothing is built);
+   and check its history (:func:`arena.ledger.verified.check_chain`: a record or file
+   missing, unreadable or changed anywhere - a file written over in place in a record the book
+   holds, at the contestant's next sweep - is a :class:`BrokenChain`, and nothing is built);
 4. call ``build()`` (executes the trades), validate the record, refuse any secret in it;
 5. write every table into ``_staging/<contestant>+<record>+<pid>+<token>/``, fsync the files and
    the directory, store the prompt text, then one ``os.rename`` of the directory to its final
@@ -397,10 +398,12 @@ class Ledger:
             staging = self.dir / "_staging"
             for leftover in staging.glob(f"{contestant}+*"):  # crashed runs' partial writes
                 shutil.rmtree(leftover, ignore_errors=True)
-            # the whole history this record follows is checked before anything is built (no
+            # the history this record follows is checked before anything is built (no
             # model is called for a contestant whose book cannot be folded): ledger.verified
             keys = self.chain_keys(contestant)
-            previous = check_chain(self.dir, contestant, keys).last
+            book = self._read_book(contestant, keys)  # the fold reads the records after it
+            reads_from = 0 if book is None else int(book["records"])
+            previous = check_chain(self.dir, contestant, keys, reads_from=reads_from).last
             rows, texts = make(keys)
             _refuse_secrets(rows, texts, where, self.secret_names)
             tables = {n: pa.Table.from_pylist(rows.get(n, []), schema=s) for n, s in schemas.items()}
@@ -726,8 +729,9 @@ class Ledger:
         moved aside by a repair, a damaged or missing book) it is folded from the first record.
 
         The book is written only by a commit (``write``), right after it: under the
-        contestant's lock, its whole history just checked (:mod:`arena.ledger.verified`), so a
-        book never holds a fold around a record deleted or changed; a reader that folded a
+        contestant's lock, its history just checked (:mod:`arena.ledger.verified`: every file
+        of every record the fold reads, all of them without a book), so a book never holds a
+        fold around a record deleted or changed; a reader that folded a
         damaged history keeps its result to itself (and the contestant's next commit refuses).
         ``order``: the contestant's records (:meth:`chain_keys`), when the caller knows them."""
         order = self.chain_keys(contestant) if order is None else order

@@ -1,6 +1,6 @@
 """The verified point: each contestant's chain as it was last proven whole, so that every commit
-checks the whole history, back to the first record, for the price of reading each file's
-signature.
+checks its history back to the first record for the price of a ``stat`` per record, and every
+file it reads for the price of a ``stat`` per file.
 
 The fold of a contestant's book reads every record it has, so a record deleted, a file changed
 or emptied anywhere in its history changes every later book. Hashing the whole history at every
@@ -23,6 +23,17 @@ book (as the fold reads them) misses the older ones. The verified point keeps wh
   the first time) are checked whole (:func:`arena.ledger.chain.check_link`) and linked to the
   one before. Any damage is a :class:`~arena.ledger.chain.BrokenChain` naming the file and the
   repair, and nothing is recorded for that contestant.
+* **How far back each file is looked at.** Every record's folder is looked at on every commit
+  (a file deleted, added or replaced anywhere in the history moves it), and every file of the
+  records the commit reads (those after the contestant's book; all of them without one) and of
+  the records since the last **sweep**. A sweep looks at every file of every record, and comes
+  every :data:`SWEEP_EVERY` records (and whenever the book is missing, or the journal lost): a
+  file of an older record written over in place - which no fold reads any more, since the book
+  holds its effect - is found by the next sweep, or at once by ``arena season verify``. Damage
+  found moves the sweep back before the damaged record, so every later commit looks at its files
+  until it is restored. A commit thus pays a ``stat`` per record of its history and a ``stat``
+  per file of its last few records, not one per file of a year; the journal's ``{"swept": key}``
+  line names the newest record the last sweep looked at whole.
 * :func:`remember` adds a record just committed, with the signatures of the files just hashed.
 
 The signatures of a whole history are read in one call (:func:`signatures`: Arrow's file system,
@@ -64,6 +75,7 @@ from arena.ledger.chain import (
 )
 
 VERIFIED_DIR = "_verified"
+SWEEP_EVERY = 7  # records after the last sweep that make the next commit's check a sweep
 FOLDER = "."  # a record's own folder, among its signatures
 Signature = tuple[int, int]  # size (-1 for a folder), modification time in ns
 _FS = LocalFileSystem()
@@ -112,13 +124,47 @@ def _line_sum(body: bytes) -> bytes:
     return hashlib.sha256(body).hexdigest()[:16].encode()
 
 
-def _parse(line: bytes) -> Proven | None:
-    """A journal line's record, or ``None`` for a line that is damaged (or torn by a crash)."""
+@dataclass(frozen=True)
+class Swept:
+    """The journal's sweep point: the newest record whose every file the last sweep looked at
+    (``None``: none, so the next commit sweeps)."""
+
+    key: str | None
+
+    def line(self) -> bytes:
+        body = json.dumps({"swept": self.key}, separators=(",", ":")).encode()
+        return _line_sum(body) + b" " + body + b"\n"
+
+
+@dataclass(frozen=True)
+class _Held:
+    """What a commit looks at of one proven record: the names (:data:`FOLDER` first), paths and
+    proven signatures of its folder and files."""
+
+    names: tuple[str, ...]
+    paths: tuple[str, ...]
+    sigs: tuple[Signature, ...]
+
+    def folder(self) -> _Held:
+        """Its folder alone (a record written before the chain has none: nothing)."""
+        at = self.names.index(FOLDER) if FOLDER in self.names else None
+        if at is None:
+            return _Held((), (), ())
+        return _Held((FOLDER,), (self.paths[at],), (self.sigs[at],))
+
+
+def _parse(line: bytes) -> Proven | Swept | None:
+    """A journal line's record (or sweep point), or ``None`` for a line that is damaged (or torn
+    by a crash)."""
     recorded, _, body = line.partition(b" ")
     if recorded != _line_sum(body):
         return None
     try:
-        key, digest, previous, files = json.loads(body)
+        parsed = json.loads(body)
+        if isinstance(parsed, dict):
+            key = parsed["swept"]
+            return Swept(None if key is None else str(key))
+        key, digest, previous, files = parsed
         return Proven(str(key), None if digest is None else str(digest),
                       None if previous is None else str(previous),
                       {str(n): (int(s[0]), int(s[1])) for n, s in files.items()})
@@ -134,23 +180,25 @@ class _Journal:
 
     path: Path
     proven: dict[str, Proven] = field(default_factory=dict)
+    swept: str | None = None
     offset: int = 0
     inode: int | None = None
     tail: bytes = b""
     lines: int = 0
-    # key -> (the paths of its folder and files, their signatures), made once per proof
-    _signed: dict[str, tuple[tuple[str, ...], tuple[Signature, ...]]] = field(
-        default_factory=dict)
+    # key -> the paths of its folder and files and their signatures, made once per proof
+    _signed: dict[str, _Held] = field(default_factory=dict)
 
-    def signed(self, ledger_dir: Path, proven: Proven
-               ) -> tuple[tuple[str, ...], tuple[Signature, ...]]:
-        """The paths of a proven record's folder and files, and their signatures."""
+    def signed(self, ledger_dir: Path, proven: Proven, *, folder_only: bool = False) -> _Held:
+        """What is looked at of a proven record: its folder and files (or its folder alone),
+        their paths and signatures as proven."""
         held = self._signed.get(proven.key)
         if held is None:
             base = str(ledger_dir)
-            held = self._signed[proven.key] = (
-                tuple(_path(base, proven.key, name) for name in proven.files),
+            held = self._signed[proven.key] = _Held(
+                tuple(proven.files), tuple(_path(base, proven.key, n) for n in proven.files),
                 tuple(proven.files.values()))
+        if folder_only:
+            return held.folder()
         return held
 
     def _prove(self, proven: Proven) -> None:
@@ -188,47 +236,57 @@ class _Journal:
 
     def _reset(self, inode: int | None) -> None:
         self.proven, self.offset, self.inode, self.tail, self.lines = {}, 0, inode, b"", 0
-        self._signed = {}
+        self._signed, self.swept = {}, None
 
     def _take(self, data: bytes) -> None:
         whole = data.rfind(b"\n") + 1  # a torn last line (a crash while appending) is left
         for line in data[:whole].splitlines():
             self.lines += 1
-            proven = _parse(line)
-            if proven is not None:
-                self._prove(proven)
+            parsed = _parse(line)
+            if isinstance(parsed, Swept):
+                self.swept = parsed.key
+            elif parsed is not None:
+                self._prove(parsed)
         if whole:
             self.offset += whole
             self.tail = data[:whole].splitlines(keepends=True)[-1]
 
-    def append(self, records: Sequence[Proven]) -> None:
-        """Add ``records`` (a process holding the contestant's lock); the journal is written
-        anew when most of its lines are replaced ones. A failure is logged: it is a cache."""
-        if not records:
+    def append(self, records: Sequence[Proven], swept: Swept | None = None) -> None:
+        """Add ``records`` and the sweep point ``swept`` (a process holding the contestant's
+        lock); the journal is written anew when most of its lines are replaced ones. A failure
+        is logged: it is a cache."""
+        if swept is not None and swept.key == self.swept:
+            swept = None
+        if not records and swept is None:
             return
         for r in records:
             self._prove(r)
+        lines: list[Proven | Swept] = [*records]
+        if swept is not None:
+            self.swept = swept.key
+            lines.append(swept)
         try:
-            if self.lines + len(records) > 2 * len(self.proven) + 64:
+            if self.lines + len(lines) > 2 * len(self.proven) + 64:
                 self._rewrite()
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "ab") as f:
                 torn = f.tell() != self.offset  # a torn line at the end: start on a line of its own
-                data = (b"\n" if torn else b"") + b"".join(r.line() for r in records)
+                data = (b"\n" if torn else b"") + b"".join(r.line() for r in lines)
                 f.write(data)
                 end = f.tell()
             self.inode = os.stat(self.path).st_ino
-            self.lines += len(records) + torn
+            self.lines += len(lines) + torn
             self.offset, self.tail = end, data.splitlines(keepends=True)[-1]
         except OSError as exc:
             log.warning("the verified point %s is not written (%s): the next commit checks the "
                         "new records again", self.path, exc)
 
     def _rewrite(self) -> None:
-        data = b"".join(r.line() for r in self.proven.values())
+        data = b"".join(r.line() for r in self.proven.values()) + Swept(self.swept).line()
         write_bytes(self.path, data)
-        self.inode, self.offset, self.lines = os.stat(self.path).st_ino, len(data), len(self.proven)
+        self.inode, self.offset = os.stat(self.path).st_ino, len(data)
+        self.lines = len(self.proven) + 1
         self.tail = data.splitlines(keepends=True)[-1] if data else b""
 
 
@@ -267,15 +325,18 @@ class Checked:
     records: int = 0
     files: int = 0
     hashed: int = 0
+    swept: bool = False
     digests: dict[str, str | None] = field(default_factory=dict)
 
 
-def check_chain(ledger_dir: Path, contestant: str, records: list[str]) -> Checked:
-    """Check the contestant's whole history (see the module docstring) and its head, and return
-    what its next record follows (``last``). ``records``: its record keys in fold order, newest
-    last. A head left one record behind by a crash is rolled forward, and a head missing while
-    nothing is lost (the first record's, or the newest record proven before) is written again.
-    :class:`BrokenChain` naming the file and the repair for any damage."""
+def check_chain(ledger_dir: Path, contestant: str, records: list[str], *,
+                reads_from: int = 0) -> Checked:
+    """Check the contestant's history (see the module docstring) and its head, and return what
+    its next record follows (``last``). ``records``: its record keys in fold order, newest last;
+    ``reads_from``: the first of them the commit's fold reads (its book holds the ones before;
+    0, the default, sweeps). A head left one record behind by a crash is rolled forward, and a
+    head missing while nothing is lost (the first record's, or the newest record proven before)
+    is written again. :class:`BrokenChain` naming the file and the repair for any damage."""
     hint = restore_hint(contestant)
     head = read_head(ledger_dir, contestant)
     if head is not None and not (ledger_dir / head.key).is_dir():
@@ -284,16 +345,17 @@ def check_chain(ledger_dir: Path, contestant: str, records: list[str]) -> Checke
                           f"head names it); {hint}", path=folder)
     journal = _journal(ledger_dir, contestant)
     newest_known = bool(records) and records[-1] in journal.proven
-    checked = _walk(ledger_dir, contestant, records, journal, hint)
+    checked = _walk(ledger_dir, contestant, records, journal, hint, reads_from)
     checked.last = _follow_head(ledger_dir, contestant, records, head, checked, newest_known,
                                 hint)
     return checked
 
 
 def _walk(ledger_dir: Path, contestant: str, records: list[str], journal: _Journal,
-          hint: str) -> Checked:
-    """Every record of ``records`` against the journal, in order; the records proven anew are
-    appended to it."""
+          hint: str, reads_from: int) -> Checked:
+    """Every record of ``records`` against the journal, in order (the records the last sweep
+    looked at and the fold does not read, by their folders alone, unless this is a sweep); the
+    records proven anew, and the sweep point, are appended to it."""
     listed = set(records)
     gone = [key for key in journal.proven if key not in listed]
     if gone:
@@ -305,30 +367,46 @@ def _walk(ledger_dir: Path, contestant: str, records: list[str], journal: _Journ
         raise BrokenChain(f"{path} is missing: {why}; {hint}", path=path)
     out = Checked()
     plan = _proven_in_place(records, journal)
-    held = [journal.signed(ledger_dir, p) for p in plan if p is not None]
-    expected = [sig for _, sigs in held for sig in sigs]
-    found = signatures([path for paths, _ in held for path in paths])
-    still = found == expected  # the usual answer, for one comparison of the whole history
+    # records[:light] are looked at by their folders alone: swept before, and not read now
+    swept_at = records.index(journal.swept) if journal.swept in listed else -1
+    light = min(reads_from, swept_at + 1)
+    out.swept = light == 0 or len(records) - light >= SWEEP_EVERY
+    if out.swept:
+        light = 0
+    held = [None if p is None else journal.signed(ledger_dir, p, folder_only=i < light)
+            for i, p in enumerate(plan)]
+    expected = [sig for h in held if h is not None for sig in h.sigs]
+    found = signatures([path for h in held if h is not None for path in h.paths])
+    still = found == expected  # the usual answer, for one comparison of what is looked at
     now = iter(found)
     before: Previous | None = None
     new: list[Proven] = []
+    swept: Swept | None = None
     try:
-        for key, proven in zip(records, plan, strict=True):
-            if proven is None:
-                again = _prove(ledger_dir, contestant, key, before, out, hint)
-            elif still:
-                again, out.files = None, out.files + len(proven.files)
-            else:
-                current = [next(now) for _ in proven.files]
-                again = _recheck(ledger_dir, contestant, proven, current, before, out, hint)
+        for at, (key, proven, looked) in enumerate(zip(records, plan, held, strict=True)):
+            try:
+                if looked is None:
+                    again = _prove(ledger_dir, contestant, key, before, out, hint)
+                elif still:
+                    again, out.files = None, out.files + len(looked.names)
+                else:
+                    current = [next(now) for _ in looked.names]
+                    again = _recheck(ledger_dir, contestant, proven, looked.names, current,
+                                     before, out, hint)
+            except BrokenChain:
+                if out.swept or at <= swept_at:  # every later commit looks at it whole
+                    swept = Swept(None if before is None else before.key)
+                raise
             proven = again or proven
             if again is not None:
                 new.append(again)
             out.records += 1
             out.digests[key] = proven.digest
             before = Previous(key, proven.digest)
+        if out.swept and records:
+            swept = Swept(records[-1])
     finally:  # the records proven before any damage stay proven
-        journal.append(new)
+        journal.append(new, swept)
     out.last = before
     return out
 
@@ -349,14 +427,17 @@ def _path(ledger_dir: Path | str, key: str, name: str) -> str:
     return f"{ledger_dir}/{key}" if name == FOLDER else f"{ledger_dir}/{key}/{name}"
 
 
-def _recheck(ledger_dir: Path, contestant: str, proven: Proven, now: list[Signature | None],
-             before: Previous | None, out: Checked, hint: str) -> Proven | None:
-    """A proven record against its signatures ``now``: the files whose signature moved hashed
-    again (``chain.json``: its digest must be the one proven), the whole record when its
-    folder moved. The record with its new signatures, or ``None`` when none moved."""
-    out.files += len(proven.files)
+def _recheck(ledger_dir: Path, contestant: str, proven: Proven, names: Sequence[str],
+             now: list[Signature | None], before: Previous | None, out: Checked,
+             hint: str) -> Proven | None:
+    """A proven record against the signatures ``now`` of its folder and files ``names`` (all
+    of them, or its folder alone): the files whose signature moved hashed again
+    (``chain.json``: its digest must be the one proven), the whole record when its folder
+    moved. The record with its new signatures, or ``None`` when none moved."""
+    out.files += len(names)
     moved: dict[str, Signature] = {}
-    for (name, sig), current in zip(proven.files.items(), now, strict=True):
+    for name, current in zip(names, now, strict=True):
+        sig = proven.files[name]
         if current == sig:
             continue
         if current is None:
@@ -366,10 +447,10 @@ def _recheck(ledger_dir: Path, contestant: str, proven: Proven, now: list[Signat
         moved[name] = current
     if not moved:
         return None
+    folder = ledger_dir / proven.key
+    link = _link_of(folder, proven, hint)  # the link it was proven with, or damage
     if FOLDER in moved:  # a file deleted, added or replaced: the record proven anew
         return _prove(ledger_dir, contestant, proven.key, before, out, hint)
-    folder = ledger_dir / proven.key
-    link = _link_of(folder, proven, hint)
     for name in moved:
         if name != CHAIN_FILE:
             out.hashed += 1

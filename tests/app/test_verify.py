@@ -16,6 +16,7 @@ import pytest
 from arena.cli import main
 from arena.data.lake import Lake, PartitionKey
 from arena.data.persistence import upload_lake
+from arena.ledger import verified
 from arena.ledger.chain import read_link
 from arena.ledger.store import Ledger
 from tests.conftest import ts
@@ -204,17 +205,20 @@ def test_a_deleted_older_record_refuses_the_next_cycle_until_it_is_restored(play
                                            ("equity.parquet", "emptied"),
                                            ("messages.parquet", "deleted"),
                                            ("chain.json", "changed")])
-def test_a_damaged_file_of_an_older_record_refuses_the_next_cycle(played, capsys, name, how):
+def test_a_damaged_file_of_an_older_record_refuses_the_next_cycle(played, capsys, name, how,
+                                                                   monkeypatch):
+    """Deleted: at the next cycle. Emptied or changed in place (its folder does not move): at
+    the contestant's next sweep, which this cycle is made to be."""
     lake, _ = played
     path = Ledger(lake).record_dir(ts(f"{DAY1} 16:00"), "momentum") / name
     if how == "deleted":
         path.unlink()
-    elif how == "emptied":
-        path.write_bytes(b"")
     else:
-        body = bytearray(path.read_bytes())
-        body[len(body) // 2] ^= 0x01
-        path.write_bytes(bytes(body))
+        if how == "emptied":
+            path.write_bytes(b"")
+        else:
+            _flip(path)
+        monkeypatch.setattr(verified, "SWEEP_EVERY", 1)
     _cycle_refuses_momentum(lake, capsys, path)
 
 
@@ -381,6 +385,13 @@ def _flip(path: Path) -> None:
     path.write_bytes(bytes(body))
 
 
+def _replace(path: Path) -> None:
+    """``path`` replaced by a changed copy (a new file renamed over it, as editors save)."""
+    copy = path.with_name(path.name + ".new")
+    copy.write_bytes(path.read_bytes()[:-1] + b"\0")
+    copy.replace(path)
+
+
 def _record(lake: Lake, day: str, name: str = "momentum") -> Path:
     return Ledger(lake).record_dir(ts(f"{day} 16:00"), name)
 
@@ -416,7 +427,9 @@ def _digest_record(lake: Lake) -> None:
 
 DAMAGE = {
     "an older ledger record deleted": lambda lake: shutil.rmtree(_record(lake, DAY1)),
-    "a file of an older ledger record changed, emptied or deleted":
+    "a file of an older ledger record deleted or replaced (copied or saved over)":
+        lambda lake: _replace(_record(lake, DAY1) / "fills.parquet"),
+    "a file of an older ledger record written over in place":
         lambda lake: _flip(_record(lake, DAY1) / "fills.parquet"),
     "a contestant's newest record deleted with its head": _newest_and_head,
     "a head one record behind (a run killed between a record and its head)": _head_behind,

@@ -14,6 +14,7 @@ import pytest
 
 from arena.data.errors import DamagedFile
 from arena.engine.portfolio import Portfolio
+from arena.ledger import verified
 from arena.ledger.chain import CHAIN_FILE, BrokenChain, read_head, read_link, verify_contestant
 from arena.ledger.records import MonitorRecord, RecordStatus
 from arena.ledger.store import Ledger
@@ -89,9 +90,10 @@ def test_a_zero_byte_or_changed_file_of_the_last_record_is_named(tmp_path):
     assert built == []
 
 
-def test_a_changed_older_file_is_found_by_the_whole_chain_and_named(tmp_path):
+def test_a_changed_older_file_is_found_by_the_whole_chain_and_named(tmp_path, monkeypatch):
     """A readable file of an older record rewritten (a fill's quantity doubled): the whole
-    chain names the file, and the next cycle refuses the contestant rather than fold it."""
+    chain names the file, and the next sweep refuses the contestant rather than fold it."""
+    monkeypatch.setattr(verified, "SWEEP_EVERY", 1)
     ledger = _three(tmp_path)
     fills = ledger.record_dir(C1, "momentum") / "fills.parquet"
     table = pq.ParquetFile(fills).read()
@@ -209,10 +211,11 @@ def _double_quantity(fills) -> None:
                    fills)
 
 
-def test_an_older_record_changed_after_the_book_refuses_the_next_record(tmp_path):
+def test_an_older_record_changed_after_the_book_refuses_the_next_sweep(tmp_path, monkeypatch):
     """The book holds the state after every record, so the fold no longer reads the older
-    ones; the history is checked whole all the same: a record changed under the book refuses
-    the contestant (by file name, nothing built), while a reader keeps the book's state."""
+    ones; the sweep checks them all the same: a record changed under the book refuses the
+    contestant (by file name, nothing built), while a reader keeps the book's state."""
+    monkeypatch.setattr(verified, "SWEEP_EVERY", 1)
     ledger = _three(tmp_path)
     book = Ledger(tmp_path).portfolio("momentum")
     old = ledger.record_dir(C1, "momentum") / "fills.parquet"

@@ -1,7 +1,8 @@
-"""A contestant's whole history is checked before its next record, back to its first one
-(:mod:`arena.ledger.verified`): a record deleted, or any file of an older record changed,
-emptied or deleted, refuses that contestant by file name before anything is built, while the
-others record; the records proven before cost a ``stat`` per file, not a hash."""
+"""A contestant's history is checked before its next record, back to its first one
+(:mod:`arena.ledger.verified`): a record deleted, or a file of an older record deleted, added or
+replaced, refuses that contestant at its next commit, and a file of an older record changed in
+place (which the fold no longer reads) at the next sweep, by file name before anything is built,
+while the others record; the records proven before cost a ``stat``, not a hash."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import pandas as pd
 import pytest
 
 from arena.engine.portfolio import Portfolio
+from arena.ledger import verified
 from arena.ledger.chain import CHAIN_FILE, BrokenChain, make_link, read_head, read_link
 from arena.ledger.records import SCHEMAS, MonitorRecord, RecordStatus
 from arena.ledger.store import Ledger
-from arena.ledger.verified import check_chain, journal_path
+from arena.ledger.verified import SWEEP_EVERY, check_chain, journal_path
 from tests.ledger.test_chain import C4, _three
 from tests.ledger.test_ledger import C1, C2, C3, OPEN_ETH, simple_record
 
@@ -51,15 +53,21 @@ def _next_cycle(tmp_path) -> tuple[list[str], dict[str, object]]:
     return built, out
 
 
-def _damage(path, how: str) -> None:
+def _damage(path, how: str, monkeypatch=None) -> None:
+    """``how``: deleted, or emptied or changed in place (one byte, the size kept). A file
+    changed in place waits for the sweep (the record's folder does not move): with
+    ``monkeypatch``, the next commit is one."""
     if how == "deleted":
         path.unlink()
-    elif how == "emptied":
+        return
+    if how == "emptied":
         path.write_bytes(b"")
-    else:  # one byte changed, the size kept
+    else:
         body = bytearray(path.read_bytes())
         body[len(body) // 2] ^= 0xFF
         path.write_bytes(bytes(body))
+    if monkeypatch is not None:
+        monkeypatch.setattr(verified, "SWEEP_EVERY", 1)
 
 
 def _refused_alone(tmp_path, path) -> BrokenChain:
@@ -98,21 +106,54 @@ def test_a_deleted_older_record_refuses_its_contestant_not_a_fold_around_it(tmp_
 
 @pytest.mark.parametrize("name", CYCLE_FILES)
 @pytest.mark.parametrize("how", ["changed", "emptied", "deleted"])
-def test_each_file_of_an_older_cycle_record_damaged_refuses_its_contestant(tmp_path, name, how):
+def test_each_file_of_an_older_cycle_record_damaged_refuses_its_contestant(tmp_path, name, how,
+                                                                            monkeypatch):
     ledger = _season(tmp_path)
     path = ledger.record_dir(C1, "momentum") / name
-    _damage(path, how)
+    _damage(path, how, monkeypatch)
     _refused_alone(tmp_path, path)
 
 
 @pytest.mark.parametrize("name", MONITOR_FILES)
 @pytest.mark.parametrize("how", ["changed", "emptied", "deleted"])
 def test_each_file_of_an_older_monitor_record_damaged_refuses_its_contestant(tmp_path, name,
-                                                                               how):
+                                                                               how, monkeypatch):
     ledger = _season(tmp_path)
     path = ledger.monitor_dir(C2, C3, "momentum") / name
-    _damage(path, how)
+    _damage(path, how, monkeypatch)
     _refused_alone(tmp_path, path)
+
+
+def test_a_file_changed_in_place_is_refused_by_the_sweep_and_from_then_on(tmp_path):
+    """What a commit looks at of an older record is its folder (a file deleted, added or
+    replaced moves it); a file written over in place, which the fold no longer reads (the book
+    holds it), is found by the sweep every SWEEP_EVERY records. The commits before it keep the
+    book's state, which the damage cannot reach; the sweep refuses the contestant by file name,
+    and so does every commit after it until the file is restored."""
+    ledger = Ledger(tmp_path)
+    at = [C1 + pd.Timedelta(days=d) for d in range(3 * SWEEP_EVERY)]
+    ledger.record_cycle(at[0], "momentum", lambda: simple_record("momentum", at[0], [OPEN_ETH]))
+    for t in at[1:3]:
+        ledger.record_cycle(t, "momentum", lambda t=t: simple_record("momentum", t))
+    swept = [check_chain(ledger.dir, "momentum", ledger.chain_keys("momentum"),
+                         reads_from=3).swept]  # the sweep came at the second record
+    path = ledger.record_dir(at[0], "momentum") / "fills.parquet"
+    _damage(path, "changed")
+    book = Ledger(tmp_path).portfolio("momentum")
+    assert "ETH" in book.positions
+    recorded = 0
+    for t in at[3:]:
+        try:
+            Ledger(tmp_path).record_cycle(t, "momentum", lambda t=t: simple_record("momentum", t))
+        except BrokenChain as exc:
+            assert f"{path} has changed since it was recorded" in str(exc)
+            break
+        recorded += 1
+        assert Ledger(tmp_path).portfolio("momentum") == book  # the fold never read the file
+    # the sweep came at the second commit, so the 4th to the 8th record and the 9th sweeps
+    assert swept == [False] and recorded == SWEEP_EVERY - 2
+    with pytest.raises(BrokenChain, match=f"{path} has changed"):  # the sweep point moved back
+        check_chain(ledger.dir, "momentum", ledger.chain_keys("momentum"), reads_from=10**6)
 
 
 def test_a_deleted_monitor_record_refuses_its_contestant(tmp_path):
@@ -122,12 +163,12 @@ def test_a_deleted_monitor_record_refuses_its_contestant(tmp_path):
     _refused_alone(tmp_path, window)
 
 
-def test_an_older_link_made_again_over_a_changed_file_is_refused(tmp_path):
+def test_an_older_link_made_again_over_a_changed_file_is_refused(tmp_path, monkeypatch):
     """A record's ``chain.json`` written anew over a changed file holds together on its own,
     but is not the link the chain proved (the next record names the old digest)."""
     ledger = _season(tmp_path)
     folder = ledger.record_dir(C1, "momentum")
-    _damage(folder / "equity.parquet", "changed")
+    _damage(folder / "equity.parquet", "changed", monkeypatch)
     link = read_link(folder)
     make_link(folder, link.key, link.previous)
     _refused_alone(tmp_path, folder / CHAIN_FILE)
@@ -142,10 +183,10 @@ def test_an_older_link_edited_is_refused(tmp_path):
     _refused_alone(tmp_path, path)
 
 
-def test_the_monitor_of_a_damaged_history_is_refused_too(tmp_path):
+def test_the_monitor_of_a_damaged_history_is_refused_too(tmp_path, monkeypatch):
     ledger = _season(tmp_path)
     path = ledger.record_dir(C1, "momentum") / "levels.parquet"
-    _damage(path, "emptied")
+    _damage(path, "emptied", monkeypatch)
     end = C4 - pd.Timedelta(hours=1)
     with pytest.raises(BrokenChain, match=str(path)):
         Ledger(tmp_path).record_monitor(C3, end, "momentum",
