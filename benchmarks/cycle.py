@@ -155,7 +155,7 @@ def main() -> None:
                         help="where the loopback model runs (default: a process of its own)")
     args = parser.parse_args()
     prepare_process()  # the process edge: litellm offline
-    universe = load_universe()
+    universe = load_universe().select(None)  # the default season's assets
     load_litellm()
     with tempfile.TemporaryDirectory() as tmp, Server(args.latency, args.server) as server:
         lake = Lake(tmp)

@@ -185,7 +185,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5000, help="runs kept for section 3")
     args = parser.parse_args()
     prepare_process()
-    universe, provider = load_universe(), SyntheticProvider()
+    universe, provider = load_universe().select(None), SyntheticProvider()
     print(f"imports: {IMPORTS:.2f} s (not counted in section 2)")
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -104,7 +104,7 @@ def real_market() -> Market:
 
 
 def synthetic_market(seed: int) -> Market:
-    universe = load_universe()
+    universe = load_universe().select(None)  # the default season's assets
     crypto = [a for a in universe.tradable if a.asset_class == "crypto"][:10]
     stocks = [a for a in universe.tradable if a.asset_class == "stock"][:10]
     provider = SyntheticProvider(seed=seed)

@@ -22,7 +22,8 @@ prepare_process()  # the test session is a process edge, as the arena command an
 
 @pytest.fixture(scope="session")
 def universe() -> Universe:
-    return load_universe()
+    """The default season's assets (GLD and USO, a contest's, only where a test names them)."""
+    return load_universe().select(None)
 
 
 @pytest.fixture(scope="session")

@@ -91,7 +91,9 @@ def ingest(lake: Lake, request: IngestRequest = IngestRequest(), *,
     each asset fetched, validated and published."""
     r = request
     symbols, source, seed = r.symbols, r.source, r.seed
-    universe = load_universe().select(list(symbols) if symbols else None)
+    everything = load_universe()  # a season's own assets come from its plan, GLD and USO too
+    universe = (everything.select(list(symbols)) if symbols
+                else everything if season is not None else everything.select(None))
     if season is not None:
         plan = season_ingest(season.config, universe, source, seed, explicit=bool(symbols),
                              instead_of=r.instead_of)

@@ -54,7 +54,7 @@ def clock_of(now: str | None, name: str = "now") -> Clock:
 
 
 def symbol_list(value: str | Sequence[str] | None) -> list[str] | None:
-    """Comma-separated symbols (``ETH,AAPL``) or a list of them; None: the whole universe."""
+    """Comma-separated symbols (``ETH,AAPL``) or a list of them; None: the default season's assets."""
     if value is None:
         return None
     items = value.split(",") if isinstance(value, str) else list(value)

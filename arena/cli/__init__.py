@@ -49,6 +49,9 @@ COMMANDS = (
     ("arena.cli.season:season_app", "season",
      "a season: init, status, backfill or retry a cycle, add or retire contestants, publish, "
      "verify"),
+    ("arena.cli.contest:contest_app", "contest",
+     "a contest: single-asset tracks with their own fees, eligibility and prizes (FINCHAL's by "
+     "default): init, once its assets pass the correlation check"),
     ("arena.cli.league:league_app", "league",
      "a league of seasons: status, publish (the marts across its seasons, the verdict on skill)"),
     ("arena.cli.cycle:cycle", "cycle",

@@ -91,7 +91,8 @@ Day = Annotated[str, Parameter(help="the cycle's day, ISO date")]
 Days = Annotated[int, whole(1, MAX_DAYS, f"season length in days (1 to {_shown(MAX_DAYS)})")]
 Roster = Annotated[str | None, Parameter(help="roster YAML (default: the shipped one)")]
 Symbols = Annotated[str | None, Parameter(
-    help="comma-separated house symbols (default: the whole universe)")]
+    help="comma-separated house symbols (default: the default season's assets; GLD and USO "
+         "only when named)")]
 Seed = Annotated[int | None, whole(0, MAX_SEED,
                                    f"seed of the synthetic market (0 to {_shown(MAX_SEED)})")]
 RandomSeed = Annotated[int, whole(0, MAX_SEED, f"random seed (0 to {_shown(MAX_SEED)})")]

@@ -33,7 +33,7 @@ def ingest(*, source: Source | None = None, start: str | None = None, end: str |
     end
         window end, exclusive, ISO-8601 UTC (default: now, whole hour)
     symbols
-        comma-separated house symbols (default: the whole universe, or the season's)
+        comma-separated house symbols (default: the season's, or the default season's assets: GLD and USO only when named)
     drop
         drop folder of the files source (or $ARENA_DROP_DIR)
     drop_interval

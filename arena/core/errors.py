@@ -49,3 +49,15 @@ class BadArgument(UnusableInput, ValueError):
 class SettingsError(UnusableInput):
     """An ``ARENA_*`` environment variable holds a value the arena cannot use (exit 2):
     :mod:`arena.core.environment`."""
+
+
+def validation_refusal(exc: Exception, kind: type[ArenaError], what: str) -> ArenaError:
+    """The error a pydantic model's ``ValidationError`` ``exc`` is told as: the ``kind`` error
+    its own check raised (its problems named together), else ``kind`` naming each field."""
+    errors = exc.errors()  # type: ignore[attr-defined]
+    for error in errors:
+        found = (error.get("ctx") or {}).get("error")
+        if isinstance(found, kind):
+            return found
+    problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+    return kind(f"{what}: {problems}")

@@ -39,6 +39,8 @@ SEASON: tuple[Mart, ...] = (
     Mart("benchmark_equity", "cycle, benchmark", pages=True),
     Mart("replicates", "replicated model"),
     Mart("asset_tracks", "outside entrant, asset"),
+    Mart("contest_standings", "contest entrant, asset"),
+    Mart("contest_boundary", "contest asset"),
     Mart("matched_players", "contestant or replicated model, matched player"),
 )
 LEAGUE: tuple[Mart, ...] = (

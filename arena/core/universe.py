@@ -5,13 +5,22 @@ Symbols are normalised to one house form everywhere outside the provider adapter
 (:mod:`arena.data.providers.symbols`): an :class:`Asset` names no vendor, and the file's columns
 beyond an asset's own (the seed's provider columns, which dbt keeps in the warehouse's
 ``universe`` table) are not read here.
+
+The file lists every asset the arena knows, and :func:`load_universe` gives them all: a lookup
+(``universe["GLD"]``) and an explicit selection (``universe.select(["GLD", "NVDA"])``) reach any
+row. A season that names no symbols plays the default season's assets only, the rows whose
+``default_season`` is true (:meth:`Universe.default_season`, which ``select(None)`` gives): the
+assets added for a contest of their own (gold and crude oil through the ETFs GLD and USO) are
+false there, so the default season, the demo and an ingest or a season without ``--symbols``
+keep the assets they had. A file without the column (a universe of one's own) plays every row.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +34,7 @@ DEFAULT_UNIVERSE = DBT_PROJECT / "seeds" / "universe.csv"
 ASSET_CLASSES = frozenset({"crypto", "stock", "etf"})
 CALENDARS = frozenset({"24/7", "XNYS"})
 _COLUMNS = ("symbol", "name", "asset_class", "sector", "tradable", "benchmark", "calendar")
+DEFAULT_SEASON = "default_season"  # optional column: true where absent
 
 
 class UniverseError(UnusableInput, ValueError):
@@ -33,7 +43,11 @@ class UniverseError(UnusableInput, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Asset:
-    """One row of the universe. ``calendar`` is ``"24/7"`` (crypto) or ``"XNYS"`` (US equities)."""
+    """One row of the universe. ``calendar`` is ``"24/7"`` (crypto) or ``"XNYS"`` (US equities).
+    ``cost_rate``: what a single-asset track and the asset's zero-skill players pay per unit of
+    position change, when a contest sets it (:meth:`Universe.with_cost_rates`); ``None``: the
+    default of the asset's calendar (:func:`arena.scoring.scorer.asset_cost_rate`).
+    ``default_season``: whether a season that names no symbols plays the asset."""
 
     symbol: str
     name: str
@@ -42,6 +56,8 @@ class Asset:
     tradable: bool
     benchmark: bool
     calendar: str
+    cost_rate: float | None = None
+    default_season: bool = True
 
     @property
     def is_crypto(self) -> bool:
@@ -90,10 +106,27 @@ class Universe:
     def benchmarks(self) -> list[Asset]:
         return [a for a in self.assets if a.benchmark]
 
-    def select(self, symbols: Iterable[str] | None) -> Universe:
-        """The sub-universe of ``symbols`` (house form), in the universe's own order."""
-        if symbols is None:
+    def with_cost_rates(self, rates: Mapping[str, float]) -> Universe:
+        """The same assets, those of ``rates`` charging their rate (a contest's fees)."""
+        unknown = sorted(set(rates) - set(self._index))
+        if unknown:
+            raise UniverseError(f"cost rates for symbol(s) not in the universe: "
+                                f"{', '.join(unknown)}")
+        return Universe(tuple(dataclasses.replace(a, cost_rate=float(rates[a.symbol]))
+                              if a.symbol in rates else a for a in self.assets))
+
+    def default_season(self) -> Universe:
+        """The assets a season that names no symbols plays: those of the default season (the
+        universe itself when every asset is)."""
+        if all(a.default_season for a in self.assets):
             return self
+        return Universe(tuple(a for a in self.assets if a.default_season))
+
+    def select(self, symbols: Iterable[str] | None) -> Universe:
+        """The sub-universe of ``symbols`` (house form), in the universe's own order; ``None``:
+        the default season's assets (:meth:`default_season`)."""
+        if symbols is None:
+            return self.default_season()
         wanted = [normalise_symbol(s) for s in symbols]
         missing = [s for s in wanted if s not in self]
         if missing:
@@ -123,6 +156,24 @@ def _parse_bool(value: str, *, row: int, column: str) -> bool:
     raise UniverseError(f"universe row {row}: {column}={value!r} is not a boolean")
 
 
+def _asset(r: dict[str, str], row: int) -> Asset:
+    """The asset of the file's ``row`` (its line number) ``r``, checked."""
+    if r["asset_class"] not in ASSET_CLASSES:
+        raise UniverseError(f"universe row {row}: asset_class {r['asset_class']!r}")
+    if r["calendar"] not in CALENDARS:
+        raise UniverseError(f"universe row {row}: calendar {r['calendar']!r}")
+    if normalise_symbol(r["symbol"]) != r["symbol"]:
+        raise UniverseError(f"universe row {row}: {r['symbol']!r} is not in house form")
+    default = r.get(DEFAULT_SEASON)
+    return Asset(
+        symbol=r["symbol"], name=r["name"], asset_class=r["asset_class"], sector=r["sector"],
+        tradable=_parse_bool(r["tradable"], row=row, column="tradable"),
+        benchmark=_parse_bool(r["benchmark"], row=row, column="benchmark"),
+        calendar=r["calendar"],
+        default_season=default is None or _parse_bool(default, row=row, column=DEFAULT_SEASON),
+    )
+
+
 def _parse(path: Path) -> Universe:
     try:
         with path.open(newline="", encoding="utf-8") as fh:
@@ -130,21 +181,7 @@ def _parse(path: Path) -> Universe:
             missing = [c for c in _COLUMNS if c not in (reader.fieldnames or [])]
             if missing:
                 raise UniverseError(f"{path}: missing column(s) {', '.join(missing)}")
-            assets = []
-            for i, r in enumerate(reader, start=2):
-                if r["asset_class"] not in ASSET_CLASSES:
-                    raise UniverseError(f"universe row {i}: asset_class {r['asset_class']!r}")
-                if r["calendar"] not in CALENDARS:
-                    raise UniverseError(f"universe row {i}: calendar {r['calendar']!r}")
-                if normalise_symbol(r["symbol"]) != r["symbol"]:
-                    raise UniverseError(f"universe row {i}: {r['symbol']!r} is not in house form")
-                assets.append(Asset(
-                    symbol=r["symbol"], name=r["name"], asset_class=r["asset_class"],
-                    sector=r["sector"],
-                    tradable=_parse_bool(r["tradable"], row=i, column="tradable"),
-                    benchmark=_parse_bool(r["benchmark"], row=i, column="benchmark"),
-                    calendar=r["calendar"],
-                ))
+            assets = [_asset(r, i) for i, r in enumerate(reader, start=2)]
     except OSError as exc:
         raise UniverseError(f"cannot read universe file {path}: {exc}") from exc
     return Universe(tuple(assets))

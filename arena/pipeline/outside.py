@@ -49,7 +49,7 @@ from arena.pipeline.season_tables import (
 )
 from arena.reporting.roles import CONTESTANT, RULER, recorded_role
 from arena.scoring.matched import share_below
-from arena.scoring.scorer import percentile, rank_score
+from arena.scoring.scorer import asset_cost_rate, percentile, rank_score
 
 MAX_BARS = 1000  # candles one call returns at most
 MAX_ANSWER_CHARS = 32_000  # a submitted answer (the engine's own limit is higher)
@@ -94,8 +94,10 @@ class Arena:
 
 
 def rules(arena: Arena, now: pd.Timestamp) -> dict[str, object]:
-    """The season's assets, fees, cycle time and deadline, the decision contract, the reason
-    codes, and the luck ceiling per asset so far (once the luck tables were published)."""
+    """The season's assets (each with the cost a single-asset track on it pays), fees, cycle
+    time and deadline, the decision contract, the reason codes, the luck ceiling per asset so
+    far (once the luck tables were published), and a contest's own rules (``contest``: null
+    when the season is not one)."""
     season, rules_ = arena.season, season_rules(arena.season)
     fields = rule_fields(rules_)
     prompts = Prompts()
@@ -109,7 +111,8 @@ def rules(arena: Arena, now: pd.Timestamp) -> dict[str, object]:
     return {
         "season": season.id, "now": now.isoformat(),
         "assets": [{"symbol": a.symbol, "name": a.name, "asset_class": a.asset_class,
-                    "calendar": a.calendar, "provider": provider_of(season.providers, a)}
+                    "calendar": a.calendar, "provider": provider_of(season.providers, a),
+                    "track_cost_rate": asset_cost_rate(a)}
                    for a in arena.universe],
         "intervals": list(INTERVAL_ORDER),
         "fee_rate": rules_.fee_rate, "start_cash": rules_.start_cash,
@@ -122,7 +125,21 @@ def rules(arena: Arena, now: pd.Timestamp) -> dict[str, object]:
         "contract": prompts.render("contract", **fields).strip(),
         "reason_codes": list(REASON_CODES),
         "luck_ceiling": ceilings or "not published yet: the luck tables are built nightly",
+        "contest": contest_rules(season),
     }
+
+
+def contest_rules(season: SeasonConfig) -> dict[str, object] | None:
+    """A contest's rules as an entrant reads them (None: the season is not a contest)."""
+    contest = season.contest
+    if contest is None:
+        return None
+    return {"name": contest.name, "assets": list(contest.assets), "fees": contest.fees,
+            "eligibility": contest.eligibility,
+            "prizes": {s: list(p) for s, p in contest.prizes.items()},
+            "currency": contest.currency, "ties": "tracks tied at a place share the prizes of "
+            "the places they take, equally", "first_day": season.first.isoformat(),
+            "last_day": season.last.isoformat(), "days": season.days}
 
 
 def candles(arena: Arena, symbol: str, interval: str, now: pd.Timestamp,

@@ -53,6 +53,7 @@ from arena.pipeline.day import (
     ingest_window,
     play_day,
 )
+from arena.pipeline.season_config import find_season
 from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_analytics
 from arena.pipeline.warehouse import BuildResult, Invoke, build_marts
 from arena.reporting.season import write_season_report
@@ -160,11 +161,14 @@ def season_tables(lake: Lake, provider: Providers, universe: Universe, times: Se
                   progress: Callable[[str], None], runner: Runner = INLINE
                   ) -> tuple[Path, dict[str, float]]:
     """The season's luck and reference-rules tables, written into the lake; a ``runner`` that
-    distributes its work (``runner.distributes``: a Dask cluster) computes the assets' tables."""
+    distributes its work (``runner.distributes``: a Dask cluster) computes the assets' tables.
+    A season that is a contest (its config in the lake says so) builds them by its rules."""
     fan_out = runner.map if getattr(runner, "distributes", False) else None
+    config = find_season(lake)  # None: a lake replayed without a season config
     analytics = build_analytics(lake, provider, universe, times, players=players,
                                 arena_players=arena_players, seed=seed, progress=progress,
-                                fan_out=fan_out)
+                                fan_out=fan_out,
+                                contest=None if config is None else config.contest)
     return write_analytics(lake, analytics), analytics.seconds
 
 

@@ -26,13 +26,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from arena.agents.factory import build_contestant
 from arena.agents.roster import DEFAULT_ROSTER, Roster, Skipped, load_roster
-from arena.core.errors import UnusableInput
+from arena.core.errors import UnusableInput, validation_refusal
 from arena.core.sessions import CYCLE_HOUR, daily_cycles
 from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake
 from arena.data.providers import SOURCES, SYNTHETIC
 from arena.engine.rules import ARENA_RULES
 from arena.market.sections import CANDLE_LAYOUTS, CLOSE, DEFAULT_LAYOUT
+from arena.pipeline.contest import Contest
 from arena.pipeline.season_files import SEASON_DIR as SEASON_DIR  # re-exported
 from arena.pipeline.season_files import (
     changes_path,
@@ -98,19 +99,18 @@ class SeasonConfig(BaseModel):
     # setting existed played with closes, and keeps them (from_json)
     candles: str = DEFAULT_LAYOUT
     follows: str | None = None  # in a league: the id of the season it continues (None: none)
+    # a contest's rules (arena contest init: arena.pipeline.contest), None for a season that is
+    # not one
+    contest: Contest | None = None
     created: str = ""
     format: int = FORMAT
 
     def __init__(self, **data: Any) -> None:
         try:
             super().__init__(**data)
-        except ValidationError as exc:
-            for error in exc.errors():  # the checks of _check, made together: as they are
-                if isinstance((error.get("ctx") or {}).get("error"), SeasonConfigError):
-                    raise error["ctx"]["error"] from None
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
-                                 for e in exc.errors())
-            raise SeasonConfigError(f"season {data.get('id')!r}: {problems}") from None
+        except ValidationError as exc:  # the checks of _check, made together: as they are
+            raise validation_refusal(exc, SeasonConfigError, f"season {data.get('id')!r}"
+                                     ) from None
 
     @model_validator(mode="after")
     def _check(self) -> SeasonConfig:
@@ -139,6 +139,11 @@ class SeasonConfig(BaseModel):
         if self.dask is not None and self.dask != LOCAL_DASK and "://" not in self.dask:
             problems.append(f"dask must be a scheduler address (tcp://host:8786) or "
                             f"{LOCAL_DASK!r}, not {self.dask!r}")
+        if self.contest is not None:
+            outside = [s for s in self.contest.assets if s not in self.symbols]
+            if outside:
+                problems.append(f"contest assets outside the season's symbols: "
+                                f"{', '.join(outside)}")
         if problems:
             raise SeasonConfigError(f"season {self.id!r}: " + "; ".join(problems))
         return self
@@ -176,7 +181,9 @@ class SeasonConfig(BaseModel):
 
     # ---------------------------------------------------------------------------- what it plays
     def universe(self, base: Universe | None = None) -> Universe:
-        return (base or load_universe()).select(self.symbols)
+        """The season's assets; a contest's charge its fees (:attr:`Asset.cost_rate`)."""
+        chosen = (base or load_universe()).select(self.symbols)
+        return chosen if self.contest is None else chosen.with_cost_rates(self.contest.fees)
 
     @property
     def market(self) -> str | dict[str, str]:
@@ -281,7 +288,7 @@ def _same_roster(copy: Path, source: Path) -> bool:
 
 def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
     keys = ("id", "start", "days", "symbols", "providers", "mode", "cycle_hour", "fee_rate", "seed",
-            "call_timeout_s", "cycle_deadline_s", "candles", "follows")
+            "call_timeout_s", "cycle_deadline_s", "candles", "follows", "contest")
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
@@ -360,12 +367,13 @@ def make_season(start: dt.date | str, days: int, symbols: Sequence[str], *,
                 cycle_hour: int = CYCLE_HOUR, fee_rate: float = ARENA_RULES.fee_rate,
                 call_timeout_s: float = 60.0, cycle_deadline_s: float = 600.0,
                 dask: str | None = None, candles: str = DEFAULT_LAYOUT,
-                follows: str | None = None) -> SeasonConfig:
-    """A season config (nothing written); ``follows``: the league season it continues."""
+                follows: str | None = None, contest: Contest | None = None) -> SeasonConfig:
+    """A season config (nothing written); ``follows``: the league season it continues;
+    ``contest``: its rules when the season is a contest."""
     first = start if isinstance(start, dt.date) else dt.date.fromisoformat(str(start))
     chosen = dict(providers or default_providers())
     return SeasonConfig(id=season_id or new_season_id(first, chosen, mode), start=first,
                         days=days, symbols=tuple(symbols), providers=chosen, mode=mode,
                         cycle_hour=cycle_hour, fee_rate=fee_rate, seed=seed,
                         call_timeout_s=call_timeout_s, cycle_deadline_s=cycle_deadline_s,
-                        dask=dask, candles=candles, follows=follows)
+                        dask=dask, candles=candles, follows=follows, contest=contest)

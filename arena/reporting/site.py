@@ -1,5 +1,6 @@
 """The site's pages (``arena web``, served by :mod:`arena.doors.web`): a season's leaderboard, a
-page per contestant, per trade, per asset and per day, and the list of seasons.
+page per contestant, per trade, per asset and per day, a contest's page (who cleared the luck
+ceiling on which asset, and the standings), and the list of seasons.
 
 Each page is read from a season's published marts, with the season report's templates
 (``page.html.j2``, ``macros.html.j2``, ``people.html.j2``: one template set renders the report
@@ -111,6 +112,10 @@ class Urls:
     def report(self) -> str:
         return f"{self.season}/report"
 
+    @property
+    def contest(self) -> str:
+        return f"{self.season}/contest"
+
     def api(self, mart: str) -> str:
         return f"/api{self.season}/{mart}"
 
@@ -122,8 +127,21 @@ def check_marts(marts: Mapping[str, pd.DataFrame]) -> None:
                           "again (arena season publish)")
 
 
-def _nav(urls: Urls, days: Sequence[str]) -> list[tuple[str, str]]:
+def contest_name(marts: Mapping[str, pd.DataFrame]) -> str | None:
+    """The season's contest as its publication names it (``contest_boundary``: a row per
+    contest asset), or None when the season is not a contest (or was published before
+    contests had marts)."""
+    boundary = marts.get("contest_boundary")
+    if boundary is None or boundary.empty:
+        return None
+    return str(boundary["contest"].iloc[0])
+
+
+def _nav(urls: Urls, days: Sequence[str],
+         marts: Mapping[str, pd.DataFrame]) -> list[tuple[str, str]]:
     links = [("Leaderboard", urls.home), ("Assets", urls.assets)]
+    if contest_name(marts) is not None:
+        links.append(("Contest", urls.contest))
     if days:
         links.append((f"Latest day ({days[-1]})", urls.day(days[-1])))
     return [*links, ("Season report", urls.report), ("All seasons", "/seasons/"),
@@ -174,14 +192,15 @@ def leaderboard_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Ur
                          benchmarks=_benchmarks(marts), band=band, players=players,
                          start_cash=START_CASH)
     return render("site_board.html.j2", title=season.title, season=season,
-                  links=_nav(urls, days), urls=urls, version=version,
+                  links=_nav(urls, days, marts), urls=urls, version=version,
                   leader=records(rivals.head(1))[0] if len(rivals) else None,
                   best_ruler=records(rulers.head(1))[0] if len(rulers) else None,
                   board=records(rivals), board_columns=_board_columns(board, "contestant", urls),
                   ruler_board=records(rulers), ruler_columns=_board_columns(board, RULER, urls),
                   band_titles=BAND_TITLES, players=players, chart=Markup(chart),
                   replicates=_replicates(marts), replicate_columns=list(REPLICATES),
-                  replicates_title=REPLICATES_TITLE, days=list(days))
+                  replicates_title=REPLICATES_TITLE, days=list(days),
+                  contest=contest_name(marts))
 
 
 def contestant_page(marts: Mapping[str, pd.DataFrame], name: str, season: Season, urls: Urls,
@@ -213,8 +232,8 @@ def contestant_page(marts: Mapping[str, pd.DataFrame], name: str, season: Season
                  if k == name}
     row = records(board[board["contestant"].astype(str) == name])[0]
     return render("site_contestant.html.j2", title=f"{name}: {season.title}", season=season,
-                  links=_nav(urls, days), urls=urls, version=version, person=person, row=row,
-                  columns=person_columns(trade_columns), players=players,
+                  links=_nav(urls, days, marts), urls=urls, version=version, person=person,
+                  row=row, columns=person_columns(trade_columns), players=players,
                   equity=Markup(equity_chart(curves, benchmarks=_benchmarks(marts), band=band,
                                              players=players, start_cash=START_CASH)),
                   drawdown=Markup(drawdown_chart(drawdowns)))
@@ -267,7 +286,7 @@ def trade_page(marts: Mapping[str, pd.DataFrame], contestant: str, symbol: str, 
                           trade.get("exit_round"), trade.get("exit_decision_index"))
     links = Links({day: urls.day(day) for day in days}, decisions, page=urls.contestant)
     return render("site_trade.html.j2", title=f"{contestant}: {symbol} trip {trip}",
-                  season=season, links=_nav(urls, days), urls=urls, version=version,
+                  season=season, links=_nav(urls, days, marts), urls=urls, version=version,
                   trade=trade, columns=TRADE_COLUMNS, opened=opened, closed=closed,
                   opened_href=links.decision(contestant, trade["entry_cycle_at"],
                                              trade["entry_round"],
@@ -294,7 +313,7 @@ def assets_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Urls,
     traded = sorted(set(marts["trades"]["symbol"].astype(str))
                     - set(marts["luck_ceiling"]["symbol"].astype(str)))
     return render("site_assets.html.j2", title=f"Assets: {season.title}", season=season,
-                  links=_nav(urls, days), urls=urls, version=version, luck=luck,
+                  links=_nav(urls, days, marts), urls=urls, version=version, luck=luck,
                   luck_columns=columns, traded=traded)
 
 
@@ -309,11 +328,13 @@ def asset_page(marts: Mapping[str, pd.DataFrame], symbol: str, season: Season, u
             if str(r["symbol"]) == symbol]
     rules = dict(rule_tables(marts["reference_rules"])).get(symbol, [])
     tracks = marts.get("asset_tracks")
-    track_rows = None
+    track_rows, share = None, None
     if tracks is not None:
         key = "symbol" if "symbol" in tracks.columns else None
         mine = tracks[tracks[key].astype(str) == symbol] if key else tracks.iloc[0:0]
         track_rows = records(mine.sort_values("entrant")) if "entrant" in mine else records(mine)
+        if "eligibility_share" in mine and len(mine):  # 70%, or the season's contest's
+            share = f"{float(mine['eligibility_share'].iloc[0]):.0%}"
     trades = marts["trades"]
     trades = trades[trades["symbol"].astype(str) == symbol].sort_values(["opened_at",
                                                                          "contestant"])
@@ -324,16 +345,77 @@ def asset_page(marts: Mapping[str, pd.DataFrame], symbol: str, season: Season, u
                      *(dataclasses.replace(c, href=lambda r: urls.contestant(r["contestant"]))
                        if c.key == "contestant" else c
                        for c in people.trade_columns(links) if c.key != "symbol")]
-    links_ = _nav(urls, days)
+    links_ = _nav(urls, days, marts)
     if urls.entries and season.state == "live":  # the site takes a person's position on it
         links_ = [(f"Enter a position on {symbol}", urls.enter(symbol)), *links_]
     return render("site_asset.html.j2", title=f"{symbol}: {season.title}", season=season,
                   links=links_, urls=urls, version=version, symbol=symbol,
                   luck=luck, luck_columns=LUCK_COLUMNS, rules=rules,
                   rule_columns=RULE_COLUMNS, tracks=track_rows, track_columns=TRACK_COLUMNS,
+                  eligibility=share or "its share (70% unless the season is a contest)",
                   trades=records(trades.assign(why=trades["entry_cycle_at"].notna().map(
                       {True: "decision", False: None}))),
                   trade_columns=trade_columns)
+
+
+CONTEST_MARK = "✓"  # a standing that cleared its asset's luck ceiling
+
+
+def _contest_columns(marts: Mapping[str, pd.DataFrame], urls: Urls,
+                     currency: str) -> tuple[list[Column], list[Column]]:
+    """The contest page's two tables: the boundary per asset and the standings, each asset
+    linking to its page when the season has one."""
+    pages = set(_asset_symbols(marts)) if {"luck_ceiling", "trades"} <= set(marts) else set()
+    asset = Column("symbol", "asset",
+                   href=lambda r: urls.asset(r["symbol"]) if r["symbol"] in pages else None)
+    boundary = [
+        asset, Column("fee_rate", "fee", "drawdown"),
+        Column("luck_ceiling", "luck ceiling", "return"), Column("entrants", "entrants", "int"),
+        Column("eligible_tracks", "eligible", "int"), Column("cleared_tracks", "cleared", "int"),
+        Column("leaders", "leader"), Column("best_return", "leader's return", "return"),
+        Column("prize_paid", f"prize ({currency})", "money"),
+        Column("prize_pool", f"pool ({currency})", "money"),
+    ]
+    standings = [
+        asset, Column("entrant", "entrant"), Column("total_return", "return", "return"),
+        Column("luck_percentile", "luck pct", "share"), Column("coverage", "covered", "share"),
+        Column("mark", "cleared"), Column("place", "place", "int"),
+        Column("prize", f"prize ({currency})", "money"),
+    ]
+    return boundary, standings
+
+
+def _standings(marts: Mapping[str, pd.DataFrame]) -> list[dict[str, object]]:
+    """The contest's standings as the page lists them: by asset (the contest's order), then
+    by place, the unplaced by return; each marked when it cleared the ceiling."""
+    frame = marts.get("contest_standings")
+    if frame is None or frame.empty:
+        return []
+    frame = frame.sort_values(["ordinal", "place", "total_return", "entrant"],
+                              ascending=[True, True, False, True], na_position="last")
+    return [{**r, "mark": CONTEST_MARK if r["cleared"] else ""} for r in records(frame)]
+
+
+def contest_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Urls,
+                 days: Sequence[str], *, version: str = "") -> str:
+    """A contest's page (``contest_boundary``, ``contest_standings``): per asset, its fee, its
+    luck ceiling and who cleared it, the leader and the prize paid; then every entrant's track
+    on each asset with its place and prize. A season that is not a contest has none."""
+    name = contest_name(marts)
+    if name is None:
+        raise PageNotFound(f"season {season.id} is not a contest (its publication has no "
+                           "contest asset)")
+    boundary = marts["contest_boundary"].sort_values("ordinal")
+    rows = records(boundary)
+    currency = str(rows[0]["currency"])
+    players = [int(p) for p in boundary["zero_skill_players"].dropna()]
+    boundary_columns, standing_columns = _contest_columns(marts, urls, currency)
+    return render("site_contest.html.j2", title=f"{name}: {season.title}", season=season,
+                  links=_nav(urls, days, marts), urls=urls, version=version, contest=name,
+                  boundary=rows, boundary_columns=boundary_columns,
+                  standings=_standings(marts), standing_columns=standing_columns,
+                  players=max(players) if players else None, mark=CONTEST_MARK,
+                  eligibility=rows[0]["eligibility"], currency=currency)
 
 
 LEAGUE_TOTAL_COLUMNS = [
@@ -417,5 +499,5 @@ def seasons_page(seasons: Sequence[Season]) -> str:
 
 
 __all__: Sequence[str] = ("PageNotFound", "Season", "Urls", "asset_page", "assets_page",
-                          "contestant_page", "day_page", "leaderboard_page", "league_page",
-                          "seasons_page", "trade_page")
+                          "contest_name", "contest_page", "contestant_page", "day_page",
+                          "leaderboard_page", "league_page", "seasons_page", "trade_page")

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from arena.core.errors import UnusableInput
+from arena.core.universe import Asset
 
 COST_RATES = {"crypto": 0.0006, "stock": 0.0002, "etf": 0.0002}  # per unit of |Δw|
 
@@ -29,6 +30,12 @@ COST_RATES = {"crypto": 0.0006, "stock": 0.0002, "etf": 0.0002}  # per unit of |
 def default_cost_rate(calendar: str) -> float:
     """The default cost rate of an asset on ``calendar``: crypto around the clock, else stocks."""
     return COST_RATES["crypto" if calendar == "24/7" else "stock"]
+
+
+def asset_cost_rate(asset: Asset) -> float:
+    """What ``asset``'s track and zero-skill players pay per unit of position change: its
+    contest's rate, else :func:`default_cost_rate` of its calendar."""
+    return default_cost_rate(asset.calendar) if asset.cost_rate is None else asset.cost_rate
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from arena.core.sessions import expected_bars
+from arena.core.universe import load_universe
 from arena.data.errors import UnsupportedError
 from arena.data.providers.synthetic import SyntheticProvider
 from tests.conftest import ts
@@ -127,3 +130,76 @@ def test_funding_uses_no_future_prices(synthetic, universe):
     # and a funding rate does not depend on the window it is asked in
     short = synthetic.fetch_funding(eth, ts("2024-06-01"), ts("2024-06-03")).set_index("timestamp")
     pd.testing.assert_series_equal(short.funding_rate, funding.funding_rate.loc[short.index])
+
+
+# FINCHAL's four assets: the contest refuses a pair whose daily returns correlate above 0.7
+CONTEST_FOUR = ("NVDA", "BTC", "GLD", "USO")
+
+
+def _daily_closes(provider: SyntheticProvider, symbols, start: str, end: str) -> pd.DataFrame:
+    every = load_universe()  # GLD and USO are outside the default season
+    return pd.DataFrame({s: provider.fetch_bars(every[s], "1d", ts(start), ts(end))
+                         .set_index("timestamp").close.rename(lambda t: t.normalize())
+                         for s in symbols})
+
+
+def test_gold_and_crude_oil_are_weakly_correlated_with_the_market_and_each_other(synthetic):
+    """Each pair of NVDA, BTC, GLD and USO: the correlation of daily close-to-close returns over
+    three years (each asset's returns between its own trading days, on the dates both traded,
+    as the contest checks them) stays below 0.3; GLD and USO barely follow SPY."""
+    closes = _daily_closes(synthetic, (*CONTEST_FOUR, "SPY"), "2022-12-01", "2025-12-01")
+    returns = closes.apply(lambda s: s.dropna().pct_change()).reindex(closes.index)
+    corr = returns.corr(min_periods=500)
+    pairs = {(a, b): corr.loc[a, b] for i, a in enumerate(CONTEST_FOUR)
+             for b in CONTEST_FOUR[i + 1:]}
+    assert all(abs(c) < 0.3 for c in pairs.values()), pairs
+    assert abs(corr.loc["GLD", "SPY"]) < 0.2 and abs(corr.loc["USO", "SPY"]) < 0.35
+    assert corr.loc["NVDA", "SPY"] > 0.5  # the stocks still follow the market
+
+
+def test_gold_and_crude_oil_trade_at_their_etfs_levels_and_volatility(synthetic):
+    """GLD about 15% a year around $190-250 in 2024, USO about 35% around $70-80; on the New
+    York clock, with no earnings and no funding."""
+    closes = _daily_closes(synthetic, ("GLD", "USO"), "2022-01-01", "2025-01-01")
+    vol = np.log(closes).diff().std() * np.sqrt(252)
+    assert 0.12 < vol["GLD"] < 0.19 and 0.28 < vol["USO"] < 0.45
+    year = closes.loc["2024"].median()
+    assert 190 < year["GLD"] < 250 and 70 < year["USO"] < 80
+    every = load_universe()
+    assert synthetic.earnings_dates(every["GLD"], ts("2024-01-01"), ts("2025-01-01")) == []
+    with pytest.raises(UnsupportedError):
+        synthetic.fetch_funding(every["USO"], ts("2024-01-01"), ts("2024-01-05"))
+    hourly = synthetic.fetch_bars(every["USO"], "1h", ts("2025-11-24"), ts("2025-12-01"))
+    assert list(hourly.timestamp) == list(expected_bars("XNYS", "1h", ts("2025-11-24"),
+                                                        ts("2025-12-01")))
+
+
+# Bars made before GLD and USO joined the universe: count, fsum of closes and of volumes, last
+# close. Every asset's random streams are its own, so adding assets must change none of them.
+BEFORE_THE_ETFS = [
+    ("BTC", "1h", "2025-01-01", "2025-02-01", 744, 79011570.31339334, 16064622.519557845,
+     105787.51123038206),
+    ("SPY", "1d", "2018-01-01", "2026-01-01", 2011, 798279.1436107553, 267696701848.67648,
+     664.3384725656033),
+    ("NVDA", "15m", "2025-11-03", "2025-11-08", 130, 6241.570820429067, 649048215.6941493,
+     45.80895787024118),
+    ("XOM", "1d", "2022-01-01", "2025-01-01", 753, 30682.522392088675, 158610559063.83405,
+     75.22868119442943),
+    ("ETH", "4h", "2024-06-01", "2024-07-01", 180, 124854.87388959875, 668133521.030388,
+     648.2680458665627),
+    ("AAPL", "1w", "2023-01-02", "2024-01-01", 52, 12688.875652617076, 521895299.8220965,
+     223.1116601327599),
+]
+
+
+def test_the_etfs_change_no_other_assets_bars(universe):
+    """A provider that made GLD's and USO's bars first (their commodity factor, the shared
+    calendars and regimes) gives the other assets the bars they had before the ETFs existed."""
+    provider, every = SyntheticProvider(), load_universe()
+    for symbol in ("GLD", "USO"):
+        provider.fetch_bars(every[symbol], "1h", ts("2018-01-01"), ts("2026-06-01"))
+    for symbol, interval, start, end, count, closes, volumes, last in BEFORE_THE_ETFS:
+        bars = provider.fetch_bars(universe[symbol], interval, ts(start), ts(end))
+        assert len(bars) == count, symbol
+        got = (math.fsum(bars.close), math.fsum(bars.volume), bars.close.iloc[-1])
+        assert got == pytest.approx((closes, volumes, last), rel=1e-12, abs=0), symbol

@@ -44,7 +44,7 @@ def test_the_adapters_spell_the_assets_as_the_vendors_do(universe):
         vendor_symbol("ccxt", universe["ETH"])
 
 
-def test_the_spellings_are_the_seeds_provider_columns(universe):
+def test_the_spellings_are_the_seeds_provider_columns():
     """dbt keeps the provider columns in the warehouse's ``universe`` table: the seed and
     ``symbols.csv`` give every asset the same spelling."""
     with DEFAULT_UNIVERSE.open(newline="", encoding="utf-8") as fh:
@@ -54,7 +54,7 @@ def test_the_spellings_are_the_seeds_provider_columns(universe):
         rows = [(r["vendor"], r["symbol"], r["vendor_symbol"]) for r in csv.DictReader(fh)]
     assert len({(v, s) for v, s, _ in rows}) == len(rows)
     assert {(v, s): spelt for v, s, spelt in rows} == seed
-    assert {(v, a.symbol): vendor_symbol(v, a) for a in universe for v in VENDORS
+    assert {(v, a.symbol): vendor_symbol(v, a) for a in load_universe() for v in VENDORS
             if vendor_symbol(v, a)} == seed
 
 

@@ -15,6 +15,11 @@ def test_universe_seed_builds(tmp_path):
     assert statuses["universe"] == "success" and "unique_universe_symbol" in statuses
     with duckdb.connect(str(tmp_path / "dbt" / "warehouse.duckdb")) as con:  # dbt keeps its handle open
         rows = con.execute("select count(*), count(*) filter (where tradable), "
-                           "max(case when symbol = 'BRK.B' then yfinance_symbol end) "
-                           "from universe").fetchall()
-    assert rows == [(62, 60, "BRK-B")]
+                           "max(case when symbol = 'BRK.B' then yfinance_symbol end), "
+                           "string_agg(symbol, ',' order by symbol) filter (where not default_season)"
+                           " from universe").fetchall()
+        kind = con.execute("select data_type from information_schema.columns "
+                           "where table_name = 'universe' and column_name = 'default_season'"
+                           ).fetchall()
+    # the 62 assets of the default season and GLD and USO, played only by a season naming them
+    assert rows == [(64, 62, "BRK-B", "GLD,USO")] and kind == [("BOOLEAN",)]

@@ -11,9 +11,13 @@ output (provider partition, manifests, summaries). Properties:
   sectors, a crypto factor loosely tied to equities) with Student-t(4) shocks (fat tails), a
   three-state volatility regime per asset class (calm / normal / stressed, persistent Markov chain),
   occasional jumps, and for stocks quarterly earnings days with large opening gaps.
-* **Clocks.** Crypto trades 24/7 (96 bars of 15 minutes a UTC day). Stocks and SPY print only in
-  NYSE regular hours (26 bars, 14 on 13:00 early closes); weekend and holiday news accumulates
-  into the next session's opening gap, as do the overnight moves.
+* **Commodities.** The commodity ETFs (sector ``Commodities``: gold's GLD, crude oil's USO) load
+  weakly on the equity market and share a commodity factor of their own (a stream of its own, so
+  the other assets' paths are the same with or without them): their daily returns correlate
+  below 0.3 with stocks, crypto and each other, as gold's and oil's do.
+* **Clocks.** Crypto trades 24/7 (96 bars of 15 minutes a UTC day). Stocks and the ETFs print
+  only in NYSE regular hours (26 bars, 14 on 13:00 early closes); weekend and holiday news
+  accumulates into the next session's opening gap, as do the overnight moves.
 * **Intraday path.** Each day's move is spread over its bars by a Brownian bridge with a
   U-shaped (stocks) or gently seasonal (crypto) volatility profile; volume follows the same
   profile, rises with the size of the move, the regime, jumps and earnings.
@@ -76,11 +80,15 @@ _EARNINGS_EVERY = 63  # sessions between two earnings days (about a quarter)
 # Reference prices at the anchor date; stocks without an entry get a deterministic one.
 _REF_PRICE = {"BTC": 94_000.0, "ETH": 3_350.0, "BNB": 700.0, "SOL": 190.0, "XRP": 2.1,
               "DOGE": 0.32, "ADA": 0.85, "TRX": 0.25, "AVAX": 36.0, "LINK": 20.0, "DOT": 6.8,
-              "SPY": 585.0}
+              "SPY": 585.0, "GLD": 242.0, "USO": 76.0}
 _ANNUAL_VOL = {"BTC": 0.50, "ETH": 0.65, "SOL": 0.85, "DOGE": 0.95, "SPY": 0.15, "TSLA": 0.60,
-               "NVDA": 0.50, "AMD": 0.50}
+               "NVDA": 0.50, "AMD": 0.50, "GLD": 0.15, "USO": 0.35}
 _ADV_USD = {"BTC": 25e9, "ETH": 12e9, "SOL": 3e9, "XRP": 2.5e9, "BNB": 1.5e9, "DOGE": 1.5e9,
-            "SPY": 35e9}
+            "SPY": 35e9, "GLD": 2.5e9, "USO": 4e8}
+COMMODITIES = "Commodities"  # the sector of the commodity ETFs
+# (equity market, commodity factor) loadings of a commodity ETF; others: _COMMODITY_LOADS_ELSE
+_COMMODITY_LOADS = {"GLD": (0.05, 0.35), "USO": (0.20, 0.35)}
+_COMMODITY_LOADS_ELSE = (0.10, 0.35)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +107,7 @@ class _Params:
     adv_usd: float
     jump_prob: float  # per trading day
     earnings_phase: int
+    load_commodity: float = 0.0  # a commodity ETF's only
 
 
 def _symbol_key(symbol: str) -> int:
@@ -122,8 +131,12 @@ def _params(asset: Asset) -> _Params:
         price = _REF_PRICE.get(asset.symbol, float(np.exp(np.log(25) + u[3] * np.log(30))))
         drift, jump = 0.08 / 252, 1 / 300
     sector = _SECTORS.index(asset.sector) if asset.sector in _SECTORS else len(_SECTORS) - 1
+    commodity = 0.0
+    if asset.asset_class == "etf" and asset.sector == COMMODITIES:
+        market, commodity = _COMMODITY_LOADS.get(asset.symbol, _COMMODITY_LOADS_ELSE)
+        loads = (market, 0.0, 0.0)
     return _Params(key, crypto, price, float(vol), drift, *loads, sector, float(adv), jump,
-                   int(u[4] * _EARNINGS_EVERY))
+                   int(u[4] * _EARNINGS_EVERY), commodity)
 
 
 @dataclass(frozen=True)
@@ -147,6 +160,7 @@ class SyntheticProvider:
         self.seed = int(seed)
         self._lock = threading.Lock()
         self._factors: dict[int, np.ndarray] = {}
+        self._commodity: dict[int, np.ndarray] = {}  # year -> the commodity factor's shocks
         self._levels: dict[str, tuple[np.ndarray, ...]] = {}
         # shared by every asset of a class (the regime uniforms are the market's): one walk each
         self._regimes: dict[tuple[int, int], np.ndarray] = {}
@@ -264,6 +278,17 @@ class SyntheticProvider:
             self._factors[year] = np.hstack([shocks, uniforms])
         return self._factors[year]
 
+    def _commodity_year(self, year: int) -> np.ndarray:
+        """Daily shocks of the commodity factor in one calendar year (366): a stream of its own,
+        drawn only for the commodity ETFs, so no other asset's draws depend on it."""
+        if year not in self._commodity:
+            self._commodity[year] = self._rng(5, year).standard_t(_T_DF, size=366) * _T_SCALE
+        return self._commodity[year]
+
+    def _commodity_factor(self, grid: _DayGrid) -> np.ndarray:
+        """The commodity factor's shock on each day of ``grid``."""
+        return np.concatenate([self._commodity_year(y)[grid.doy[sel]] for y, sel in grid.years])
+
     def _daily_levels(self, asset: Asset, last_day: pd.Timestamp) -> tuple[np.ndarray, ...]:
         """Per UTC day since EPOCH: log close, log open (NaN on non-session days), volume multiplier."""
         n_days = int((last_day - EPOCH) / pd.Timedelta(days=1)) + 1
@@ -312,9 +337,12 @@ class SyntheticProvider:
             idio[sel] = draws[doy[sel]]
             hit = jump_u[doy[sel]] < p.jump_prob
             jumps[sel] = np.where(hit, jump_z[doy[sel]] * 3.5 * p.daily_vol, 0.0)
-        idio_w = np.sqrt(max(0.0, 1 - p.load_market**2 - p.load_sector**2 - p.load_crypto**2))
+        idio_w = np.sqrt(max(0.0, 1 - p.load_market**2 - p.load_sector**2 - p.load_crypto**2
+                             - p.load_commodity**2))
         shock = (p.load_market * market + p.load_sector * sector_f + p.load_crypto * crypto_f
                  + idio_w * idio)
+        if p.load_commodity:  # a commodity ETF's: the other assets' shocks are left as they were
+            shock = shock + p.load_commodity * self._commodity_factor(grid)
         vol_mult = _REGIME_MULT[regime]
         ret = p.drift + p.daily_vol * vol_mult * shock + jumps
         volume_mult = vol_mult * (1.0 + 2.0 * np.abs(ret) / p.daily_vol / 3.0)

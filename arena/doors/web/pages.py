@@ -1,6 +1,6 @@
 """The site's pages: a router of the app (``/``, ``/seasons/...``, ``/league/``, and the league's
-archive in headline figures, ``/league/archive``), none of them in the API's OpenAPI document,
-and the page a request that fails is answered with.
+archive in headline figures, ``/league/archive``; ``/contest``, the current season's contest),
+none of them in the API's OpenAPI document, and the page a request that fails is answered with.
 
 Every page of a season is :mod:`arena.reporting.site`'s, rendered from the season's latest
 publication once per publication (the ``X-Arena-Version`` header names that publication). The
@@ -136,6 +136,19 @@ def asset(site: ServedSite, season_id: str, symbol: str) -> HTMLResponse:
     return _season_page(site, season_id, ("asset", symbol),
                         lambda marts, season, days, version: site_pages.asset_page(
                             marts, symbol, season, urls, days, version=version))
+
+
+@router.get("/contest", response_class=HTMLResponse)
+def current_contest(site: ServedSite) -> HTMLResponse:
+    """The current season's contest page (404 when that season is not a contest)."""
+    return contest(site, site.current().id)
+
+
+@router.get("/seasons/{season_id}/contest", response_class=HTMLResponse)
+def contest(site: ServedSite, season_id: str) -> HTMLResponse:
+    urls = _urls(site, season_id)
+    return _season_page(site, season_id, ("contest",), lambda marts, season, days, version:
+                        site_pages.contest_page(marts, season, urls, days, version=version))
 
 
 @router.get("/seasons/{season_id}/days/{day}", response_class=HTMLResponse)

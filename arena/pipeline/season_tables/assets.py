@@ -4,6 +4,8 @@ covers the season with; and the pairwise ``correlations`` of the assets' daily r
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -14,8 +16,9 @@ from arena.market.asof import Providers, provider_of
 from arena.market.clocks import Clock, asset_clock
 from arena.pipeline.season_ingest import history_start
 from arena.pipeline.season_tables.store import BAND
+from arena.scoring.correlations import return_correlations
 from arena.scoring.rules_table import rules_table
-from arena.scoring.scorer import default_cost_rate
+from arena.scoring.scorer import asset_cost_rate
 
 CORRELATION_DAYS = 90  # daily returns up to the season's end that the correlation matrix uses
 
@@ -31,7 +34,7 @@ def asset_tables(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp, e
     bars = lake.read_bars(PartitionKey(provider, grid, asset.symbol),
                           history_start(start, (asset.calendar,)), end)
     clock = Clock(asset.symbol, asset.calendar, grid, bars)
-    rate = default_cost_rate(asset.calendar)
+    rate = asset_cost_rate(asset)
     table, ruler = rules_table(clock.bars, cost_rate=rate, periods_per_year=clock.periods_per_year,
                                start=start, players=players, seed=seed, calendar=asset.calendar)
     ceiling = {"symbol": asset.symbol, "asset_class": asset.asset_class, "grid": clock.grid,
@@ -59,25 +62,21 @@ def asset_luck(asset: Asset, lake: Lake, provider: Providers, start: pd.Timestam
 def correlations(lake: Lake, provider: Providers, universe: Universe, end: pd.Timestamp,
                  days: int = CORRELATION_DAYS) -> pd.DataFrame:
     """Long table ``symbol_a, symbol_b, correlation, observations``: Pearson correlation of daily
-    close-to-close returns over the ``days`` before ``end``, on the dates both assets traded."""
+    close-to-close returns over the ``days`` before ``end``, on the dates both assets traded
+    (:func:`return_correlations`)."""
+    return return_correlations(daily_closes(lake, provider, universe.tradable,
+                                            end - pd.Timedelta(days=days), end))
+
+
+def daily_closes(lake: Lake, provider: Providers, assets: Iterable[Asset], start: pd.Timestamp,
+                 end: pd.Timestamp) -> dict[str, pd.Series]:
+    """Each asset's daily closes of ``[start, end)`` in the lake, by UTC date (an asset without
+    daily bars there is left out)."""
     closes = {}
-    for asset in universe.tradable:
+    for asset in assets:
         bars = lake.read_bars(PartitionKey(provider_of(provider, asset), "1d", asset.symbol),
-                              end - pd.Timedelta(days=days), end)
+                              start, end)
         if len(bars):
             closes[asset.symbol] = bars.set_index(
                 pd.DatetimeIndex(bars["timestamp"]).tz_convert("UTC").normalize())["close"]
-    if not closes:  # no tradable asset with daily bars (a season of benchmarks only)
-        return pd.DataFrame({"symbol_a": pd.Series(dtype=str), "symbol_b": pd.Series(dtype=str),
-                             "correlation": pd.Series(dtype=float),
-                             "observations": pd.Series(dtype="int64")})
-    frame = pd.DataFrame(closes)
-    # returns between consecutive trading days of each asset (a stock's Monday vs Friday)
-    returns = frame.apply(lambda s: s.dropna().pct_change()).reindex(frame.index)
-    corr = returns.corr(min_periods=10)
-    count = returns.notna().astype(float).T @ returns.notna().astype(float)
-    out = corr.stack(future_stack=True).rename("correlation").reset_index()
-    out.columns = ["symbol_a", "symbol_b", "correlation"]
-    out["observations"] = [int(count.loc[a, b]) for a, b in zip(out["symbol_a"], out["symbol_b"],
-                                                                 strict=True)]
-    return out
+    return closes

@@ -1,7 +1,8 @@
 """The build of every table of the season (:func:`build_analytics`), one named step after
 another, each timed: the tables that grow with the season (the cycle prices and the arena's
 zero-skill players, continued from the stored state), the matched players, the per-asset luck
-and reference rules, the entrants' single-asset tracks, the correlations, and the season's row."""
+and reference rules, the entrants' single-asset tracks, the correlations, and the season's row;
+for a contest, its assets' rules (``contest_assets``) beside them."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from arena.data.providers import market_label
 from arena.engine.portfolio import START_CASH
 from arena.engine.rules import ARENA_RULES
 from arena.market.asof import NoPrices, Providers, provider_label, provider_of
+from arena.pipeline.contest import Contest
 from arena.pipeline.matched_tables import matched_tables
 from arena.pipeline.season_state import SeasonReads, SeasonState, load_state, season_inputs
 from arena.pipeline.season_tables.arena_luck import ARENA_PLAYERS, ArenaTables, arena_luck_tables
@@ -30,10 +32,16 @@ from arena.pipeline.season_tables.store import (
     Analytics,
     AnalyticsError,
     analytics_dir,
+    contest_assets_schema,
     luck_ceiling_schema,
     reference_rules_schema,
 )
-from arena.pipeline.season_tables.tracks import TRACK_PLAYERS, read_tracks, tracks_table
+from arena.pipeline.season_tables.tracks import (
+    TRACK_ELIGIBLE,
+    TRACK_PLAYERS,
+    read_tracks,
+    tracks_table,
+)
 from arena.scoring.arena_luck import RandomProfile
 from arena.scoring.asset_luck import DEFAULT_PLAYERS, shared_players
 
@@ -72,7 +80,7 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
                     players: int = DEFAULT_PLAYERS, arena_players: int = ARENA_PLAYERS,
                     seed: int = 0, progress: Callable[[str], None] | None = None,
                     fan_out: Callable[..., list[Any]] | None = None,
-                    resume: bool = True) -> Analytics:
+                    resume: bool = True, contest: Contest | None = None) -> Analytics:
     """Compute every table of :mod:`arena.pipeline.season_tables` for the season of ``cycles``
     (``provider``: one, or one per asset class). ``fan_out``: a runner's ``map``, to compute
     the assets' luck and rules tables elsewhere
@@ -84,9 +92,17 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
     when what it consumed is unchanged (:mod:`arena.pipeline.season_state`; the same numbers as
     from scratch), else they are computed from the season's first cycle and ``progress`` says
     why; ``resume=False`` computes them from scratch regardless. Either way the build leaves
-    its own state for the next one (:attr:`Analytics.state`)."""
+    its own state for the next one (:attr:`Analytics.state`).
+
+    ``contest``: the season's contest (:class:`~arena.pipeline.contest.Contest`), whose rules
+    the tables follow: its assets charge its fees (the universe's own rates when the season's
+    config made it, :meth:`~arena.core.universe.Universe.with_cost_rates`), a track is eligible
+    from its share of the season, and its assets' rules are the ``contest_assets`` table
+    (:func:`contest_assets`; no rows without a contest, so the marts always have the table)."""
     if not cycles:
         raise AnalyticsError("a season needs at least one cycle")
+    if contest is not None:
+        universe = universe.with_cost_rates(contest.fees)
     times = sorted(cycles)
     start, end = times[0], times[-1]
     say = progress or (lambda _msg: None)
@@ -101,7 +117,9 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
                                                  players=players, seed=seed, fan_out=fan_out,
                                                  say=say)
     with timer.timed("asset_tracks"):
-        track_rows = _entrant_tracks(lake, provider, universe, start, end, say)
+        track_rows = _entrant_tracks(lake, provider, universe, start, end, say,
+                                     eligibility=TRACK_ELIGIBLE if contest is None
+                                     else contest.eligibility)
     with timer.timed("correlations"):
         corr = correlations(lake, provider, universe, end)
     season = _season_row(provider, universe, times, arena_players=arena_players,
@@ -110,8 +128,8 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
     tables = {"season": season, "cycle_prices": grown.prices.table,
               "arena_luck": grown.arena.returns, "arena_luck_band": grown.arena.band,
               "luck_ceiling": ceilings, "reference_rules": rules, "correlations": corr,
-              "asset_tracks": track_rows, "matched_players": matched,
-              "matched_books": matched_books}
+              "asset_tracks": track_rows, "contest_assets": contest_assets(contest, universe),
+              "matched_players": matched, "matched_books": matched_books}
     priced, arena = grown.prices, grown.arena
     return Analytics(tables, timer.seconds, timer.cpu,
                      {"cycle_prices": priced.kept, "arena_luck": arena.kept},
@@ -187,14 +205,32 @@ def _asset_tables(lake: Lake, provider: Providers, universe: Universe, start: pd
 
 
 def _entrant_tracks(lake: Lake, provider: Providers, universe: Universe, start: pd.Timestamp,
-                    end: pd.Timestamp, say: Callable[[str], None]) -> pd.DataFrame:
-    """The step ``asset_tracks``: the outside entrants' single-asset tracks of the season."""
+                    end: pd.Timestamp, say: Callable[[str], None], *,
+                    eligibility: float) -> pd.DataFrame:
+    """The step ``asset_tracks``: the outside entrants' single-asset tracks of the season, a
+    track eligible from ``eligibility`` of the window covered."""
     tracks = read_tracks(lake)
     if tracks:
         say(f"single-asset tracks: {len(tracks)} entrant(s) against {TRACK_PLAYERS:,} zero-skill "
             "players per asset")
     with shared_players():  # assets with the same decision steps share their players
-        return tracks_table(lake, provider, universe, start, end, tracks)
+        return tracks_table(lake, provider, universe, start, end, tracks,
+                            eligibility=eligibility)
+
+
+def contest_assets(contest: Contest | None, universe: Universe) -> pd.DataFrame:
+    """The ``contest_assets`` table: a row per asset of ``contest`` in its order (the asset's
+    name from ``universe``), with the columns of
+    :func:`~arena.pipeline.season_tables.store.contest_assets_schema` (its prizes a list per
+    row, written with that schema); no rows for a season that is not a contest."""
+    rows = [] if contest is None else [
+        {"contest": contest.name, "symbol": symbol, "name": universe[symbol].name,
+         "ordinal": i, "fee_rate": rate, "eligibility": contest.eligibility,
+         "prizes": list(contest.prizes.get(symbol, ())),
+         "prize_pool": float(sum(contest.prizes.get(symbol, ()))),
+         "currency": contest.currency, "max_correlation": contest.max_correlation}
+        for i, (symbol, rate) in enumerate(contest.fees.items(), start=1)]
+    return pa.Table.from_pylist(rows, schema=contest_assets_schema()).to_pandas()
 
 
 def _season_row(provider: Providers, universe: Universe, times: Sequence[pd.Timestamp], *,

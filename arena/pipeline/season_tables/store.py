@@ -74,27 +74,48 @@ def asset_tracks_schema() -> pa.Schema:
         [(c, pa.string()) for c in ("entrant", "symbol", "status")]
         + [("season_start", stamp), ("season_end", stamp), ("first_submitted_at", stamp),
            ("grid", pa.string()), ("bars", pa.int64())]
-        + [(c, pa.float64()) for c in ("return", "turnover", "fees", "coverage")]
+        + [(c, pa.float64()) for c in ("return", "turnover", "fees", "coverage", "eligibility")]
         + [("eligible", pa.bool_())]
         + [(c, pa.float64()) for c in ("percentile", "rank_score")]
         + [(c, pa.int64()) for c in ("rank", "players", "seed")]
         + [(c, pa.float64()) for c in ("cost_rate", "ceiling")])
 
 
+@cache
+def contest_assets_schema() -> pa.Schema:
+    """The ``contest_assets`` table: one row per asset of the season's contest (none when the
+    season is not one): its place in the contest's list, the fee its tracks and zero-skill
+    players pay per unit of position change, the share of the season a track must cover to be
+    ranked, the prizes by place and their sum, in the contest's currency, and the correlation
+    bound the assets passed when the contest was made."""
+    return pa.schema(
+        [(c, pa.string()) for c in ("contest", "symbol", "name")]
+        + [("ordinal", pa.int64())]
+        + [(c, pa.float64()) for c in ("fee_rate", "eligibility")]
+        + [("prizes", pa.list_(pa.float64())), ("prize_pool", pa.float64()),
+           ("currency", pa.string()), ("max_correlation", pa.float64())])
+
+
 def analytics_dir(lake: Lake) -> Path:
     return lake.root / ANALYTICS_DIR
 
 
+# the tables written with their schema, whatever their frame's dtypes: a list column (the
+# prizes) is an object column in pandas, of no type when it is empty
+WRITTEN_AS = {"contest_assets": contest_assets_schema}
+
+
 def write_analytics(lake: Lake, analytics: Analytics) -> Path:
-    """Publish the tables as ``<lake>/analytics/<table>.parquet`` and the build's state in
-    ``<lake>/analytics/_state/``, replacing the previous set as a whole (staged, then swapped in
-    with two renames)."""
+    """Publish the tables as ``<lake>/analytics/<table>.parquet`` (those of
+    :data:`WRITTEN_AS` with their schema) and the build's state in ``<lake>/analytics/_state/``,
+    replacing the previous set as a whole (staged, then swapped in with two renames)."""
     final = analytics_dir(lake)
     staging = lake.root / f".{ANALYTICS_DIR}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
     staging.mkdir(parents=True)
     try:
         for name, frame in analytics.tables.items():
-            table = pa.Table.from_pandas(frame, preserve_index=False)
+            schema = WRITTEN_AS[name]() if name in WRITTEN_AS else None
+            table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
             pq.write_table(table, staging / f"{name}.parquet", compression="zstd")
         if analytics.state is not None:  # after the tables, whose files it vouches for
             analytics.state.write(staging)

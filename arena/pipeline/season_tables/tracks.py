@@ -39,7 +39,7 @@ from arena.market.asof import Providers, provider_of
 from arena.market.clocks import Clock, asset_clock, closed_expected
 from arena.pipeline.season_tables.store import asset_tracks_schema
 from arena.scoring.asset_luck import DEFAULT_PLAYERS, luck
-from arena.scoring.scorer import default_cost_rate, score
+from arena.scoring.scorer import asset_cost_rate, score
 from arena.scoring.self_check import ensure_self_checked
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,8 @@ def track_path(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
 def asset_tracks(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
                  end: pd.Timestamp,
                  tracks: Mapping[str, Sequence[tuple[pd.Timestamp, Mapping[str, float]]]], *,
-                 players: int = TRACK_PLAYERS, seed: int = TRACK_SEED) -> list[dict[str, Any]]:
+                 players: int = TRACK_PLAYERS, seed: int = TRACK_SEED,
+                 eligibility: float = TRACK_ELIGIBLE) -> list[dict[str, Any]]:
     """The rows of ``asset`` of the ``asset_tracks`` table: every entrant of ``tracks`` whose
     submissions name the asset, scored over the season's window ``[start, end)`` (the season's
     first cycle to the last one built) on :func:`track_path`. The one definition of a track's
@@ -158,12 +159,13 @@ def asset_tracks(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
 
     The path is :func:`window_prices` (from the first bar's open: returns start with the first
     bar's move); a track holds :func:`track_series` on it (flat before its first submission)
-    and is scored with the scorer and cost rate of the asset's zero-skill players;
+    and is scored with the scorer and cost rate of the asset's zero-skill players (its
+    contest's rate, :func:`~arena.scoring.scorer.asset_cost_rate`);
     ``percentile`` and ``rank_score`` place its return among ``players`` of them
     (:func:`~arena.scoring.asset_luck.luck` with the same opening, draws seeded by ``seed``,
     one decision a day, the first held from the open) on the same path from the season's start,
     whenever the entrant joined. ``coverage``: :func:`track_coverage`; ``eligible`` when it is
-    at least :data:`TRACK_ELIGIBLE`; ``rank``: the place by return among the asset's eligible
+    at least ``eligibility`` (:data:`TRACK_ELIGIBLE`, or the contest's); ``rank``: the place by return among the asset's eligible
     tracks (1 = best, ties share; none for the ineligible, which keep their numbers). A status
     other than :data:`TRACK_SCORED` names why there is no score, and the numbers are null."""
     start, end = utc(start), utc(end)
@@ -171,7 +173,7 @@ def asset_tracks(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
     if not names:
         return []
     status, clock, close_times = track_path(lake, provider, asset, start, end)
-    rate = default_cost_rate(asset.calendar)
+    rate = asset_cost_rate(asset)
     rows: list[dict[str, Any]] = []
     ruler = None
     for name in names:
@@ -182,7 +184,8 @@ def asset_tracks(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
             "first_submitted_at": min(t for t, p in subs if asset.symbol in p),
             "grid": None if clock is None else clock.grid,
             "bars": None if clock is None else len(clock.bars),
-            "return": None, "turnover": None, "fees": None, "coverage": None, "eligible": False,
+            "return": None, "turnover": None, "fees": None, "coverage": None,
+            "eligibility": eligibility, "eligible": False,
             "percentile": None, "rank_score": None, "rank": None, "players": None,
             "seed": seed, "cost_rate": rate, "ceiling": None}
         rows.append(row)
@@ -201,7 +204,7 @@ def asset_tracks(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
         result = score(prices, track_series(prices, prices.index, subs, asset.symbol), rate)
         percentile, rank = ruler.place(result.total_return)
         row.update({"return": result.total_return, "turnover": result.turnover,
-                    "fees": result.fees, "eligible": row["coverage"] >= TRACK_ELIGIBLE,
+                    "fees": result.fees, "eligible": row["coverage"] >= eligibility,
                     "percentile": percentile, "rank_score": rank, "players": ruler.players,
                     "ceiling": ruler.ceiling})
     ranked = [r for r in rows if r["eligible"]]
@@ -213,9 +216,10 @@ def asset_tracks(lake: Lake, provider: str, asset: Asset, start: pd.Timestamp,
 def tracks_table(lake: Lake, provider: Providers, universe: Universe, start: pd.Timestamp,
                  end: pd.Timestamp,
                  tracks: Mapping[str, Sequence[tuple[pd.Timestamp, Mapping[str, float]]]]
-                 | None = None) -> pd.DataFrame:
+                 | None = None, *, eligibility: float = TRACK_ELIGIBLE) -> pd.DataFrame:
     """The ``asset_tracks`` table: :func:`asset_tracks` of every asset of ``universe`` an
-    entrant submitted positions for (``tracks``: read from the lake by default), typed by
+    entrant submitted positions for (``tracks``: read from the lake by default; a track is
+    eligible from ``eligibility`` of the window covered), typed by
     :func:`~arena.pipeline.season_tables.store.asset_tracks_schema` (no entrant: no
     rows)."""
     tracks = read_tracks(lake) if tracks is None else tracks
@@ -227,6 +231,7 @@ def tracks_table(lake: Lake, provider: Providers, universe: Universe, start: pd.
     rows = []
     for asset in universe:
         if asset.symbol in named:
-            rows += asset_tracks(lake, provider_of(provider, asset), asset, start, end, tracks)
+            rows += asset_tracks(lake, provider_of(provider, asset), asset, start, end, tracks,
+                                 eligibility=eligibility)
     table = pa.Table.from_pylist(rows, schema=asset_tracks_schema())
     return table.to_pandas(types_mapper=pd.ArrowDtype)

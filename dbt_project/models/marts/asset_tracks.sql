@@ -18,6 +18,7 @@ select
     t.turnover,
     t.fees,
     t.coverage,
+    t.eligibility_share,
     t.eligible,
     t.luck_percentile,
     t.rank_score,

@@ -21,6 +21,7 @@ renamed as (
         turnover,
         fees,
         coverage,
+        eligibility as eligibility_share,
         eligible,
         percentile as luck_percentile,
         rank_score,
