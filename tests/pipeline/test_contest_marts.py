@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from arena.core.universe import load_universe
 from arena.data.lake import Lake
 from arena.doors.web import server_config
 from arena.pipeline.contest import Contest, prizes_by_place
@@ -99,8 +100,8 @@ def build(lake: Lake, contest: Contest | None, universe,
 
 
 @pytest.fixture(scope="module")
-def contest_marts(tmp_path_factory, universe) -> dict[str, pd.DataFrame]:
-    return build(Lake(tmp_path_factory.mktemp("contest") / "lake"), CONTEST, universe)
+def contest_marts(tmp_path_factory) -> dict[str, pd.DataFrame]:
+    return build(Lake(tmp_path_factory.mktemp("contest") / "lake"), CONTEST, load_universe())
 
 
 def _by(frame: pd.DataFrame, *keys: str) -> dict[object, dict[str, object]]:
@@ -173,7 +174,8 @@ def test_a_season_that_is_not_a_contest_has_both_marts_empty(tmp_path, universe)
     assert {"leaders", "prize_paid"} <= set(marts["contest_boundary"].columns)
 
 
-def test_places_that_skip_a_taken_prize_fail_the_build(tmp_path, universe):
+def test_places_that_skip_a_taken_prize_fail_the_build(tmp_path):
+    universe = load_universe()  # every asset, GLD and USO included
     """The marts' tests hold the places to the prizes: a table that places bob's BTC track
     third beside cat's, leaving second place empty, would pay 600 (500 first, 100 shared at
     third) of the 900 its three eligible tracks take, and the build fails, naming the test."""
