@@ -62,15 +62,7 @@ def init(*, start: str, days: Days = 122, assets: str = "NVDA,BTC,GLD,USO",
     from arena.pipeline.contest import finchal
     from arena.pipeline.season_config import default_providers
 
-    rates = {}
-    for item in fee:
-        symbol, sep, rate = item.partition("=")
-        try:
-            rates[symbol.strip()] = float(rate)
-        except ValueError:
-            sep = ""
-        if not sep:
-            raise BadArgument(f"--fee {item!r}: give SYMBOL=RATE, e.g. --fee USO=0.0003")
+    rates = dict(_fee(item) for item in fee)
     try:
         places = tuple(float(p) for p in prizes.split(",") if p.strip())
     except ValueError:
@@ -97,3 +89,16 @@ def init(*, start: str, days: Days = 122, assets: str = "NVDA,BTC,GLD,USO",
           f"start (each pair at most {rules.max_correlation:g} either way):")
     print(started.check.table())
     return 0
+
+
+def _fee(item: str) -> tuple[str, float]:
+    """``SYMBOL=RATE`` of ``--fee``, read."""
+    from arena.core.errors import BadArgument
+
+    symbol, sep, rate = item.partition("=")
+    try:
+        if sep and symbol.strip():
+            return symbol.strip(), float(rate)
+    except ValueError:
+        pass
+    raise BadArgument(f"--fee {item!r}: give SYMBOL=RATE, e.g. --fee USO=0.0003")
