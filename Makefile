@@ -22,8 +22,10 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+# MODEL=PROVIDER/MODEL (and API_BASE=URL for a local OpenAI-compatible server): a language
+# model plays the demo beside the house rules (arena demo --model)
 run: $(VENV)/.installed
-	$(BIN)/arena demo
+	$(BIN)/arena demo $(if $(MODEL),--model $(MODEL)) $(if $(API_BASE),--api-base $(API_BASE))
 
 # One more test worker than cores, at most four: many tests wait on a server, a browser or a
 # subprocess, so a third worker on two cores fills the time they wait; idle workers steal the

@@ -40,9 +40,9 @@ def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbo
 
 
 def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
-         symbols: Symbols = None, seed: Seed = None, players: Players = 20_000,
-         ingest: Ingest = "season", candles: Candles = "ohlcv", lake: str | None = None,
-         json: Json = False) -> int:
+         model: str | None = None, api_base: str | None = None, symbols: Symbols = None,
+         seed: Seed = None, players: Players = 20_000, ingest: Ingest = "season",
+         candles: Candles = "ohlcv", lake: str | None = None, json: Json = False) -> int:
     """Replay the demo season offline (28 days from 2026-10-01 on the synthetic market), build
     the marts and the report.
 
@@ -50,20 +50,46 @@ def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
     ----------
     start
         first cycle day, ISO date (default 2026-10-01)
+    model
+        PROVIDER/MODEL: a language model plays beside the house rules, called through litellm
+        (a hosted model's key from its usual environment variable, e.g. OPENAI_API_KEY)
+    api_base
+        the base URL of a local OpenAI-compatible server for --model (Ollama, llama.cpp's
+        server, vLLM), e.g. http://127.0.0.1:8000/v1
     lake
-        lake root of the season (default: $ARENA_LAKE/demo or ./data_lake/demo)
+        lake root of the season (default: $ARENA_LAKE/demo or ./data_lake/demo; with --model,
+        ./data_lake/demo-<model>)
     """
+    import os
+    import tempfile
+    from pathlib import Path
+
     from arena import DEMO_START
+    from arena.app.demo_model import check_model, model_name, model_roster
+    from arena.core.errors import BadArgument
     from arena.data.lake import default_root
 
-    return run_replay("arena demo", start=start or DEMO_START, days=days, roster=roster,
-                      symbols=symbols, seed=seed, players=players, ingest=ingest,
-                      candles=candles, lake=lake or str(default_root() / "demo"), json=json)
+    if model is None:
+        if api_base is not None:
+            raise BadArgument("--api-base is the server of --model: give --model PROVIDER/MODEL")
+        return run_replay("arena demo", start=start or DEMO_START, days=days, roster=roster,
+                          symbols=symbols, seed=seed, players=players, ingest=ingest,
+                          candles=candles, lake=lake or str(default_root() / "demo"),
+                          json=json, invite=True)
+    check_model(model, api_base, os.environ)
+    where = lake or str(default_root() / f"demo-{model_name(model)}")
+    with tempfile.TemporaryDirectory() as tmp:  # the season keeps its own copy of the roster
+        mine = model_roster(roster, model, api_base, Path(tmp) / "roster.yaml")
+        return run_replay("arena demo", start=start or DEMO_START, days=days, roster=str(mine),
+                          symbols=symbols, seed=seed, players=players, ingest=ingest,
+                          candles=candles, lake=where, json=json)
 
 
 def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols: str | None,
                seed: int | None, players: int, ingest: Ingest, lake: str, json: bool,
-               candles: Candles = "ohlcv") -> int:
+               candles: Candles = "ohlcv", invite: bool = False) -> int:
+    """The replay job, its progress and its leaderboard; at the end, the site command to
+    open, and (``invite``: a demo without a model) how to add a language model."""
     import os
 
     from arena.app.effects import Effects
@@ -113,6 +139,11 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
     print(f"warehouse: {marts.warehouse}  (marts as Parquet: {marts.marts})")
     print(f"daily reports: {done.season.lake.root / 'reports' / 'daily'}")
     print(f"season report: {done.outputs.report}")
+    print(f"open the site: arena web --lake {done.season.lake.root}  (http://127.0.0.1:8780/)")
+    if invite:
+        from arena.app.demo_model import HOW
+
+        print(f"to see a language model play: {HOW}")
     return 0
 
 
