@@ -157,6 +157,22 @@ def test_every_readme_query_runs_on_the_demos_lake(after_make_run, monkeypatch):
         assert len(con.execute(parquet.group(1)).fetchall()) == 5
 
 
+def test_the_readme_opens_the_warehouse_from_the_venvs_python(after_make_run):
+    """The one line the README gives for a machine without the DuckDB CLI, run as written
+    (``python`` as the venv's), on the warehouse in the storage DuckDB 1.2 and later read."""
+    from arena.pipeline.warehouse import WAREHOUSE_STORAGE_NUMBER, storage_number
+
+    cwd, _ = after_make_run
+    line = re.search(r'`(python -c "import duckdb; [^`]+")`',
+                     (ROOT / "README.md").read_text(encoding="utf-8")).group(1)
+    ran = subprocess.run([sys.executable, *shlex.split(line)[1:]], cwd=cwd, capture_output=True,
+                         text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert "equal-weight" in ran.stdout and "total_return" in ran.stdout
+    assert storage_number(cwd / "data_lake" / "demo" / "warehouse.duckdb") == (
+        WAREHOUSE_STORAGE_NUMBER)
+
+
 def test_readme_reason_codes_are_the_engines():
     from arena.engine.rules import REASON_CODES
 

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -46,7 +45,7 @@ import pyarrow.parquet as pq
 from arena.core.errors import UnusableInput
 from arena.core.sessions import INTERVALS, TS_UNIT
 from arena.data.lake import Lake
-from arena.pipeline.warehouse import SIGNALS_TAG, MartsError, build_dir, dbt_args
+from arena.pipeline.warehouse import SIGNALS_TAG, MartsError, build_dir, dbt_args, open_built
 
 HORIZONS = (1, 5, 20)  # bars after the debate's last bar
 CLOSE_TOLERANCE = 1e-9  # relative: two closes of one bar differ beyond it, or they are one
@@ -326,7 +325,7 @@ def build_signal_marts(store: SignalStore, invoke: Any = None) -> Path:
                          f"{getattr(result, 'exception', None) or 'a model or test failed'}")
     out = store.root / "marts" / "signal_patterns.parquet"
     out.parent.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(build_dir(lake) / "warehouse.duckdb")) as con:  # as dbt opened it
+    with open_built(build_dir(lake) / "warehouse.duckdb") as con:  # as dbt opened it
         quoted = str(out).replace("'", "''")
         con.execute(f"copy (select * from marts.signal_patterns order by all) to '{quoted}' "
                     "(format parquet)")

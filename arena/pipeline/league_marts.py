@@ -43,7 +43,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -65,6 +64,7 @@ from arena.pipeline.warehouse import (
     dbt_args,
     dbt_invoke,
     invoke_build,
+    open_built,
 )
 from arena.reporting.roles import CONTESTANT, ROLES
 from arena.scoring.verdict import (
@@ -328,7 +328,7 @@ def publish_league(root: Path, marts: Sequence[str] = LEAGUE_MARTS) -> tuple[Pat
     parquet_dir.mkdir(parents=True)
     copy = root / f".{LEAGUE_DB}.{token}"
     try:
-        with duckdb.connect(str(source)) as con:
+        with open_built(source) as con:
             con.execute("checkpoint")
             for mart in marts:
                 target = str(parquet_dir / f"{mart}.parquet").replace("'", "''")

@@ -72,6 +72,11 @@ MARTS_SCHEMA = "marts"  # the marts' schema in dbt's database and the published 
 Invoke = Callable[[list[str]], Any]  # dbtRunner().invoke or PrefectDbtRunner().invoke
 DIGESTS = "_digests.json"  # in the published marts: each mart's and the warehouse's SHA-256
 WAREHOUSE = "warehouse.duckdb"
+# The DuckDB storage the warehouse is written in (profiles.yml's config_options): DuckDB 1.2 and
+# later read it, where the default storage of DuckDB 2 is read by 2.x alone. Its number in the
+# file's header; a build database of another storage is removed before the build that makes it
+# again (it is derived: every model is built from the lake each time).
+WAREHOUSE_STORAGE, WAREHOUSE_STORAGE_NUMBER = "v1.2.0", 65
 REPUBLISH = "arena season publish (the marts and the warehouse are built again from the ledger)"
 
 
@@ -259,11 +264,37 @@ def run_dbt(lake: Lake, invoke: Invoke | None = None, *extra: str) -> BuildResul
                          "verify tells how to restore it)") from exc
     if gathered.rebuilt:
         log.warning("the ledger's tables for dbt were gathered again: %s", gathered.rebuilt)
+    _readable_storage(build_dir(lake) / WAREHOUSE)
     snapshot_market(lake)
     _wait_for_parse(lake)
     # the signal server's models read its own store, a league's its seasons: never a season's
     return invoke_build(invoke, dbt_args(lake, "build", "--exclude", f"tag:{SIGNALS_TAG}",
                                          "tag:league", *extra))
+
+
+def open_built(database: Path) -> Any:
+    """A read-write connection to a database dbt built, with the configuration dbt's own
+    in-process connection has (DuckDB refuses a second one with another configuration)."""
+    return duckdb.connect(str(database),
+                          config={"storage_compatibility_version": WAREHOUSE_STORAGE})
+
+
+def storage_number(path: Path) -> int | None:
+    """The storage version number in a DuckDB file's header (None: not a DuckDB file)."""
+    with open(path, "rb") as f:
+        head = f.read(20)
+    return int.from_bytes(head[12:20], "little") if head[8:12] == b"DUCK" else None
+
+
+def _readable_storage(database: Path) -> None:
+    """Remove dbt's database when its storage is not :data:`WAREHOUSE_STORAGE` (one written
+    before the setting, by DuckDB 2's default): the build about to run makes it whole again, in
+    the storage analysts' tools read."""
+    if not database.is_file() or storage_number(database) == WAREHOUSE_STORAGE_NUMBER:
+        return
+    log.info("%s is in another DuckDB storage than %s: built anew", database, WAREHOUSE_STORAGE)
+    for path in (database, database.with_name(database.name + ".wal")):
+        path.unlink(missing_ok=True)
 
 
 def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
@@ -279,7 +310,7 @@ def publish(lake: Lake, marts: Sequence[str] = MARTS) -> tuple[Path, Path]:
     parquet_dir.mkdir(parents=True)
     try:
         # no read_only: dbt's in-process handle on the same file may still be open
-        with duckdb.connect(str(source)) as con:
+        with open_built(source) as con:
             _drop_stale_marts(con, marts)
             con.execute("checkpoint")  # everything in the file itself before it is copied
             for mart in marts:

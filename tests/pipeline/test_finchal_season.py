@@ -7,6 +7,7 @@ on which asset, and who is paid."""
 
 from __future__ import annotations
 
+import duckdb
 import httpx
 import pandas as pd
 import pytest
@@ -18,6 +19,7 @@ from arena.doors.web import server_config
 from arena.pipeline.contest import FINCHAL_FEES
 from arena.pipeline.entrants import add_entrant
 from arena.pipeline.season_config import load_season
+from arena.pipeline.warehouse import WAREHOUSE_STORAGE_NUMBER, storage_number
 from tests import serving
 from tests.conftest import ts
 from tests.doors.test_mcp_contest_client import contest_client
@@ -102,6 +104,10 @@ def test_a_finchal_season_plays_end_to_end(finchal, capsys):
         assert row.cleared == (row.total_return > row.luck_ceiling)
     nvda = boundary.set_index("symbol").loc["NVDA"]
     assert (nvda["entrants"], nvda["eligible_tracks"], nvda["leaders"]) == (1, 1, "agent")
+    # the warehouse in the storage DuckDB 1.2 and later read, opened read-only as analysts do
+    assert storage_number(lake.root / "warehouse.duckdb") == WAREHOUSE_STORAGE_NUMBER
+    with duckdb.connect(str(lake.root / "warehouse.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from marts.contest_boundary").fetchone() == (4,)
     with serving.Served(server_config(lake.root, "127.0.0.1", 0)) as url:
         page = httpx.get(f"{url}/contest", timeout=30)
     assert page.status_code == 200
