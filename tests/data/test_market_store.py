@@ -7,7 +7,6 @@ import json
 import pickle
 
 import boto3
-import duckdb
 import pandas as pd
 import pytest
 
@@ -16,7 +15,7 @@ from arena.cli import main
 from arena.data.ingest import IngestError, run_ingest
 from arena.data.lake import Lake, PartitionKey, TableKey
 from arena.data.market_store import POINTER, MarketError, ObjectMarket, set_market
-from arena.pipeline.warehouse import bars_dir, dbt_args, snapshot_market
+from arena.pipeline.warehouse import bars_dir, dbt_args, open_built, snapshot_market
 from tests.conftest import ts
 
 START, END = ts("2025-10-06"), ts("2025-10-20")
@@ -145,7 +144,7 @@ def test_dbt_reads_the_bars_of_an_object_store_market(tmp_path, universe, synthe
     assert bars_dir(remote) == remote.root.resolve() / "dbt" / "market" / "bars"
     result = dbtRunner().invoke(dbt_args(remote, "run", "--select", "stg_lake__bars", "--quiet"))
     assert result.success, result.exception
-    with duckdb.connect(str(remote.root / "dbt" / "warehouse.duckdb")) as con:
+    with open_built(remote.root / "dbt" / "warehouse.duckdb") as con:
         rows = con.execute("select bar_interval, symbol, count(*) from staging.stg_lake__bars "
                            "group by all order by all").fetchall()
     assert rows == sorted((k.interval, k.symbol, len(remote.read_bars(k)))

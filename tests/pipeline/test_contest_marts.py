@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import duckdb
 import httpx
 import pandas as pd
 import pyarrow as pa
@@ -28,7 +27,7 @@ from arena.doors.web import server_config
 from arena.pipeline.contest import Contest, prizes_by_place
 from arena.pipeline.season_tables import Analytics, asset_tracks_schema, write_analytics
 from arena.pipeline.season_tables.build import contest_assets
-from arena.pipeline.warehouse import MartsError, build_dir, run_dbt
+from arena.pipeline.warehouse import MartsError, build_dir, open_built, run_dbt
 from tests import serving
 from tests.conftest import ts
 from tests.reporting.tiny_marts import tiny_marts
@@ -95,7 +94,7 @@ def build(lake: Lake, contest: Contest | None, universe,
     ran = {n.name: n.status for n in result.nodes}
     assert {m: ran[m] for m in MARTS} == dict.fromkeys(MARTS, "success")
     assert {t: ran[t] for t in TESTS} == dict.fromkeys(TESTS, "pass")
-    with duckdb.connect(str(build_dir(lake) / "warehouse.duckdb")) as con:
+    with open_built(build_dir(lake) / "warehouse.duckdb") as con:
         return {m: con.execute(f"select * from marts.{m}").df() for m in MARTS}
 
 

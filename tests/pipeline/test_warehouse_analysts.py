@@ -24,6 +24,7 @@ from arena.pipeline.warehouse import (
     MARTS_SCHEMA,
     build_dir,
     generate_docs,
+    open_built,
     publish,
 )
 from tests.pipeline.test_season_marts import _warehouse, season  # noqa: F401
@@ -103,7 +104,7 @@ def test_a_publication_drops_the_marts_an_older_build_left_in_main(tmp_path):
     so the published warehouse has each mart once, and leaves the rest of ``main`` alone."""
     lake = Lake(tmp_path / "lake")
     build_dir(lake).mkdir(parents=True)
-    with duckdb.connect(str(build_dir(lake) / "warehouse.duckdb")) as con:
+    with open_built(build_dir(lake) / "warehouse.duckdb") as con:
         con.execute("create schema marts")
         con.execute("create table marts.leaderboard as select 'new' as contestant")
         con.execute("create table main.leaderboard as select 'stale' as contestant")
