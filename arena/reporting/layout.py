@@ -12,8 +12,9 @@ Numbers follow one convention everywhere (:func:`fmt`, the templates' ``fmt`` fi
 percentages and P&L carry a sign and are red when they lose, green when they gain
 (:func:`sign_class`); a drawdown, a fee, a count or a luck percentile is neutral; a value that
 rounds to zero is written without a sign (never "-0.00"); times are UTC, written without an
-offset (the column header says UTC). Every numeric cell keeps the exact value in ``data-value``
-(:func:`exact`), so what the page shows can be read back and checked against the marts.
+offset (the column header says UTC); a yes-or-no value is a word, yes or no. Every numeric cell
+keeps the exact value in ``data-value`` (:func:`exact`), so what the page shows can be read back
+and checked against the marts.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from functools import cache, partial
 from numbers import Real
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
@@ -77,7 +79,9 @@ def fmt(value: object, kind: str) -> str:
         stamp = pd.Timestamp(value)
         stamp = stamp.tz_convert("UTC") if stamp.tzinfo is not None else stamp
         return stamp.strftime(spec)
-    if kind == "text" or isinstance(value, bool) or not isinstance(value, Real):
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if kind == "text" or not isinstance(value, Real):
         return str(value)
     text = spec.format(float(value))
     if not re.search(r"[1-9]", text):  # rounds to zero: no sign ("0.00", not "-0.00")

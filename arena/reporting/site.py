@@ -22,6 +22,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from arena.core.marts import LEAGUE_PAGES, SEASON_PAGES
+from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.reporting import people
 from arena.reporting.daily import answer_reasoning, render_daily_html
 from arena.reporting.fragments import Fragments
@@ -73,6 +74,13 @@ class Season:
     cycles: int
     state: str  # "live", "closed", "replay" or "not published"
     leader: str | None = None  # the best contestant, when there is one
+
+    @property
+    def banner(self) -> str:
+        """The line above every page of a season on invented prices (empty for real ones): a
+        reader who lands on any page, not only the report, is told."""
+        markets = (self.market or "").split(", ")
+        return market_note(SYNTHETIC_MARKET) if SYNTHETIC_MARKET in markets else ""
 
 
 class Urls:

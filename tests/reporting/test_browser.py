@@ -98,3 +98,37 @@ def test_missing_chromium_is_named(monkeypatch):
     assert not chromium_available()
     with pytest.raises(RuntimeError, match="/usr/bin/chromium is missing"), launch():
         pass
+
+
+SPLIT_WORDS = """() => {
+  const split = [];
+  for (const cell of document.querySelectorAll('table.data th, table.data td')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.textContent.matchAll(/[^\\s-]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (lines.size > 1) split.push(m[0]);
+      }
+    }
+  }
+  return split;
+}"""
+
+
+def test_a_wide_table_wraps_between_words_never_inside_one(browser, tmp_path):
+    """A table of many columns at 1280 px (a league's): its cells wrap at spaces and hyphens,
+    never inside a word ("cont/esta/nt"); only a long-text column breaks a token too long for
+    any line (the test above)."""
+    headers = ["contestant", "seasons", "positive seasons", "positive share", "mean return",
+               "median return", "best season", "worst season", "mean luck percentile",
+               "verdict", "skill percentile", "replicates", "outside entrant", "first season"]
+    rows = [{h: f"{name} contestant-{i} intermediate" if j == 0 else "considerable" for j, h
+             in enumerate(headers)} for i, name in enumerate(["gpt-5-mini", "claude-sonnet"])]
+    report = tmp_path / "wide.html"
+    report.write_text(page("wide", [("League", table(rows, [Column(h, h) for h in headers]))]),
+                      encoding="utf-8")
+    result = load_page(report, tmp_path / "wide.png", context=browser, evaluate=SPLIT_WORDS)
+    assert result.probe == [] and result.scroll_width <= 1280

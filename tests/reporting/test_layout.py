@@ -7,6 +7,7 @@ import re
 from importlib.resources import files
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -48,6 +49,9 @@ from arena.reporting.season import PERIODS_PER_YEAR, RISK_FREE_RATE, conventions
     (pd.Timestamp("2026-10-03 18:00", tz="Europe/Berlin"), "time", "2026-10-03 16:00"),
     (pd.Timestamp("2026-10-03 16:00", tz="UTC"), "date", "2026-10-03"),
     ("ETH", "text", "ETH"),
+    (True, "text", "yes"),               # a yes-or-no value is a word, never "True"
+    (False, "int", "no"),
+    (np.bool_(True), "text", "yes"),     # as pandas hands it over
 ])
 def test_numbers_are_written_one_way(value, kind, text):
     assert fmt(value, kind) == text

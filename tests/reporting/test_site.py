@@ -156,3 +156,21 @@ def test_a_leagues_page_gives_the_verdict_in_words_and_how_it_was_computed():
     del marts["league_verdict"]
     with pytest.raises(ReportError, match="lack league_verdict"):
         site.league_page(marts)
+
+
+def test_every_page_of_a_synthetic_season_says_its_prices_are_invented():
+    """The banner is on every page of a season on the synthetic market (the front page
+    included), above all, and on none of a season on real prices."""
+    real = site.Season("s1", "Season s1", "ccxt+yfinance", "2026-10-01", "2026-10-02", 2, "live")
+    marts = tiny_marts()
+    for season in (SEASON, real):
+        pages = {
+            "front": site.leaderboard_page(marts, season, URLS, DAYS),
+            "contestant": site.contestant_page(marts, "alpha", season, URLS, DAYS),
+            "assets": site.assets_page(marts, season, URLS, DAYS),
+            "asset": site.asset_page(marts, "ETH", season, URLS, DAYS),
+            "trade": site.trade_page(marts, "alpha", "ETH", 1, season, URLS, DAYS),
+        }
+        for name, page in pages.items():
+            banner = '<p class="banner" role="alert">SYNTHETIC market data: not real prices</p>'
+            assert (banner in page) == (season is SEASON), (season.market, name)
