@@ -11,15 +11,18 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# setuptools' box about editable installs (folders named like the package) is no news here
+QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation"
+
 # the package's bytecode compiled once at installation: a machine that sets
 # PYTHONDONTWRITEBYTECODE would otherwise compile every module at every command's start
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(QUIET_PIP) $(BIN)/python -m pip install --quiet -e .
 	$(BIN)/python -m compileall -q arena
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(QUIET_PIP) $(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
 # MODEL=PROVIDER/MODEL (and API_BASE=URL for a local OpenAI-compatible server): a language

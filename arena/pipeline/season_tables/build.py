@@ -106,6 +106,8 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
     times = sorted(cycles)
     start, end = times[0], times[-1]
     say = progress or (lambda _msg: None)
+    # a warning goes to the progress when there is one, else to the log: said once, not twice
+    warn = progress or (lambda msg: log.warning("%s", msg))
     timer = _StepTimes()
     grown = _grown_tables(lake, provider, universe, times, arena_players=arena_players,
                           seed=seed, resume=resume, say=say, timer=timer)
@@ -115,7 +117,7 @@ def build_analytics(lake: Lake, provider: Providers, universe: Universe,
     with timer.timed("asset_luck"):
         ceilings, rules, missing = _asset_tables(lake, provider, universe, start, end,
                                                  players=players, seed=seed, fan_out=fan_out,
-                                                 say=say)
+                                                 say=say, warn=warn)
     with timer.timed("asset_tracks"):
         track_rows = _entrant_tracks(lake, provider, universe, start, end, say,
                                      eligibility=TRACK_ELIGIBLE if contest is None
@@ -173,11 +175,12 @@ def _grown_tables(lake: Lake, provider: Providers, universe: Universe,
 
 def _asset_tables(lake: Lake, provider: Providers, universe: Universe, start: pd.Timestamp,
                   end: pd.Timestamp, *, players: int, seed: int,
-                  fan_out: Callable[..., list[Any]] | None, say: Callable[[str], None]
-                  ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+                  fan_out: Callable[..., list[Any]] | None, say: Callable[[str], None],
+                  warn: Callable[[str], None]) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """The step ``asset_luck``: the ``luck_ceiling`` and ``reference_rules`` tables of the
     tradable assets (:func:`~arena.pipeline.season_tables.assets.asset_luck`, fanned out when
-    ``fan_out`` is given) and the symbols left out (no bars in the season), each said."""
+    ``fan_out`` is given) and the symbols left out (no bars in the season), each ``warn``-ed
+    once; ``say``: the step's progress."""
     ceilings, rules, missing = [], [], []
     assets = list(universe.tradable)
     if fan_out is None:
@@ -192,8 +195,7 @@ def _asset_tables(lake: Lake, provider: Providers, universe: Universe, start: pd
         results = fan_out(asset_luck, assets, lake, provider, start, end, players, seed)
     for asset, result in zip(assets, results, strict=True):
         if isinstance(result, str):  # no bars for this asset in the season
-            log.warning("no luck table for %s: %s", asset.symbol, result)
-            say(f"no luck table for {asset.symbol}: {result}")
+            warn(f"no luck table for {asset.symbol}: {result}")
             missing.append(asset.symbol)
             continue
         ceilings.append(result[0])
