@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # playwright is a test-only dependency, imported when a browser starts
-    from playwright.sync_api import BrowserContext, Route
+    from collections.abc import Callable
+
+    from playwright.sync_api import BrowserContext, Page, Route
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Playwright passes --headless too (headless=True), and --user-data-dir for the fresh profile.
@@ -89,6 +91,43 @@ def launch(*, timeout: float = 60) -> Iterator[BrowserContext]:
             context.close()
 
 
+@dataclass
+class Watched:
+    """A page that records its console errors, its script errors and every request it was not
+    allowed to make (each aborted): :func:`watched_page`."""
+
+    page: Page
+    console_errors: list[str]
+    page_errors: list[str]
+    external: list[str]
+
+    @property
+    def errors(self) -> list[str]:
+        return self.console_errors + self.page_errors
+
+    def scroll_width(self) -> int:
+        return self.page.evaluate("() => document.documentElement.scrollWidth")
+
+
+def watched_page(context: BrowserContext, width: int, height: int, *,
+                 allowed: Callable[[str], bool]) -> Watched:
+    """A new page of ``context`` at ``width`` x ``height`` px that aborts (and records) every
+    request whose URL ``allowed`` refuses, and records console and script errors."""
+    watched = Watched(context.new_page(), [], [], [])
+    page = watched.page
+    page.set_viewport_size({"width": width, "height": height})
+    page.on("console", lambda m: watched.console_errors.append(m.text)
+            if m.type == "error" else None)
+    page.on("pageerror", lambda error: watched.page_errors.append(str(error)))
+
+    def block(route: Route) -> None:
+        watched.external.append(route.request.url)
+        route.abort()
+
+    page.route(lambda url: not allowed(url), block)
+    return watched
+
+
 def load_page(
     path: Path,
     screenshot: Path,
@@ -111,31 +150,21 @@ def load_page(
                 path, screenshot, width=width, height=height, timeout=timeout, context=own,
                 evaluate=evaluate,
             )
-    console_errors: list[str] = []
-    page_errors: list[str] = []
-    external: list[str] = []
-    page = context.new_page()
+    watched = watched_page(context, width, height, allowed=lambda url: url.startswith(
+        ("file:", "data:", "about:", "blob:")))
+    page = watched.page
     try:
         page.set_default_timeout(timeout * 1000)
-        page.set_viewport_size({"width": width, "height": height})
-        page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda error: page_errors.append(str(error)))
-
-        def block(route: Route) -> None:
-            external.append(route.request.url)
-            route.abort()
-
-        page.route(lambda url: not url.startswith(("file:", "data:", "about:", "blob:")), block)
         page.goto(Path(path).resolve().as_uri(), wait_until="load")
         svg_count = page.evaluate(_RENDERED_SVGS)
-        scroll_width = page.evaluate("() => document.documentElement.scrollWidth")
+        scroll_width = watched.scroll_width()
         probe = page.evaluate(evaluate) if evaluate else None
         page.screenshot(path=str(screenshot), full_page=True)
         return PageResult(
             title=page.title(),
-            console_errors=console_errors,
-            page_errors=page_errors,
-            external_requests=external,
+            console_errors=watched.console_errors,
+            page_errors=watched.page_errors,
+            external_requests=watched.external,
             svg_count=svg_count,
             screenshot=Path(screenshot),
             scroll_width=scroll_width,

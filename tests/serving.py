@@ -5,7 +5,18 @@ from __future__ import annotations
 import threading
 import time
 
+import pandas as pd
 import uvicorn
+
+
+class Clock:
+    """A served app's clock in a test: set ``at`` to any instant, read by every request."""
+
+    def __init__(self, at: pd.Timestamp) -> None:
+        self.at = at
+
+    def __call__(self) -> pd.Timestamp:
+        return self.at
 
 
 class Served:

@@ -115,4 +115,8 @@ Candles = Annotated[Literal["ohlcv", "close"], Parameter(
          "and low (about 40% of the tokens)")]
 Interval = Literal["15m", "1h", "4h", "1d", "1w"]
 Source = Literal[SOURCES]  # type: ignore[valid-type]  # the providers' registry names them
+CryptoSource = Annotated[Source, Parameter(  # a season's (or a contest's) providers
+    help="provider of the crypto assets (ccxt for real prices)")]
+StockSource = Annotated[Source, Parameter(
+    help="provider of the stocks and ETFs (yfinance for real prices)")]
 StandIn = Literal[STAND_INS]  # type: ignore[valid-type]  # what the files folder can stand in for

@@ -7,7 +7,16 @@ from typing import Annotated
 import cyclopts
 from cyclopts import Parameter
 
-from arena.cli._options import Days, Json, Roster, SeasonLake, Seed, Source, Within
+from arena.cli._options import (
+    CryptoSource,
+    Days,
+    Json,
+    Roster,
+    SeasonLake,
+    Seed,
+    StockSource,
+    Within,
+)
 from arena.cli._render import market_text, print_json
 
 contest_app = cyclopts.App(name="contest", help="a contest: single-asset tracks with their own "
@@ -22,8 +31,8 @@ def init(*, start: str, days: Days = 122, assets: str = "NVDA,BTC,GLD,USO",
          fee: tuple[str, ...] = (), prizes: str = "500", eligibility: Share = 0.70,
          max_correlation: Share = 0.70,
          correlation_days: Annotated[int, Parameter(validator=Within(30, 3660))] = 1095,
-         name: str = "FINCHAL", id: str | None = None, crypto: Source = "synthetic",
-         stocks: Source = "synthetic", seed: Seed = None, roster: Roster = None,
+         name: str = "FINCHAL", id: str | None = None, crypto: CryptoSource = "synthetic",
+         stocks: StockSource = "synthetic", seed: Seed = None, roster: Roster = None,
          lake: SeasonLake = None, json: Json = False) -> int:
     """Write a contest's season into a lake, once its assets pass the correlation check.
 
@@ -48,10 +57,6 @@ def init(*, start: str, days: Days = 122, assets: str = "NVDA,BTC,GLD,USO",
         days of daily history before the start the check reads
     id
         season id (default: <start>-<providers>)
-    crypto
-        provider of the crypto assets (ccxt for real prices)
-    stocks
-        provider of the stocks and ETFs (yfinance for real prices)
     json
         print the season config as JSON
     """

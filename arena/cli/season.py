@@ -12,6 +12,7 @@ from arena.cli._options import (
     PLAYERS_RANGE,
     SECONDS,
     Candles,
+    CryptoSource,
     Day,
     Days,
     Json,
@@ -19,7 +20,7 @@ from arena.cli._options import (
     Roster,
     SeasonLake,
     Seed,
-    Source,
+    StockSource,
     Symbols,
     whole,
 )
@@ -36,10 +37,11 @@ season_app = cyclopts.App(name="season", help="a season: init, status, backfill 
 
 @season_app.command
 def init(*, start: str | None = None, days: Days = 28, id: str | None = None,
-         crypto: Source = "synthetic", stocks: Source = "synthetic", symbols: Symbols = None,
-         roster: Roster = None, seed: Seed = None, call_timeout: Seconds = 60.0,
-         cycle_deadline: Seconds = 600.0, dask: str | None = None, candles: Candles = "ohlcv",
-         lake: SeasonLake = None, league: str | None = None, json: Json = False) -> int:
+         crypto: CryptoSource = "synthetic", stocks: StockSource = "synthetic",
+         symbols: Symbols = None, roster: Roster = None, seed: Seed = None,
+         call_timeout: Seconds = 60.0, cycle_deadline: Seconds = 600.0, dask: str | None = None,
+         candles: Candles = "ohlcv", lake: SeasonLake = None, league: str | None = None,
+         json: Json = False) -> int:
     """Write a new season's config (and a copy of its roster) into a lake, or into the next
     lake of a league.
 
@@ -50,10 +52,6 @@ def init(*, start: str | None = None, days: Days = 28, id: str | None = None,
         previous season ended)
     id
         season id (default: <start>-<providers>)
-    crypto
-        provider of the crypto assets (ccxt for real prices)
-    stocks
-        provider of the stocks and ETFs (yfinance for real prices)
     roster
         roster YAML, copied into the season (default: the shipped one)
     call_timeout

@@ -33,6 +33,7 @@ from arena.pipeline.season_tables import TRACK_DIR
 from tests import serving
 from tests.conftest import ts
 from tests.market_lakes import season_lake
+from tests.serving import Clock
 
 HOUSE = "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
 MON, TUE = ts("2025-11-24 16:00"), ts("2025-11-25 16:00")
@@ -51,14 +52,6 @@ class Served(serving.Served):
 
     def __enter__(self) -> str:
         return super().__enter__() + PATH
-
-
-class Clock:
-    def __init__(self, at: pd.Timestamp) -> None:
-        self.at = at
-
-    def __call__(self) -> pd.Timestamp:
-        return self.at
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from arena.doors.deadline import REQUEST_TIMEOUT
 from arena.doors.web import SiteError, check_host, season_lakes, server_config
 from tests import serving
 from tests.agents.openai_stub import OpenAIStub, StubResponse
-from tests.browser import chromium_available, launch
+from tests.browser import chromium_available, launch, watched_page
 from tests.market_lakes import season_lake
 from tests.reporting.test_site import league_marts
 
@@ -253,30 +253,19 @@ def test_a_reader_follows_the_leader_to_a_trade_and_its_reasoning(site, live, wi
     """Headless Chromium on the served site: from the leaderboard to the contestant, from the
     trip to the trade's page, the reasoning on screen; no request leaves the site, no error, and
     no page scrolls sideways (a wide table scrolls inside itself on a phone)."""
-    external: list[str] = []
-    errors: list[str] = []
     with launch() as browser:
-        page = browser.new_page()
-        page.set_viewport_size({"width": width, "height": 900})
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-
-        def block(route) -> None:
-            external.append(route.request.url)
-            route.abort()
-
-        page.route(lambda u: not u.startswith(site), block)
-        widths = []
+        watched = watched_page(browser, width, 900, allowed=lambda u: u.startswith(site))
+        page, widths = watched.page, []
         page.goto(site + "/", wait_until="load")
-        widths.append(page.evaluate("() => document.documentElement.scrollWidth"))
+        widths.append(watched.scroll_width())
         page.click("text=gpt-stub >> nth=0")
         page.wait_for_url("**/contestants/gpt-stub")
-        widths.append(page.evaluate("() => document.documentElement.scrollWidth"))
+        widths.append(watched.scroll_width())
         page.click('a[href$="/trades/gpt-stub/ETH/1"] >> nth=0')
         page.wait_for_url("**/trades/gpt-stub/ETH/1")
         assert page.locator("blockquote", has_text=REASONING).is_visible()
-        widths.append(page.evaluate("() => document.documentElement.scrollWidth"))
+        widths.append(watched.scroll_width())
         page.screenshot(path=str(tmp_path / f"trade-{width}.png"), full_page=True)
         page.close()
-    assert external == [] and errors == []
+    assert watched.external == [] and watched.errors == []
     assert max(widths) <= width, widths

@@ -22,24 +22,15 @@ from arena.pipeline.season_config import load_season
 from arena.pipeline.season_tables import TRACK_DIR
 from arena.reporting import site as site_pages
 from tests import serving
-from tests.browser import chromium_available, launch
+from tests.browser import chromium_available, launch, watched_page
 from tests.conftest import ts
 from tests.market_lakes import season_lake
 from tests.reporting.tiny_marts import tiny_marts
+from tests.serving import Clock
 
 HOUSE = "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
 BEFORE = ts("2025-11-24 13:00")  # three hours before the season's first cycle (16:00)
 OVER = ts("2025-11-26 16:00:01")  # after its last cycle (a season of three days)
-
-
-class Clock:
-    """The site's clock in a test: set to any instant, read by every request."""
-
-    def __init__(self, at: pd.Timestamp) -> None:
-        self.at = at
-
-    def __call__(self) -> pd.Timestamp:
-        return self.at
 
 
 @pytest.fixture
@@ -181,22 +172,11 @@ def test_a_person_moves_the_slider_submits_and_reads_what_was_recorded(season, w
     submitted; the answer names the position kept, which is the one stored. No request leaves
     the site, no script error, and neither page scrolls sideways at 390 px."""
     arena, key, _ = season
-    external: list[str] = []
-    errors: list[str] = []
-    widths = []
     with served(arena, Clock(BEFORE)) as url, launch() as browser:
-        page = browser.new_page()
-        page.set_viewport_size({"width": width, "height": 900})
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-
-        def block(route) -> None:
-            external.append(route.request.url)
-            route.abort()
-
-        page.route(lambda u: not u.startswith(url), block)
+        watched = watched_page(browser, width, 900, allowed=lambda u: u.startswith(url))
+        page, widths = watched.page, []
         page.goto(url + enter_path(arena), wait_until="load")
-        widths.append(page.evaluate("() => document.documentElement.scrollWidth"))
+        widths.append(watched.scroll_width())
         slider = page.locator("#position")
         box = slider.bounding_box()
         assert box is not None and box["width"] >= min(200, width * 0.5)  # usable on a phone
@@ -211,9 +191,9 @@ def test_a_person_moves_the_slider_submits_and_reads_what_was_recorded(season, w
         page.wait_for_selector("#recorded")
         assert page.locator("#recorded-position").inner_text() == "+0.30 (30% long)"
         assert key not in page.content()
-        widths.append(page.evaluate("() => document.documentElement.scrollWidth"))
+        widths.append(watched.scroll_width())
         page.close()
-    assert external == [] and errors == []
+    assert watched.external == [] and watched.errors == []
     assert max(widths) <= width, widths
     [(_, stored)] = kept(arena, "walk-in")
     assert b'"positions": {"ETH": 0.3}' in stored
