@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test test-fast lint bench bench-verdict docs ui serve clean
+.PHONY: run test test-fast lint bench bench-verdict docs dbt-docs ui serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,7 +51,7 @@ test-fast: $(VENV)/.installed-test
 
 # ruff, and the layer rule of ARCHITECTURE.md (import-linter contracts in pyproject.toml)
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check arena flows expectations models dbt_project tests benchmarks
+	$(BIN)/ruff check arena flows expectations models dbt_project tests benchmarks docs
 	$(BIN)/lint-imports
 
 bench: $(VENV)/.installed
@@ -64,11 +64,21 @@ bench-verdict: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet --no-deps 'skfolio==1.12.2'
 	$(BIN)/python benchmarks/verdict_calibration.py --before $(BENCH_ARGS)
 
+# The documentation site (mkdocs-material): docs/, the CLI reference generated from the commands
+# and the marts' reference from the dbt YAML, built strict (a broken link or anchor fails) into
+# site/; open site/index.html, or `.venv/bin/mkdocs serve` for a live preview
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+$(VENV)/.installed-docs: pyproject.toml $(VENV)/.installed
+	$(QUIET_PIP) $(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $@
+
 # dbt's documentation of the demo's warehouse (after `make run`): models, columns, tests and the
 # lineage graph, as one HTML file in the lake, data_lake/demo/dbt/target/static_index.html
 DOCS_LAKE ?= data_lake/demo
 
-docs: $(VENV)/.installed
+dbt-docs: $(VENV)/.installed
 	$(BIN)/python -c "from arena.data.lake import Lake; from arena.pipeline.warehouse import generate_docs; print(generate_docs(Lake('$(DOCS_LAKE)')))"
 
 # A local Prefect server and its UI (http://127.0.0.1:4200), then the season's deployments
@@ -86,4 +96,4 @@ serve: $(VENV)/.installed
 	PREFECT_API_URL=$(PREFECT_API) $(BIN)/arena serve --lake $(LAKE)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache site

@@ -1,6 +1,7 @@
-"""The READMEs as a user reads them after ``make run``: every command in their code blocks runs
-as written (or is named here with the reason it cannot run in a test), every SQL query runs on
-the demo's lake, and the sample output is what ``arena demo`` prints.
+"""The documentation as a user reads it after ``make run`` (the READMEs and every page of the
+documentation site, :mod:`tests.docs`): every command in their code blocks runs as written (or
+is named here with the reason it cannot run in a test), every SQL query runs on the demo's lake,
+and the sample output is what ``arena demo`` prints.
 
 The commands run in order, in a working directory laid out as the checkout is after ``make
 run``: the demo's lake at ``data_lake/demo`` (the full 28-day demo, run once for the module) and
@@ -21,9 +22,9 @@ import duckdb
 import pytest
 
 from arena.cli import main
+from tests.docs import ROOT, page, page_with, pages
 
-ROOT = Path(__file__).resolve().parents[1]
-READMES = (ROOT / "README.md", ROOT / "data_lake" / "README.md")
+READMES = pages()
 
 # Commands of the READMEs that cannot run in an offline test, with the reason. The rest run.
 NOT_RUN = {
@@ -39,6 +40,17 @@ NOT_RUN = {
                                      "league folder)",
     "make ui": "a server until Ctrl-C (tests/test_makefile.py starts it on another port)",
     "make serve LAKE=data_lake/s1": "a server until Ctrl-C (tests/test_makefile.py)",
+    "make serve LAKE=data_lake/live": "a server until Ctrl-C (tests/test_makefile.py)",
+    "make serve LAKE=data_lake/ops": "a server until Ctrl-C (tests/test_makefile.py)",
+    "make run MODEL=openai/gpt-4o-mini": "needs OpenAI's key and network (tests/app/"
+                                         "test_demo_model.py plays --model on a loopback model)",
+    "make run MODEL=openai/my-model API_BASE=http://127.0.0.1:8000/v1":
+        "needs a model server there (tests/app/test_demo_model.py starts one on loopback)",
+    "arena replay --start 2026-10-01 --days 28 --roster my-roster.yaml --lake data_lake/mine":
+        "the reader's own roster (tests/pipeline/test_replicates.py replays a season "
+        "with a roster of its own and a loopback model)",
+    "arena mcp --lake data_lake/open": "a server until Ctrl-C (tests/doors/test_mcp_server.py)",
+    "arena signal-server --port 8971": "a server until Ctrl-C (tests/doors/test_signal_server.py)",
 }
 EXIT_CODES = {  # commands whose documented outcome is not exit 0
     # the sample answer has a decision the engine rejects
@@ -97,12 +109,13 @@ def _masked(line: str) -> str:
     return re.sub(r"\d+(\.\d+)? s\b", "N s", line.rstrip())
 
 
-def test_the_readme_shows_what_the_demo_prints(after_make_run):
+@pytest.mark.parametrize("name", ["README.md", "docs/getting-started.md"])
+def test_the_docs_show_what_the_demo_prints(after_make_run, name):
     """The sample after "you see:" is the demo's output, line by line (``...`` stands for lines
     left out, timings aside)."""
     _, printed = after_make_run
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    sample = text.split("About a minute\nafter installation you see:", 1)[1].split("```\n", 2)[1]
+    sample = page(name).split("About a minute\nafter installation you see:", 1)[1]
+    sample = sample.split("```\n", 2)[1]
     shown = [_masked(line) for line in sample.splitlines()]
     actual = [_masked(line) for line in printed.splitlines()]
     at = 0
@@ -110,7 +123,7 @@ def test_the_readme_shows_what_the_demo_prints(after_make_run):
         if line.strip() == "...":
             continue
         found = next((i for i in range(at, len(actual)) if actual[i] == line), None)
-        assert found is not None, f"the README shows {line!r}; the demo printed:\n{printed}"
+        assert found is not None, f"{name} shows {line!r}; the demo printed:\n{printed}"
         at = found + 1
     # the leaderboard's rows: the demo's five house rules, rulers (not ranked: no place)
     board = [line for line in shown if re.match(r"(\d+|–) ", line)]
@@ -142,33 +155,36 @@ def test_every_readme_query_runs_on_the_demos_lake(after_make_run, monkeypatch):
     monkeypatch.chdir(cwd)
     queries = [(path, sql) for path in READMES for sql in _blocks(path, "sql")]
     assert len(queries) >= 5
-    # the README opens the warehouse once (its first "-- warehouse" query says how); the
+    # the marts' guide opens the warehouse once (its first "-- warehouse" query says how); the
     # queries that start "-- warehouse" run there, the others on the Parquet in place
     warehouse = re.search(r"-- warehouse: duckdb -readonly (\S+)",
-                          (ROOT / "README.md").read_text(encoding="utf-8")).group(1)
+                          page("docs/guides/marts.md")).group(1)
     for path, sql in queries:
         database = warehouse if sql.startswith("-- warehouse") else None
         with duckdb.connect(database or ":memory:", read_only=bool(database)) as con:
             rows = con.execute(sql).fetchall()
         assert rows, f"{path.name}: no rows from\n{sql}"
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = page("docs/guides/marts.md")
     parquet = re.search(r"`(select \* from 'data_lake/demo/marts/leaderboard.parquet')`", text)
     with duckdb.connect() as con:
         assert len(con.execute(parquet.group(1)).fetchall()) == 5
 
 
-def test_the_readme_opens_the_warehouse_from_the_venvs_python(after_make_run):
-    """The one line the README gives for a machine without the DuckDB CLI, run as written
-    (``python`` as the venv's), on the warehouse in the storage DuckDB 1.2 and later read."""
+def test_the_docs_open_the_warehouse_from_the_venvs_python(after_make_run):
+    """The one-line opens the documentation gives for a machine without the DuckDB CLI, run as
+    written (``python`` as the venv's), on the warehouse in the storage DuckDB 1.2 and later
+    read."""
     from arena.pipeline.warehouse import WAREHOUSE_STORAGE_NUMBER, storage_number
 
     cwd, _ = after_make_run
-    line = re.search(r'`(python -c "import duckdb; [^`]+")`',
-                     (ROOT / "README.md").read_text(encoding="utf-8")).group(1)
-    ran = subprocess.run([sys.executable, *shlex.split(line)[1:]], cwd=cwd, capture_output=True,
-                         text=True, timeout=120)
-    assert ran.returncode == 0, ran.stderr[-2000:]
-    assert "equal-weight" in ran.stdout and "total_return" in ran.stdout
+    lines = [line for path in pages() for line in re.findall(
+        r'((?:\.venv/bin/)?python -c "import duckdb; [^"]+")', path.read_text(encoding="utf-8"))]
+    assert len(lines) >= 2, lines
+    for line in lines:
+        ran = subprocess.run([sys.executable, *shlex.split(line)[1:]], cwd=cwd,
+                             capture_output=True, text=True, timeout=120)
+        assert ran.returncode == 0, f"{line}\n{ran.stderr[-2000:]}"
+        assert "total_return" in ran.stdout or "leaderboard" in ran.stdout, ran.stdout
     assert storage_number(cwd / "data_lake" / "demo" / "warehouse.duckdb") == (
         WAREHOUSE_STORAGE_NUMBER)
 
@@ -176,7 +192,7 @@ def test_the_readme_opens_the_warehouse_from_the_venvs_python(after_make_run):
 def test_readme_reason_codes_are_the_engines():
     from arena.engine.rules import REASON_CODES
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = page_with("every rejection carries one of these codes:")
     listed = re.findall(r"`([a-z_]+)`", text.split("every rejection carries one of these codes:")[1]
                         .split("\n\n")[0])
     assert listed == list(REASON_CODES)
@@ -184,7 +200,7 @@ def test_readme_reason_codes_are_the_engines():
 
 def test_readme_luck_example_prints_what_the_readme_shows(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = page_with("$ arena luck ")
     line = next(ln for ln in text.splitlines() if ln.startswith("$ arena luck "))
     assert main(line.split()[2:]) == 0
     shown = text.split(line, 1)[1].split("```", 1)[0].strip().splitlines()
@@ -192,11 +208,11 @@ def test_readme_luck_example_prints_what_the_readme_shows(capsys, monkeypatch):
 
 
 def test_the_command_synopsis_names_every_command():
-    """The README's list of commands (``arena <command> ...``) holds every command the CLI has."""
+    """The commands guide's list (``arena <command> ...``) holds every command the CLI has."""
     from arena.cli import COMMANDS
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    synopsis = text.split("## The `arena` command", 1)[1].split("```", 2)[1]
+    text = page("docs/guides/commands.md")
+    synopsis = text.split("# The `arena` command", 1)[1].split("```", 2)[1]
     named = set(re.findall(r"^arena (\S+)", synopsis, flags=re.M)) | set(
         re.findall(r"\| (\w+)", synopsis))
     assert {name for _, name, _ in COMMANDS} <= named | {"score", "luck", "rules"}, named
