@@ -7,28 +7,33 @@ BIN    := $(VENV)/bin
 
 .PHONY: run test test-fast lint bench bench-verdict docs dbt-docs ui serve clean
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+# The installs say one line each and then only what goes wrong: pip's errors (-qq keeps them,
+# not its notices about the machine's package indexes), never setuptools' box about editable
+# installs (folders named like the package), which is no news here
+PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install -qq \
+       --disable-pip-version-check
 
-# setuptools' box about editable installs (folders named like the package) is no news here
-QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation"
+$(BIN)/python:
+	@echo "creating $(VENV) and installing arena (the first time takes a few minutes)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PIP) --upgrade pip
 
 # the package's bytecode compiled once at installation: a machine that sets
 # PYTHONDONTWRITEBYTECODE would otherwise compile every module at every command's start
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(QUIET_PIP) $(BIN)/python -m pip install --quiet -e .
-	$(BIN)/python -m compileall -q arena
-	touch $@
+	@$(PIP) -e .
+	@$(BIN)/python -m compileall -q arena
+	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(QUIET_PIP) $(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $@
+	@echo "installing the test dependencies into $(VENV)"
+	@$(PIP) -e '.[test]'
+	@touch $@
 
 # MODEL=PROVIDER/MODEL (and API_BASE=URL for a local OpenAI-compatible server): a language
 # model plays the demo beside the house rules (arena demo --model)
 run: $(VENV)/.installed
-	$(BIN)/arena demo $(if $(MODEL),--model $(MODEL)) $(if $(API_BASE),--api-base $(API_BASE))
+	@$(BIN)/arena demo $(if $(MODEL),--model $(MODEL)) $(if $(API_BASE),--api-base $(API_BASE))
 
 # One more test worker than cores, at most four: many tests wait on a server, a browser or a
 # subprocess, so a third worker on two cores fills the time they wait; idle workers steal the
@@ -40,7 +45,7 @@ CHROMIUM := /usr/bin/chromium
 
 test: $(VENV)/.installed-test
 	test -x $(CHROMIUM) || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation)
-	$(MAKE) lint
+	$(MAKE) lint docs
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 # The pure core (engine, scorer, contract, sessions, indicators): well under a minute
@@ -71,8 +76,8 @@ docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 $(VENV)/.installed-docs: pyproject.toml $(VENV)/.installed
-	$(QUIET_PIP) $(BIN)/python -m pip install --quiet -e '.[docs]'
-	touch $@
+	@$(PIP) -e '.[docs]'
+	@touch $@
 
 # dbt's documentation of the demo's warehouse (after `make run`): models, columns, tests and the
 # lineage graph, as one HTML file in the lake, data_lake/demo/dbt/target/static_index.html
