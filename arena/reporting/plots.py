@@ -5,6 +5,13 @@ paste into the report's single offline HTML file (no XML declaration, no DOCTYPE
 reference to anything outside the file). The root keeps its ``viewBox`` but loses matplotlib's
 fixed ``width``/``height``, so ``svg.chart {width: 100%; height: auto}`` scales it to the page.
 
+The line charts (equity, drawdown) come as ``<figure class="chart">``: the SVG, then its legend
+as the page's own HTML (``<ul class="legend">``, one item per line: a swatch drawn in CSS with
+the line's colour, dashes and weight, then the label). A legend drawn into the SVG shrinks with
+the image: on a 390 px phone its 9 pt labels became 4-5 px. The HTML legend keeps the page's text
+size at every width and wraps into as many columns as fit (report.css), and the plot takes the
+whole width of the page.
+
 Only matplotlib's object API is used (``Figure`` + the SVG canvas, never pyplot), and every
 setting lives in a ``matplotlib.rc_context`` around the drawing, so importing or calling this
 module changes no global state.
@@ -30,10 +37,12 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import matplotlib
@@ -65,9 +74,10 @@ BENCHMARK_STYLES = (  # (colour, dash): greys and black, never a contestant's co
 MISSING_FILL = "#DDDDDD"
 HEATMAP_CMAP = "RdBu_r"  # blue below the centre, red above
 MAX_ANNOTATED_CELLS = 400
-# Every chart is about this many inches (x 72 viewBox units) wide, legend included, so text has
-# about the same size in every chart once CSS scales them to the same width.
+# Every chart is about this many inches (x 72 viewBox units) wide, so text has about the same
+# size in every chart once CSS scales them to the same width.
 WIDTH = 10.0
+KEY_PX = 1.5  # a legend swatch's CSS px per point of its line's width and dashes
 EQUITY_TITLE = "Equity after each cycle against the zero-skill band"
 DRAWDOWN_TITLE = "Drawdown from peak equity"
 
@@ -106,6 +116,21 @@ def series_colours(names: Sequence[str]) -> dict[str, str]:
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(sorted(set(names)))}
 
 
+@dataclass(frozen=True)
+class LegendKey:
+    """One entry of a line chart's HTML legend: its label and how its swatch is drawn, the same
+    way as its mark in the plot (colour, matplotlib line style and width in points, opacity).
+    ``kind``: "line", "point" (a series of one point, drawn as a dot) or "band" (a shaded
+    area)."""
+
+    label: str
+    colour: str
+    style: str | tuple[float, Sequence[float]] = "-"
+    width: float = 1.5
+    kind: str = "line"
+    alpha: float = 1.0
+
+
 def equity_chart(
     curves: Mapping[str, Points],
     *,
@@ -118,10 +143,11 @@ def equity_chart(
     """Every contestant's equity (USD) over time against benchmarks and the zero-skill band.
 
     ``curves`` and ``benchmarks`` map a name to (time, equity) points (or a Series of equity
-    by time). Contestants take their :func:`series_colours`; benchmarks (e.g. "BTC", "SPY", "universe (equal weight)") are grey
-    or black with distinct dashes. ``band`` holds (time, q05, q50, q95) rows of the zero-skill
-    players: q05..q95 is shaded, q50 drawn dashed. A thin line marks ``start_cash``. The legend
-    sits right of the plot.
+    by time). Contestants take their :func:`series_colours`; benchmarks (e.g. "BTC", "SPY",
+    "universe (equal weight)") are grey or black with distinct dashes. ``band`` holds (time,
+    q05, q50, q95) rows of the zero-skill players: q05..q95 is shaded, q50 drawn dashed. A thin
+    line marks ``start_cash``. A ``<figure>``: the plot, then its HTML legend (contestants,
+    benchmarks, the band, its median, the start cash).
     """
     lines = {name: _points(points) for name, points in sorted(curves.items())}
     marks = {name: _points(points) for name, points in benchmarks.items()}
@@ -132,36 +158,29 @@ def equity_chart(
         math.isfinite(lo) and math.isfinite(hi) for _, lo, _, hi in rows
     ):
         return _no_data(title)
-    colours = series_colours(list(lines))
     with _style():
-        fig = mfigure.Figure(figsize=(WIDTH - 2.2, 4.6))
+        fig = mfigure.Figure(figsize=(WIDTH, 4.6))
         ax = fig.add_subplot()
+        references: list[LegendKey] = []
         if rows:
             times = _datetimes([r[0] for r in rows])
             lo, mid, hi = (np.array([r[i] for r in rows]) for i in (1, 2, 3))
-            ax.fill_between(times, lo, hi, color="#888888", alpha=0.22, linewidth=0,
-                            label=f"zero-skill 5–95% ({players:,} players)")
-            ax.plot(times, mid, color="#666666", linestyle="--", linewidth=1.1,
-                    label="zero-skill median")
-        ax.axhline(start_cash, color="#444444", linewidth=0.8, linestyle=(0, (2, 3)),
-                   label=f"start cash {start_cash:,.0f}")
-        for i, (name, (times, ys)) in enumerate(marks.items()):
-            colour, dash = BENCHMARK_STYLES[i % len(BENCHMARK_STYLES)]
-            ax.plot(times, ys, color=colour, linestyle=dash, linewidth=1.3, label=name)
-        for i, (name, (times, ys)) in enumerate(lines.items()):
-            ax.plot(times, ys, color=colours[name], linewidth=1.8, label=name,
-                    linestyle=LINE_DASHES[(i // len(PALETTE)) % len(LINE_DASHES)],
-                    marker="o" if len(ys) == 1 else None)
+            shade = LegendKey(f"zero-skill 5–95% ({players:,} players)", "#888888",
+                              kind="band", alpha=0.22)
+            ax.fill_between(times, lo, hi, color=shade.colour, alpha=shade.alpha, linewidth=0)
+            references += [shade, _draw(ax, times, mid, LegendKey(
+                "zero-skill median", "#666666", "--", 1.1))]
+        cash = LegendKey(f"start cash {start_cash:,.0f}", "#444444", (0, (2, 3)), 0.8)
+        ax.axhline(start_cash, color=cash.colour, linewidth=cash.width, linestyle=cash.style)
+        held = [_draw(ax, times, ys, LegendKey(name, colour, dash, 1.3)) for (name, (times, ys)),
+                (colour, dash) in zip(marks.items(), itertools.cycle(BENCHMARK_STYLES))]
+        played = _contestant_lines(ax, lines, 1.8)
         _date_axis(ax)
         ax.yaxis.set_major_locator(mticker.MaxNLocator(nbins=7, integer=True))
         ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
         ax.set_ylabel("equity, USD")
         ax.set_title(title)
-        handles, labels = ax.get_legend_handles_labels()
-        order = sorted(range(len(labels)), key=lambda k: _legend_rank(labels[k], lines, marks))
-        ax.legend([handles[k] for k in order], [labels[k] for k in order], loc="upper left",
-                  bbox_to_anchor=(1.01, 1.0), fontsize=9, ncols=1 if len(labels) <= 18 else 2)
-        return _svg(fig, title)
+        return _figure(_svg(fig, title), [*played, *held, *references, cash])
 
 
 def drawdown_chart(
@@ -174,29 +193,24 @@ def drawdown_chart(
     ``curves`` maps a name to (time, drawdown) points; a drawdown is a fraction of the peak
     (0.05 = 5 % below it; the sign is ignored, so -0.05 means the same). Lines take the
     contestants' :func:`series_colours` (no gain/loss colouring: a drawdown is neutral), y ticks
-    read as percentages.
+    read as percentages. A ``<figure>``: the plot, then its HTML legend.
     """
     lines = {name: _points(points) for name, points in sorted(curves.items())}
     if not any(_drawable(y) for _, y in lines.values()):
         return _no_data(title)
-    colours = series_colours(list(lines))
     with _style():
-        fig = mfigure.Figure(figsize=(WIDTH - 1.2, 3.6))
+        fig = mfigure.Figure(figsize=(WIDTH, 3.6))
         ax = fig.add_subplot()
         ax.axhline(0.0, color="#888888", linewidth=0.8)
-        for i, (name, (times, ys)) in enumerate(lines.items()):
-            ax.plot(times, -np.abs(ys), color=colours[name], linewidth=1.5, label=name,
-                    linestyle=LINE_DASHES[(i // len(PALETTE)) % len(LINE_DASHES)],
-                    marker="o" if len(ys) == 1 else None)
+        below = {name: (times, -np.abs(ys)) for name, (times, ys) in lines.items()}
+        keys = _contestant_lines(ax, below, 1.5)
         deepest = max(float(np.nanmax(np.abs(ys))) for _, ys in lines.values() if _drawable(ys))
         ax.set_ylim(-max(deepest * 1.08, 0.01), 0.0)
         _date_axis(ax)
         ax.yaxis.set_major_formatter(mticker.PercentFormatter(1.0))
         ax.set_ylabel("below peak")
         ax.set_title(title)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
-                  ncols=1 if len(lines) <= 18 else 2)
-        return _svg(fig, title)
+        return _figure(_svg(fig, title), keys)
 
 
 def scatter_chart(
@@ -420,13 +434,71 @@ def _date_axis(ax: Axes) -> None:
     ax.set_xlabel("UTC")
 
 
-def _legend_rank(label: str, lines: Mapping[str, object], marks: Mapping[str, object]) -> tuple:
-    """Legend order: contestants, benchmarks, then the band, its median and the start cash."""
-    if label in lines:
-        return (0, list(lines).index(label))
-    if label in marks:
-        return (1, list(marks).index(label))
-    return (2, label)
+def _draw(ax: Axes, times: np.ndarray, ys: np.ndarray, key: LegendKey) -> LegendKey:
+    """Plot one series as ``key`` says (a lone point as a dot, which a line could not show);
+    return the key, as a point when it is one."""
+    if len(ys) == 1:
+        key = replace(key, kind="point")
+    ax.plot(times, ys, color=key.colour, linestyle=key.style, linewidth=key.width,
+            alpha=key.alpha, marker="o" if key.kind == "point" else None)
+    return key
+
+
+def _contestant_lines(ax: Axes, lines: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                      width: float) -> list[LegendKey]:
+    """Each contestant's line in its :func:`series_colours` colour (solid for the first ten,
+    then dashed, then dotted); their legend keys in name order."""
+    colours = series_colours(list(lines))
+    return [_draw(ax, times, ys, LegendKey(
+                name, colours[name], LINE_DASHES[(i // len(PALETTE)) % len(LINE_DASHES)], width))
+            for i, (name, (times, ys)) in enumerate(sorted(lines.items()))]
+
+
+def _figure(svg: str, keys: Sequence[LegendKey]) -> str:
+    """The chart's SVG and its legend as HTML: a ``<figure class="chart">``."""
+    items = "".join(
+        f'<li><span class="key {key.kind}" style="{html.escape(_swatch(key), quote=True)}">'
+        f"</span>{html.escape(key.label, quote=False)}</li>\n" for key in keys
+    )
+    return f'<figure class="chart">\n{svg}<ul class="legend">\n{items}</ul>\n</figure>\n'
+
+
+def _swatch(key: LegendKey) -> str:
+    """The inline CSS that draws ``key``'s swatch: a band's or a point's colour, or a strip as
+    thick as the line with its dashes (CSS px = :data:`KEY_PX` x points). The thickness is whole
+    pixels: the browser snaps a box's edges to pixels, so a fractional one would paint lines of
+    one weight 2 px thick in one row of the legend and 3 px in the next."""
+    colour = mcolors.to_hex(mcolors.to_rgba(key.colour, key.alpha), keep_alpha=key.alpha < 1)
+    if key.kind != "line":
+        return f"background: {colour}"
+    height = f"height: {max(1, round(key.width * KEY_PX))}px"
+    dashes = _dashes(key.style, key.width)
+    if not dashes:
+        return f"{height}; background: {colour}"
+    stops, at = [], 0.0
+    for i, length in enumerate(dashes):
+        stops.append(f"{colour if i % 2 == 0 else 'transparent'} "
+                     f"{_key_px(at)} {_key_px(at + length)}")
+        at += length
+    return f"{height}; background: repeating-linear-gradient(90deg, {', '.join(stops)})"
+
+
+def _dashes(style: str | tuple[float, Sequence[float]], width: float) -> tuple[float, ...]:
+    """A line style's dashes in points (on, off, on, off...), as matplotlib draws them: its
+    named patterns from the rc settings, scaled by the line's width (``lines.scale_dashes``);
+    () for a solid line."""
+    if isinstance(style, tuple):
+        pattern: Sequence[float] = style[1]
+    else:
+        named = {"--": "lines.dashed_pattern", ":": "lines.dotted_pattern",
+                 "-.": "lines.dashdot_pattern"}
+        pattern = matplotlib.rcParams[named[style]] if style in named else ()
+    scale = width if matplotlib.rcParams["lines.scale_dashes"] else 1.0
+    return tuple(float(p) * scale for p in pattern)
+
+
+def _key_px(points: float) -> str:
+    return f"{round(points * KEY_PX, 2):g}px"
 
 
 def _plain_number(value: float, _pos: object = None) -> str:

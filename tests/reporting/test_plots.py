@@ -56,6 +56,27 @@ def texts(svg: str) -> list[str]:
     return ["".join(t.itertext()) for t in ET.fromstring(svg).iter(f"{SVG}text")]
 
 
+def root_svg(chart: str) -> ET.Element:
+    """The chart's <svg>: the markup itself, or the first child of a line chart's <figure>."""
+    root = ET.fromstring(chart)
+    return root if root.tag == f"{SVG}svg" else root[0]
+
+
+def legend(chart: str) -> list[tuple[str, str, str]]:
+    """A line chart's HTML legend: (label, swatch kind, swatch style) per item, in order."""
+    figure = ET.fromstring(chart)
+    assert figure.tag == "figure" and figure.get("class") == "chart"
+    assert [child.tag for child in figure] == [f"{SVG}svg", "ul"]
+    assert figure[1].get("class") == "legend"
+    items = []
+    for item in figure[1]:
+        key = item.find("span")
+        assert key is not None and key.get("class", "").startswith("key ")
+        items.append((item.text if item.text else key.tail or "", key.get("class")[4:],
+                      key.get("style")))
+    return items
+
+
 @pytest.fixture(scope="module")
 def drawn() -> dict[str, str]:
     return charts()
@@ -71,10 +92,11 @@ def test_same_input_gives_byte_identical_svg(drawn):
 @pytest.mark.parametrize("which", ["drawn", "empty"])
 def test_root_is_a_scalable_chart_with_a_title(drawn, which):
     for name, svg in (drawn if which == "drawn" else empty_charts()).items():
-        assert svg.startswith("<svg "), name
+        lines = which == "drawn" and name in ("equity", "drawdown")  # a <figure>, its legend
+        assert svg.startswith('<figure class="chart">\n<svg ' if lines else "<svg "), name
         assert "<?xml" not in svg and "<!DOCTYPE" not in svg and "<!--" not in svg, name
         assert "<metadata" not in svg and "<style" not in svg, name
-        root = ET.fromstring(svg)
+        root = root_svg(svg)
         assert root.tag == f"{SVG}svg"
         assert root.get("class") == "chart" and root.get("role") == "img"
         assert "width" not in root.attrib and "height" not in root.attrib, name
@@ -86,7 +108,7 @@ def test_root_is_a_scalable_chart_with_a_title(drawn, which):
 
 
 def test_titles(drawn):
-    assert ET.fromstring(drawn["equity"]).get("aria-label") == plots.EQUITY_TITLE
+    assert root_svg(drawn["equity"]).get("aria-label") == plots.EQUITY_TITLE
     assert ET.fromstring(drawn["scatter"]).find(f"{SVG}title").text == "Activity is not alpha"
     assert "Activity is not alpha" in texts(drawn["scatter"])  # drawn, not only in <title>
 
@@ -114,11 +136,6 @@ def test_unreferenced_ids_are_dropped(drawn):
 
 def test_equity_text_is_searchable(drawn):
     labels = texts(drawn["equity"])
-    for name in [*CURVES, *BENCHMARKS]:
-        assert name in labels
-    assert "zero-skill 5–95% (2,000 players)" in labels
-    assert "zero-skill median" in labels
-    assert "start cash 10,000" in labels
     assert "equity, USD" in labels
     ticks = [t for t in labels if re.fullmatch(r"\d{1,2},\d{3}", t)]
     assert len(ticks) >= 3  # USD ticks with thousands separators
@@ -246,3 +263,38 @@ def test_a_heatmap_cell_that_rounds_to_zero_has_no_sign():
     svg = plots.heatmap_chart(["A"], ["x", "y"], [[-0.0004, 0.5]], title="t",
                               value_format="{:.1f}")
     assert ">-0.0<" not in svg and ">0.0<" in svg and ">0.5<" in svg
+
+
+def test_the_line_charts_legends_are_html_in_the_charts_order(drawn):
+    """The legend is the page's text, not the image's (it must not shrink with the chart on a
+    phone): contestants by name, the benchmarks, the band, its median, the start cash; the SVG
+    holds no label of a line."""
+    assert [label for label, _, _ in legend(drawn["equity"])] == [
+        "claude", "gpt-5", "BTC", "SPY", "zero-skill 5–95% (2,000 players)",
+        "zero-skill median", "start cash 10,000"]
+    assert [label for label, _, _ in legend(drawn["drawdown"])] == ["claude", "gpt-5"]
+    for chart in ("equity", "drawdown"):
+        assert not {"claude", "gpt-5"} & set(texts(drawn[chart])), chart
+
+
+def test_a_legend_swatch_is_drawn_like_its_line(drawn):
+    """Each swatch has its line's colour, weight and dashes (matplotlib's patterns, scaled by
+    the width, 1.5 CSS px a point); the band is its shade, a lone point a dot."""
+    keys = {label: (kind, style) for label, kind, style in legend(drawn["equity"])}
+    colours = plots.series_colours(list(CURVES))
+    assert keys["gpt-5"] == ("line", f"height: 3px; background: {colours['gpt-5'].lower()}")
+    assert keys["BTC"] == ("line", "height: 2px; background: repeating-linear-gradient(90deg, "
+                                   "#000000 0px 7.22px, transparent 7.22px 10.34px)")
+    assert keys["SPY"][1].endswith("#555555 0px 1.95px, transparent 1.95px 5.17px)")  # dotted
+    assert keys["zero-skill 5–95% (2,000 players)"] == ("band", "background: #88888838")
+    many = {f"p{i:02d}": [(DAYS[0], 0.01), (DAYS[1], 0.02)] for i in range(11)}
+    eleventh = legend(plots.drawdown_chart(many))[10]  # the palette's second trip: dashed
+    assert eleventh[0] == "p10" and "repeating-linear-gradient(90deg, #0072b2 0px" in eleventh[2]
+    lone = plots.equity_chart({"a": [(DAYS[0], 10_100.0)]}, benchmarks={}, band=[], players=0)
+    assert legend(lone)[0] == ("a", "point", f"background: {plots.PALETTE[0].lower()}")
+
+
+def test_a_legend_writes_names_as_text():
+    chart = plots.drawdown_chart({'<b onclick="x">&co</b>': [(DAYS[0], 0.0), (DAYS[1], 0.1)]})
+    assert '&lt;b onclick="x"&gt;&amp;co&lt;/b&gt;</li>' in chart and "<b " not in chart
+    assert legend(chart)[0][0] == '<b onclick="x">&co</b>'
