@@ -20,9 +20,16 @@ def _nav_files(entries: list) -> list[str]:
     return files
 
 
+class _ConfigLoader(yaml.SafeLoader):
+    """mkdocs.yml as YAML: its mkdocs tags (``!relative``) read as their plain values."""
+
+
+_ConfigLoader.add_multi_constructor("!", lambda loader, _tag, node: loader.construct_scalar(node))
+
+
 def pages() -> list[Path]:
     """Every page a reader may follow, README first, then the site in its navigation's order."""
-    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    nav = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), _ConfigLoader)["nav"]
     return [ROOT / "README.md", ROOT / "data_lake" / "README.md",
             *(DOCS / name for name in _nav_files(nav))]
 

@@ -365,13 +365,13 @@ def test_a_warehouse_one_publication_behind_is_healed(published, capsys):
 
 
 # ------------------------------------------------------------- the runbook's damage list, walked
-README = Path(__file__).resolve().parents[2] / "README.md"
+RUNBOOK = Path(__file__).resolve().parents[2] / "docs" / "guides" / "runbook.md"
 _FOUND = re.compile(r"`(arena [a-z ]+)` (\d)")
 
 
 def _damage_list() -> list[tuple[str, list[tuple[str, int]]]]:
-    """The rows of the README's damage list: each damage and its commands' exit codes."""
-    text = README.read_text(encoding="utf-8")
+    """The rows of the runbook's damage list: each damage and its commands' exit codes."""
+    text = RUNBOOK.read_text(encoding="utf-8")
     table = text.split("<!-- damage-list -->")[1].split("<!-- /damage-list -->")[0]
     rows = [[c.strip() for c in line.strip().strip("|").split("|")]
             for line in table.strip().splitlines()[2:]]
@@ -463,7 +463,7 @@ def test_the_damage_list_names_every_walked_damage():
 def test_each_damage_of_the_list_is_found_as_it_says(damage, found, played_once, tmp_path,
                                                      capsys, request):
     """Each row on a fresh copy of the played season (the published one for the marts) per
-    command: the damage done, the command run, its exit code the one the README gives."""
+    command: the damage done, the command run, its exit code the one the runbook gives."""
     source = (request.getfixturevalue("published_once") if "warehouse" in damage
               else played_once / "lake")
     for n, (command, code) in enumerate(found):

@@ -161,7 +161,7 @@ def test_a_missing_or_wrong_key_gets_a_401_that_says_what_to_send(season):
 
 
 def test_a_client_configured_as_documented_lists_the_tools(season):
-    """The configuration /llms.txt shows (and the README copies): its ``url`` and ``headers``,
+    """The configuration /llms.txt shows (and the MCP guide copies): its ``url`` and ``headers``,
     the key in place of ``<key>``, read by the SDK's client as they stand."""
     lake, keys = season
 

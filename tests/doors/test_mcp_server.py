@@ -319,7 +319,7 @@ def test_an_unreadable_submission_is_refused_and_the_last_valid_one_executes(sea
 
 
 def test_the_readme_client_enters_submits_and_sees_its_score(season, tmp_path):
-    """An outside agent with nothing but the README: its client snippet, run as a program of
+    """An outside agent with nothing but the MCP guide: its client snippet, run as a program of
     its own against the served season."""
     import os
     import re
@@ -328,9 +328,8 @@ def test_the_readme_client_enters_submits_and_sees_its_score(season, tmp_path):
     from pathlib import Path
 
     lake, keys = season
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("## Outside entrants"):]
-    [snippet] = re.findall(r"```python\n(.*?)```", section[:section.index("\n## ", 5)], re.S)
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "mcp.md").read_text()
+    [snippet] = re.findall(r"```python\n(.*?)```", guide, re.S)
     script = tmp_path / "client.py"
     script.write_text(snippet)
     with Served(app(lake, now=Clock(MON - pd.Timedelta(hours=2)))) as url:

@@ -518,15 +518,14 @@ def test_the_protocol_parser():
 
 
 def test_the_readme_terminal_gets_a_signal(tmp_path):
-    """The README's terminal example, as a program of its own, against a served store."""
+    """The terminals guide's example, as a program of its own, against a served store."""
     import re
     import subprocess
     import sys
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("## Trading terminals"):]
-    [snippet] = re.findall(r"```python\n(.*?)```", section[:section.index("\n## ", 5)], re.S)
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "terminals.md").read_text()
+    [snippet] = re.findall(r"```python\n(.*?)```", guide, re.S)
     with Running(SignalServer(SignalStore(tmp_path / "store"))) as url:
         script = tmp_path / "terminal.py"
         script.write_text(snippet.replace("ws://127.0.0.1:8971", url))
