@@ -11,9 +11,10 @@ the season's deployments is), named after the season (its id as a slug):
 * ``arena-<season>-cycle-overdue``: a cycle run Running and not finished within the season's
   cycle deadline plus :data:`PUBLISH_MARGIN_S` (the publication after the cycle).
 
-The webhook receives a JSON body ``{"subject": ..., "text": ...}``; the text names the flow, the
-season, the run (its name says the job and the scheduled time: ``cycle-2026-10-01-1610``), the
-state and the reason (the state's message). Installing again replaces both automations.
+The webhook receives a JSON body ``{"subject": ..., "text": ...}``; the text names the flow (the
+job), the season, the run (its name says the season and the cycle, ``s1 2026-10-01``, or the
+scheduled time, ``s1 2026-10-01 16:33``), the state and the reason (the state's message).
+Installing again replaces both automations.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def alert_webhook(explicit: str | None = None) -> str | None:
 
 
 def _body(season_id: str, what: str) -> str:
-    return ("{{ flow.name }} run {{ flow_run.name }} of season " + season_id + " " + what +
+    return ("{{ flow.name }} run '{{ flow_run.name }}' of season " + season_id + " " + what +
             ": {{ flow_run.state.name }}: {{ flow_run.state.message or 'no message' }}"
             " (scheduled {{ flow_run.expected_start_time }}, parameters"
             " {{ flow_run.parameters }})")

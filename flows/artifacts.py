@@ -4,10 +4,19 @@ Every key carries the season's slug (``2026-12-01-ccxt-yfinance-cycle-outcomes``
 season: the bare name), so the artifacts of two seasons on one server never mix, and every
 artifact has a description naming the season, what it is and whose prices it is about (SYNTHETIC
 for the embedded default). The jobs decide; these functions only render their results.
+
+A table's numbers are rounded as the reports write them (:func:`rounded_rows`, after
+:data:`arena.reporting.layout.KINDS`): a return or a drawdown to 0.01% (``0.0523``), a
+percentile to 0.1%, a score to two decimals, a model call's cost to a hundredth of a cent and a
+duration to a hundredth of a second, never 17 digits of float noise.
 """
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Mapping
+from numbers import Real
 from pathlib import Path
 
 from prefect.artifacts import (
@@ -24,12 +33,43 @@ from arena.data.validation.html import PAGE
 from arena.engine.outcomes import CycleOutcome
 from arena.pipeline.day import DayReport
 from arena.pipeline.season_config import SeasonConfig, season_slug
-from arena.reporting.leaderboard import artifact_rows, summary_line
+from arena.reporting.layout import KINDS
+from arena.reporting.leaderboard import LEADERBOARD, artifact_rows, summary_line
+
+SECONDS = 2  # decimals of a duration in seconds
+CYCLE_KINDS = {"cost_usd": "usd", "latency_s": "seconds", "queue_s": "seconds"}
 
 
 def artifact_key(season: str | None, name: str) -> str:
     """The key of an artifact ``name`` of the season ``season`` (its id; None: no season)."""
     return name if season is None else f"{season_slug(season)}-{name}"
+
+
+def decimals(kind: str) -> int | None:
+    """How many decimals a number of ``kind`` keeps (a key of :data:`KINDS`, or ``seconds``):
+    the report's format's, two more for a percentage (``{:+.2%}``: 4); None for a kind written
+    to significant digits or not a number."""
+    if kind == "seconds":
+        return SECONDS
+    found = re.search(r"\.(\d+)([f%])", KINDS[kind][0])
+    return None if found is None else int(found[1]) + (2 if found[2] == "%" else 0)
+
+
+def rounded(value: object, kind: str) -> object:
+    """``value`` rounded for a table artifact (:func:`decimals`); anything else as it is."""
+    places = decimals(kind)
+    if places is None or isinstance(value, bool) or not isinstance(value, Real):
+        return value
+    number = float(value)
+    if not math.isfinite(number):
+        return None
+    return round(number) if places == 0 else round(number, places) + 0.0  # no -0.0
+
+
+def rounded_rows(rows: list[dict], kinds: Mapping[str, str]) -> list[dict]:
+    """``rows`` with the value of each column ``kinds`` names rounded (:func:`rounded`)."""
+    return [{key: rounded(value, kinds[key]) if key in kinds else value
+             for key, value in row.items()} for row in rows]
 
 
 def market_notes(season: SeasonConfig) -> str:
@@ -87,7 +127,8 @@ def cycle_artifacts(result: CycleResult, season: SeasonConfig) -> None:
     """Each contestant's outcome of the cycle (:func:`cycle_rows`), as a table."""
     what = {"cycle": "decision cycle", "backfill": "backfilled cycle",
             "retry": "retried cycle"}[result.kind.value]
-    create_table_artifact(cycle_rows(result), key=artifact_key(season.id, "cycle-outcomes"),
+    create_table_artifact(rounded_rows(cycle_rows(result), CYCLE_KINDS),
+                          key=artifact_key(season.id, "cycle-outcomes"),
                           description=f"{what} {result.at.isoformat()} of season {season.id}: "
                                       f"each contestant's outcome ({market_notes(season)})")
 
@@ -111,7 +152,8 @@ def leaderboard_artifact(result: ReplayResult) -> None:
     """The season's leaderboard as a table: the contestants, then the rulers
     (:func:`artifact_rows`)."""
     config = result.season.config
-    create_table_artifact(artifact_rows(result.board),
+    create_table_artifact(rounded_rows(artifact_rows(result.board),
+                                       {c.key: c.kind for c in LEADERBOARD}),
                           key=artifact_key(config.id, "season-leaderboard"),
                           description=leaderboard_description(result))
 
@@ -124,5 +166,6 @@ def report_link(path: Path | None, season: SeasonConfig) -> None:
                                          f"({market_notes(season)})")
 
 
-__all__ = ["artifact_key", "cycle_artifacts", "cycle_rows", "daily_artifact", "ingest_artifacts",
-           "leaderboard_artifact", "leaderboard_description", "report_link"]
+__all__ = ["artifact_key", "cycle_artifacts", "cycle_rows", "daily_artifact", "decimals",
+           "ingest_artifacts", "leaderboard_artifact", "leaderboard_description", "report_link",
+           "rounded", "rounded_rows"]

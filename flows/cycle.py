@@ -8,14 +8,16 @@ completes. When ``$ARENA_PROVIDER_CONCURRENCY`` is set, contestants of one model
 strict global concurrency limit of that many slots (``model-provider-<provider>``; unset: no
 limit, distinct providers never wait for each other); the cycle holds
 the season's one-slot ledger limit while it records, never beside a monitor window. A run is
-named after the cycle it plays (``cycle-2026-11-30-1600``, ``backfill-...``); a table artifact
-shows each contestant's outcome. A contestant that could not be played fails the run after every
-other contestant has played and the artifact is written: never green.
+named after its season and the cycle it plays (``s1 2026-11-30``, ``s1 2026-11-30 backfill``)
+and tagged ``season:<id>``, ``job:cycle``; a table artifact shows each contestant's outcome. A
+contestant that could not be played fails the run after every other contestant has played and
+the artifact is written: never green.
 """
 
 from __future__ import annotations
 
 from prefect import flow, get_run_logger
+from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from arena.app.cycle import (
@@ -31,7 +33,8 @@ from arena.app.handle import SeasonHandle
 from arena.app.params import clock_of, optional_time
 from arena.core.settings import prepare_process
 from arena.flows.artifacts import cycle_artifacts, cycle_rows, report_link
-from arena.flows.tasks import ensure_limits, flow_effects, run_name
+from arena.flows.command import run_from_command_line
+from arena.flows.tasks import NO_SEASON, ensure_limits, flow_effects, season_of, tag_run, when
 from arena.pipeline.live.closed import OffSeason
 
 
@@ -40,10 +43,10 @@ def _kind(backfill: bool, retry: bool) -> Kind:
 
 
 def cycle_run_name() -> str:
-    """A cycle run named after the cycle it plays: ``cycle-2026-11-30-1600`` (UTC), whenever
-    it runs; a run that has no cycle to play is named by its scheduled time."""
-    from prefect.runtime import flow_run
-
+    """A cycle run named after its season and the cycle it plays, ``s1 2025-11-29`` (a backfill
+    or a retry says so: ``s1 2025-11-29 backfill``), whenever it runs; a run with no cycle to
+    play (before or after the season, a bad parameter) by its scheduled time, ``s1 no cycle
+    2025-11-20 16:10``."""
     p = flow_run.parameters
     kind = _kind(bool(p.get("backfill")), bool(p.get("retry")))
     try:
@@ -51,8 +54,9 @@ def cycle_run_name() -> str:
         at = cycle_time(handle, CycleRequest(kind, optional_time(p.get("at"), "at")),
                         clock_of(p.get("now"))())
     except Exception:  # no season, off season, a bad parameter: the run itself says why
-        return run_name(kind.value)()
-    return f"{kind.value}-{at:%Y-%m-%d-%H%M}"
+        return (f"{season_of(p.get('lake_root')) or NO_SEASON} no cycle "
+                f"{when(flow_run.scheduled_start_time)}")
+    return f"{handle.id} {at:%Y-%m-%d}" + ("" if kind is Kind.CYCLE else f" {kind.value}")
 
 
 @flow(name="cycle", flow_run_name=cycle_run_name,
@@ -67,6 +71,7 @@ def cycle_flow(at: str | None = None, lake_root: str | None = None, backfill: bo
     clock (a rehearsal injects its own); ``publish``: rebuild the season's tables, marts and
     report after a cycle every contestant played."""
     prepare_process()
+    tag_run("cycle", season_of(lake_root))
     logger = get_run_logger()
     handle = SeasonHandle.open(lake_root)
     ensure_limits(list(handle.roster()))
@@ -116,5 +121,5 @@ def _log(result: CycleResult, handle: SeasonHandle, logger) -> None:
 
 
 if __name__ == "__main__":
-    for row in cycle_flow():
+    for row in run_from_command_line(cycle_flow):
         print(row)

@@ -7,12 +7,20 @@ entrypoints by module path (``arena.flows.cycle:cycle_flow``), so a served run o
 another machine finds the flow wherever the package is installed; the season's alerts; the
 storage check; and Prefect's runner serving them until SIGINT or SIGTERM, after which it pauses
 their schedules (a season stopped on purpose raises no Late alert; the next start resumes them).
+
+:func:`deployed_season` is the build step of the repository's ``prefect.yaml``: ``prefect deploy
+--all`` runs it before it registers anything, and templates every deployment with the season of
+``$ARENA_LAKE`` (its tag ``season:<id>``, the lake as every run's ``lake_root``, the cycle's
+hour), or stops with the refusal on one line.
 """
 
 from __future__ import annotations
 
+import sys
+
 from arena.app.handle import SeasonHandle
-from arena.app.serve import Job
+from arena.app.serve import Job, pool_season
+from arena.core.errors import ArenaError
 from arena.data.persistence import Boot
 from arena.pipeline.season_config import SeasonConfig
 
@@ -22,6 +30,20 @@ def _flow(entry: str):
 
     module, name = entry.split(":")
     return getattr(import_module(module), name)
+
+
+def deployed_season() -> dict[str, object]:
+    """``prefect.yaml``'s build step (``{{ season.id }}`` and the others in its deployments):
+    the season :func:`arena.app.serve.pool_season` deploys - its ``id``, its ``lake`` (absolute)
+    and its ``cycle_hour``. A refusal is one line on stderr and the error family's exit code
+    (2: nothing registered), not a traceback."""
+    try:
+        handle = pool_season()
+    except ArenaError as exc:
+        print(f"prefect deploy: {exc.describe()}", file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
+    return {"id": handle.id, "lake": str(handle.lake.root.resolve()),
+            "cycle_hour": handle.config.cycle_hour}
 
 
 def to_deployments(jobs: list[Job]) -> list:

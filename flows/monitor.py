@@ -4,7 +4,8 @@ monitor job (:func:`arena.app.monitor.monitor`), the same as ``arena monitor``: 
 since its last window, each window recorded exactly once, holding the season's ledger slot
 (shared with the cycle flow). A tick that cannot be sound (in the future, already watched, bars
 that do not reach it) is refused before anything is recorded and fails the run; a closed season,
-or one with no cycle played yet, has nothing to watch and completes.
+or one with no cycle played yet, has nothing to watch and completes. A run is named after its
+season and scheduled time (``s1 2025-11-29 16:33``) and tagged ``season:<id>``, ``job:monitor``.
 """
 
 from __future__ import annotations
@@ -15,16 +16,18 @@ from arena.app.handle import SeasonHandle
 from arena.app.monitor import monitor
 from arena.app.params import optional_time
 from arena.core.settings import prepare_process
-from arena.flows.tasks import flow_effects, run_name
+from arena.flows.command import run_from_command_line
+from arena.flows.tasks import flow_effects, run_name, season_of, tag_run
 from arena.pipeline.live.closed import OffSeason
 
 
-@flow(name="monitor", flow_run_name=run_name("monitor"))
+@flow(name="monitor", flow_run_name=run_name)
 def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str | None = None,
                  ingest: bool = True) -> dict:
     """One tick at ``at`` (default: now); ``ingest``: the held symbols' bars first. ``now``:
     the wall clock (default: the real one; a rehearsal injects its own)."""
     prepare_process()
+    tag_run("monitor", season_of(lake_root))
     logger = get_run_logger()
     handle = SeasonHandle.open(lake_root)
     try:
@@ -45,4 +48,4 @@ def monitor_flow(lake_root: str | None = None, at: str | None = None, now: str |
 
 
 if __name__ == "__main__":
-    print(monitor_flow())
+    print(run_from_command_line(monitor_flow))

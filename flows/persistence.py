@@ -1,7 +1,8 @@
 """The second store of the boot counter (:mod:`arena.data.persistence`): a Prefect variable on the
 server, ``arena-boots-<season>``, which outlives the lake's disk. :func:`check_persistence`, a
 flow, runs at every start of ``arena serve``: it compares the two counts, records the boot in both
-and shows the verdict in the UI as a markdown artifact of its run (``storage-<season>``)."""
+and shows the verdict in the UI as a markdown artifact of its run (``storage-<season>``); the run
+is named after its season and time (``s1 2025-11-29 16:05``)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import datetime as dt
 
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
+from prefect.runtime import flow_run
 from prefect.variables import Variable
 
 from arena.core.errors import Failed
 from arena.data.lake import Lake
 from arena.data.persistence import VOLATILE, Boot, boot_history, record_boot
-from arena.flows.tasks import run_name, slug
+from arena.flows.tasks import slug, when
 
 
 def boots_variable(season_id: str) -> str:
@@ -29,7 +31,12 @@ class StorageVolatile(Failed, RuntimeError):
         self.boot = boot
 
 
-@flow(name="storage", flow_run_name=run_name("storage"))
+def storage_run_name() -> str:
+    """A storage check named after its season and time: ``s1 2025-11-29 16:05`` (UTC)."""
+    return f"{flow_run.parameters.get('season_id')} {when(flow_run.scheduled_start_time)}"
+
+
+@flow(name="storage", flow_run_name=storage_run_name)
 def check_persistence(lake: Lake, season_id: str, now: dt.datetime | None = None) -> Boot:
     """Count this start in the lake and in the server's variable; returns the boot (its verdict:
     confirmed or unknown) after publishing it as an artifact, or raises :class:`StorageVolatile`

@@ -4,7 +4,8 @@ players per asset), the dbt marts and the season report from the cycles recorded
 lake copied to its mirror when one is set (holding the season's ledger slot, so no cycle or
 monitor window writes meanwhile). The cycle flow publishes after every cycle with fewer players;
 this is the nightly deployment. A season with no cycle yet has nothing to publish: the run says
-so and completes."""
+so and completes. A run is named after its season and scheduled time (``s1 2025-11-30 00:30``)
+and tagged ``season:<id>``, ``job:publish``."""
 
 from __future__ import annotations
 
@@ -14,17 +15,19 @@ from arena.app.handle import SeasonHandle
 from arena.app.publish import publish
 from arena.core.settings import prepare_process
 from arena.flows.artifacts import report_link
-from arena.flows.tasks import flow_effects, run_name
+from arena.flows.command import run_from_command_line
+from arena.flows.tasks import flow_effects, run_name, season_of, tag_run
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 
-@flow(name="publish", flow_run_name=run_name("publish"))
+@flow(name="publish", flow_run_name=run_name)
 def publish_flow(lake_root: str | None = None, players: int = DEFAULT_PLAYERS,
                  mirror: str | None = None) -> dict:
     """Rebuild the season's luck tables (``players`` per asset), marts and report; then copy the
     lake to ``mirror`` (a path or fsspec URI), unless its last restore failed or a start found it
     volatile (:func:`arena.data.persistence.upload_lake` refuses; the run fails)."""
     prepare_process()
+    tag_run("publish", season_of(lake_root))
     logger = get_run_logger()
     handle = SeasonHandle.open(lake_root)
     done = publish(handle, players=players, mirror=mirror, effects=flow_effects(handle))
@@ -44,4 +47,4 @@ def publish_flow(lake_root: str | None = None, players: int = DEFAULT_PLAYERS,
 
 
 if __name__ == "__main__":
-    print(publish_flow())
+    print(run_from_command_line(publish_flow))

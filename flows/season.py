@@ -4,7 +4,9 @@ and the season report - the replay job (:func:`arena.app.replay.replay`), the sa
 markdown artifact), the luck tables a task and ``dbt build`` through prefect-dbt's runner (every
 model, seed and test a task of its own; a failing dbt test fails the flow); the leaderboard
 becomes a table artifact. Every artifact names the season's market (SYNTHETIC on the embedded
-default). Re-running it resumes: recorded cycles are skipped by the ledger, nothing twice.
+default). Re-running it resumes: recorded cycles are skipped by the ledger, nothing twice. A run
+is named after its season and days (``2026-10-01-synthetic-replay 2026-10-01 to 2026-10-28``)
+and tagged ``season:<id>``, ``job:replay``.
 """
 
 from __future__ import annotations
@@ -14,20 +16,54 @@ import time
 from typing import Literal
 
 from prefect import flow, get_run_logger
+from prefect.runtime import flow_run
 
 from arena import DEMO_START
 from arena.app.params import parse_day, symbol_list
 from arena.app.replay import ReplayPlan, replay
+from arena.core.errors import ArenaError
+from arena.core.sessions import daily_cycles
 from arena.core.settings import prepare_process
 from arena.data.lake import Lake, default_root
 from arena.flows.artifacts import daily_artifact, leaderboard_artifact
-from arena.flows.tasks import PrefectRunner, flow_effects, prefect_dbt_invoke, run_name
+from arena.flows.command import run_from_command_line
+from arena.flows.tasks import (
+    PrefectRunner,
+    flow_effects,
+    prefect_dbt_invoke,
+    season_of,
+    tag_run,
+    when,
+)
 from arena.pipeline.day import DayReport
+from arena.pipeline.season_config import REPLAY, default_providers, new_season_id
 from arena.pipeline.season_tables import ARENA_PLAYERS
 from arena.scoring.asset_luck import DEFAULT_PLAYERS
 
 
-@flow(name="season", flow_run_name=run_name("season"), log_prints=True)
+def replay_lake(lake_root: str | None) -> Lake:
+    """The lake a replay plays into: ``lake_root``, else the demo's (``data_lake/demo``)."""
+    return Lake(lake_root or default_root() / "demo")  # a lake holds one season
+
+
+def replay_run_name() -> str:
+    """A replay named after its season and days: ``2026-10-01-synthetic-replay 2026-10-01 to
+    2026-10-28`` (the season its lake holds, else the one the replay starts there); parameters
+    that cannot be read name it by its scheduled time (the run itself says why)."""
+    p = flow_run.parameters
+    try:
+        start = parse_day(p.get("start", DEMO_START), "start")
+        days = daily_cycles(start, int(p.get("days", 28)))
+        season = season_of(replay_lake(p.get("lake_root"))) or \
+            new_season_id(start, default_providers(), REPLAY)
+    except (ArenaError, TypeError, ValueError):
+        days = []
+    if not days:
+        return f"replay {when(flow_run.scheduled_start_time)}"
+    return f"{season} {days[0]:%Y-%m-%d} to {days[-1]:%Y-%m-%d}"
+
+
+@flow(name="season", flow_run_name=replay_run_name, log_prints=True)
 def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = None,
                 lake_root: str | None = None, symbols: list[str] | None = None,
                 seed: int | None = None, players: int = DEFAULT_PLAYERS,
@@ -40,7 +76,8 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
     prepare_process()
     logger = get_run_logger()
     began = time.perf_counter()
-    lake = Lake(lake_root or default_root() / "demo")  # a lake holds one season
+    lake = replay_lake(lake_root)
+    tag_run("replay", season_of(lake))  # a new lake's season is known once the replay starts
     trades = 0
     season = None
 
@@ -54,6 +91,7 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
     def started(handle, contestants: int) -> None:
         nonlocal season
         season = handle.config
+        tag_run("replay", handle.id)
 
     plan = ReplayPlan(parse_day(start, "start"), days, roster, symbol_list(symbols), seed,
                       players, arena_players, ingest, candles)
@@ -71,4 +109,4 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
 
 
 if __name__ == "__main__":
-    print(season_flow())
+    print(run_from_command_line(season_flow))

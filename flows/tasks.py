@@ -7,7 +7,8 @@ idempotent by itself: the ledger records each cycle once) and not retried (a mod
 its own transient errors; a failed step fails the flow). :func:`provider_slot` holds a contestant's
 model provider's global concurrency slot while it plays; :func:`ledger_slot` the season's ledger
 slot while a cycle or a monitor window writes; :func:`flow_effects` gives a job all of them
-at once; :func:`run_name` names a flow's runs by job and scheduled time.
+at once. :func:`run_name` names a flow's runs by season and scheduled time, :func:`tag_run` tags
+them with their season and job.
 """
 
 from __future__ import annotations
@@ -24,18 +25,21 @@ from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
+from prefect.context import FlowRunContext
 from prefect.exceptions import ObjectNotFound
+from prefect.runtime import flow_run
 from prefect.task_runners import TaskRunner
 
 from arena.agents.base import Contestant
 from arena.agents.roster import ContestantSpec, model_provider
 from arena.app.effects import Effects
-from arena.app.handle import SeasonHandle
+from arena.app.handle import SeasonHandle, as_lake
 from arena.app.params import clock_of
 from arena.core.environment import setting
+from arena.core.errors import ArenaError
 from arena.core.runner import Retry, Runner, retry_of
 from arena.data.lake import Lake
-from arena.pipeline.season_config import LOCAL_DASK, SeasonConfig, season_slug
+from arena.pipeline.season_config import LOCAL_DASK, SeasonConfig, find_season, season_slug
 from arena.pipeline.warehouse import DBT_PROJECT, Invoke, profiles_dir
 
 T = TypeVar("T")
@@ -44,17 +48,53 @@ T = TypeVar("T")
 slug = season_slug  # kebab-case names of Prefect objects (deployments, blocks, limits)
 
 
-def run_name(job: str) -> Callable[[], str]:
-    """A flow run name of ``job`` and the run's scheduled time, e.g. ``ingest-2026-10-01-1601``
-    (UTC): readable in the UI's run list, and the same for a scheduled and a manual run. (A
-    cycle run is named after the cycle it plays: :func:`arena.flows.cycle.cycle_run_name`.)"""
+NO_SEASON = "no season"  # what a run's name says of a lake that holds no season
 
-    def name() -> str:
-        from prefect.runtime import flow_run
 
-        return f"{job}-{flow_run.scheduled_start_time.astimezone(dt.UTC):%Y-%m-%d-%H%M}"
+def season_of(lake_root: object) -> str | None:
+    """The id of the season the lake ``lake_root`` holds (a flow's parameter: a path, or None
+    for ``$ARENA_LAKE``); None when it holds none or cannot be read: a run's name and tags never
+    fail it (the run itself says what is wrong with its lake)."""
+    try:
+        season = find_season(as_lake(lake_root))
+    except (ArenaError, OSError, ValueError):
+        return None
+    return None if season is None else season.id
 
-    return name
+
+def when(at: dt.datetime) -> str:
+    """A time as a run's name writes it: UTC, to the minute (``2025-11-29 16:01``)."""
+    return f"{at.astimezone(dt.UTC):%Y-%m-%d %H:%M}"
+
+
+def run_name() -> str:
+    """A flow run's name: its season and its scheduled time, ``s1 2025-11-29 16:01`` (UTC; the
+    UI shows the flow, the job, beside it), the same for a scheduled and a manual run; a lake
+    without a season reads ``no season 2025-11-29 16:01``. (A cycle run is named after the cycle
+    it plays, :func:`arena.flows.cycle.cycle_run_name`, and a replay after its days.)"""
+    season = season_of(flow_run.parameters.get("lake_root")) or NO_SEASON
+    return f"{season} {when(flow_run.scheduled_start_time)}"
+
+
+def run_tags(job: str, season_id: str | None) -> tuple[str, ...]:
+    """A run's tags: ``season:<id>`` (what the season's alerts match) and ``job:<job>``, the
+    tags the season's deployments give their runs."""
+    return (*((f"season:{season_id}",) if season_id else ()), f"job:{job}")
+
+
+def tag_run(job: str, season_id: str | None) -> None:
+    """Add :func:`run_tags` to the current flow run's tags (kept with those it has): a run
+    started by hand or from Python is found by the same filters, and alerted on, as a
+    deployment's run. Outside a flow run, nothing."""
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        return
+    run = context.flow_run
+    tags = [*run.tags, *(t for t in run_tags(job, season_id) if t not in run.tags)]
+    if tags != list(run.tags):
+        with get_client(sync_client=True) as client:
+            client.update_flow_run(run.id, tags=tags)
+        run.tags = tags
 
 
 def _retry_condition(policy: Retry) -> Callable[[Any, Any, Any], bool]:
@@ -200,16 +240,19 @@ def provider_slot(contestant: Contestant) -> AbstractContextManager[object]:
 
 
 def prefect_dbt_invoke(lake: Lake) -> Invoke:
-    """prefect-dbt's runner for ``dbt build``: each dbt node becomes a task of the flow run and a
+    """prefect-dbt's runner for ``dbt build``: each dbt node becomes a task of the flow run, its
+    log lines plain and under the node's task name (:mod:`arena.flows.dbt_runner`), and a
     failed model or test raises (:class:`arena.pipeline.warehouse.MartsError`)."""
     from dbt_common.events.base_types import EventLevel
-    from prefect_dbt import PrefectDbtRunner, PrefectDbtSettings
+    from prefect_dbt import PrefectDbtSettings
+
+    from arena.flows.dbt_runner import NamedNodeRunner
 
     # explicit settings: by default the runner derives dbt's log level from Prefect's, and
     # Prefect's "WARNING" is not a level dbt knows ("warn")
     settings = PrefectDbtSettings(project_dir=DBT_PROJECT, profiles_dir=profiles_dir(lake),
                                   log_level=EventLevel.INFO)
-    return PrefectDbtRunner(settings=settings, raise_on_failure=True).invoke
+    return NamedNodeRunner(settings=settings, raise_on_failure=True).invoke
 
 
 def flow_effects(handle: SeasonHandle | None = None, *, now: str | None = None,

@@ -28,6 +28,10 @@ the first runs (a lock in the lake's ``_locks/``). The server (:class:`Deploymen
 in :mod:`arena.flows.deployments`) registers the deployments, installs the alerts, proves the
 storage and runs the deployments until SIGINT or SIGTERM, then pauses their schedules: a season
 stopped on purpose raises no Late alert, one whose server died does.
+
+The repository's ``prefect.yaml`` declares the same jobs for workers on a pool (``prefect deploy
+--all``), its ingest one deployment for all the season's providers; :func:`pool_season` is the
+season it deploys, refused as :func:`prepare` refuses one, and when ``$ARENA_LAKE`` is unset.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from typing import Any, Protocol
 from filelock import FileLock, Timeout
 
 from arena.app.handle import SeasonHandle
+from arena.core.environment import setting
 from arena.core.errors import Failed, UnusableInput
 from arena.data.lake import Lake
 from arena.data.persistence import Boot, MirrorError, lake_checked, restore_failed, restore_lake
@@ -170,6 +175,17 @@ def prepare(lake: Lake, *, mirror: str | None = None, checked: bool = False,
                            "init --lake NEW ...)")
     return Serving(handle, season_jobs(lake, handle.config, mirror), restored,
                    checked and not listing and lake_checked(lake))
+
+
+def pool_season() -> SeasonHandle:
+    """The season ``prefect deploy --all`` deploys for the workers of a pool: the one in the
+    lake ``$ARENA_LAKE`` names (every run's ``lake_root``), refused before anything is registered
+    when the variable is unset (a default lake would be each worker's own folder) or when
+    :func:`prepare` refuses to serve the season."""
+    if not os.environ.get("ARENA_LAKE"):
+        raise ServeRefused("ARENA_LAKE is not set: export ARENA_LAKE=<the season's lake> (the "
+                           "same path on every worker's machine) and deploy again")
+    return prepare(Lake(setting("lake"))).season
 
 
 @contextmanager

@@ -85,7 +85,9 @@ def test_a_failed_run_and_an_overdue_cycle_are_posted_to_the_webhook(
         assert [r["status"] for r in rows] == ["no_trade"]
         overdue = receiver.wait_for("cycle overdue")
     assert f"season {season.id} did not succeed: Failed" in failed["text"]
-    assert "cycle run cycle-" in failed["text"] and "is not a cycle time" in failed["text"]
+    # the run is named after its season and the cycle it was asked for
+    assert f"cycle run '{season.id} 2025-11-24' of season" in failed["text"]
+    assert "is not a cycle time" in failed["text"]
     assert len([b for b in receiver.bodies if "Failed" in b["subject"]]) == 1
     assert f"of season {season.id} not finished within 12 s" in overdue["text"]
-    assert "cycle run cycle-" in overdue["text"]
+    assert f"cycle run '{season.id} 2025-11-24' of season" in overdue["text"]

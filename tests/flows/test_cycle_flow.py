@@ -55,6 +55,11 @@ def test_cycle_flow_plays_house_and_llm_contestants(prefect_server, local_storag
     [outcomes, *_] = run_artifacts(key=key)  # this run's: the newest
     assert "2025-11-26T16:00:00+00:00" in outcomes.description
     assert "SYNTHETIC market data: not real prices" in outcomes.description
+    # its numbers as the report writes them: seconds to the hundredth, no float noise
+    shown = {r["contestant"]: r for r in json.loads(outcomes.data)}
+    assert shown["stub-llm"]["latency_s"] > 0
+    assert all(repr(r[k]) == repr(round(r[k], 2)) for r in shown.values()
+               for k in ("latency_s", "queue_s") if r.get(k) is not None), shown
     # re-running the flow for the same cycle executes nothing twice
     again = cycle_flow(at="2025-11-26T16:00:00Z", lake_root=str(lake_root), publish=False)
     assert {r["recorded"] for r in again if r["contestant"] != "hosted"} == {"already recorded"}
@@ -134,9 +139,10 @@ def test_a_contestant_that_cannot_be_reached_fails_the_flow_run(prefect_server, 
 
 def test_a_run_is_named_after_the_cycle_it_plays_and_says_who_played(
         prefect_server, local_storage, tmp_path, tmp_path_factory, universe):
-    """A manual run on the morning after plays the previous day's cycle: it is named after that
-    cycle, not after the minute it ran; run again, it says every contestant was recorded
-    already instead of claiming they played."""
+    """A manual run on the morning after plays the previous day's cycle: it is named after its
+    season and that cycle, not after the minute it ran, and tagged with the season and the job
+    as a deployment's runs are; run again, it says every contestant was recorded already instead
+    of claiming they played."""
     import logging
 
     from prefect.client.orchestration import get_client
@@ -157,9 +163,11 @@ def test_a_run_is_named_after_the_cycle_it_plays_and_says_who_played(
                            return_state=True)
     finally:
         runs.setLevel(level)
+    season = load_season(Lake(lake_root)).id
     with get_client(sync_client=True) as client:
-        names = [client.read_flow_run(s.state_details.flow_run_id).name for s in (first, again)]
-    assert names == ["cycle-2025-11-26-1600"] * 2
+        runs = [client.read_flow_run(s.state_details.flow_run_id) for s in (first, again)]
+    assert [r.name for r in runs] == [f"{season} 2025-11-26"] * 2
+    assert all(sorted(r.tags) == ["job:cycle", f"season:{season}"] for r in runs)
     said = [_run_log(s.state_details.flow_run_id, "contestants played") for s in (first, again)]
     assert said[0].endswith("2 contestants played, 0 already recorded, 0 skipped, 0 failed, "
                             "0 automatic closes")

@@ -129,7 +129,8 @@ def test_arena_serve_registers_the_schedules_and_runs_a_deployment(prefect_serve
 
             state = _wait(finished, 120, "the served monitor run")
             assert state.state.is_completed(), state.state
-            assert state.name.startswith("monitor-") and len(state.name) == len("monitor-") + 15
+            assert state.name.startswith(f"{season.id} 20") and len(state.name) == len(
+                f"{season.id} 2025-11-24 18:03"), state.name  # the season, the scheduled time
             assert f"season:{season.id}" in state.tags and "job:monitor" in state.tags
     finally:
         served.send_signal(signal.SIGTERM)
@@ -204,42 +205,83 @@ def test_a_monitor_window_waits_while_the_cycle_holds_the_ledger_slot(
     assert all(t >= released for t in written)
 
 
-def test_prefect_yaml_deploys_the_same_jobs_on_a_work_pool(prefect_server, two_providers):
-    """``prefect deploy --all`` with the repository's prefect.yaml (for workers on a pool): the
-    same jobs, schedules and limits as ``arena serve``, each run on the ``arena`` pool."""
-    from pathlib import Path
+def test_the_deploy_step_reads_the_lakes_season_or_refuses_on_one_line(two_providers, tmp_path,
+                                                                      monkeypatch, capsys):
+    """prefect.yaml's build step: the season of ``$ARENA_LAKE`` (what the deployments are
+    templated with), or a refusal on one line with the error family's exit code - a lake
+    without a season, a closed season, as ``arena serve`` refuses them."""
+    from arena.flows.deployments import deployed_season
 
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import WorkPoolCreate
-    from prefect.settings import PREFECT_API_URL
+    season = load_season(two_providers)
+    monkeypatch.setenv("ARENA_LAKE", str(two_providers.root))
+    assert deployed_season() == {"id": season.id, "lake": str(two_providers.root.resolve()),
+                                 "cycle_hour": 16}
+    (two_providers.root / "season" / "closed.json").write_text(json.dumps(
+        {"season": season.id, "closed_at": "2026-12-06T00:30:00+00:00"}))
+    for lake, said in ((two_providers.root, "was closed at 2026-12-06T00:30:00+00:00"),
+                       (tmp_path / "nowhere", "does not exist: start a season there first")):
+        monkeypatch.setenv("ARENA_LAKE", str(lake))
+        with pytest.raises(SystemExit) as stopped:
+            deployed_season()
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith("prefect deploy: ") and said in err and err.count("\n") == 1, err
+
+
+def _prefect_deploy(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """``prefect deploy --all`` from the repository (its prefect.yaml), as an operator runs it."""
+    from pathlib import Path
 
     import arena
 
     repo = Path(arena.__file__).resolve().parent.parent
+    return subprocess.run([str(Path(sys.executable).parent / "prefect"), "--no-prompt", "deploy",
+                           "--all"], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_prefect_yaml_deploys_the_lakes_season_on_a_work_pool(prefect_server, tmp_path):
+    """``prefect deploy --all`` with the repository's prefect.yaml (for workers on a pool):
+    without ``$ARENA_LAKE`` it refuses on one line naming the variable and registers nothing;
+    with it, the lake's season - a synthetic one here, its cycle at 14:00 - is deployed: every
+    deployment tagged ``season:<id>`` (never an empty ``season:``), its lake as every run's
+    lake, the cycle at the season's own hour, and one ingest deployment naming no provider (the
+    flow takes the season's own); the same schedules and limits as ``arena serve``."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.settings import PREFECT_API_URL
+
+    lake = Lake(tmp_path / "lake")
+    init_season(lake, make_season("2026-12-01", 5, ["BTC", "SPY", "AAPL"], cycle_hour=14))
+    season = load_season(lake)
     with get_client(sync_client=True) as client:
         if not any(p.name == "arena" for p in client.read_work_pools()):
             client.create_work_pool(WorkPoolCreate(name="arena", type="process"))
-    season = load_season(two_providers)
-    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(),
-           "ARENA_LAKE": str(two_providers.root), "ARENA_SEASON": season.id}
-    done = subprocess.run([str(Path(sys.executable).parent / "prefect"), "--no-prompt", "deploy",
-                           "--all"], cwd=repo, env=env, capture_output=True, text=True,
-                          timeout=300)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env["PREFECT_API_URL"] = PREFECT_API_URL.value()
+    refused = _prefect_deploy(env)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "prefect deploy: ARENA_LAKE is not set: export ARENA_LAKE=" in refused.stderr
+    assert "Traceback" not in refused.stdout + refused.stderr
+    with get_client(sync_client=True) as client:
+        assert not [d for d in client.read_deployments() if d.work_pool_name == "arena"]
+
+    done = _prefect_deploy({**env, "ARENA_LAKE": str(lake.root)})
     assert done.returncode == 0, done.stdout + done.stderr
-    expected = {j.name.removeprefix(f"{slug(season.id)}-"): j
-                for j in season_jobs(two_providers, season)}
+    jobs = {j.name.removeprefix(f"{slug(season.id)}-"): j for j in season_jobs(lake, season)}
+    expected = {"ingest": jobs["ingest-synthetic"], "monitor": jobs["monitor"],
+                "cycle": jobs["cycle"], "publish": jobs["publish"]}
+    assert expected["cycle"].cron == "10 14 * * *"
     with get_client(sync_client=True) as client:
         found = {d.name: d for d in client.read_deployments() if d.work_pool_name == "arena"}
     assert set(found) == set(expected)
     for name, job in expected.items():
         deployment = found[name]
         assert [s.schedule.cron for s in deployment.schedules] == [job.cron], name
-        assert deployment.parameters == job.parameters, name
+        assert deployment.parameters == {"lake_root": str(lake.root.resolve())}, name
         assert deployment.global_concurrency_limit.limit == 1
         assert deployment.entrypoint.split(":")[1] == job.flow.split(":")[1]
-        assert set(deployment.tags) == set(job.tags) - {t for t in job.tags
-                                                        if t.startswith("provider:")
-                                                        and not name.startswith("ingest")}, name
+        assert sorted(deployment.tags) == [f"job:{name}", f"season:{season.id}"], name
 
 
 def test_two_workers_of_a_pool_run_flows_side_by_side(prefect_server, tmp_path):

@@ -35,6 +35,11 @@ def test_ingest_flow_publishes_and_reports(prefect_server, local_storage, tmp_pa
 
 
 def test_a_seasons_ingest_artifacts_carry_its_name(prefect_server, local_storage, tmp_path):
+    """Into a synthetic season's lake, a run that names no provider ingests the season's own
+    (the synthetic market); its artifacts carry the season's name, and the run is named after
+    the season and its time and tagged with the season and the job."""
+    from prefect.client.orchestration import get_client
+
     from arena.flows.ingest import ingest_flow
     from arena.pipeline.season_config import init_season, make_season
 
@@ -47,6 +52,12 @@ def test_a_seasons_ingest_artifacts_carry_its_name(prefect_server, local_storage
     assert set(mine) == {f"2025-10-20-synthetic-{k}"
                          for k in ("ingest-assets", "ingest-report", "validation-report")}
     assert all(f"season {season.id}" in a.description for a in mine.values())
+    assert state.result()["provider"] == "synthetic"
+    with get_client(sync_client=True) as client:
+        run = client.read_flow_run(state.state_details.flow_run_id)
+    assert run.name.startswith(f"{season.id} 20") and len(run.name) == len(
+        f"{season.id} 2025-10-08 00:05"), run.name
+    assert sorted(run.tags) == ["job:ingest", f"season:{season.id}"]
 
 
 def test_ingest_flow_fails_loudly_and_publishes_nothing(prefect_server, local_storage, tmp_path):

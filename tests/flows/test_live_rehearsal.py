@@ -1,7 +1,8 @@
 """A three-day live season, offline, through the real flows: crypto from Binance (ccxt), stocks
 and SPY from Yahoo (yfinance), both served in their own formats by :mod:`tests.vendors`, with the
 wall clock injected to those days. The operator's schedule is played hour by hour: the ingest
-flow of each vendor before every cycle, the monitor flow every three hours (a live season ticks every
+flow of each vendor before every cycle (on the last day one run that names no vendor: the
+season's own, each in turn), the monitor flow every three hours (a live season ticks every
 15 minutes), the cycle flow at 16:00 UTC. On the second day Yahoo blocks (its consent
 wall, served with HTTP 200) and the files drop folder stands in for it; on the third Yahoo is
 back, Binance throttles once (a retried fetch) and the season closes.
@@ -77,7 +78,12 @@ def test_a_three_day_live_season_runs_through_the_flows(prefect_server, local_st
     for hour in pd.date_range(CYCLES[0], CYCLES[-1], freq=TICK):
         if hour in CYCLES:
             day = CYCLES.index(hour)
-            manifests[f"ccxt-{day}"] = ingest(hour, "ccxt")
+            if day == 2:  # a run naming no vendor takes the season's own, each in turn
+                both = ingest(hour, None)["runs"]
+                assert [m["provider"] for m in both] == ["ccxt", "yfinance"]
+                manifests["ccxt-2"], manifests["yfinance-2"] = both
+            else:
+                manifests[f"ccxt-{day}"] = ingest(hour, "ccxt")
             if day == 1:  # Yahoo blocks: the run fails, the stocks keep their bars
                 yahoo.down = CONSENT_WALL
                 with pytest.raises(IngestError, match="AAPL"):
@@ -87,7 +93,7 @@ def test_a_three_day_live_season_runs_through_the_flows(prefect_server, local_st
                 manifests["files-1"] = ingest(hour, "files", drop=str(drop), drop_interval="15m",
                                               instead_of="yfinance")
                 yahoo.down = None
-            else:
+            elif day == 0:
                 manifests[f"yfinance-{day}"] = ingest(hour, "yfinance")
             if day == 2:  # Binance throttles once: the fetch task is retried, nothing is lost
                 binance.faults = [binance_error(429, -1003, "Too many requests; current limit "

@@ -1,10 +1,13 @@
-"""The season flow under a real Prefect server: days as tasks, every dbt node a task of its own,
-artifacts for the daily reports and the leaderboard, and a failing dbt test failing the flow."""
+"""The season flow under a real Prefect server: days as tasks, every dbt node a task of its own
+(its log lines plain and under the node's name), artifacts for the daily reports and the
+leaderboard (its numbers rounded), the run named and tagged after its season, and a failing dbt
+test failing the flow."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from contextlib import contextmanager
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -12,7 +15,7 @@ import pyarrow.parquet as pq
 from arena.data.lake import Lake
 from arena.flows.artifacts import artifact_key
 from arena.pipeline.season_config import load_season
-from tests.flows.artifacts import run_artifacts
+from tests.flows.artifacts import run_artifacts, run_logs
 
 SYMBOLS = ["BTC", "SPY", "ETH", "SOL", "AAPL", "MSFT"]
 ROSTER = ("contestants:\n"
@@ -43,6 +46,40 @@ def _task_names(flow_run_id, wanted: set[str], timeout: float = 30.0) -> list[st
             time.sleep(0.5)
 
 
+@contextmanager
+def _log_records(*loggers: str):
+    """The log records the named loggers emit meanwhile (as the console's handler gets them)."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    keep = Keep()
+    for name in loggers:
+        logging.getLogger(name).addHandler(keep)
+    try:
+        yield records
+    finally:
+        for name in loggers:
+            logging.getLogger(name).removeHandler(keep)
+
+
+def _logs_until(flow_run_id, needle: str, timeout: float = 30.0) -> list:
+    """The run's log lines on the server, once one holds ``needle`` (they arrive in batches)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        logs = run_logs(flow_run_id)
+        if any(needle in log.message for log in logs):
+            return logs
+        assert time.monotonic() < deadline, f"no log line of the run holds {needle!r}"
+        time.sleep(0.5)
+
+
 def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
         prefect_server, local_storage, tmp_path):
     from prefect.client.orchestration import get_client
@@ -54,7 +91,8 @@ def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
     lake = tmp_path / "lake"
     kwargs = {"start": "2026-10-01", "days": 2, "roster": str(roster), "lake_root": str(lake),
               "symbols": SYMBOLS, "players": 500, "arena_players": 50}
-    state = season_flow(**kwargs, return_state=True)
+    with _log_records("prefect.task_runs", "prefect.flow_runs") as records:
+        state = season_flow(**kwargs, return_state=True)
     assert state.is_completed(), state
     result = state.result()
     assert (lake / "reports" / "season.html").is_file() and result["dbt_nodes"] >= 60
@@ -64,7 +102,20 @@ def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
               "unit_test drawdown_runs_from_the_start_cash_peak"}
     names = _task_names(state.state_details.flow_run_id, wanted)
     assert wanted <= set(names), sorted(set(names))
+    # dbt's lines name their node's task, never "Task run None" (a node without a task, an
+    # exposure, logs as the flow run), and come without terminal colours
+    tasks = [r for r in records if r.name == "prefect.task_runs"]
+    assert tasks and all(getattr(r, "task_run_name", None) for r in tasks), {
+        r.getMessage() for r in tasks if not getattr(r, "task_run_name", None)}
+    assert any(r.task_run_name == "model leaderboard" and "marts.leaderboard" in r.getMessage()
+               for r in tasks)
+    logs = _logs_until(state.state_details.flow_run_id, "Done. PASS=")
+    assert not [log.message for log in logs if "\x1b[" in log.message]
     season = load_season(Lake(lake)).id  # every artifact key carries the season's slug
+    with get_client(sync_client=True) as client:
+        run = client.read_flow_run(state.state_details.flow_run_id)
+    assert run.name == f"{season} 2026-10-01 to 2026-10-02"
+    assert sorted(run.tags) == ["job:replay", f"season:{season}"]
     daily_key, board_key = (artifact_key(season, k) for k in ("daily-report", "season-leaderboard"))
     assert daily_key == "2026-10-01-synthetic-replay-daily-report"
     with get_client(sync_client=True) as client:
@@ -79,6 +130,14 @@ def test_the_season_flow_builds_marts_as_tasks_and_fails_on_a_failing_dbt_test(
         assert "SYNTHETIC" in a.description
     [board] = [a for a in mine if a.key == board_key]
     assert {r["market"] for r in json.loads(board.data)} == {"SYNTHETIC"}
+    # its numbers as the report writes them: a return to 0.01% (4 decimals), a percentile to
+    # 0.1%, a score to 0.01, never 17 digits of float noise
+    numbers = [(k, v) for r in json.loads(board.data) for k, v in r.items()
+               if isinstance(v, float)]
+    assert numbers and all(len(repr(v).partition(".")[2]) <= 4 for _, v in numbers), numbers
+    assert {k for k, v in numbers if repr(v) != repr(round(v, 2))} <= {
+        "total_return", "max_drawdown", "excess_vs_btc", "excess_vs_spy", "excess_vs_universe",
+        "zero_skill_percentile", "skill_percentile", "win_rate", "cost_usd"}, numbers
     assert "SYNTHETIC market data: not real prices" in board.description
     # the roster's two house rules are rulers: no place, and no best contestant to name
     assert {(r["contestant"], r["role"], r["place"]) for r in json.loads(board.data)} == {
