@@ -83,7 +83,7 @@ LEAGUE_SCHEMA = "marts"  # the marts' schema in league.duckdb, as in a season's 
 GATHERED = "league"  # <league>/dbt/league/<table>/*.parquet: the dbt source `league`
 BOARD_COLUMNS = ("contestant", "role", "place", "total_return", "zero_skill_percentile",
                  "rank_score", "zero_skill_players", "skill_percentile", "skill_players",
-                 "skill_status", "trades", "round_trips")
+                 "skill_status", "fills", "round_trips")
 TRADE_COLUMNS = ("contestant", "status", "net_pnl")
 MATCHED_COLUMNS = ("unit", "player", "final_return")
 REPLICATE_OF = "replicate_of"

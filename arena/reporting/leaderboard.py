@@ -21,8 +21,10 @@ matched players, its own book on assets relabelled at random - direction and exp
 missing when it opened no position).
 
 Returns, excess returns, the percentiles, the drawdown and the win rate are fractions (0.05
-is 5%); ``cost_usd`` is USD (missing when a contestant's calls have no known price); ``sharpe``
-is annualised (missing with too few returns). The terminal writes every value with the report's
+is 5%); ``fills`` counts fills (opens, adds and closes), not round trips; ``cost_usd`` is USD
+(missing when no call carries a price: the mart's ``pricing`` says whether it is ``unpriced`` -
+a local model without the roster's ``prices:`` - or has ``no_calls``); ``sharpe`` is annualised
+(missing with too few returns). The terminal writes every value with the report's
 own :func:`~arena.reporting.layout.fmt` kinds; the artifact keeps the values, JSON-safe.
 """
 
@@ -49,14 +51,14 @@ LEADERBOARD: tuple[Column, ...] = (
     Column("max_drawdown", "max DD", "drawdown"),
     Column("round_trips", "closed trips", "int"),
     Column("win_rate", "win rate", "share"),
-    Column("trades", "fills", "int"),
+    Column("fills", "fills", "int"),
     Column("excess_vs_btc", "vs BTC", "return"),
     Column("excess_vs_spy", "vs SPY", "return"),
     Column("excess_vs_universe", "vs universe", "return"),
     Column("cost_usd", "calls $", "usd"),
 )
 TERMINAL: tuple[str, ...] = ("place", "contestant", "total_return", "zero_skill_percentile",
-                             "rank_score", "skill_percentile", "sharpe", "max_drawdown", "trades",
+                             "rank_score", "skill_percentile", "sharpe", "max_drawdown", "fills",
                              "cost_usd")
 _BY_KEY = {c.key: c for c in LEADERBOARD}
 

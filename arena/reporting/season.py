@@ -90,8 +90,9 @@ REJECTION_CODE_COLUMNS = [Column("contestant", "contestant"), Column("code", "re
 LUCK_COLUMNS = [
     Column("symbol", "asset"), Column("asset_class", "class"), Column("grid", "grid"),
     Column("bars", "bars", "int"), Column("players", "players", "int"),
-    Column("q05", "5%", "return"), Column("q50", "median", "return"),
-    Column("ceiling", "ceiling (95%)", "return"), Column("buy_and_hold", "buy & hold", "return"),
+    Column("q05_return", "5%", "return"), Column("q50_return", "median", "return"),
+    Column("luck_ceiling", "ceiling (95%)", "return"),
+    Column("buy_and_hold", "buy & hold", "return"),
     Column("best_rule", "best rule"), Column("best_return", "its return", "return"),
     Column("rules_over_ceiling", "rules over ceiling", "int"),
 ]
@@ -107,7 +108,8 @@ MODEL_CALL_COLUMNS = [
     Column("traded", "traded", "int"), Column("no_trade", "no trade", "int"),
     Column("forfeited", "forfeited", "int"), Column("calls", "calls", "int"),
     Column("tokens_in", "tokens in", "int"), Column("tokens_out", "tokens out", "int"),
-    Column("cost_usd", "cost", "usd"), Column("mean_latency_s", "mean latency s", "score"),
+    Column("cost_usd", "cost", "usd"), Column("pricing", "pricing"),
+    Column("mean_latency_s", "mean latency s", "score"),
     Column("retries", "retries", "int"), Column("rejections", "rejections", "int"),
     Column("repair_rounds", "repairs", "int"),
 ]
@@ -235,10 +237,11 @@ def _charts(marts: Mapping[str, pd.DataFrame], board: pd.DataFrame,
     costed = board.dropna(subset=["cost_usd", "total_return"])
     svg = {
         "equity": equity_chart(contestant_curves(marts["equity_daily"], "equity"), benchmarks=benchmarks,
-                               band=[(r.cycle_at, r.q05, r.q50, r.q95) for r in band.itertuples()],
+                               band=[(r.cycle_at, r.q05_equity, r.q50_equity, r.q95_equity)
+                                     for r in band.itertuples()],
                                players=players, start_cash=START_CASH),
         "drawdowns": drawdown_chart(contestant_curves(marts["equity_daily"], "drawdown")),
-        "activity": scatter_chart([(str(r.contestant), float(r.trades), float(r.rank_score))
+        "activity": scatter_chart([(str(r.contestant), float(r.fills), float(r.rank_score))
                                    for r in rows.itertuples()],
                                   title="Activity is not alpha: fills against rank score",
                                   x_label="fills over the season", y_label="rank score"),
@@ -335,7 +338,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         cycles=int(equity["cycle_at"].nunique()), short_season=SHORT_SEASON,
         leader=records(rivals.head(1))[0] if len(rivals) else None,
         best_ruler=records(rulers.head(1))[0] if len(rulers) else None,
-        fills=int(board["trades"].sum()),
+        fills=int(board["fills"].sum()),
         closed=int((trades["status"] == "closed").sum()),
         still_open=int((trades["status"] == "open").sum()),
         board=records(rivals), board_columns=leaderboard_columns(board),
@@ -350,7 +353,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         unrealised=float(held["unrealised_pnl"].sum()) if len(held) else 0.0,
         contestants=sections(rivals), rulers=sections(rulers),
         person_columns=person_columns(own_trade_columns),
-        luck=luck_rows(marts["luck_ceiling"], rules), luck_columns=LUCK_COLUMNS,
+        luck=luck_rows(marts["asset_luck_ceilings"], rules), luck_columns=LUCK_COLUMNS,
         rule_tables=rule_tables(rules) if not rules.empty else [], rule_columns=RULE_COLUMNS,
         short_rules=insufficient_rules(rules),
         mean_correlation=None if corr.empty else _mean_correlation(_correlation_matrix(corr)),

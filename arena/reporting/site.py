@@ -165,7 +165,8 @@ def _board_columns(board: pd.DataFrame, role: str, urls: Urls) -> list[Column]:
 def _band(marts: Mapping[str, pd.DataFrame]) -> tuple[list[tuple[object, float, float, float]], int]:
     band = marts["zero_skill_band"].sort_values("cycle_at")
     players = int(band["players"].iloc[0]) if len(band) else 0
-    return [(r.cycle_at, r.q05, r.q50, r.q95) for r in band.itertuples()], players
+    rows = [(r.cycle_at, r.q05_equity, r.q50_equity, r.q95_equity) for r in band.itertuples()]
+    return rows, players
 
 
 def _benchmarks(marts: Mapping[str, pd.DataFrame]) -> dict[str, list[tuple[object, float]]]:
@@ -306,7 +307,7 @@ def trade_page(marts: Mapping[str, pd.DataFrame], contestant: str, symbol: str, 
 
 
 def _asset_symbols(marts: Mapping[str, pd.DataFrame]) -> list[str]:
-    symbols = set(marts["luck_ceiling"]["symbol"].astype(str))
+    symbols = set(marts["asset_luck_ceilings"]["symbol"].astype(str))
     symbols |= set(marts["trades"]["symbol"].astype(str))
     return sorted(symbols)
 
@@ -315,11 +316,11 @@ def assets_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Urls,
                 days: Sequence[str], *, version: str = "") -> str:
     """Every asset of the season: its luck ceiling, best reference rule, and a link to its page."""
     check_marts(marts)
-    luck = luck_rows(marts["luck_ceiling"], marts["reference_rules"])
+    luck = luck_rows(marts["asset_luck_ceilings"], marts["reference_rules"])
     columns = [dataclasses.replace(c, href=lambda r: urls.asset(r["symbol"]))
                if c.key == "symbol" else c for c in LUCK_COLUMNS]
     traded = sorted(set(marts["trades"]["symbol"].astype(str))
-                    - set(marts["luck_ceiling"]["symbol"].astype(str)))
+                    - set(marts["asset_luck_ceilings"]["symbol"].astype(str)))
     return render("site_assets.html.j2", title=f"Assets: {season.title}", season=season,
                   links=_nav(urls, days, marts), urls=urls, version=version, luck=luck,
                   luck_columns=columns, traded=traded)
@@ -332,7 +333,7 @@ def asset_page(marts: Mapping[str, pd.DataFrame], symbol: str, season: Season, u
     check_marts(marts)
     if symbol not in _asset_symbols(marts):
         raise PageNotFound(f"no asset {symbol!r} in season {season.id}")
-    luck = [r for r in luck_rows(marts["luck_ceiling"], marts["reference_rules"])
+    luck = [r for r in luck_rows(marts["asset_luck_ceilings"], marts["reference_rules"])
             if str(r["symbol"]) == symbol]
     rules = dict(rule_tables(marts["reference_rules"])).get(symbol, [])
     tracks = marts.get("asset_tracks")
@@ -373,7 +374,8 @@ def _contest_columns(marts: Mapping[str, pd.DataFrame], urls: Urls,
                      currency: str) -> tuple[list[Column], list[Column]]:
     """The contest page's two tables: the boundary per asset and the standings, each asset
     linking to its page when the season has one."""
-    pages = set(_asset_symbols(marts)) if {"luck_ceiling", "trades"} <= set(marts) else set()
+    pages = (set(_asset_symbols(marts)) if {"asset_luck_ceilings", "trades"} <= set(marts)
+             else set())
     asset = Column("symbol", "asset",
                    href=lambda r: urls.asset(r["symbol"]) if r["symbol"] in pages else None)
     boundary = [
@@ -428,7 +430,7 @@ def contest_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Urls,
 
 LEAGUE_TOTAL_COLUMNS = [
     Column("contestant", "contestant"), Column("role", "role"), Column("seasons", "seasons", "int"),
-    Column("trades", "fills", "int"), Column("round_trips", "closed trips", "int"),
+    Column("fills", "fills", "int"), Column("round_trips", "closed trips", "int"),
     Column("profitable_share", "profitable trips", "share"),
     Column("mean_return", "mean return", "return"), Column("median_return", "median return",
                                                               "return"),

@@ -19,6 +19,7 @@ import math
 import shutil
 from statistics import NormalDist
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -28,6 +29,7 @@ from arena.data.lake import Lake
 from arena.market.asof import cycle_prices
 from tests.agents.openai_stub import OpenAIStub, RecordedRequest, StubResponse
 from tests.market_lakes import market_lakes
+from tests.mart_units import column_query, unit_problems
 
 # the ruler: momentum at its defaults; churn, a momentum variant on the 1-day return that closes
 # its longs at the next cycle (round trips, won and lost, in a two-day season), is a strategy of
@@ -198,7 +200,7 @@ def test_league_publish_builds_totals_equal_to_a_hand_computation(league):
     results = pd.read_parquet(marts / "league_results.parquet")
     assert len(results) == len(boards) == 12
     merged = results.merge(boards, on=["season_id", "contestant"], suffixes=("", "_season"))
-    for column in ("total_return", "zero_skill_percentile", "rank_score", "role", "trades",
+    for column in ("total_return", "zero_skill_percentile", "rank_score", "role", "fills",
                    "skill_status"):
         assert (merged[column] == merged[f"{column}_season"]).all(), column
     assert merged["skill_percentile"].equals(merged["skill_percentile_season"])
@@ -210,7 +212,7 @@ def test_league_publish_builds_totals_equal_to_a_hand_computation(league):
         trips = trades[(trades["contestant"] == name) & (trades["status"] == "closed")]
         row = totals.loc[name]
         assert row["seasons"] == 2
-        assert row["trades"] == mine["trades"].sum()
+        assert row["fills"] == mine["fills"].sum()
         assert row["round_trips"] == len(trips) == mine["round_trips"].sum()
         assert row["profitable_round_trips"] == (trips["net_pnl"] > 0).sum()
         if len(trips):
@@ -227,6 +229,17 @@ def test_league_publish_builds_totals_equal_to_a_hand_computation(league):
         assert row["role"] == mine["role"].iloc[-1]
     assert totals.loc["churn", "round_trips"] >= 2  # a round trip closed in each season
     assert 0 < totals.loc["churn", "profitable_round_trips"] < totals.loc["churn", "round_trips"]
+
+
+def test_every_measured_league_mart_column_states_its_unit(league):
+    """The published league warehouse's comments: every fraction, score and count of a league
+    mart says what it is (tests/mart_units.py), as a season's marts do."""
+    root, _ = league
+    with duckdb.connect(str(root / "league.duckdb"), read_only=True) as con:
+        columns = con.execute(column_query("marts")).fetchall()
+    assert {c[0] for c in columns} >= {"league_results", "league_totals", "league_verdict"}
+    assert ("league_totals", "fills") in {(c[0], c[1]) for c in columns}
+    assert unit_problems(columns) == []
 
 
 def _hand_places(root, name: str) -> tuple[list[float], list[list[float]]]:

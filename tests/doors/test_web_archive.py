@@ -30,7 +30,7 @@ def _published(root: Path, season_id: str, start: str, closed: bool,
                trips: list[tuple[str, str, float]]) -> None:
     """A two-day season of the league with its leaderboard ((contestant, role, return, fills)
     rows) and round trips published."""
-    frame = _board([row[:3] for row in board]).assign(trades=[row[3] for row in board])
+    frame = _board([row[:3] for row in board]).assign(fills=[row[3] for row in board])
     lake = _season(root, season_id, start, 2, closed=closed, board=frame)
     _trips(trips).to_parquet(lake.root / "marts" / "trades.parquet")
 

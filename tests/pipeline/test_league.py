@@ -96,7 +96,7 @@ def _board(rows: list[tuple[str, str, float]], *, replicates: dict[str, str] | N
         "zero_skill_percentile": [0.5] * len(rows), "rank_score": [0.5] * len(rows),
         "zero_skill_players": [players] * len(rows), "skill_percentile": [0.5] * len(rows),
         "skill_players": [players] * len(rows), "skill_status": ["scored"] * len(rows),
-        "trades": [2] * len(rows), "round_trips": [0] * len(rows)})
+        "fills": [2] * len(rows), "round_trips": [0] * len(rows)})
     if replicates is not None:
         frame["replicate_of"] = [replicates.get(r[0]) for r in rows]
     return frame
@@ -243,6 +243,12 @@ def test_gather_refuses_marts_without_a_column_it_reads(tmp_path):
             board=_board([("a", "contestant", 0.7)]).drop(columns=["role"]))
     with pytest.raises(LeagueError, match=r"leaderboard\.parquet has no role .*season publish"):
         gather(root, read_league(root))
+    # a season published before leaderboard.trades was renamed fills: refused by name
+    renamed = tmp_path / "renamed"
+    _season(renamed, "s1", "2026-01-01", 2, closed=True,
+            board=_board([("a", "contestant", 0.7)]).rename(columns={"fills": "trades"}))
+    with pytest.raises(LeagueError, match=r"leaderboard\.parquet has no fills .*season publish"):
+        gather(renamed, read_league(renamed))
     # a season published before the skill percentile: refused by name, not read as luck
     before = tmp_path / "before"
     lake = _season(before, "s1", "2026-01-01", 2, closed=True,

@@ -1,18 +1,23 @@
 """The report marts over the replayed season of ``test_season_marts``: ``decisions`` (every
-parsed decision, its acceptance and the answer text of its round) and ``benchmark_equity`` (what
-the start cash in BTC, SPY and the equal-weighted universe is worth after each cycle), checked
-against the ledger and the cycle prices read in Python - not against the SQL."""
+parsed decision, its acceptance and the answer text of its round), ``benchmark_equity`` (what
+the start cash in BTC, SPY and the equal-weighted universe is worth after each cycle) and
+``zero_skill_band_by_contestant`` (each contestant's equity beside the arena's zero-skill band,
+cycle by cycle), checked against the ledger, the cycle prices and the season's analytics read in
+Python - not against the SQL."""
 
 from __future__ import annotations
 
 import json
+import shutil
 
+import duckdb
 import pandas as pd
 import pytest
 
 from arena.data.lake import Lake
-from arena.pipeline.warehouse import MARTS
-from tests.pipeline.test_season_marts import _warehouse, season  # noqa: F401
+from arena.pipeline.season_tables import read_analytics
+from arena.pipeline.warehouse import MARTS, build_dir
+from tests.pipeline.test_season_marts import RIVALS, RULERS, _warehouse, season  # noqa: F401
 
 START_CASH = 10_000.0
 
@@ -182,3 +187,92 @@ def test_benchmark_equity_ends_at_the_leaderboards_benchmark_returns(season):  #
             row = board.loc[contestant]
             assert row["total_return"] - row[column] == pytest.approx(final, abs=1e-12), \
                 (name, contestant)
+
+
+# the question the mart answers, as its description gives it to analysts
+HOW_OFTEN = ("select contestant, avg(below_q95::int) from marts.zero_skill_band_by_contestant "
+             "group by contestant")
+BAND_TEST = "the_band_meets_every_curve_once"  # dbt_project/tests/, a data test of the mart
+
+
+def _band_by_hand(lake: Lake, ledger, times, names) -> dict[tuple[str, pd.Timestamp], dict]:
+    """Every contestant's row by hand: its equity from the engine's own fold
+    (``Ledger.portfolio``) marked at the cycle prices, beside the band of that cycle as the
+    season's Python build computed it (``arena_luck_band``), and its sides."""
+    marks = _marks(lake)
+    band = read_analytics(lake, "arena_luck_band")
+    band = band.assign(cycle_at=pd.to_datetime(band["cycle_at"], utc=True)).set_index("cycle_at")
+    players = len(read_analytics(lake, "arena_luck"))
+    rows = {}
+    for name in names:
+        for at in times:
+            equity = ledger.portfolio(name, until=at).equity(marks.loc[at].dropna().to_dict())
+            q05, q95 = float(band.loc[at, "q05"]), float(band.loc[at, "q95"])
+            rows[(name, at)] = {
+                "role": "ruler" if name in RULERS else "contestant", "equity": equity,
+                "cumulative_return": equity / START_CASH - 1, "q05_equity": q05,
+                "q50_equity": float(band.loc[at, "q50"]), "q95_equity": q95,
+                "above_q95": equity > q95, "below_q95": equity < q95, "below_q05": equity < q05,
+                "players": players}
+    return rows
+
+
+def test_the_band_by_contestant_is_the_hand_computation(season):  # noqa: F811
+    """One row per contestant and cycle, each the engine's equity beside the band of its own
+    cycle, on the side of the 95th and 5th percentiles its numbers give - a contestant still at
+    the start cash at the first cycle, where most zero-skill players are too, is on neither
+    side of the 95th - and the query its description offers answers "how often was the
+    zero-skill 95th percentile above X" as counted here."""
+    lake, ledger, times, _, names = season
+    mart = read_marts(lake)["zero_skill_band_by_contestant"]
+    mart = mart.assign(cycle_at=pd.to_datetime(mart["cycle_at"], utc=True))
+    expected = _band_by_hand(lake, ledger, times, names)
+    assert sorted(zip(mart["contestant"], mart["cycle_at"], strict=True)) == sorted(expected)
+    cent = 0.005  # the SQL fold and the engine's agree to the cent (test_season_marts)
+    for row in mart.to_dict("records"):
+        want = expected[(row["contestant"], row["cycle_at"])]
+        key = (row["contestant"], row["cycle_at"])
+        assert row["role"] == want["role"] and row["players"] == want["players"], key
+        assert row["equity"] == pytest.approx(want["equity"], abs=cent), key
+        assert row["cumulative_return"] == pytest.approx(want["cumulative_return"], abs=1e-6)
+        for q in ("q05_equity", "q50_equity", "q95_equity"):
+            assert row[q] == want[q], (key, q)  # the band's own numbers, not recomputed
+        if want["equity"] == want["q95_equity"]:  # a tie (the start cash): neither side
+            assert not row["above_q95"] and not row["below_q95"], key
+        elif abs(want["equity"] - want["q95_equity"]) > cent:
+            assert (row["above_q95"], row["below_q95"]) == (want["above_q95"],
+                                                            want["below_q95"]), key
+        if abs(want["equity"] - want["q05_equity"]) > cent:
+            assert row["below_q05"] == want["below_q05"], key
+    first = [r for r in mart.to_dict("records") if r["cycle_at"] == times[0]]
+    assert any(not r["above_q95"] and not r["below_q95"] for r in first)  # a tie was judged
+    assert mart["below_q95"].any()  # the season's luck band held most books under its 95th
+    with _warehouse(lake) as con:
+        how_often = dict(con.execute(HOW_OFTEN).fetchall())
+    for name in names:
+        mine = [expected[(name, at)] for at in times]
+        share = sum(r["equity"] < r["q95_equity"] for r in mine) / len(times)
+        assert how_often[name] == pytest.approx(share), name
+    assert set(RIVALS) <= set(how_often)
+
+
+def test_the_band_by_contestants_data_test_fails_on_a_row_that_lies(season, tmp_path):  # noqa: F811
+    """The mart's data test (dbt_project/tests/the_band_meets_every_curve_once.sql), as dbt
+    compiled it for the season's build, finds nothing in the published warehouse and names a
+    row whose side was flipped, and a row dropped: it can fail."""
+    lake, *_ = season
+    compiled = next((build_dir(lake) / "target" / "compiled").rglob(f"{BAND_TEST}.sql"))
+    query = compiled.read_text(encoding="utf-8")
+    copy = tmp_path / "warehouse.duckdb"  # the catalogue's name the compiled test names
+    shutil.copyfile(lake.root / "warehouse.duckdb", copy)
+    mart = "marts.zero_skill_band_by_contestant"
+    with duckdb.connect(str(copy)) as con:
+        assert con.execute(query).fetchall() == []
+        con.execute(f"update {mart} set below_q95 = not below_q95 where rowid = "
+                    f"(select min(rowid) from {mart} where equity is not null)")
+        flipped = con.execute(query).fetchall()
+        con.execute(f"delete from {mart} where rowid = (select max(rowid) from {mart})")
+        dropped = con.execute(query).fetchall()
+    assert [r[-1] for r in flipped] == ["a side its numbers do not give"]
+    assert sorted(r[-1] for r in dropped) == ["a side its numbers do not give",
+                                             "missing or repeated"]

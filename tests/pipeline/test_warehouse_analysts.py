@@ -27,6 +27,7 @@ from arena.pipeline.warehouse import (
     open_built,
     publish,
 )
+from tests.mart_units import column_query, unit_problems
 from tests.pipeline.test_season_marts import _warehouse, season  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,6 +99,25 @@ def test_every_mart_column_is_described_in_the_published_warehouse(season):  # n
     assert "house/<strategy>" in board["role"]
 
 
+def test_every_measured_mart_column_states_its_unit(season):  # noqa: F811
+    """One unit per kind of column, said where an analyst reads it (tests/mart_units.py): every
+    mart column holding a measured number names its unit in its comment - USD, a fraction,
+    seconds or days, units of the asset, a score or a ratio -, a ``_usd`` column says USD; and
+    the per-asset ceilings and the arena's band are named apart, each quantile saying whether
+    it is a return or an equity."""
+    lake, *_ = season
+    with _warehouse(lake) as con:
+        columns = con.execute(column_query(MARTS_SCHEMA)).fetchall()
+    assert unit_problems(columns) == []
+    names = {(t, c) for t, c, *_ in columns}
+    assert {("asset_luck_ceilings", "q95_return"), ("asset_luck_ceilings", "luck_ceiling"),
+            ("zero_skill_band", "q95_equity"), ("leaderboard", "fills"),
+            ("leaderboard", "pricing")} <= names
+    assert not {t for t, _ in names} & {"luck_ceiling"}
+    assert not {c for t, c in names if t in ("leaderboard", "zero_skill_band")} & {
+        "trades", "q05", "q95"}
+
+
 def test_a_publication_drops_the_marts_an_older_build_left_in_main(tmp_path):
     """A lake whose dbt database was built before the marts had their schema still holds its
     old tables in ``main`` (dbt drops nothing it no longer builds): the publication drops them,
@@ -135,7 +155,7 @@ def test_the_docs_open_on_the_overview_and_list_the_exposures(season):  # noqa: 
     assert {"leaderboard", "equity_daily", "zero_skill_band", "benchmark_equity"} <= reads[
         "site_leaderboard"]
     assert {"trades", "decisions"} <= reads["site_contestant_pages"]
-    assert {"luck_ceiling", "reference_rules"} <= reads["site_asset_pages"]
+    assert {"asset_luck_ceilings", "reference_rules"} <= reads["site_asset_pages"]
     assert set(reads["site_json_api"]) <= set(MARTS) and "leaderboard" in reads["site_json_api"]
     assert set(reads["season_report"]) <= set(MARTS) and len(reads["season_report"]) >= 12
     assert {n.split(".")[0] for n in exposures["daily_reports"]["depends_on"]["nodes"]} == {

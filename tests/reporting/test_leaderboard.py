@@ -26,7 +26,7 @@ NAN = float("nan")
 T0 = pd.Timestamp("2026-10-01 16:00", tz="UTC")
 KEYS = ["place", "contestant", "total_return", "zero_skill_percentile", "rank_score",
         "skill_percentile", "sharpe",
-        "max_drawdown", "round_trips", "win_rate", "trades", "excess_vs_btc", "excess_vs_spy",
+        "max_drawdown", "round_trips", "win_rate", "fills", "excess_vs_btc", "excess_vs_spy",
         "excess_vs_universe", "cost_usd"]
 
 
@@ -47,7 +47,7 @@ def board() -> pd.DataFrame:
         "max_drawdown": [0.0, 0.0345, 0.0123, 0.01],
         "round_trips": [0, 2, 1, 3],
         "win_rate": [NAN, 0.5, 1.0, 0.6666],
-        "trades": [0, 4, 2, 7],
+        "fills": [0, 4, 2, 7],
         "excess_vs_btc": [-0.02, 0.01, 0.04, 0.01],
         "excess_vs_spy": [-0.01, 0.0, 0.05, 0.0],
         "excess_vs_universe": [-0.015, 0.005, 0.045, 0.005],
@@ -63,7 +63,7 @@ def test_the_columns_are_the_reports_in_order_and_the_terminal_shows_ten():
         "#", "contestant", "return", "luck pct", "rank score", "skill pct", "Sharpe", "max DD",
         "closed trips", "win rate", "fills", "vs BTC", "vs SPY", "vs universe", "calls $"]
     assert TERMINAL == ("place", "contestant", "total_return", "zero_skill_percentile",
-                        "rank_score", "skill_percentile", "sharpe", "max_drawdown", "trades",
+                        "rank_score", "skill_percentile", "sharpe", "max_drawdown", "fills",
                         "cost_usd")
 
 
@@ -99,12 +99,12 @@ def test_the_artifact_rows_are_the_boards_values_json_safe(board):
                      "total_return": 0.0523, "zero_skill_percentile": 0.797,
                      "rank_score": 0.6925, "skill_percentile": 0.9, "sharpe": None,
                      "max_drawdown": 0.0123,
-                     "round_trips": 1, "win_rate": 1.0, "trades": 2, "excess_vs_btc": 0.04,
+                     "round_trips": 1, "win_rate": 1.0, "fills": 2, "excess_vs_btc": 0.04,
                      "excess_vs_spy": 0.05, "excess_vs_universe": 0.045, "cost_usd": None}
     assert zeta["win_rate"] is None and zeta["cost_usd"] == 0.0 and zeta["sharpe"] == -0.001
     assert zeta["skill_percentile"] is None
     assert (beta["place"], gamma["place"]) == (2, 2) and type(beta["place"]) is int
-    assert type(beta["sharpe"]) is float and type(beta["trades"]) is int
+    assert type(beta["sharpe"]) is float and type(beta["fills"]) is int
     by_name = board.set_index("contestant")
     for row in rows:
         for key in KEYS[2:]:

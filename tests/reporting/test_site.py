@@ -111,7 +111,7 @@ def league_marts() -> dict[str, pd.DataFrame]:
                             "published": [True, True], "counted": [True, True]})
     totals = pd.DataFrame({"contestant": ["alpha", "beta", "momentum"],
                            "role": ["contestant", "contestant", "ruler"], "seasons": [2, 2, 2],
-                           "trades": [10, 4, 6], "round_trips": [4, 2, 3],
+                           "fills": [10, 4, 6], "round_trips": [4, 2, 3],
                            "profitable_share": [0.75, 0.5, 1 / 3], "mean_return": [0.04, -0.01,
                                                                                    0.002],
                            "median_return": [0.04, -0.01, 0.002],

@@ -29,10 +29,11 @@ def tiny_marts(name: str = "alpha", reasoning: str = "ETH keeps trending", *,
         "market": ["SYNTHETIC"] * 2,
         "cycles": [2, 2], "final_equity": [10_523.0, 9_990.0], "total_return": [0.0523, -0.001],
         "sharpe": [NAN, -1.25], "max_drawdown": [0.0, 0.0021], "win_rate": [1.0, NAN],
-        "trades": [2, 1], "round_trips": [1, 0], "automatic_closes": [0, 0],
+        "fills": [2, 1], "round_trips": [1, 0], "automatic_closes": [0, 0],
         "excess_vs_btc": [0.04, -0.013], "excess_vs_spy": [0.05, -0.003],
         "excess_vs_universe": [0.045, -0.006], "zero_skill_percentile": [0.797, 0.41], "skill_percentile": [0.66, 0.5],
         "rank_score": [0.692, 0.229], "model_calls": [2, 0], "cost_usd": [NAN, 0.0],
+        "pricing": ["unpriced", "priced"],
         "pnl_per_call_dollar": [NAN, NAN], "outside_entrant": [False, False],
         "first_cycle_at": [C1, C2 if late else C1],
     })
@@ -40,8 +41,8 @@ def tiny_marts(name: str = "alpha", reasoning: str = "ETH keeps trending", *,
                            "cycle_at": [C1, C2, C1, C2],
                            "equity": [10_000.0, 10_523.0, 10_000.0, 9_990.0],
                            "drawdown": [0.0, 0.0, 0.0, 0.001]})
-    band = pd.DataFrame({"cycle_at": [C1, C2], "q05": [10_000.0, 9_800.0],
-                         "q50": [10_000.0, 10_000.0], "q95": [10_000.0, 10_200.0],
+    band = pd.DataFrame({"cycle_at": [C1, C2], "q05_equity": [10_000.0, 9_800.0],
+                         "q50_equity": [10_000.0, 10_000.0], "q95_equity": [10_000.0, 10_200.0],
                          "players": [200, 200]})
     benchmarks = pd.DataFrame({"benchmark": ["BTC", "BTC"], "cycle_at": [C1, C2],
                                "equity": [10_000.0, 10_123.0]})
@@ -76,10 +77,11 @@ def tiny_marts(name: str = "alpha", reasoning: str = "ETH keeps trending", *,
     calls = pd.DataFrame({"contestant": [name, "momentum"], "cycles": [2, 2], "traded": [2, 1],
                           "no_trade": [0, 1], "forfeited": [0, 0], "skipped": [0, 0],
                           "calls": [2, 0], "tokens_in": [900, 0], "tokens_out": [120, 0],
-                          "cost_usd": [NAN, 0.0], "mean_latency_s": [1.5, NAN]})
+                          "cost_usd": [NAN, 0.0], "pricing": ["unpriced", "priced"],
+                          "mean_latency_s": [1.5, NAN]})
     luck = pd.DataFrame({"symbol": ["ETH"], "asset_class": ["crypto"], "grid": ["1d"],
-                         "bars": [2], "players": [200], "q05": [-0.05], "q50": [0.0],
-                         "ceiling": [0.06]})
+                         "bars": [2], "players": [200], "q05_return": [-0.05],
+                         "q50_return": [0.0], "luck_ceiling": [0.06]})
     rules = pd.DataFrame({"symbol": ["ETH", "ETH"], "rule": ["buy_and_hold", "sma_cross"],
                           "kind": ["rule", "rule"], "total_return": [0.05, -0.01],
                           "turnover": [1.0, 2.0], "fees": [0.001, 0.002],
@@ -91,4 +93,4 @@ def tiny_marts(name: str = "alpha", reasoning: str = "ETH keeps trending", *,
     return {"leaderboard": board, "equity_daily": equity, "zero_skill_band": band,
             "benchmark_equity": benchmarks, "trades": trades, "positions": positions,
             "decisions": decisions, "rejections": rejections, "model_calls": calls,
-            "luck_ceiling": luck, "reference_rules": rules, "asset_correlations": correlations}
+            "asset_luck_ceilings": luck, "reference_rules": rules, "asset_correlations": correlations}

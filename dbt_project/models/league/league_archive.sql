@@ -14,7 +14,7 @@ counted as (
 ),
 
 played as (
-    select season_id, contestant, model, total_return, trades
+    select season_id, contestant, model, total_return, fills
     from {{ ref('league_results') }}
     where counted and role = 'contestant'
 ),
@@ -37,4 +37,4 @@ select
         as positive_share,
     (select count(*) from trips) as trades,
     (select count(*) filter (where status = 'closed') from trips) as closed_trades,
-    (select coalesce(sum(trades), 0) from played) as fills
+    (select coalesce(sum(fills), 0) from played) as fills

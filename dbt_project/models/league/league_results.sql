@@ -31,7 +31,7 @@ select
     coalesce(b.replicate_of, b.contestant) as model,
     b.replicate_of,
     b.role,
-    b.place,
+    cast(b.place as bigint) as place,
     b.total_return,
     b.zero_skill_percentile,
     (b.skill_percentile * b.skill_players + 0.5) / (b.skill_players + 1)
@@ -40,7 +40,7 @@ select
     b.zero_skill_players,
     b.skill_percentile,
     b.skill_status,
-    cast(b.trades as bigint) as trades,
+    cast(b.fills as bigint) as fills,
     cast(b.round_trips as bigint) as round_trips,
     coalesce(t.profitable_round_trips, 0) as profitable_round_trips,
     s.state,

@@ -22,7 +22,7 @@ select
     count(*) filter (where total_return > 0) / count(*) as positive_share,
     arg_min(season_id, season_ordinal) as first_season,
     arg_max(season_id, season_ordinal) as last_season,
-    cast(sum(trades) as bigint) as trades,
+    cast(sum(fills) as bigint) as fills,
     cast(sum(round_trips) as bigint) as round_trips,
     cast(sum(profitable_round_trips) as bigint) as profitable_round_trips,
     sum(profitable_round_trips) / nullif(sum(round_trips), 0) as profitable_share,

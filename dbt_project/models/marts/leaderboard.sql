@@ -1,9 +1,10 @@
--- One row per contestant for the season (SPEC §4): return, Sharpe, drawdown, win rate, trades,
+-- One row per contestant for the season (SPEC §4): return, Sharpe, drawdown, win rate, fills,
 -- excess returns over BTC, SPY and the equal-weighted universe, the place among the arena's
 -- zero-skill players (the luck percentile: long or short 50/50, so it includes the market's
 -- direction), the place among its own matched players (the skill percentile: its book with the
 -- assets relabelled at random, so direction and exposure are held fixed), and what the model
--- calls cost. Fractions, not percent.
+-- calls cost (and whether they carry a price: pricing). Returns, rates and percentiles are
+-- fractions (0.05 = 5%), never percent; money is USD.
 -- role tells a contestant (a model, an agent built on one, an outside entrant, a house strategy
 -- with changed parameters or marked role: contestant) from a ruler (one of the arena's own rules
 -- at its defaults: the yardstick, played beside them under the same rules): the contestants are
@@ -51,7 +52,7 @@ trips as (
         contestant,
         count(*) filter (where status = 'closed') as round_trips,
         count(*) filter (where status = 'closed' and net_pnl > 0) as winning_trips,
-        cast(sum(fills) as bigint) as trades,
+        cast(sum(fills) as bigint) as fills,
         count(*) filter (where closed_by = 'automatic') as automatic_closes
     from {{ ref('trades') }}
     group by contestant
@@ -122,8 +123,15 @@ skill as (
 ),
 
 costs as (
-    -- an outside entrant's submissions are read from its inbox: a row each, not a model call
-    select contestant, sum(cost_usd) as cost_usd, cast(sum(tokens_in) as bigint) as tokens_in,
+    -- an outside entrant's submissions are read from its inbox: a row each, not a model call;
+    -- the cost sums the calls that carry a price, and pricing says whether every answered call
+    -- does (macros/pricing.sql)
+    select contestant,
+           sum(cost_usd) filter (where model <> 'entrant/inbox') as cost_usd,
+           count(*) filter (where {{ answered_model_call('model', 'error') }}) as answered_calls,
+           count(cost_usd) filter (where {{ answered_model_call('model', 'error') }})
+               as priced_calls,
+           cast(sum(tokens_in) as bigint) as tokens_in,
            cast(sum(tokens_out) as bigint) as tokens_out,
            count(*) filter (where model <> 'entrant/inbox') as calls,
            bool_or(model = 'entrant/inbox') as outside_entrant,
@@ -158,7 +166,7 @@ board as (
         end as sharpe,
         r.max_drawdown,
         t.winning_trips / nullif(t.round_trips, 0) as win_rate,
-        coalesce(t.trades, 0) as trades,
+        coalesce(t.fills, 0) as fills,
         coalesce(t.round_trips, 0) as round_trips,
         coalesce(t.automatic_closes, 0) as automatic_closes,
         e.total_return - b.btc_return as excess_vs_btc,
@@ -174,7 +182,10 @@ board as (
         coalesce(c.tokens_in, 0) as tokens_in,
         coalesce(c.tokens_out, 0) as tokens_out,
         c.cost_usd,
-        (e.final_equity - {{ var('start_cash') }}) / nullif(c.cost_usd, 0) as pnl_per_call_dollar,
+        {{ call_pricing('c.answered_calls', 'c.priced_calls') }} as pricing,
+        case when {{ call_pricing('c.answered_calls', 'c.priced_calls') }} = 'priced'
+             then (e.final_equity - {{ var('start_cash') }}) / nullif(c.cost_usd, 0)
+        end as pnl_per_call_dollar,
         e.unmarked_cycles,
         coalesce(c.outside_entrant, false) as outside_entrant,
         w.first_cycle_at,

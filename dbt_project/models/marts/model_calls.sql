@@ -1,13 +1,16 @@
--- Per contestant: what its model calls cost and how its answers fared (tokens, cost, latency, queue,
--- retries, rejections, repair outcomes, and its cycles by outcome: traded, no_trade, forfeited,
--- skipped - see arena.engine.outcomes).
+-- Per contestant: what its model calls cost and how its answers fared (tokens, cost and whether
+-- the calls carry a price, latency, queue, retries, rejections, repair outcomes, and its cycles by
+-- outcome: traded, no_trade, forfeited, skipped - see arena.engine.outcomes). Money in USD, times
+-- in seconds.
 with calls as (
     select
         contestant,
         count(*) as calls,
         cast(sum(tokens_in) as bigint) as tokens_in,
         cast(sum(tokens_out) as bigint) as tokens_out,
-        sum(cost_usd) as cost_usd,
+        sum(cost_usd) filter (where model <> 'entrant/inbox') as cost_usd,
+        count(*) filter (where {{ answered_model_call('model', 'error') }}) as answered_calls,
+        count(cost_usd) filter (where {{ answered_model_call('model', 'error') }}) as priced_calls,
         avg(latency_s) as mean_latency_s,
         quantile_cont(latency_s, 0.95) as p95_latency_s,
         max(queue_s) as max_queue_s,
@@ -47,6 +50,7 @@ select
     coalesce(c.tokens_in, 0) as tokens_in,
     coalesce(c.tokens_out, 0) as tokens_out,
     c.cost_usd,
+    {{ call_pricing('c.answered_calls', 'c.priced_calls') }} as pricing,
     c.cost_usd / y.cycles as cost_per_cycle_usd,
     c.mean_latency_s,
     c.p95_latency_s,

@@ -23,11 +23,11 @@ models as (
 band as (
     -- the zero-skill players' equity after the season's last cycle, as returns
     select
-        q05 / {{ var('start_cash') }} - 1 as zero_skill_q05_return,
-        q25 / {{ var('start_cash') }} - 1 as zero_skill_q25_return,
-        q50 / {{ var('start_cash') }} - 1 as zero_skill_median_return,
-        q75 / {{ var('start_cash') }} - 1 as zero_skill_q75_return,
-        q95 / {{ var('start_cash') }} - 1 as zero_skill_q95_return,
+        q05_equity / {{ var('start_cash') }} - 1 as zero_skill_q05_return,
+        q25_equity / {{ var('start_cash') }} - 1 as zero_skill_q25_return,
+        q50_equity / {{ var('start_cash') }} - 1 as zero_skill_median_return,
+        q75_equity / {{ var('start_cash') }} - 1 as zero_skill_q75_return,
+        q95_equity / {{ var('start_cash') }} - 1 as zero_skill_q95_return,
         players as zero_skill_players
     from {{ ref('zero_skill_band') }}
     qualify cycle_at = max(cycle_at) over ()
