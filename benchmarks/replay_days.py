@@ -76,7 +76,7 @@ def main() -> None:
                if args.ingest == "daily" else
                f"the season's ingest: {sum(played.timings.values()):.1f} s")
     print(f"replay ({args.ingest} ingest): {args.days} days from {start:%Y-%m-%d}, "
-          f"{len(universe)} assets, {len(contestants)} contestants, {played.trades} trades, "
+          f"{len(universe)} assets, {len(contestants)} contestants, {played.fills} fills, "
           f"{total:.0f} s ({history})")
     print(_line(f"days 2-{1 + args.window}", first))
     print(_line(f"last {args.window} days", last))

@@ -86,7 +86,7 @@ def main() -> None:
     split["dbt build + publish"] = done.seconds["dbt"]
     split["season report"] = done.seconds["report"]
     print(f"season: {args.days} days, {len(universe)} assets, {len(contestants)} contestants, "
-          f"{played.trades} trades, {args.players:,} zero-skill players per asset")
+          f"{played.fills} fills, {args.players:,} zero-skill players per asset")
     print(f"  total wall time   {total:8.1f} s  (replay {replay:.1f} s, end of season {finish:.1f} s)")
     for step in ("ingest", "validation", "monitor", "cycle", "daily_report", "luck tables",
                  "dbt build + publish", "season report"):

@@ -270,7 +270,7 @@ def main() -> None:
     days = played.days
     first, last = means(days[1:1 + args.month]), means(days[-args.month:])
     print(f"\n{args.days} days from {start:%Y-%m-%d}: {len(universe)} assets, "
-          f"{args.contestants} LLM contestants (loopback), {played.trades} trades, "
+          f"{args.contestants} LLM contestants (loopback), {played.fills} fills, "
           f"{total:.0f} s in all (the first day with its history ingest: {days[0].seconds:.0f} s)")
     print("per day (wall s)        " + "  ".join(f"{s:>12}" for s in ("day", *STEPS)))
     for label, m in ((f"days 2-{1 + args.month}", first), (f"last {args.month} days", last)):

@@ -78,15 +78,15 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
     began = time.perf_counter()
     lake = replay_lake(lake_root)
     tag_run("replay", season_of(lake))  # a new lake's season is known once the replay starts
-    trades = 0
+    fills = 0
     season = None
 
     def day_done(day: DayReport, done: int, total: int) -> None:
-        nonlocal trades
-        trades += sum(o.fills for o in day.outcomes) + day.automatic_closes
+        nonlocal fills
+        fills += sum(o.fills for o in day.outcomes) + day.automatic_closes
         daily_artifact(day, season)
-        logger.info("day %d/%d %s: %d trades so far, %.0f s elapsed", done, total,
-                    day.at.date(), trades, time.perf_counter() - began)
+        logger.info("day %d/%d %s: %d fills so far, %.0f s elapsed", done, total,
+                    day.at.date(), fills, time.perf_counter() - began)
 
     def started(handle, contestants: int) -> None:
         nonlocal season
@@ -104,7 +104,7 @@ def season_flow(start: str = DEMO_START, days: int = 28, roster: str | None = No
     logger.info("season done in %.0f s: %d dbt nodes, report %s", time.perf_counter() - began,
                 len(done.outputs.marts.nodes), done.outputs.report)
     return {"report": str(done.outputs.report), "warehouse": str(done.outputs.marts.warehouse),
-            "marts": str(done.outputs.marts.marts), "trades": trades,
+            "marts": str(done.outputs.marts.marts), "fills": fills,
             "dbt_nodes": len(done.outputs.marts.nodes)}
 
 

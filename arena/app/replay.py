@@ -109,7 +109,7 @@ def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Eff
                                runner=effects.runner, ingest=plan.ingest, progress=on_day,
                                say=say, candles=config.candles)
     if say:
-        say(f"season played: {len(played.days)} cycles, {played.trades} trades; building the "
+        say(f"season played: {len(played.days)} cycles, {played.fills} fills; building the "
             "luck tables, marts and report")
     with build_errors():
         outputs = finish_season(lake, config.market, handle.universe, config.times,

@@ -47,7 +47,7 @@ from typing import Any, Protocol
 from filelock import FileLock, Timeout
 
 from arena.app.handle import SeasonHandle
-from arena.core.environment import setting
+from arena.core.environment import is_set, setting
 from arena.core.errors import Failed, UnusableInput
 from arena.data.lake import Lake
 from arena.data.persistence import Boot, MirrorError, lake_checked, restore_failed, restore_lake
@@ -182,7 +182,7 @@ def pool_season() -> SeasonHandle:
     lake ``$ARENA_LAKE`` names (every run's ``lake_root``), refused before anything is registered
     when the variable is unset (a default lake would be each worker's own folder) or when
     :func:`prepare` refuses to serve the season."""
-    if not os.environ.get("ARENA_LAKE"):
+    if not is_set("lake"):
         raise ServeRefused("ARENA_LAKE is not set: export ARENA_LAKE=<the season's lake> (the "
                            "same path on every worker's machine) and deploy again")
     return prepare(Lake(setting("lake"))).season

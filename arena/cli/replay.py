@@ -107,8 +107,8 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
                   f"market ({contestants} contestants) into {handle.lake.root}", flush=True)
 
     def progress(day, done: int, total: int) -> None:
-        trades = sum(o.fills for o in day.outcomes) + day.automatic_closes
-        say(f"day {done:>2}/{total}  {day.at:%Y-%m-%d %H:%M}  trades {trades:>3}  "
+        fills = sum(o.fills for o in day.outcomes) + day.automatic_closes
+        say(f"day {done:>2}/{total}  {day.at:%Y-%m-%d %H:%M}  fills {fills:>3}  "
             f"({day.seconds:.1f} s, {time.perf_counter() - began:.0f} s elapsed)")
 
     plan = ReplayPlan(parse_day(start, "--start"), days, roster, symbol_list(symbols), seed,

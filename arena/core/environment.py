@@ -130,6 +130,15 @@ def settings() -> Settings:
     return read
 
 
+def is_set(name: SettingName) -> bool:
+    """Whether the environment gives the setting a value of its own (not empty), rather than
+    leaving it at its default: ``prefect deploy`` refuses a pool's lake that is only the
+    default, each worker's own folder."""
+    if name not in DEFAULTS:
+        raise AttributeError(f"no setting {name!r} in the ARENA_* table")
+    return any(k.upper() == f"ARENA_{name.upper()}" and v for k, v in _environment())
+
+
 @overload
 def setting(name: Literal["lake"]) -> Path: ...
 

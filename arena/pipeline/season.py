@@ -70,7 +70,8 @@ class SeasonReport:
     timings: dict[str, float] = field(default_factory=dict)  # the season's ingest, validation
 
     @property
-    def trades(self) -> int:
+    def fills(self) -> int:
+        """Fills of the season: every executed open, add and close, automatic closes included."""
         return sum(o.fills for d in self.days for o in d.outcomes) + \
             sum(d.automatic_closes for d in self.days)
 

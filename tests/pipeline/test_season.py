@@ -45,7 +45,7 @@ def test_a_season_replays_and_resumes_without_duplicates(tmp_path, universe, con
     # a day's monitor window is recorded when it closed something (the book moved)
     assert len(ledger.monitor_records()) <= (DAYS - 1) * len(contestants)
     assert (ledger.table("outcome", monitor=True)["n_fills"] > 0).all()
-    assert report.trades > 0
+    assert report.fills > 0
 
     # interrupted after two days, then run again for the whole season
     resumed = Lake(tmp_path / "resumed")
