@@ -218,6 +218,35 @@ def test_the_command_synopsis_names_every_command():
     assert {name for _, name, _ in COMMANDS} <= named | {"score", "luck", "rules"}, named
 
 
+def test_every_command_the_docs_name_exists():
+    """Every ``arena ...`` the documentation names in its prose or its code (``arena season
+    add``, ``arena season backfill|retry DATE``) is a command of the CLI: a page cannot send a
+    reader to a command that does not exist."""
+    from arena.cli import app
+
+    named = 0
+    for path in pages():
+        text = path.read_text(encoding="utf-8")
+        spans = re.findall(r"`(arena [^`]+)`", text) + [
+            line for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S)
+            for line in block.splitlines() if line.startswith(("arena ", "$ arena "))]
+        for span in spans:
+            words = " ".join(span.removeprefix("$ ").split()).split(" ")[1:]
+            level, said = app, ["arena"]
+            for word in words:
+                if word.startswith(("-", "[")) or not re.fullmatch(r"[a-z|-]+", word):
+                    break
+                subcommands = {n for n in level if not n.startswith("-")}
+                if not subcommands:
+                    break
+                for choice in word.split("|"):
+                    assert choice in subcommands, f"{path.name}: `{span}` - no {' '.join(said)} {choice}"
+                said.append(word)
+                level = level[word.split("|")[0]]
+            named += 1
+    assert named >= 100
+
+
 def test_the_demo_builds_its_marts_from_the_parse_it_ran_beside_its_days(after_make_run):
     """``make run``'s replay parsed the dbt project in a process of its own while it played
     its days (``pipeline.warehouse.parse_ahead``), and the build read that saved parse instead
