@@ -247,6 +247,16 @@ def test_every_command_the_docs_name_exists():
     assert named >= 100
 
 
+def test_the_demos_leaderboard_judges_every_rule_uncontaminated(after_make_run):
+    """The demo's season (configured, synthetic) reaches the leaderboard's knowledge columns:
+    its house rules call no model, so none is contaminated, each with the rule that decided."""
+    cwd, _ = after_make_run
+    with duckdb.connect() as con:
+        rows = con.execute("select contaminated, contamination from "
+                           f"'{cwd}/data_lake/demo/marts/leaderboard.parquet'").fetchall()
+    assert rows and set(rows) == {(False, "calls no model: no training data to remember")}
+
+
 def test_the_demo_builds_its_marts_from_the_parse_it_ran_beside_its_days(after_make_run):
     """``make run``'s replay parsed the dbt project in a process of its own while it played
     its days (``pipeline.warehouse.parse_ahead``), and the build read that saved parse instead

@@ -6,8 +6,10 @@ Each contestant has a unique kebab-case ``name`` and a ``kind`` (SPEC §6):
   string such as ``openai/gpt-4o-mini``), optional ``api_base`` (a local OpenAI-compatible server),
   ``api_key_env`` (the NAME of the environment variable holding the key, never the key itself),
   ``params`` (temperature, max_tokens, timeout in seconds per attempt, num_retries on transient
-  errors) and optional ``prices`` (USD per million input/output tokens, for models litellm's price
-  map does not know, e.g. local ones);
+  errors), optional ``prices`` (USD per million input/output tokens, for models litellm's price
+  map does not know, e.g. local ones) and optional ``knowledge_cutoff`` (``YYYY-MM``: the last
+  month its training data may hold; a season of real prices that starts before the end of that
+  month is *contaminated* for it: :mod:`arena.pipeline.knowledge`);
 * ``reverse`` mirrors another contestant: ``mirror_of`` (a contestant's name, or ``worst`` for the
   season's worst performer so far);
 * ``house`` is a rule-based agent: ``strategy`` (one of :data:`HOUSE_STRATEGIES`) and optional
@@ -102,6 +104,7 @@ _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MIN_REPLICATES, MAX_REPLICATES = 2, 20
 REPLICATE_FIELDS = ("replicates", "seeds", "temperatures")  # consumed by the expansion
 MAX_SEED = 2**63 - 1  # the ledger stores a seed as int64
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Prefixes of real provider keys (OpenAI/Anthropic/OpenRouter sk-, Groq gsk_, xAI xai-,
 # Hugging Face hf_, Google AIza, AWS AKIA, GitHub ghp_/github_pat_), at a word start.
@@ -201,6 +204,20 @@ class ContestantSpec(_Frozen):
     replicate_of: str | None = None
     # the role the entry asks for (None: its kind's and parameters' own; see plays_as)
     role: str | None = None
+    # the last month the model's training data may hold, "YYYY-MM" (None: not stated)
+    knowledge_cutoff: str | None = None
+
+    @field_validator("knowledge_cutoff", mode="before")
+    @classmethod
+    def _cutoff(cls, value: object) -> object:
+        if value is None:
+            return value
+        text = str(value)  # YAML reads 2024-10 as the string it is; a date is refused below
+        match = _MONTH.match(text)
+        if not match or not 1 <= int(match.group(2)) <= 12:
+            raise ValueError(f"must be a month, YYYY-MM (the last month the model's training "
+                             f"data may hold, e.g. 2024-10), not {text!r}")
+        return text
 
     @field_validator("role", mode="before")
     @classmethod
@@ -271,7 +288,8 @@ class ContestantSpec(_Frozen):
         only_for = {"model": LLM_KINDS, "api_base": LLM_KINDS, "api_key_env": LLM_KINDS,
                     "prices": LLM_KINDS, "params": LLM_KINDS, "mirror_of": {"reverse"},
                     "strategy": {"house"}, "strategy_params": {"house"},
-                    "ledger_source": {"replay"}, "replicate_of": LLM_KINDS}
+                    "ledger_source": {"replay"}, "replicate_of": LLM_KINDS,
+                    "knowledge_cutoff": LLM_KINDS}
         for field_name, kinds in only_for.items():
             if field_name in self.model_fields_set and self.kind not in kinds:
                 raise ValueError(f"{field_name}: not used by kind {self.kind} "

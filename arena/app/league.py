@@ -76,9 +76,12 @@ def status(league: str | Path) -> LeagueStatus:
     return LeagueStatus(Path(league), read_league(league))
 
 
-def publish(league: str | Path, effects: Effects = INLINE) -> LeagueBuild:
+def publish(league: str | Path, effects: Effects = INLINE, *, seasons: str = "clean"
+            ) -> LeagueBuild:
     """Build and publish the league's marts over its published seasons and the verdict on
-    skill; a second publication of the league waits for the first. A build that fails raises
+    skill over the seasons ``seasons`` selects (:data:`~arena.pipeline.league_marts.SELECTIONS`:
+    by default every season not contaminated for the model); a second publication of the league
+    waits for the first. A build that fails raises
     :class:`~arena.pipeline.warehouse.MartsError` (nothing published) or, for what DuckDB or a
     file raises, :class:`~arena.app.publish.PublishFailed`."""
     root = Path(league)
@@ -87,4 +90,4 @@ def publish(league: str | Path, effects: Effects = INLINE) -> LeagueBuild:
     lock.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock)), build_errors():
         return build_league(root, read_league(root), effects.invoke,
-                            progress=effects.progress)
+                            progress=effects.progress, selection=seasons)

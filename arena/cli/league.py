@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import cyclopts
 from cyclopts import Parameter
@@ -46,8 +46,14 @@ def status(league: LeagueDir, /, *, json: Json = False) -> int:
     return 0
 
 
+Seasons = Annotated[Literal["clean", "live", "historical", "all"], Parameter(
+    help="the seasons the verdict reads: clean, every season not contaminated for the model "
+         "(real prices from before its knowledge cutoff); live or historical, those of one "
+         "kind, not contaminated; all, contaminated ones too")]
+
+
 @league_app.command
-def publish(league: LeagueDir, /, *, json: Json = False) -> int:
+def publish(league: LeagueDir, /, *, seasons: Seasons = "clean", json: Json = False) -> int:
     """Build the league's marts over its published seasons (results per season, totals, the
     verdict on skill) into LEAGUE/league.duckdb and LEAGUE/marts/.
     """
@@ -55,7 +61,7 @@ def publish(league: LeagueDir, /, *, json: Json = False) -> int:
     from arena.app.league import publish as job
 
     progress = None if json else (lambda m: print(f"  {m}", flush=True))
-    done = job(league, Effects(progress=progress))
+    done = job(league, Effects(progress=progress), seasons=seasons)
     verdict = done.verdict
     if json:
         print_json({"league": league, "warehouse": str(done.warehouse), "marts": str(done.marts),
@@ -81,6 +87,9 @@ def publish(league: LeagueDir, /, *, json: Json = False) -> int:
         out.print(f"null hypothesis: {null}")
     for how in dict.fromkeys(verdict["method"]):  # one sentence per family (role)
         out.print(how)
+    from arena.pipeline.league_marts import SELECTIONS
+
+    out.print(f"seasons read: {SELECTIONS[seasons]} (--seasons {seasons})")
     return 0
 
 

@@ -49,6 +49,7 @@ import pyarrow.parquet as pq
 
 from arena.core.marts import LEAGUE_MARTS
 from arena.data.lake import Lake, swap_dir
+from arena.pipeline.knowledge import contamination
 from arena.pipeline.league import (
     LEAGUE_DB,
     MARTS_DIR,
@@ -56,6 +57,7 @@ from arena.pipeline.league import (
     LeagueSeason,
     league_frame,
 )
+from arena.pipeline.season_config import LIVE, REPLAY, season_roster
 from arena.pipeline.warehouse import (
     BuildResult,
     Invoke,
@@ -73,6 +75,7 @@ from arena.scoring.verdict import (
     NULL,
     TOO_FEW,
     SeasonPlace,
+    Verdict,
     family_share,
     method,
     verdicts,
@@ -89,6 +92,18 @@ MATCHED_COLUMNS = ("unit", "player", "final_return")
 REPLICATE_OF = "replicate_of"
 
 
+# Which of a model's counted seasons the verdict reads (``arena league publish --seasons``), in
+# words: every selection but ``all`` leaves out a season contaminated for the model
+# (arena.pipeline.knowledge), which tests its memory of the prices rather than its judgement.
+SELECTIONS = {
+    "clean": "every counted season, live or historical, not contaminated for the model",
+    "live": "the live seasons not contaminated for the model",
+    "historical": "the historical (replayed) seasons not contaminated for the model",
+    "all": "every counted season, contaminated ones included",
+}
+SEASON_MODES = {"live": LIVE, "historical": REPLAY}
+
+
 def _verdict_schema() -> pa.Schema:
     number = pa.float64()
     return pa.schema([
@@ -100,7 +115,8 @@ def _verdict_schema() -> pa.Schema:
         ("holm_p_value", number), ("bh_p_value", number), ("family_size", pa.int64()),
         ("family_skill_share", number), ("power_at_90", number),
         ("edge_flagged_half", number), ("edge_flagged_80", number), ("verdict", pa.string()),
-        ("in_words", pa.string()), ("method", pa.string()), ("null_hypothesis", pa.string())])
+        ("in_words", pa.string()), ("method", pa.string()), ("null_hypothesis", pa.string()),
+        ("seasons_read", pa.string()), ("seasons_contaminated", pa.int64())])
 
 
 def _seasons_schema() -> pa.Schema:
@@ -197,35 +213,46 @@ def _places(boards: pd.DataFrame, matched: Mapping[tuple[str, str], pd.DataFrame
 
 
 def verdict_frame(boards: pd.DataFrame, order: Sequence[str], matched: pd.DataFrame | None = None,
-                  *, alpha: float = ALPHA, min_seasons: int = MIN_SEASONS) -> pd.DataFrame:
+                  *, alpha: float = ALPHA, min_seasons: int = MIN_SEASONS,
+                  selection: str = "clean") -> pd.DataFrame:
     """The verdict on skill of every model of ``boards`` (the counted seasons' leaderboard rows,
     with ``season_id``; ``order``: the season ids in league order; ``matched``: the counted
     seasons' matched players, with ``season_id``): each season's return (a replicated model's:
     its instances' mean) among its matched players', combined over its seasons
     (:func:`arena.scoring.verdict.verdicts`), a family per role. A model is ``replicate_of``
     where an instance names it, else the contestant; its role, the one of its latest season. A
-    season in which it opened no position has no place: left out, and counted as such."""
+    season in which it opened no position has no place: left out, and counted as such.
+
+    ``selection`` (:data:`SELECTIONS`) says which seasons are read: ``live`` and ``historical``
+    only the seasons whose ``season_mode`` is that one; a row whose ``contaminated`` is true is
+    left out of its model's seasons unless the selection is ``all``, and counted
+    (``seasons_contaminated``, and said in ``in_words``)."""
     schema = _verdict_schema()
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {', '.join(SELECTIONS)}, not {selection!r}")
+    if selection in SEASON_MODES and "season_mode" in boards:
+        boards = boards[boards["season_mode"] == SEASON_MODES[selection]]
     if boards.empty:
         return schema.empty_table().to_pandas()
     if matched is None:
         matched = pd.DataFrame(columns=["season_id", *MATCHED_COLUMNS])
     position = {s: i for i, s in enumerate(order)}
-    model = (boards[REPLICATE_OF].astype("object").where(boards[REPLICATE_OF].notna(),
-                                                         boards["contestant"])
-             if REPLICATE_OF in boards else boards["contestant"])
-    boards = boards.assign(model=model.astype(str),
-                           ordinal=boards["season_id"].map(position),
+    boards = boards.assign(model=_model_of(boards), ordinal=boards["season_id"].map(position),
                            role=boards["role"].fillna(CONTESTANT))
+    tainted = (boards["contaminated"].fillna(False).astype(bool)
+               if "contaminated" in boards and selection != "all"
+               else pd.Series(False, index=boards.index))
+    contaminated = boards[tainted].groupby("model")["season_id"].nunique()
+    read = boards[~tainted]
     latest = boards.sort_values(["ordinal", "contestant"]).groupby("model")["role"].last()
-    counted = sorted(set(boards["season_id"]), key=lambda s: position.get(s, len(position)))
+    counted = sorted(set(read["season_id"]), key=lambda s: position.get(s, len(position)))
     by_unit = dict(iter(matched.groupby(["season_id", "unit"], sort=False)))  # split once
     rows = []
     for role in [*ROLES, *sorted(set(latest) - set(ROLES))]:
         models = sorted(latest.index[latest == role])
         if not models:
             continue
-        band = boards[boards["model"].isin(models)]
+        band = read[read["model"].isin(models)]
         placed = {m: _places(band, by_unit, m, counted) for m in models}
         found = {v.name: v for v in verdicts({m: p for m, (p, _) in placed.items() if p},
                                              alpha=alpha, min_seasons=min_seasons)}
@@ -234,33 +261,51 @@ def verdict_frame(boards: pd.DataFrame, order: Sequence[str], matched: pd.DataFr
         how = method(f"{tested} {role}{'' if tested == 1 else 's'}", alpha=alpha,
                      min_seasons=min_seasons)
         for m in models:
-            mine = band[band["model"] == m]
-            places, without = placed[m]
-            v = found.get(m)
-            base = {"model": m, "role": role, "instances": mine["contestant"].nunique(),
-                    "seasons": len(places), "seasons_without_positions": without,
-                    "first_season": mine.loc[mine["ordinal"].idxmin(), "season_id"],
-                    "last_season": mine.loc[mine["ordinal"].idxmax(), "season_id"],
-                    "family_skill_share": share if v is not None and v.tested else None,
-                    "method": how, "null_hypothesis": NULL}
-            if v is None:
-                rows.append({**base, "family_size": 0, "verdict": TOO_FEW,
-                             "in_words": _untested(0, without, min_seasons)})
-                continue
-            words = v.power_words if v.tested else _untested(v.seasons, without, min_seasons)
-            if v.tested and without:
-                words += (f" {without} season{'s' if without > 1 else ''} without a position "
-                          "left out.")
-            rows.append({**base, "players": v.players,
-                         "median_skill_percentile": v.median_percentile, "stouffer_z": v.z,
-                         "p_value": v.p_value, "normal_p_value": v.normal_p_value,
-                         "fisher_statistic": v.fisher_statistic,
-                         "fisher_p_value": v.fisher_p_value, "holm_p_value": v.adjusted_p_value,
-                         "bh_p_value": v.bh_p_value, "family_size": v.family,
-                         "power_at_90": v.power, "edge_flagged_half": v.detectable_half,
-                         "edge_flagged_80": v.detectable_most, "verdict": v.verdict,
-                         "in_words": words})
+            rows.append(_verdict_row(
+                m, role, band[band["model"] == m], placed[m], found.get(m),
+                int(contaminated.get(m, 0)), share=share, how=how, selection=selection,
+                min_seasons=min_seasons))
     return pa.Table.from_pylist(rows, schema=schema).to_pandas()
+
+
+def _verdict_row(model: str, role: str, mine: pd.DataFrame,
+                 placed: tuple[list[SeasonPlace], int], v: Verdict | None, contaminated: int,
+                 *, share: float | None, how: str, selection: str, min_seasons: int
+                 ) -> dict[str, object]:
+    """One model's row of the verdict table (see :func:`verdict_frame`): ``mine``, its rows of
+    the seasons read; ``placed``, its places and the seasons without a position;
+    ``contaminated``, the seasons left out as contaminated."""
+    places, without = placed
+    base = {"model": model, "role": role, "instances": mine["contestant"].nunique(),
+            "seasons": len(places), "seasons_without_positions": without,
+            "first_season": mine.loc[mine["ordinal"].idxmin(), "season_id"] if len(mine) else None,
+            "last_season": mine.loc[mine["ordinal"].idxmax(), "season_id"] if len(mine) else None,
+            "family_skill_share": share if v is not None and v.tested else None,
+            "method": how, "null_hypothesis": NULL, "seasons_read": SELECTIONS[selection],
+            "seasons_contaminated": contaminated}
+    left = (f" {contaminated} contaminated season{'s' if contaminated > 1 else ''} left out "
+            "(its model may have read their prices)." if contaminated else "")
+    if v is None:
+        return {**base, "family_size": 0, "verdict": TOO_FEW,
+                "in_words": _untested(0, without, min_seasons) + left}
+    words = v.power_words if v.tested else _untested(v.seasons, without, min_seasons)
+    if v.tested and without:
+        words += f" {without} season{'s' if without > 1 else ''} without a position left out."
+    return {**base, "players": v.players, "median_skill_percentile": v.median_percentile,
+            "stouffer_z": v.z, "p_value": v.p_value, "normal_p_value": v.normal_p_value,
+            "fisher_statistic": v.fisher_statistic, "fisher_p_value": v.fisher_p_value,
+            "holm_p_value": v.adjusted_p_value, "bh_p_value": v.bh_p_value,
+            "family_size": v.family, "power_at_90": v.power,
+            "edge_flagged_half": v.detectable_half, "edge_flagged_80": v.detectable_most,
+            "verdict": v.verdict, "in_words": words + left}
+
+
+def _model_of(boards: pd.DataFrame) -> pd.Series:
+    """Each row's model: the replicated model an instance names, else the contestant."""
+    model = (boards[REPLICATE_OF].astype("object").where(boards[REPLICATE_OF].notna(),
+                                                         boards["contestant"])
+             if REPLICATE_OF in boards else boards["contestant"])
+    return model.astype(str)
 
 
 def _untested(seasons: int, without: int, minimum: int) -> str:
@@ -276,9 +321,26 @@ def _write(frame: pd.DataFrame, path: Path, schema: pa.Schema | None = None) -> 
     pq.write_table(table, path)
 
 
-def gather(root: Path, seasons: Sequence[LeagueSeason]) -> pd.DataFrame:
+def knowledge_of(season: LeagueSeason) -> dict[str, bool]:
+    """Each contestant of the season's roster copy: whether the season is contaminated for it
+    (:mod:`arena.pipeline.knowledge`), judged from the season's own config and roster, so a
+    season published before the rule existed is judged too."""
+    return {k.contestant: k.contaminated
+            for k in contamination(season.config, list(season_roster(season.lake)))}
+
+
+def _judged(board: pd.DataFrame, season: LeagueSeason) -> pd.DataFrame:
+    """The season's leaderboard rows with its mode and each row's contamination."""
+    known = knowledge_of(season)
+    return board.assign(season_mode=season.config.mode,
+                        contaminated=board["contestant"].map(known).fillna(False).astype(bool))
+
+
+def gather(root: Path, seasons: Sequence[LeagueSeason], selection: str = "clean"
+           ) -> pd.DataFrame:
     """Write what the league's dbt source reads (see the module docstring) into
-    ``<league>/dbt/league/``, swapped in whole; returns the verdict table."""
+    ``<league>/dbt/league/``, swapped in whole; returns the verdict table over the seasons
+    ``selection`` reads (:data:`SELECTIONS`)."""
     published = [s for s in seasons if s.published]
     if not published:
         raise LeagueError(f"no season of the league {root} is published yet: publish one first "
@@ -287,12 +349,14 @@ def gather(root: Path, seasons: Sequence[LeagueSeason]) -> pd.DataFrame:
     ordinal = dict(zip(frame["season_id"], frame["ordinal"], strict=True))
     results = {s.id: read_results(s) for s in published}
     counted = [s.id for s in seasons if s.counted]
-    boards = [results[s][0] for s in counted]
+    by_id = {s.id: s for s in seasons}
+    boards = [_judged(results[s][0], by_id[s]) for s in counted]
     matched = [results[s][2] for s in counted]
     verdict = verdict_frame(pd.concat(boards, ignore_index=True) if boards else
                             pd.DataFrame(columns=["season_id", *BOARD_COLUMNS, REPLICATE_OF]),
                             [s.id for s in seasons],
-                            pd.concat(matched, ignore_index=True) if matched else None)
+                            pd.concat(matched, ignore_index=True) if matched else None,
+                            selection=selection)
     base = build_dir(Lake(root))
     staging = base / f".{GATHERED}.{uuid.uuid4().hex[:8]}.tmp"
     try:
@@ -345,16 +409,17 @@ def publish_league(root: Path, marts: Sequence[str] = LEAGUE_MARTS) -> tuple[Pat
 
 
 def build_league(root: Path, seasons: Sequence[LeagueSeason], invoke: Invoke | None = None, *,
-                 quiet: bool = True, progress: Callable[[str], None] | None = None
-                 ) -> LeagueBuild:
+                 quiet: bool = True, progress: Callable[[str], None] | None = None,
+                 selection: str = "clean") -> LeagueBuild:
     """Gather, build and publish the marts of the league at ``root`` over ``seasons`` (read by
-    :func:`arena.pipeline.league.read_league`)."""
+    :func:`arena.pipeline.league.read_league`), the verdict over the seasons ``selection``
+    reads (:data:`SELECTIONS`)."""
     say = progress or (lambda _m: None)
     published = sum(s.published for s in seasons)
     counted = sum(s.counted for s in seasons)
     if published:  # (gather names a league without one)
         say(f"gathering {published} published seasons ({counted} counted) and the verdict")
-    verdict = gather(root, seasons)
+    verdict = gather(root, seasons, selection)
     say("building the league's marts (dbt)")
     result = run_league_dbt(root, invoke, *(["--quiet"] if quiet else []))
     warehouse, marts = publish_league(root)

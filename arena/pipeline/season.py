@@ -53,7 +53,8 @@ from arena.pipeline.day import (
     ingest_window,
     play_day,
 )
-from arena.pipeline.season_config import find_season
+from arena.pipeline.knowledge import knowledge_frame
+from arena.pipeline.season_config import find_season, season_roster
 from arena.pipeline.season_tables import ARENA_PLAYERS, build_analytics, write_analytics
 from arena.pipeline.warehouse import BuildResult, Invoke, build_marts
 from arena.reporting.season import write_season_report
@@ -163,13 +164,16 @@ def season_tables(lake: Lake, provider: Providers, universe: Universe, times: Se
                   ) -> tuple[Path, dict[str, float]]:
     """The season's luck and reference-rules tables, written into the lake; a ``runner`` that
     distributes its work (``runner.distributes``: a Dask cluster) computes the assets' tables.
-    A season that is a contest (its config in the lake says so) builds them by its rules."""
+    A season that is a contest (its config in the lake says so) builds them by its rules; the
+    ``knowledge`` table says for which contestants the season is contaminated
+    (:mod:`arena.pipeline.knowledge`)."""
     fan_out = runner.map if getattr(runner, "distributes", False) else None
     config = find_season(lake)  # None: a lake replayed without a season config
     analytics = build_analytics(lake, provider, universe, times, players=players,
                                 arena_players=arena_players, seed=seed, progress=progress,
                                 fan_out=fan_out,
                                 contest=None if config is None else config.contest)
+    analytics.tables["knowledge"] = knowledge_frame(config, season_roster(lake) if config else ())
     return write_analytics(lake, analytics), analytics.seconds
 
 

@@ -35,7 +35,7 @@ from arena.pipeline.league import (
 )
 from arena.pipeline.league_marts import gather, verdict_frame
 from arena.pipeline.live.closed import CLOSED as CLOSED_FILE
-from arena.pipeline.season_config import REPLAY, init_season, make_season
+from arena.pipeline.season_config import LIVE, REPLAY, init_season, make_season
 from arena.scoring.verdict import TOO_FEW
 
 ROSTER = "contestants:\n  - {name: momentum, kind: house, strategy: momentum}\n"
@@ -211,6 +211,41 @@ def test_a_season_without_a_position_is_left_out_and_said(tmp_path):
     never = verdict_frame(boards[boards["contestant"] == "idle"].assign(skill_status="no_trades"),
                           ["s1", "s2", "s3"], matched[matched["unit"] == "busy"])
     assert never.set_index("model").loc["idle", "seasons_without_positions"] == 3
+
+
+def test_contaminated_seasons_are_left_out_of_a_models_verdict_unless_all_are_asked(tmp_path):
+    """Three seasons of one model; s1 is contaminated for it (its prices may be in what it
+    read), s3 is historical: the default reads s2 and s3, said in words; live and historical
+    read one kind, all reads every season."""
+    places = {"s1": 199.5, "s2": 150.5, "s3": 170.5}
+    boards = pd.concat([_board([("gpt", "contestant", x), ("rule", "contestant", 99.5)])
+                        .assign(season_id=s, season_mode=LIVE if s != "s3" else REPLAY,
+                                contaminated=lambda b, s=s: (b["contestant"] == "gpt")
+                                & (s == "s1"))
+                        for s, x in places.items()], ignore_index=True)
+    matched = pd.concat([_matched(("gpt", "rule")).assign(season_id=s) for s in places],
+                        ignore_index=True)
+    order = list(places)
+
+    def read(selection: str) -> pd.Series:
+        return verdict_frame(boards, order, matched, selection=selection).set_index(
+            "model").loc["gpt"]
+
+    clean = read("clean")
+    assert (clean["seasons"], clean["seasons_contaminated"]) == (2, 1)
+    assert clean["stouffer_z"] == pytest.approx(_hand_z([150.5, 170.5])[0])
+    assert clean["in_words"].endswith("1 contaminated season left out (its model may have read "
+                                      "their prices).")
+    assert clean["seasons_read"].startswith("every counted season, live or historical, not")
+    everything = read("all")
+    assert (everything["seasons"], everything["seasons_contaminated"]) == (3, 0)
+    assert everything["stouffer_z"] == pytest.approx(_hand_z([199.5, 150.5, 170.5])[0])
+    live = read("live")  # s1 (contaminated) and s2 are live: only s2 is read
+    assert (live["seasons"], live["seasons_contaminated"], live["verdict"]) == (1, 1, TOO_FEW)
+    assert read("historical")["seasons"] == 1
+    assert verdict_frame(boards, order, matched).set_index("model").loc["rule", "seasons"] == 3
+    with pytest.raises(ValueError, match="selection must be one of clean, live"):
+        verdict_frame(boards, order, matched, selection="recent")
 
 
 def test_gather_reads_a_leaderboard_from_before_replicates_as_one_instance_each(tmp_path):

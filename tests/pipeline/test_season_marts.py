@@ -233,6 +233,17 @@ def test_the_python_fold_and_the_dbt_marts_agree_to_the_cent(season):
     assert assert_fold_matches_marts(lake, ledger, names, times) > 20  # not an empty loop
 
 
+def test_a_lake_without_a_season_config_knows_no_models_cutoff(season):
+    """Replayed without a season config, the lake has no roster copy to judge: the knowledge
+    table has no rows, and the leaderboard says so rather than judging (the demo's configured
+    season is judged: tests/test_readme.py)."""
+    lake, *_, names = season
+    board = read_marts(lake)["leaderboard"].set_index("contestant")
+    assert not board["contaminated"].any() and board["knowledge_cutoff"].isna().all()
+    assert set(board.loc[names, "contamination"]) == {
+        "not in the season's roster copy: no model known"}
+
+
 def test_the_leaderboard_matches_the_python_metrics(season, universe):
     lake, ledger, times, _, names = season
     prices = read_analytics(lake, "cycle_prices").pivot(index="cycle_at", columns="symbol",

@@ -96,13 +96,20 @@ def contest_assets_schema() -> pa.Schema:
            ("currency", pa.string()), ("max_correlation", pa.float64())])
 
 
+def knowledge_schema() -> pa.Schema:
+    """The ``knowledge`` table's (:mod:`arena.pipeline.knowledge`): typed when it has no rows."""
+    return pa.schema([("contestant", pa.string()), ("model", pa.string()),
+                      ("knowledge_cutoff", pa.string()), ("contaminated", pa.bool_()),
+                      ("contamination", pa.string())])
+
+
 def analytics_dir(lake: Lake) -> Path:
     return lake.root / ANALYTICS_DIR
 
 
 # the tables written with their schema, whatever their frame's dtypes: a list column (the
 # prizes) is an object column in pandas, of no type when it is empty
-WRITTEN_AS = {"contest_assets": contest_assets_schema}
+WRITTEN_AS = {"contest_assets": contest_assets_schema, "knowledge": knowledge_schema}
 
 
 def write_analytics(lake: Lake, analytics: Analytics) -> Path:

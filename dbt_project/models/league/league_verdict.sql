@@ -28,6 +28,8 @@ select
     verdict,
     in_words,
     method,
-    null_hypothesis
+    null_hypothesis,
+    seasons_read,
+    seasons_contaminated
 from {{ source('league', 'verdict') }}
 order by role, p_value, model

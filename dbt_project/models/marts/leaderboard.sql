@@ -188,6 +188,10 @@ board as (
         end as pnl_per_call_dollar,
         e.unmarked_cycles,
         coalesce(c.outside_entrant, false) as outside_entrant,
+        kn.knowledge_cutoff,
+        coalesce(kn.contaminated, false) as contaminated,
+        coalesce(kn.contamination, 'not in the season''s roster copy: no model known')
+            as contamination,
         w.first_cycle_at,
         c.replicate_of
     from final_returns as e
@@ -197,6 +201,7 @@ board as (
     left join skill as k using (contestant)
     left join costs as c using (contestant)
     left join windows as w using (contestant)
+    left join {{ ref('stg_analytics__knowledge') }} as kn using (contestant)
     cross join benchmarks as b
     cross join luck as l
     cross join market as m
