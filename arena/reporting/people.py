@@ -140,7 +140,22 @@ def leaderboard_columns(board: pd.DataFrame, role: str = CONTESTANT) -> list[Col
                if role == CONTESTANT or c.key != "place"]
     if (board["entry"] != "roster").any():
         columns.insert(columns.index(name) + 1, Column("entry", "entry"))
+    if "knowledge" in board and board["knowledge"].astype(bool).any():
+        columns.insert(columns.index(name) + 1, Column("knowledge", "knowledge"))
     return columns
+
+
+def knowledge(board: pd.DataFrame) -> pd.Series:
+    """What the season may be to each contestant's model: ``contaminated (cutoff YYYY-MM)``
+    where its prices may be in the model's training data (the leaderboard's ``contaminated``:
+    arena.pipeline.knowledge), else empty; a board published before the column: all empty."""
+    if "contaminated" not in board:
+        return pd.Series("", index=board.index)
+    cutoff = board["knowledge_cutoff"].fillna("").astype(str)
+    said = np.where(cutoff != "", "contaminated (cutoff " + cutoff + ")",
+                    "contaminated (mirrors a contaminated model)")
+    return pd.Series(np.where(board["contaminated"].fillna(False).astype(bool), said, ""),
+                     index=board.index)
 
 
 def entry(board: pd.DataFrame) -> pd.Series:

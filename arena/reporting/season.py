@@ -43,6 +43,7 @@ from arena.reporting.people import (
     Person,
     decision_cycles,
     entry,
+    knowledge,
     leaderboard_columns,
     open_columns,
     person,
@@ -319,7 +320,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
                if len(rejections) else rejections)
     rules = marts["reference_rules"]
     corr = marts["asset_correlations"]
-    board = board.assign(entry=entry(board))
+    board = board.assign(entry=entry(board), knowledge=knowledge(board))
     (_, rivals), (_, rulers) = bands(board)
     cycles = decision_cycles(marts["decisions"], links, fragments)
     rows_of = ByContestant(marts)

@@ -34,7 +34,14 @@ from arena.reporting.leaderboard import (
     bands,
     sorted_board,
 )
-from arena.reporting.people import ByContestant, Links, decision_cycles, entry, person_columns
+from arena.reporting.people import (
+    ByContestant,
+    Links,
+    decision_cycles,
+    entry,
+    knowledge,
+    person_columns,
+)
 from arena.reporting.plots import drawdown_chart, equity_chart, series_colours
 from arena.reporting.roles import RULER
 from arena.reporting.season import (
@@ -181,7 +188,7 @@ def _board(marts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     if board.empty:
         raise ReportError("the leaderboard is empty: no contestant played this season yet")
     board = sorted_board(board)
-    return board.assign(entry=entry(board))
+    return board.assign(entry=entry(board), knowledge=knowledge(board))
 
 
 def _replicates(marts: Mapping[str, pd.DataFrame]) -> list[dict[str, object]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -31,6 +32,20 @@ def test_the_leaderboard_ranks_the_contestants_and_keeps_the_rulers_apart():
     assert '<meta name="arena-version" content="v1">' in page
     assert page.count('href="/seasons/s1/days/') == 3  # the two days and the latest
     assert "replicated models" not in page.lower()  # none in this season
+
+
+def test_a_contaminated_season_is_marked_beside_its_model():
+    """A season its model may have read (the leaderboard's contaminated) is said beside the
+    name, with the cutoff; a board where nobody is contaminated has no such column."""
+    marts = tiny_marts()
+    assert "knowledge" not in shown(site.leaderboard_page(marts, SEASON, URLS, DAYS))
+    board = marts["leaderboard"]
+    marts["leaderboard"] = board.assign(contaminated=board["contestant"] == "alpha",
+                                        knowledge_cutoff=np.where(board["contestant"] == "alpha",
+                                                                  "2024-10", None))
+    page = shown(site.leaderboard_page(marts, SEASON, URLS, DAYS))
+    assert ">knowledge<" in page and ">contaminated (cutoff 2024-10)<" in page
+    assert page.count("contaminated (") == 1
 
 
 def test_a_replicated_model_shows_its_median_and_spread():
