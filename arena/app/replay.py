@@ -58,8 +58,9 @@ class ReplayPlan:
     """What a replay plays: ``days`` daily cycles from ``start``, the ``roster`` (None: the
     shipped one) over ``symbols`` (None: the universe) of the synthetic market of ``seed``, the
     market ingested once for the season or before each day (``ingest``), the prompts' candles
-    in the layout ``candles`` (recorded with the season), and the zero-skill players of the
-    luck tables: ``players`` per asset, ``arena_players`` for the arena's rules."""
+    in the layout ``candles`` (recorded with the season), the zero-skill players of the luck
+    tables: ``players`` per asset, ``arena_players`` for the arena's rules; and, in a league,
+    the season it ``follows``."""
 
     start: dt.date
     days: int
@@ -70,6 +71,7 @@ class ReplayPlan:
     arena_players: int = ARENA_PLAYERS
     ingest: Literal["season", "daily"] = "season"
     candles: str = DEFAULT_LAYOUT
+    follows: str | None = None  # the league season this one continues (arena league replay)
 
     def check(self) -> None:
         """:class:`~arena.core.errors.BadArgument` naming the first setting that cannot be
@@ -97,7 +99,7 @@ def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Eff
     provider = make_provider("synthetic", seed=plan.seed)
     config = init_season(lake, make_season(plan.start, plan.days, universe.symbols, mode=REPLAY,
                                            providers=default_providers(), seed=plan.seed,
-                                           candles=plan.candles),
+                                           candles=plan.candles, follows=plan.follows),
                          roster=plan.roster)
     handle = SeasonHandle(lake, config, env)
     if effects.invoke is None:  # dbt's own runner: its parse runs beside the season's days

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import cyclopts
 from cyclopts import Parameter
 
-from arena.cli._options import Json
+from arena.cli._options import Candles, Days, Json, Players, Roster, Seed, Symbols, whole
 from arena.cli._render import console, print_json, text_table
 
 LeagueDir = Annotated[str, Parameter(help="the league's folder (its seasons' lakes side by side)")]
@@ -46,14 +46,15 @@ def status(league: LeagueDir, /, *, json: Json = False) -> int:
     return 0
 
 
-Seasons = Annotated[Literal["clean", "live", "historical", "all"], Parameter(
+VerdictSeasons = Annotated[Literal["clean", "live", "historical", "all"], Parameter(
     help="the seasons the verdict reads: clean, every season not contaminated for the model "
          "(real prices from before its knowledge cutoff); live or historical, those of one "
          "kind, not contaminated; all, contaminated ones too")]
 
 
 @league_app.command
-def publish(league: LeagueDir, /, *, seasons: Seasons = "clean", json: Json = False) -> int:
+def publish(league: LeagueDir, /, *, verdict_seasons: VerdictSeasons = "clean",
+            json: Json = False) -> int:
     """Build the league's marts over its published seasons (results per season, totals, the
     verdict on skill) into LEAGUE/league.duckdb and LEAGUE/marts/.
     """
@@ -61,7 +62,54 @@ def publish(league: LeagueDir, /, *, seasons: Seasons = "clean", json: Json = Fa
     from arena.app.league import publish as job
 
     progress = None if json else (lambda m: print(f"  {m}", flush=True))
-    done = job(league, Effects(progress=progress), seasons=seasons)
+    done = job(league, Effects(progress=progress), seasons=verdict_seasons)
+    return _published(league, done, verdict_seasons, json)
+
+
+@league_app.command
+def replay(league: LeagueDir, /, *, from_: Annotated[str, Parameter(name="--from")],
+           seasons: Annotated[int, whole(1, 520, "how many seasons, one after another (1 to "
+                                                 "520)")],
+           days: Days = 28, roster: Roster = None, symbols: Symbols = None, seed: Seed = None,
+           players: Players = 20_000, candles: Candles = "ohlcv",
+           verdict_seasons: VerdictSeasons = "clean", json: Json = False) -> int:
+    """Replay historical seasons one after another into the league (the synthetic market),
+    each starting where the last ended, then publish the league and its verdict on skill.
+    Resumable: run it again and the seasons replayed are kept, the one cut short goes on.
+
+    Parameters
+    ----------
+    from_
+        the first season's first cycle day, ISO date
+    """
+    import os
+
+    from arena.app.effects import Effects
+    from arena.app.league import LeagueReplayPlan, replay_league
+    from arena.app.params import at_least, parse_day, symbol_list
+    from arena.app.replay import ReplayPlan
+
+    step = ReplayPlan(parse_day(from_, "--from"), days, roster, symbol_list(symbols), seed,
+                      at_least(players, 1, "--players"), candles=candles)
+    say = None if json else (lambda m: print(f"  {m}", flush=True))
+
+    def started(number: int, total: int, lake) -> None:
+        if not json:
+            print(f"season {number}/{total}: {lake.root.name}", flush=True)
+
+    done = replay_league(league, LeagueReplayPlan(step.start, seasons, step), env=os.environ,
+                         effects=Effects(progress=say), verdict_seasons=verdict_seasons,
+                         on_season=started)
+    if not json:
+        print(f"league {league}: {len(done.played)} season(s) replayed now, {len(done.kept)} "
+              "kept from before", flush=True)
+    return _published(league, done.build, verdict_seasons, json)
+
+
+def _published(league: str, done, verdict_seasons: str, json: bool) -> int:
+    """The league's publication: its seasons and the verdict, as JSON or tables."""
+    from arena.pipeline.league_marts import SELECTIONS
+
     verdict = done.verdict
     if json:
         print_json({"league": league, "warehouse": str(done.warehouse), "marts": str(done.marts),
@@ -87,9 +135,8 @@ def publish(league: LeagueDir, /, *, seasons: Seasons = "clean", json: Json = Fa
         out.print(f"null hypothesis: {null}")
     for how in dict.fromkeys(verdict["method"]):  # one sentence per family (role)
         out.print(how)
-    from arena.pipeline.league_marts import SELECTIONS
-
-    out.print(f"seasons read: {SELECTIONS[seasons]} (--seasons {seasons})")
+    out.print(f"seasons read: {SELECTIONS[verdict_seasons]} (--verdict-seasons "
+              f"{verdict_seasons})")
     return 0
 
 
