@@ -49,6 +49,11 @@ NOT_RUN = {
     "arena replay --start 2026-10-01 --days 28 --roster my-roster.yaml --lake data_lake/mine":
         "the reader's own roster (tests/pipeline/test_replicates.py replays a season "
         "with a roster of its own and a loopback model)",
+    "arena league replay leagues/history --from 2025-01-06 --seasons 10 --days 28":
+        "ten full seasons, minutes of a test (tests/app/test_league_replay.py replays two "
+        "short ones, killed and resumed)",
+    "arena league publish leagues/history --verdict-seasons historical":
+        "the league of the replay above (tests/pipeline/test_league.py reads each selection)",
     "arena mcp --lake data_lake/open": "a server until Ctrl-C (tests/doors/test_mcp_server.py)",
     "arena signal-server --port 8971": "a server until Ctrl-C (tests/doors/test_signal_server.py)",
 }
