@@ -25,10 +25,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@$(BIN)/python -m compileall -q arena
 	@touch $@
 
+# the test extra holds the docs extra's mkdocs-material: make test's docs build installs nothing
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	@echo "installing the test dependencies into $(VENV)"
 	@$(PIP) -e '.[test]'
-	@touch $@
+	@touch $@ $(VENV)/.installed-docs
 
 # MODEL=PROVIDER/MODEL (and API_BASE=URL for a local OpenAI-compatible server): a language
 # model plays the demo beside the house rules (arena demo --model)
