@@ -73,7 +73,7 @@ def rounded_rows(rows: list[dict], kinds: Mapping[str, str]) -> list[dict]:
 
 
 def market_notes(season: SeasonConfig) -> str:
-    return "; ".join(provider_note(p) for p in sorted(set(season.providers.values())))
+    return "; ".join(provider_note(p) for p in season.sources)
 
 
 def ingest_artifacts(out: IngestOutcome) -> None:

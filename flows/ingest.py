@@ -36,7 +36,7 @@ def season_sources(season: SeasonHandle | None, asked: IngestRequest) -> list[st
     season's only provider, or the synthetic market)."""
     if asked.source is not None or asked.symbols or season is None:
         return [asked.source]
-    return sorted(set(season.config.providers.values()))
+    return season.config.sources
 
 
 @flow(name="ingest", flow_run_name=run_name,

@@ -81,7 +81,7 @@ def season_jobs(lake: Lake, season: SeasonConfig, mirror: str | None = None) -> 
     """The season's deployments (see the module docstring), its lake as every run's lake;
     ``mirror``: where the nightly publish copies the lake (:mod:`arena.data.persistence`)."""
     root, name = str(lake.root.resolve()), season_slug(season.id)
-    providers = sorted(set(season.providers.values()))
+    providers = season.sources
     base = (f"season:{season.id}",)
     every = tuple(f"provider:{p}" for p in providers)
     jobs = [

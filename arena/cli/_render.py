@@ -28,7 +28,7 @@ def market_text(config) -> str:
     """Whose prices a season trades on, as every output says it (SYNTHETIC, or the vendors)."""
     from arena.data.providers import provider_note
 
-    names = sorted(set(config.providers.values()))
+    names = config.sources
     if len(names) == 1:
         return provider_note(names[0])
     return "market data: " + ", ".join(f"{c} from {p}" for c, p in config.providers.items())

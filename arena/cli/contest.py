@@ -73,10 +73,9 @@ def init(*, start: str, days: Days = 122, assets: str = "NVDA,BTC,GLD,USO",
     except ValueError:
         raise BadArgument(f"--prizes {prizes!r}: give the prizes as numbers, e.g. 500,200"
                           ) from None
-    contest = finchal(symbol_list(assets), fees=rates, name=name, eligibility=eligibility,
-                      max_correlation=max_correlation, correlation_days=correlation_days)
-    contest = contest.model_copy(update={"prizes": {
-        s: tuple(p for p in places if p) for s in contest.assets}})
+    contest = finchal(symbol_list(assets), prizes=places, fees=rates, name=name,
+                      eligibility=eligibility, max_correlation=max_correlation,
+                      correlation_days=correlation_days)
     started = start_contest(Lake(lake), contest, parse_day(start, "--start"), days,
                             providers=default_providers(crypto, stocks), seed=seed,
                             roster=roster, season_id=id)

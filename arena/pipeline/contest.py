@@ -97,19 +97,20 @@ class Contest(BaseModel):
         return sum(sum(places) for places in self.prizes.values())
 
 
-def finchal(assets: Sequence[str] | None = None, *, prize: float = FINCHAL_PRIZE,
+def finchal(assets: Sequence[str] | None = None, *,
+            prizes: Sequence[float] = (FINCHAL_PRIZE,),
             fees: Mapping[str, float] | None = None, universe: Universe | None = None,
             **rules: object) -> Contest:
     """FINCHAL's contest (the module docstring), or its rules over other ``assets``: an asset
     pays the rate ``fees`` gives it, else FINCHAL's, else the default of its calendar
-    (:func:`~arena.scoring.scorer.default_cost_rate`); ``prize`` for each asset's best
-    eligible track; ``rules``: the other fields of :class:`Contest`."""
+    (:func:`~arena.scoring.scorer.default_cost_rate`); ``prizes`` by place among each asset's
+    eligible tracks (a zero is no prize); ``rules``: the other fields of :class:`Contest`."""
     universe = universe or load_universe()
     chosen = [universe[normalise_symbol(s)].symbol for s in (assets or FINCHAL_FEES)]
     given = {normalise_symbol(s): r for s, r in (fees or {}).items()}
     rates = {s: float(given.get(s, FINCHAL_FEES.get(s, default_cost_rate(universe[s].calendar))))
              for s in chosen}
-    return Contest(fees=rates, prizes={s: (prize,) if prize else () for s in chosen},
+    return Contest(fees=rates, prizes={s: tuple(p for p in prizes if p) for s in chosen},
                    **rules)  # type: ignore[arg-type]
 
 

@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 
 from arena.agents.roster import ContestantSpec
-from arena.data.providers import is_synthetic
 from arena.pipeline.season_config import SeasonConfig
 
 COLUMNS = ("contestant", "model", "knowledge_cutoff", "contaminated", "contamination")
@@ -73,7 +72,7 @@ def _own(spec: ContestantSpec, config: SeasonConfig, synthetic: bool) -> Knowled
 def contamination(config: SeasonConfig, specs: Sequence[ContestantSpec]) -> list[Knowledge]:
     """Every contestant of ``specs`` against the season of ``config`` (see the module
     docstring), in the roster's order."""
-    synthetic = all(is_synthetic(p) for p in config.providers.values())
+    synthetic = config.synthetic
     own = {spec.name: _own(spec, config, synthetic) for spec in specs}
     out = []
     for spec in specs:

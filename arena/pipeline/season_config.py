@@ -196,6 +196,11 @@ class SeasonConfig(BaseModel):
         return set(self.providers.values()) == {SYNTHETIC}
 
     @property
+    def sources(self) -> list[str]:
+        """The season's providers, each once, by name: what its ingests fetch from."""
+        return sorted(set(self.providers.values()))
+
+    @property
     def slug(self) -> str:
         """The season's id as a kebab-case name (:func:`season_slug`)."""
         return season_slug(self.id)

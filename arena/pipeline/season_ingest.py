@@ -143,7 +143,7 @@ def season_ingest(season: SeasonConfig, universe: Universe, source: str | None,
     """The assets the season takes from ``source`` (its only provider when none is named; with
     ``instead_of``, the files folder standing in for that provider) and the season's synthetic
     seed. ``explicit``: the caller named the symbols, and each must be one of them."""
-    sources = sorted(set(season.providers.values()))
+    sources = season.sources
     provider = instead_of or source
     if instead_of is not None and source != "files":
         raise BadArgument(f"only a files drop folder stands in for a vendor (--source files), "
