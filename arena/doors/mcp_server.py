@@ -529,7 +529,7 @@ def _entrance(server: MCPServer, arena: Arena, clock: Callable[[], pd.Timestamp]
               limit: RateLimit, request_timeout: float, header: str) -> None:
     """The routes served without a key: ``/llms.txt`` and the protected-resource metadata."""
     season = arena.season
-    numbers = rule_fields(season_rules(season))
+    numbers = rule_fields(season_rules(season), [b.symbol for b in arena.universe.benchmarks])
 
     @server.custom_route(LLMS_PATH, methods=["GET"])
     async def llms(request: Request) -> Response:

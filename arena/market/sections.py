@@ -29,7 +29,7 @@ of a prompt back against the lake).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from arena.engine.rules import Rules
@@ -137,10 +137,18 @@ def header(market: MarketData) -> str:
                      "stock opens, adds and closes are rejected, while a hold of a held stock "
                      "is accepted (it trades nothing and may move the stock's level). Stock "
                      "prices are the last close.")
+    if market.blind:
+        lines.append("The market is shown BLIND: assets go by neutral names, dates are "
+                     "relabelled (weekdays, sessions and the time between bars are kept) and "
+                     "each asset's prices are rescaled by a factor of its own (returns, RSIs, "
+                     "volatility, dollar volumes and every other ratio are exact). Trade the "
+                     "names shown; no other name is in this market.")
     if market.synthetic:
         lines.append("Data source: SYNTHETIC - prices come from the arena's seeded market "
                      "simulator, not from a real exchange. Treat them as a realistic but "
                      "invented market.")
+    elif market.blind:
+        lines.append("Data source: recorded market data (real prices, shown blind).")
     else:
         lines.append(f"Data source: {market.provider} (real market data).")
     if market.stale:
@@ -363,9 +371,16 @@ def portfolio_section(snapshot: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def rule_fields(rules: Rules) -> dict[str, str]:
-    """The engine's numbers as the rules template shows them."""
-    return {"start_cash": f"${rules.start_cash:,.0f}", "fee_pct": f"{rules.fee_rate:.1%}",
+def _and(items: Sequence[str]) -> str:
+    return " and ".join(filter(None, (", ".join(items[:-1]), *items[-1:])))
+
+
+def rule_fields(rules: Rules, benchmarks: Sequence[str]) -> dict[str, str]:
+    """The engine's numbers as the rules template shows them, and the season's benchmarks by
+    the names the prompt gives them (``BTC and SPY``; a blind season's neutral names)."""
+    return {"benchmarks": _and(list(benchmarks)),
+            "benchmark_holds": ", ".join(f"of {b}" for b in benchmarks),
+            "start_cash": f"${rules.start_cash:,.0f}", "fee_pct": f"{rules.fee_rate:.1%}",
             "min_confidence": f"{rules.min_confidence:.2f}",
             "min_open_pct": f"{rules.min_open_share:.0%}", "max_positions": str(rules.max_positions),
             "max_new_per_cycle": "one" if rules.max_new_per_cycle == 1 else
@@ -380,7 +395,7 @@ def sections(market: MarketData, snapshot: Mapping[str, Any], rules: Rules,
              prompts: Prompts, candles: str = DEFAULT_LAYOUT) -> dict[str, str]:
     """Every field the investor, judge and strategist templates take; ``candles``: the
     season's candle layout."""
-    numbers = rule_fields(rules)
+    numbers = rule_fields(rules, [b.symbol for b in market.benchmarks])
     return {"header": header(market), "rules": prompts.render("rules", **numbers).strip(),
             "contract": prompts.render("contract", **numbers).strip(),
             "universe_table": universe_table(market), "screen_note": screen_note(market),

@@ -121,6 +121,7 @@ class MarketData:
     held: tuple[str, ...] = ()
     stale: Mapping[str, str] = field(default_factory=dict)
     damaged: Mapping[str, str] = field(default_factory=dict)
+    blind: bool = False  # shown under a season's blinding (arena.market.blind)
 
     @property
     def untradeable(self) -> frozenset[str]:
@@ -162,4 +163,4 @@ class MarketData:
                 "assets": [d.as_dict() for d in self.assets],
                 "benchmarks": [d.as_dict() for d in self.benchmarks],
                 "screen": self.screen.as_dict(), "held": list(self.held), "stale": dict(self.stale),
-                "damaged": dict(self.damaged)}
+                "damaged": dict(self.damaged), "blind": self.blind}

@@ -54,9 +54,11 @@ from arena.engine.rules import ARENA_RULES, EXECUTION_ORDER, CycleState, Rules
 from arena.ledger.records import ANSWER, ROUNDS, CycleRecord, RecordStatus, equity_snapshot
 from arena.ledger.store import Ledger, LedgerBusy, LedgerError
 from arena.market.asof import Providers, closed_bars, provider_of
+from arena.market.blind import Blinding
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
 from arena.market.sections import DEFAULT_LAYOUT
 from arena.market.types import MarketData
+from arena.pipeline.blind_turn import blind_briefing, blind_turn
 from arena.pipeline.turn import ContestantCycle, ContestantFailed, Round, take_turn
 from arena.reporting.roles import CONTESTANT, recorded_role
 
@@ -248,19 +250,21 @@ def standings(ledger: Ledger, at: pd.Timestamp, names: Sequence[str]) -> dict[st
 def play_turn(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
          at: pd.Timestamp, *, rules: Rules = ARENA_RULES, others: Sequence[str] = (),
          slot: Slot = no_slot, queued_at: float | None = None,
-         candles: str = DEFAULT_LAYOUT, charts: Charts | None = None) -> Outcome:
+         candles: str = DEFAULT_LAYOUT, charts: Charts | None = None,
+         blind: BlindCycle | None = None) -> Outcome:
     """Play and record one contestant's cycle (at most once per cycle, however often called),
     holding ``slot(contestant)`` meanwhile; ``others``: the contestants whose answers a follower
     sees; ``queued_at``: when the fan-out asked for the turn (Unix seconds: the turn may run in
     another process), so the time it waited for a thread and its slot is recorded beside its
     calls' latency; ``candles``: the season's candle layout; ``charts``: what its briefing's
-    charts read (:class:`CycleCharts`). A failure becomes its report line."""
+    charts read (:class:`CycleCharts`); ``blind``: the cycle of a blind season
+    (:class:`BlindCycle`). A failure becomes its report line."""
     queue_s = 0.0
     try:
         with slot(contestant):
             queue_s = 0.0 if queued_at is None else max(0.0, time.time() - queued_at)
             return record_turn(contestant, market, ledger, universe, at, rules, others, queue_s,
-                         candles, charts)
+                               candles, charts, blind)
     except ContestantFailed as exc:  # the model never answered: nothing happened, nothing recorded
         log.warning("contestant %s failed at %s (nothing recorded): %s", contestant.name, at,
                     exc.reply.error)
@@ -284,20 +288,29 @@ def play_turn(contestant: Contestant, market: MarketData, ledger: Ledger, univer
 
 
 def record_turn(contestant: Contestant, market: MarketData, ledger: Ledger, universe: Universe,
-          at: pd.Timestamp, rules: Rules, others: Sequence[str], queue_s: float,
-          candles: str = DEFAULT_LAYOUT, charts: Charts | None = None) -> Outcome:
+                at: pd.Timestamp, rules: Rules, others: Sequence[str], queue_s: float,
+                candles: str = DEFAULT_LAYOUT, charts: Charts | None = None,
+                blind: BlindCycle | None = None) -> Outcome:
     def build() -> CycleRecord:
         state = CycleState(ledger.portfolio(contestant.name), at, stale=market.untradeable)
-        briefing = build_briefing(market, contestant.name,
-                                  portfolio_snapshot(state, market.prices, stale=market.stale),
-                                  rules=rules, candles=candles)
+        snapshot = portfolio_snapshot(state, market.prices, stale=market.stale)
+        follows = plays_after_others(contestant)
+        earlier = ExecutedDecisions(ledger, at, others) if follows else None
+        ranks = standings(ledger, at, others) if follows else None
+        if blind is not None:
+            briefing = blind_briefing(blind.market, contestant.name, snapshot, blind.blinding,
+                                      rules=rules, candles=candles, charts=charts,
+                                      earlier=earlier, standings=ranks)
+            cycle = blind_turn(contestant, briefing, state, market.prices, universe,
+                               blind.blinding, rules=rules)
+            return to_record(cycle, briefing.prompt_text, market.prices, at, queue_s)
+        briefing = build_briefing(market, contestant.name, snapshot, rules=rules,
+                                  candles=candles)
         if charts is not None:
             briefing = replace(briefing, charts=charts)
-        if plays_after_others(contestant):
-            briefing = replace(briefing, earlier=ExecutedDecisions(ledger, at, others),
-                               standings=standings(ledger, at, others))
-        cycle = take_turn(contestant, briefing, state, market.prices, universe,
-                                     rules=rules)
+        if follows:
+            briefing = replace(briefing, earlier=earlier, standings=ranks)
+        cycle = take_turn(contestant, briefing, state, market.prices, universe, rules=rules)
         return to_record(cycle, briefing.prompt_text, market.prices, at, queue_s)
 
     recorded = ledger.record_cycle(at, contestant.name, build)
@@ -319,6 +332,15 @@ def cycle_market(lake: Lake, provider: str, universe: Universe,
     return build_market(lake, provider, universe, at, held=sorted(held))
 
 
+@dataclass(frozen=True)
+class BlindCycle:
+    """A blind season's cycle: its blinding (:class:`arena.market.blind.Blinding`) and the
+    cycle's market under it, made once for every contestant."""
+
+    blinding: Blinding
+    market: MarketData
+
+
 def secret_names(contestants: Sequence[Contestant]) -> set[str]:
     """The environment variables holding the contestants' keys (never to be written)."""
     return {name for c in contestants
@@ -328,15 +350,18 @@ def secret_names(contestants: Sequence[Contestant]) -> set[str]:
 def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequence[Contestant],
               at: pd.Timestamp, *, ledger: Ledger | None = None, runner: Runner = INLINE,
               rules: Rules = ARENA_RULES, slot: Slot | None = None,
-              candles: str = DEFAULT_LAYOUT) -> list[Outcome]:
+              candles: str = DEFAULT_LAYOUT, blinding: Blinding | None = None
+              ) -> list[Outcome]:
     """The decision cycle at ``at`` (a UTC timestamp) for every contestant (see the module
     docstring); one report line per contestant, first the ones that answer themselves.
     ``slot``: what a contestant holds while it plays (default :func:`provider_slots`);
-    ``candles``: the season's candle layout (the prompts show it)."""
+    ``candles``: the season's candle layout (the prompts show it); ``blinding``: a blind
+    season's (:mod:`arena.market.blind`): every contestant plays in its blind world."""
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
     slot = slot or provider_slots()
     market = runner.run(cycle_market, lake, provider, universe, contestants, at, ledger)
     charts = CycleCharts(lake, provider, universe, at)
+    blind = None if blinding is None else BlindCycle(blinding, blinding.market(market))
     first = [c for c in contestants if not plays_after_others(c)]
     followers = [c for c in contestants if plays_after_others(c)]
     if not getattr(runner, "distributes", False) and any(isinstance(c, KeysStayBehind)
@@ -345,9 +370,9 @@ def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequen
     with steady_heap():  # no collector's pass over the whole process as the calls leave
         outcomes = runner.map(play_turn, first, market, ledger, universe, at, rules=rules,
                               slot=slot, queued_at=time.time(), candles=candles,
-                              charts=charts)
+                              charts=charts, blind=blind)
     names = tuple(c.name for c in first)
     return outcomes + [runner.run(play_turn, c, market, ledger, universe, at, rules=rules,
                                   others=names, slot=slot, queued_at=time.time(),
-                                  candles=candles, charts=charts)
+                                  candles=candles, charts=charts, blind=blind)
                        for c in followers]

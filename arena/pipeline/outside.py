@@ -99,7 +99,7 @@ def rules(arena: Arena, now: pd.Timestamp) -> dict[str, object]:
     far (once the luck tables were published), and a contest's own rules (``contest``: null
     when the season is not one)."""
     season, rules_ = arena.season, season_rules(arena.season)
-    fields = rule_fields(rules_)
+    fields = rule_fields(rules_, [b.symbol for b in arena.universe.benchmarks])
     prompts = Prompts()
     try:
         ceiling = read_analytics(arena.lake, "luck_ceiling")

@@ -62,7 +62,7 @@ def test_every_template_exists_and_needs_only_known_fields(case):
     from arena.market.sections import rule_fields
 
     known = set(sections(market, snapshot, ARENA_RULES, Prompts())) | EXTRA_FIELDS
-    known |= set(rule_fields(ARENA_RULES))
+    known |= set(rule_fields(ARENA_RULES, ["BTC", "SPY"]))
     assert sorted(p.stem for p in PROMPTS_DIR.glob("*.md")) == sorted(TEMPLATES)
     for name in TEMPLATES:
         text = load_template(name)
