@@ -61,17 +61,18 @@ class LeagueInit:
 
 def init_next(league: str | Path, *, start: dt.date | None = None, days: int,
               symbols: tuple[str, ...] | list[str], providers: Mapping[str, str],
-              roster: str | None = None, now: Any = None, **season: Any) -> LeagueInit:
+              roster: str | None = None, now: Any = None, sectors: bool = False,
+              **season: Any) -> LeagueInit:
     """Start the league's next season (see the module docstring): ``start`` is needed for the
     league's first season only (later, a start after the previous season's end leaves a gap);
     ``season``: the rest of :func:`arena.pipeline.season_config.make_season`'s settings (id,
-    seed, timeouts, dask, candles)."""
+    seed, timeouts, dask, candles, blind); ``sectors``: a blind season's prompts show sectors."""
     first, cycle_hour, previous = next_start(league, start)
     if cycle_hour is not None:
         season["cycle_hour"] = cycle_hour
     config = make_season(first, days, symbols, mode=LIVE, providers=providers,
                          follows=None if previous is None else previous.id, **season)
-    lake, written = init_league_season(league, config, roster=roster, now=now)
+    lake, written = init_league_season(league, config, roster=roster, now=now, sectors=sectors)
     return LeagueInit(lake, written, previous)
 
 
@@ -172,6 +173,10 @@ def _season_to_play(root: Path, held: list[LeagueSeason], number: int, plan: Lea
         if season.config.mode != REPLAY:
             raise BadArgument(f"the league {root} holds the live season {season.id!r}: replay "
                               "historical seasons into a league of their own")
+        if season.config.blind != plan.season.blind:
+            raise BadArgument(f"the league {root} replayed season {season.id!r} "
+                              f"{'blind' if season.config.blind else 'open'}: resume it "
+                              f"{'with' if season.config.blind else 'without'} --blind")
         if season.counted:
             return season.id
         start, follows, lake = season.config.start, season.config.follows, season.lake

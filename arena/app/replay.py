@@ -32,7 +32,13 @@ from arena.data.providers import make_provider
 from arena.market.sections import CANDLE_LAYOUTS, DEFAULT_LAYOUT
 from arena.pipeline.day import DayReport
 from arena.pipeline.season import SeasonOutputs, SeasonReport, finish_season, replay_season
-from arena.pipeline.season_config import REPLAY, default_providers, init_season, make_season
+from arena.pipeline.season_config import (
+    REPLAY,
+    default_providers,
+    init_season,
+    make_season,
+    season_blinding,
+)
 from arena.pipeline.season_tables import ARENA_PLAYERS
 from arena.pipeline.warehouse import parse_ahead
 from arena.reporting.leaderboard import sorted_board
@@ -60,7 +66,8 @@ class ReplayPlan:
     market ingested once for the season or before each day (``ingest``), the prompts' candles
     in the layout ``candles`` (recorded with the season), the zero-skill players of the luck
     tables: ``players`` per asset, ``arena_players`` for the arena's rules; and, in a league,
-    the season it ``follows``."""
+    the season it ``follows``; ``blind``: played blind (:mod:`arena.market.blind`), its prompts
+    showing sectors when ``blind_sectors``."""
 
     start: dt.date
     days: int
@@ -72,6 +79,8 @@ class ReplayPlan:
     ingest: Literal["season", "daily"] = "season"
     candles: str = DEFAULT_LAYOUT
     follows: str | None = None  # the league season this one continues (arena league replay)
+    blind: bool = False
+    blind_sectors: bool = False
 
     def check(self) -> None:
         """:class:`~arena.core.errors.BadArgument` naming the first setting that cannot be
@@ -99,8 +108,9 @@ def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Eff
     provider = make_provider("synthetic", seed=plan.seed)
     config = init_season(lake, make_season(plan.start, plan.days, universe.symbols, mode=REPLAY,
                                            providers=default_providers(), seed=plan.seed,
-                                           candles=plan.candles, follows=plan.follows),
-                         roster=plan.roster)
+                                           candles=plan.candles, follows=plan.follows,
+                                           blind=plan.blind),
+                         roster=plan.roster, sectors=plan.blind_sectors)
     handle = SeasonHandle(lake, config, env)
     if effects.invoke is None:  # dbt's own runner: its parse runs beside the season's days
         parse_ahead(lake)
@@ -109,7 +119,8 @@ def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Eff
     with docs_beside():  # the ingests' Data Docs are built beside the season's days
         played = replay_season(provider, handle.universe, contestants, config.times, lake=lake,
                                runner=effects.runner, ingest=plan.ingest, progress=on_day,
-                               say=say, candles=config.candles)
+                               say=say, candles=config.candles,
+                               blinding=season_blinding(lake, config))
     if say:
         say(f"season played: {len(played.days)} cycles, {played.fills} fills; building the "
             "luck tables, marts and report")

@@ -32,6 +32,7 @@ serve --mirror``), but only a copy that itself checks out; the damaged copy is m
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -69,10 +70,13 @@ from arena.ledger.chain import (
 from arena.ledger.records import stamp
 from arena.ledger.store import Ledger
 from arena.ledger.verified import proven_records
+from arena.market.blind import Blinding, BlindingError
 from arena.pipeline.season_config import SeasonConfigError, find_season
 from arena.pipeline.season_files import (
+    BLINDING,
     CONFIG,
     ROSTER,
+    blinding_path,
     changes_path,
     check_sealed,
     config_path,
@@ -183,7 +187,7 @@ def _check_season(run: _Run, out: Verification) -> None:
     files = [config_path(lake), roster_path(lake)]
     if not any(p.exists() for p in files):
         return  # a lake without a season (a replay of before seasons were written)
-    files += [changes_path(lake)] if changes_path(lake).exists() else []
+    files += [p for p in (changes_path(lake), blinding_path(lake)) if p.exists()]
     for path in files:
         out.season_files += 1
         problem = season_file_problem(path)
@@ -206,7 +210,9 @@ def _unloadable(path: Path) -> str | None:
             find_season(Lake(path.parent.parent))
         elif path.name == ROSTER:
             load_roster(path)
-    except (SeasonConfigError, RosterError) as exc:
+        elif path.name == BLINDING:
+            Blinding.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (SeasonConfigError, RosterError, BlindingError, ValueError) as exc:
         return f"{path} cannot be used: {exc}"
     return None
 

@@ -113,6 +113,13 @@ Candles = Annotated[Literal["ohlcv", "close"], Parameter(
     help="how the prompts show the candles, recorded with the season: ohlcv, a row per bar "
          "(open, high, low, close, volume); close, one line of closes per series with its high "
          "and low (about 40% of the tokens)")]
+Blind = Annotated[bool, Parameter(
+    negative=(), help="play blind, recorded with the season: the prompts show neutral asset "
+    "names, a relabelled calendar and rescaled price levels (returns and ratios exact); the "
+    "names are revealed when the season ends")]
+BlindSectors = Annotated[bool, Parameter(
+    negative=(), help="with --blind: show each asset's sector (hidden by default: a sector can "
+    "name an asset alone)")]
 Interval = Literal["15m", "1h", "4h", "1d", "1w"]
 Source = Literal[SOURCES]  # type: ignore[valid-type]  # the providers' registry names them
 CryptoSource = Annotated[Source, Parameter(  # a season's (or a contest's) providers

@@ -7,7 +7,18 @@ from typing import Annotated, Literal
 import cyclopts
 from cyclopts import Parameter
 
-from arena.cli._options import Candles, Days, Json, Players, Roster, Seed, Symbols, whole
+from arena.cli._options import (
+    Blind,
+    BlindSectors,
+    Candles,
+    Days,
+    Json,
+    Players,
+    Roster,
+    Seed,
+    Symbols,
+    whole,
+)
 from arena.cli._render import console, print_json, text_table
 
 LeagueDir = Annotated[str, Parameter(help="the league's folder (its seasons' lakes side by side)")]
@@ -71,8 +82,9 @@ def replay(league: LeagueDir, /, *, from_: Annotated[str, Parameter(name="--from
            seasons: Annotated[int, whole(1, 520, "how many seasons, one after another (1 to "
                                                  "520)")],
            days: Days = 28, roster: Roster = None, symbols: Symbols = None, seed: Seed = None,
-           players: Players = 20_000, candles: Candles = "ohlcv",
-           verdict_seasons: VerdictSeasons = "clean", json: Json = False) -> int:
+           players: Players = 20_000, candles: Candles = "ohlcv", blind: Blind = False,
+           blind_sectors: BlindSectors = False, verdict_seasons: VerdictSeasons = "clean",
+           json: Json = False) -> int:
     """Replay historical seasons one after another into the league (the synthetic market),
     each starting where the last ended, then publish the league and its verdict on skill.
     Resumable: run it again and the seasons replayed are kept, the one cut short goes on.
@@ -90,7 +102,8 @@ def replay(league: LeagueDir, /, *, from_: Annotated[str, Parameter(name="--from
     from arena.app.replay import ReplayPlan
 
     step = ReplayPlan(parse_day(from_, "--from"), days, roster, symbol_list(symbols), seed,
-                      at_least(players, 1, "--players"), candles=candles)
+                      at_least(players, 1, "--players"), candles=candles, blind=blind,
+                      blind_sectors=blind_sectors)
     say = None if json else (lambda m: print(f"  {m}", flush=True))
 
     def started(number: int, total: int, lake) -> None:

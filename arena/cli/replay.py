@@ -7,6 +7,8 @@ import sys
 import time
 
 from arena.cli._options import (
+    Blind,
+    BlindSectors,
     Candles,
     Days,
     Ingest,
@@ -23,7 +25,8 @@ from arena.cli._render import print_json, print_leaderboard
 
 def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbols = None,
            seed: Seed = None, players: Players = 20_000, ingest: Ingest = "season",
-           candles: Candles = "ohlcv", lake: SeasonLake = None, json: Json = False) -> int:
+           candles: Candles = "ohlcv", blind: Blind = False, blind_sectors: BlindSectors = False,
+           lake: SeasonLake = None, json: Json = False) -> int:
     """Replay a season on the synthetic market (resumable), then build the luck tables, the
     marts and the report.
 
@@ -36,7 +39,8 @@ def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbo
 
     return run_replay("arena replay", start=start, days=days, roster=roster, symbols=symbols,
                       seed=seed, players=players, ingest=ingest, candles=candles,
-                      lake=lake or str(default_root()), json=json)
+                      lake=lake or str(default_root()), json=json, blind=blind,
+                      blind_sectors=blind_sectors)
 
 
 def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
@@ -87,7 +91,8 @@ def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
 
 def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols: str | None,
                seed: int | None, players: int, ingest: Ingest, lake: str, json: bool,
-               candles: Candles = "ohlcv", invite: bool = False) -> int:
+               candles: Candles = "ohlcv", invite: bool = False, blind: bool = False,
+               blind_sectors: bool = False) -> int:
     """The replay job, its progress and its leaderboard; at the end, the site command to
     open, and (``invite``: a demo without a model) how to add a language model."""
     import os
@@ -103,8 +108,10 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
 
     def started(handle, contestants: int) -> None:
         if not json:
+            shown = " (played BLIND)" if handle.config.blind else ""
             print(f"replaying {days} days from {handle.config.first:%Y-%m-%d} on the SYNTHETIC "
-                  f"market ({contestants} contestants) into {handle.lake.root}", flush=True)
+                  f"market{shown} ({contestants} contestants) into {handle.lake.root}",
+                  flush=True)
 
     def progress(day, done: int, total: int) -> None:
         fills = sum(o.fills for o in day.outcomes) + day.automatic_closes
@@ -112,7 +119,8 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
             f"({day.seconds:.1f} s, {time.perf_counter() - began:.0f} s elapsed)")
 
     plan = ReplayPlan(parse_day(start, "--start"), days, roster, symbol_list(symbols), seed,
-                      at_least(players, 1, "--players"), ingest=ingest, candles=candles)
+                      at_least(players, 1, "--players"), ingest=ingest, candles=candles,
+                      blind=blind, blind_sectors=blind_sectors)
     done = job(Lake(lake), plan, env=os.environ, effects=Effects(progress=say),
                on_start=started, on_day=progress)
     for s in done.skipped:

@@ -11,6 +11,8 @@ from arena.cli._options import (
     MAX_PLAYERS,
     PLAYERS_RANGE,
     SECONDS,
+    Blind,
+    BlindSectors,
     Candles,
     CryptoSource,
     Day,
@@ -40,8 +42,8 @@ def init(*, start: str | None = None, days: Days = 28, id: str | None = None,
          crypto: CryptoSource = "synthetic", stocks: StockSource = "synthetic",
          symbols: Symbols = None, roster: Roster = None, seed: Seed = None,
          call_timeout: Seconds = 60.0, cycle_deadline: Seconds = 600.0, dask: str | None = None,
-         candles: Candles = "ohlcv", lake: SeasonLake = None, league: str | None = None,
-         json: Json = False) -> int:
+         candles: Candles = "ohlcv", blind: Blind = False, blind_sectors: BlindSectors = False,
+         lake: SeasonLake = None, league: str | None = None, json: Json = False) -> int:
     """Write a new season's config (and a copy of its roster) into a lake, or into the next
     lake of a league.
 
@@ -75,7 +77,10 @@ def init(*, start: str | None = None, days: Days = 28, id: str | None = None,
 
     universe = load_universe().select(symbol_list(symbols))
     settings = {"season_id": id, "seed": seed, "call_timeout_s": call_timeout,
-                "cycle_deadline_s": cycle_deadline, "dask": dask, "candles": candles}
+                "cycle_deadline_s": cycle_deadline, "dask": dask, "candles": candles,
+                "blind": blind}
+    if blind_sectors and not blind:
+        raise BadArgument("--blind-sectors shows sectors in a blind season: give --blind too")
     if league is not None:
         from arena.app.league import init_next
 
@@ -85,7 +90,7 @@ def init(*, start: str | None = None, days: Days = 28, id: str | None = None,
         started = init_next(league, start=None if start is None else parse_day(start, "--start"),
                             days=days, symbols=universe.symbols,
                             providers=default_providers(crypto, stocks), roster=roster,
-                            **settings)
+                            sectors=blind_sectors, **settings)
         where, config = started.lake, started.config
     else:
         if start is None:
@@ -94,14 +99,16 @@ def init(*, start: str | None = None, days: Days = 28, id: str | None = None,
         where = Lake(lake)
         config = init_season(where, make_season(
             parse_day(start, "--start"), days, universe.symbols, mode=LIVE,
-            providers=default_providers(crypto, stocks), **settings), roster=roster)
+            providers=default_providers(crypto, stocks), **settings), roster=roster,
+            sectors=blind_sectors)
     if json:
         print_json(config.to_json())
         return 0
     print(f"season {config.id} in {where.root}: {config.days} daily cycles at "
           f"{config.cycle_hour:02d}:00 UTC from {config.first:%Y-%m-%d} to {config.last:%Y-%m-%d}, "
           f"{len(config.symbols)} assets ({market_text(config)})"
-          + (f"; it follows season {config.follows}" if config.follows else ""))
+          + (f"; it follows season {config.follows}" if config.follows else "")
+          + ("; played BLIND (its names are revealed when it ends)" if config.blind else ""))
     return 0
 
 

@@ -39,6 +39,7 @@ from arena.ledger.attempts import Attempts
 from arena.ledger.records import CycleRecord, MonitorRecord, equity_snapshot
 from arena.ledger.store import BrokenChain, Ledger, LedgerError
 from arena.market.asof import NoPrices, Providers, cycle_prices, provider_of
+from arena.market.blind import Blinding
 from arena.market.sections import DEFAULT_LAYOUT
 from arena.pipeline.cycle import Outcome, Slot, run_cycle
 from arena.pipeline.season_ingest import history_start as season_history_start
@@ -226,8 +227,8 @@ def record_forfeits(lake: Lake, market: Providers, ledger: Ledger, attempts: Att
 def play_rounds(lake: Lake, market: Providers, universe: Universe,
                contestants: Sequence[Contestant], at: pd.Timestamp, *, ledger: Ledger,
                rules: Rules, runner: Runner, slot: Slot | None, attempts: Attempts | None,
-               retries: Retries | None, candles: str = DEFAULT_LAYOUT
-               ) -> tuple[list[Outcome], int]:
+               retries: Retries | None, candles: str = DEFAULT_LAYOUT,
+               blinding: Blinding | None = None) -> tuple[list[Outcome], int]:
     """The cycle at ``at``, played again for the contestants whose model failed while
     ``retries`` allow; each failed attempt goes to ``attempts`` (never to the ledger). Returns
     the outcomes (one per contestant, in order) and the rounds played."""
@@ -239,7 +240,8 @@ def play_rounds(lake: Lake, market: Providers, universe: Universe,
         # call), and a follower retried still sees the others' answers
         names = {c.name for c in playing}
         for outcome in run_cycle(lake, market, universe, contestants, at, ledger=ledger,
-                                 runner=runner, rules=rules, slot=slot, candles=candles):
+                                 runner=runner, rules=rules, slot=slot, candles=candles,
+                                 blinding=blinding):
             if outcome.contestant not in names:
                 continue
             done[outcome.contestant] = outcome
@@ -263,12 +265,13 @@ def play_day(lake: Lake, market: Providers, universe: Universe,
              rules: Rules = ARENA_RULES, runner: Runner = INLINE, slot: Slot | None = None,
              ingest: DayIngest | None = None, attempts: Attempts | None = None,
              forfeit_names: Sequence[str] = (), retries: Retries | None = None,
-             candles: str = DEFAULT_LAYOUT) -> DayReport:
+             candles: str = DEFAULT_LAYOUT, blinding: Blinding | None = None) -> DayReport:
     """One season day ending at the cycle ``at`` (see the module docstring). ``ingest``: the
     day's ingest first (a replay's); ``attempts``: the attempts log failed contestants go to,
     and where the earlier cycles' failures of ``forfeit_names`` are read from to record them
     as forfeited first; ``retries``: how long failed contestants are played again;
-    ``candles``: the season's candle layout."""
+    ``candles``: the season's candle layout; ``blinding``: a blind season's
+    (:mod:`arena.market.blind`)."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     not_published: dict[str, str] = {}
@@ -288,7 +291,7 @@ def play_day(lake: Lake, market: Providers, universe: Universe,
     t = time.perf_counter()
     outcomes, rounds = play_rounds(lake, market, universe, contestants, at, ledger=ledger,
                                   rules=rules, runner=runner, slot=slot, attempts=attempts,
-                                  retries=retries, candles=candles)
+                                  retries=retries, candles=candles, blinding=blinding)
     timings["cycle"] = time.perf_counter() - t
     t = time.perf_counter()
     text = daily_report(ledger, lake, market, universe, at)

@@ -11,6 +11,9 @@ The rule, one place for the leaderboard mart, the site and the league's verdict:
 
 * a season on the synthetic market is never contaminated: its prices are invented from a seed,
   so there is nothing to remember;
+* nor is a season played blind (:mod:`arena.market.blind`): its prompts show neither the real
+  names, nor the real dates, nor the real price levels, so what a model read cannot be matched
+  to what it is shown;
 * a model that states no cutoff cannot be judged: not contaminated, and its reason says so;
 * a contestant that calls no model (a house rule, an outside entrant) has no training data;
 * a ``reverse`` trades its target's decisions, so it carries its target's contamination
@@ -59,6 +62,8 @@ def _own(spec: ContestantSpec, config: SeasonConfig, synthetic: bool) -> Knowled
         return said(False, "calls no model: no training data to remember")
     if synthetic:
         return said(False, "synthetic market: invented prices, nothing to remember")
+    if config.blind:
+        return said(False, "played blind: no real name, date or price level was shown")
     if spec.knowledge_cutoff is None:
         return said(False, "no knowledge_cutoff stated: cannot be judged")
     first = config.first.date()

@@ -217,16 +217,18 @@ def season_folder(root: str | Path, season_id: str) -> Path:
 
 
 def init_league_season(root: str | Path, season: SeasonConfig, *, roster: str | Path | None = None,
-                       now: pd.Timestamp | None = None) -> tuple[Lake, SeasonConfig]:
+                       now: pd.Timestamp | None = None, sectors: bool = False
+                       ) -> tuple[Lake, SeasonConfig]:
     """Write ``season`` (made from :func:`next_start`) into its own lake of the league at
     ``root``, ``<root>/<season.id>/`` (:func:`arena.pipeline.season_config.init_season`); a
-    folder of the league that holds a season already is refused."""
+    folder of the league that holds a season already is refused (``sectors``: a blind
+    season's prompts show sectors)."""
     lake = Lake(season_folder(root, season.id))
     held = find_season(lake)
     if held is not None:
         raise LeagueError(f"the league {root} already holds a season in {lake.root} ({held.id!r}, "
                           f"from {held.start}): give the new season another --id")
-    return lake, init_season(lake, season, roster=roster, now=now)
+    return lake, init_season(lake, season, roster=roster, now=now, sectors=sectors)
 
 
 def _utc(stamp: str) -> pd.Timestamp:

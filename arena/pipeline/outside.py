@@ -62,10 +62,16 @@ class OutsideError(UnusableInput, ValueError):
 
 @dataclass(frozen=True)
 class Arena:
-    """One season seen from outside: its lake, config and universe."""
+    """One season seen from outside: its lake, config and universe. A blind season has no
+    door: its data tools would serve the real names, dates and prices it hides."""
 
     lake: Lake
     season: SeasonConfig
+
+    def __post_init__(self) -> None:
+        if self.season.blind:
+            raise OutsideError(f"season {self.season.id} is played blind: outside entrants "
+                               "would read its real names, dates and prices, so it takes none")
 
     @property
     def universe(self) -> Universe:

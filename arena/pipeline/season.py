@@ -43,6 +43,7 @@ from arena.data.manifest import IngestSummary
 from arena.data.providers.base import Provider
 from arena.ledger.store import Ledger
 from arena.market.asof import Providers
+from arena.market.blind import Blinding
 from arena.market.sections import DEFAULT_LAYOUT
 from arena.pipeline.cycle import secret_names
 from arena.pipeline.day import (
@@ -93,12 +94,14 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
                   runner: Runner = INLINE, ingest: Literal["season", "daily"] = "season",
                   progress: Callable[[DayReport, int, int], None] | None = None,
                   say: Callable[[str], None] | None = None,
-                  candles: str = DEFAULT_LAYOUT) -> SeasonReport:
+                  candles: str = DEFAULT_LAYOUT, blinding: Blinding | None = None
+                  ) -> SeasonReport:
     """Replay the cycles ``times`` (the season's schedule, :attr:`SeasonConfig.times`): the
     season's market (:func:`ingest_season`, or a day's ingest before each day when
     ``ingest="daily"``), then one :func:`~arena.pipeline.day.play_day` after another (see the
-    module docstring), the prompts' candles in the layout ``candles``; ``progress`` hears of
-    every day played, ``say`` of the season's ingest."""
+    module docstring), the prompts' candles in the layout ``candles``, shown blind under
+    ``blinding`` when the season is blind; ``progress`` hears of every day played, ``say`` of
+    the season's ingest."""
     if ingest not in ("season", "daily"):
         raise ValueError(f"ingest must be 'season' or 'daily', not {ingest!r}")
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
@@ -124,7 +127,8 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
     for i, at in enumerate(times, start=1):
         day_ingest = DayIngest(provider, previous, daily) if daily is None or daily else None
         day = runner.run(play_day, lake, provider.name, universe, contestants, at,
-                         ledger=ledger, runner=runner, ingest=day_ingest, candles=candles)
+                         ledger=ledger, runner=runner, ingest=day_ingest, candles=candles,
+                         blinding=blinding)
         report.days.append(day)
         if progress:
             progress(day, i, len(times))

@@ -32,10 +32,12 @@ from arena.core.universe import ASSET_CLASSES, Universe, load_universe
 from arena.data.lake import Lake
 from arena.data.providers import SOURCES, SYNTHETIC
 from arena.engine.rules import ARENA_RULES
+from arena.market.blind import Blinding
 from arena.market.sections import CANDLE_LAYOUTS, CLOSE, DEFAULT_LAYOUT
 from arena.pipeline.contest import Contest
 from arena.pipeline.season_files import SEASON_DIR as SEASON_DIR  # re-exported
 from arena.pipeline.season_files import (
+    blinding_path,
     changes_path,
     config_path,
     roster_path,
@@ -102,6 +104,7 @@ class SeasonConfig(BaseModel):
     # a contest's rules (arena contest init: arena.pipeline.contest), None for a season that is
     # not one
     contest: Contest | None = None
+    blind: bool = False  # played blind: its blinding is season/blind.json (arena.market.blind)
     created: str = ""
     format: int = FORMAT
 
@@ -144,6 +147,9 @@ class SeasonConfig(BaseModel):
             if outside:
                 problems.append(f"contest assets outside the season's symbols: "
                                 f"{', '.join(outside)}")
+        if self.blind and self.contest is not None:
+            problems.append("a contest cannot be played blind: its entrants read real names "
+                            "and prices through the MCP door")
         if problems:
             raise SeasonConfigError(f"season {self.id!r}: " + "; ".join(problems))
         return self
@@ -255,11 +261,23 @@ def load_season(lake: Lake) -> SeasonConfig:
 
 
 def init_season(lake: Lake, season: SeasonConfig, *, roster: str | Path | None = None,
-                now: pd.Timestamp | None = None) -> SeasonConfig:
+                now: pd.Timestamp | None = None, sectors: bool = False,
+                blind_seed: int | None = None) -> SeasonConfig:
     """Write ``season`` (and a copy of the roster, checked) into ``lake``, each sealed with its
     digest (:mod:`arena.pipeline.season_files`). A lake that holds a season keeps it:
-    initialising the same season again is a no-op, another one is refused."""
-    load_roster(roster)  # a broken roster fails here, not at the first cycle
+    initialising the same season again is a no-op, another one is refused.
+
+    A blind season (``season.blind``) draws its blinding here (:meth:`Blinding.draw`: from the
+    system's randomness, or ``blind_seed`` for a test; ``sectors``: whether its prompts show
+    sectors) and seals it in the lake before its config: a blind season always has its secret.
+    Its roster may hold no outside entrant (they read real data through the MCP door)."""
+    checked = load_roster(roster)  # a broken roster fails here, not at the first cycle
+    if season.blind:
+        outside = [s.name for s in checked if s.kind == "entrant"]
+        if outside:
+            raise SeasonConfigError(f"a blind season cannot hold outside entrants "
+                                    f"({', '.join(outside)}): the MCP door serves real names, "
+                                    "dates and prices")
     source = Path(roster) if roster is not None else DEFAULT_ROSTER
     existing = find_season(lake)
     if existing is not None:
@@ -279,8 +297,31 @@ def init_season(lake: Lake, season: SeasonConfig, *, roster: str | Path | None =
     # each sealed with its digest (arena.pipeline.season_files), the roster first: a season
     # whose config is there has its roster
     write_sealed(roster_path(lake), sealed_yaml(source.read_bytes()))
+    if season.blind:
+        secret = Blinding.draw(season.universe(), blind_seed, sectors=sectors)
+        write_sealed(blinding_path(lake), sealed_json(secret.as_json()).encode())
     write_sealed(config_path(lake), sealed_json(season.to_json()).encode())
     return season
+
+
+def season_blinding(lake: Lake, season: SeasonConfig) -> Blinding | None:
+    """A blind season's blinding, checked against its seal and its universe (``None``: the
+    season is not blind). A blind season whose blinding is missing or damaged is refused: it is
+    never played open by mistake."""
+    if not season.blind:
+        return None
+    path = blinding_path(lake)
+    if not path.is_file():
+        raise DamagedSeasonFile(f"{path} is missing: season {season.id!r} is blind and is never "
+                                "played open; restore it from a mirror (arena season verify "
+                                "--restore-from MIRROR)")
+    check_season_file(path)
+    try:
+        secret = Blinding.from_json(json.loads(path.read_text(encoding="utf-8")))
+        secret.covers(season.universe())
+    except (OSError, ValueError) as exc:
+        raise DamagedSeasonFile(f"{path}: {exc}") from None
+    return secret
 
 
 def _same_roster(copy: Path, source: Path) -> bool:
@@ -293,7 +334,7 @@ def _same_roster(copy: Path, source: Path) -> bool:
 
 def _same(a: SeasonConfig, b: SeasonConfig) -> bool:
     keys = ("id", "start", "days", "symbols", "providers", "mode", "cycle_hour", "fee_rate", "seed",
-            "call_timeout_s", "cycle_deadline_s", "candles", "follows", "contest")
+            "call_timeout_s", "cycle_deadline_s", "candles", "follows", "contest", "blind")
     return all(getattr(a, k) == getattr(b, k) for k in keys)
 
 
@@ -372,13 +413,16 @@ def make_season(start: dt.date | str, days: int, symbols: Sequence[str], *,
                 cycle_hour: int = CYCLE_HOUR, fee_rate: float = ARENA_RULES.fee_rate,
                 call_timeout_s: float = 60.0, cycle_deadline_s: float = 600.0,
                 dask: str | None = None, candles: str = DEFAULT_LAYOUT,
-                follows: str | None = None, contest: Contest | None = None) -> SeasonConfig:
+                follows: str | None = None, contest: Contest | None = None,
+                blind: bool = False) -> SeasonConfig:
     """A season config (nothing written); ``follows``: the league season it continues;
-    ``contest``: its rules when the season is a contest."""
+    ``contest``: its rules when the season is a contest; ``blind``: played blind
+    (:mod:`arena.market.blind`)."""
     first = start if isinstance(start, dt.date) else dt.date.fromisoformat(str(start))
     chosen = dict(providers or default_providers())
     return SeasonConfig(id=season_id or new_season_id(first, chosen, mode), start=first,
                         days=days, symbols=tuple(symbols), providers=chosen, mode=mode,
                         cycle_hour=cycle_hour, fee_rate=fee_rate, seed=seed,
                         call_timeout_s=call_timeout_s, cycle_deadline_s=cycle_deadline_s,
-                        dask=dask, candles=candles, follows=follows, contest=contest)
+                        dask=dask, candles=candles, follows=follows, contest=contest,
+                        blind=blind)

@@ -4,7 +4,8 @@ season from one with it before importing that code; and the digest each of those
 
 Every file of the season's folder is **sealed**: its SHA-256 is written into the file itself, so
 the digest is published with the file in its one atomic replace (no manifest beside it that a
-crash could leave one write behind). A JSON file (``season.json``, ``roster_changes.json``)
+crash could leave one write behind). A JSON file (``season.json``, ``roster_changes.json``, a
+blind season's ``blind.json``)
 carries ``"sha256"``: the digest of its other keys as canonical JSON (sorted keys, no spaces);
 the roster copy (YAML) ends with a comment line, ``# sha256 <hex> ...``, the digest of the bytes
 above it. Readers ignore both. ``arena season verify`` checks them (:func:`check_sealed`); a file
@@ -29,6 +30,7 @@ SEASON_DIR = "season"
 CONFIG = "season.json"
 ROSTER = "roster.yaml"
 CHANGES = "roster_changes.json"
+BLINDING = "blind.json"  # a blind season's secret (arena.market.blind), revealed at its end
 DIGEST = "sha256"  # a sealed JSON file's own digest
 _SEAL = b"# sha256 "
 _SEAL_TAIL = b" (the SHA-256 of the lines above: arena season verify checks it)\n"
@@ -47,6 +49,11 @@ def roster_path(lake: Lake) -> Path:
 def changes_path(lake: Lake) -> Path:
     """The season's log of roster changes in ``lake`` (there or not)."""
     return lake.root / SEASON_DIR / CHANGES
+
+
+def blinding_path(lake: Lake) -> Path:
+    """A blind season's blinding in ``lake`` (there or not)."""
+    return lake.root / SEASON_DIR / BLINDING
 
 
 # ------------------------------------------------------------------------------------ seals
@@ -144,6 +151,6 @@ def season_file_problem(path: Path) -> str | None:
     return None
 
 
-__all__: Sequence[str] = ("CHANGES", "CONFIG", "ROSTER", "SEASON_DIR", "Seal", "changes_path",
+__all__: Sequence[str] = ("BLINDING", "CHANGES", "CONFIG", "ROSTER", "SEASON_DIR", "Seal", "blinding_path", "changes_path",
                           "check_sealed", "config_path", "roster_path", "sealed_json",
                           "sealed_yaml", "season_file_problem", "unsealed_yaml", "write_sealed")

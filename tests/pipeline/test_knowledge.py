@@ -63,6 +63,18 @@ def test_a_synthetic_season_is_never_contaminated():
     assert got["old"][1] == "synthetic market: invented prices, nothing to remember"
 
 
+def test_a_blind_season_of_real_prices_is_not_contaminated_where_the_open_one_is():
+    """The same window: open, both models are contaminated; blind, neither is."""
+    assert _by_name("2024-10-01")["old"][0] is True
+    season = make_season("2024-10-01", 28, ("SPY", "AAPL", "BTC"),
+                         providers=default_providers("yfinance", "yfinance"), blind=True)
+    got = {k.contestant: (k.contaminated, k.contamination)
+           for k in contamination(season, list(parse_roster(ROSTER)))}
+    assert not any(contaminated for contaminated, _ in got.values())
+    assert got["old"][1] == got["new"][1] == ("played blind: no real name, date or price level "
+                                              "was shown")
+
+
 def test_the_table_has_a_row_per_contestant_and_none_without_a_season():
     frame = knowledge_frame(_season("2024-11-01"), parse_roster(ROSTER))
     assert list(frame["contestant"]) == [s.name for s in parse_roster(ROSTER)]

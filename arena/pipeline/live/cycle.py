@@ -38,6 +38,7 @@ from arena.pipeline.live.check import (
 )
 from arena.pipeline.season_config import (
     SeasonConfig,
+    season_blinding,
     season_roster,
 )
 
@@ -126,6 +127,7 @@ def play_season_cycle(lake: Lake, season: SeasonConfig, contestants: Sequence[Co
     day = play_day(lake, season.market, universe, contestants, at, ledger=ledger,
                    rules=season_rules(season), runner=runner, slot=slot, attempts=attempts,
                    forfeit_names=names, candles=season.candles,
+                   blinding=season_blinding(lake, season),
                    retries=Retries(season.cycle_deadline_s if deadline_s is None else deadline_s,
                                    season.call_timeout_s, clock, sleep))
     return CycleRun(plan, day)
