@@ -81,6 +81,7 @@ class ReplayPlan:
     follows: str | None = None  # the league season this one continues (arena league replay)
     blind: bool = False
     blind_sectors: bool = False
+    blind_seed: int | None = None  # a reproducible blinding, for a test (None: a secret one)
 
     def check(self) -> None:
         """:class:`~arena.core.errors.BadArgument` naming the first setting that cannot be
@@ -110,7 +111,8 @@ def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Eff
                                            providers=default_providers(), seed=plan.seed,
                                            candles=plan.candles, follows=plan.follows,
                                            blind=plan.blind),
-                         roster=plan.roster, sectors=plan.blind_sectors)
+                         roster=plan.roster, sectors=plan.blind_sectors,
+                         blind_seed=plan.blind_seed)
     handle = SeasonHandle(lake, config, env)
     if effects.invoke is None:  # dbt's own runner: its parse runs beside the season's days
         parse_ahead(lake)
