@@ -1,4 +1,5 @@
-"""The leak search of a blind season: every text a contestant of the season read or wrote - the
+"""A model of the blind world (:func:`blind_model`, for the loopback model server) and the leak
+search of a blind season: every text a contestant of the season read or wrote - the
 prompts the ledger keeps, its conversations, answers, tool calls and their answers, its parse
 errors and rejection messages, and every request a model server received - searched for what
 would name the real market: a ticker, a vendor symbol or a company name of the universe file, a
@@ -29,6 +30,31 @@ from arena.ledger.store import Ledger
 from arena.market.blind import Blinding
 from arena.market.sections import fmt_price, price_decimals
 from arena.market.types import MarketData
+from tests.agents.openai_stub import RecordedRequest, StubResponse
+
+NEUTRAL_ROW = re.compile(r"\b((?:CRY|STK|ETF)\d\d),[a-z]+,[^,\n]*,Y,([0-9.]+)")
+
+
+def blind_model(request: RecordedRequest) -> StubResponse:
+    """A model of the blind world: it asks the researcher's tools about the first tradable name
+    of its prompt's universe table, and otherwise opens a long in it (no name: a hold)."""
+    text = "\n".join(str(m.get("content") or "") for m in request.messages)
+    found = NEUTRAL_ROW.search(text)
+    if found is None:
+        return StubResponse.answer(json.dumps({"reasoning": "no tradable name", "decisions": []}))
+    name, price = found.group(1), float(found.group(2))
+    body = request.body if isinstance(request.body, dict) else {}
+    if body.get("tools") and not any(m.get("role") == "tool" for m in request.messages):
+        return StubResponse.tool_calls([
+            ("get_candles", {"symbol": name, "interval": "1d", "count": 40}),
+            ("get_candles", {"symbol": name, "interval": "1w", "count": 30}),
+            ("get_indicators", {"symbol": name, "interval": "4h"}),
+            ("indicator_summary", {"symbol": name}), ("portfolio_state", {})])
+    return StubResponse.answer(json.dumps({"reasoning": f"{name} looks strong", "decisions": [
+        {"action": "open_long", "symbol": name, "percent_of_equity": 20, "confidence": 0.9,
+         "invalidation_price": round(price * 0.8, 6), "thesis": f"{name} trends up",
+         "invalidation": "a close 20% lower"}]}))
+
 
 # the ledger's text columns: what a contestant read or wrote (its structured columns - symbols,
 # fills, levels, the decisions' JSON - are real by design)

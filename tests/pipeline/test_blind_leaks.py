@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
-import json
-import re
 import shutil
 from pathlib import Path
 
@@ -39,33 +37,11 @@ from arena.market.blind import Blinding
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
 from arena.pipeline.cycle import CycleCharts, run_cycle
 from arena.pipeline.season_config import find_season, season_blinding
-from tests.agents.openai_stub import OpenAIStub, RecordedRequest, StubResponse
-from tests.blind_leaks import leaks, real_of, season_texts
+from tests.agents.openai_stub import OpenAIStub
+from tests.blind_leaks import blind_model, leaks, real_of, season_texts
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "prices"
-NEUTRAL = re.compile(r"\b((?:CRY|STK|ETF)\d\d),[a-z]+,[^,\n]*,Y,([0-9.]+)")
 KEY = {"STUB_KEY": "not-a-real-key"}
-
-
-def _model(request: RecordedRequest) -> StubResponse:
-    """A model of the blind world: it asks the researcher's tools about the first tradable name
-    of its prompt, and otherwise opens a long in it."""
-    text = "\n".join(str(m.get("content") or "") for m in request.messages)
-    found = NEUTRAL.search(text)
-    if found is None:
-        return StubResponse.answer(json.dumps({"reasoning": "no tradable name", "decisions": []}))
-    name, price = found.group(1), float(found.group(2))
-    body = request.body if isinstance(request.body, dict) else {}
-    if body.get("tools") and not any(m.get("role") == "tool" for m in request.messages):
-        return StubResponse.tool_calls([
-            ("get_candles", {"symbol": name, "interval": "1d", "count": 40}),
-            ("get_candles", {"symbol": name, "interval": "1w", "count": 30}),
-            ("get_indicators", {"symbol": name, "interval": "4h"}),
-            ("indicator_summary", {"symbol": name}), ("portfolio_state", {})])
-    return StubResponse.answer(json.dumps({"reasoning": f"{name} looks strong", "decisions": [
-        {"action": "open_long", "symbol": name, "percent_of_equity": 20, "confidence": 0.9,
-         "invalidation_price": round(price * 0.8, 6), "thesis": f"{name} trends up",
-         "invalidation": "a close 20% lower"}]}))
 
 
 def _spec(name: str, kind: str, url: str, **more) -> dict:
@@ -103,7 +79,7 @@ def _check(texts: dict[str, str], real, blinding: Blinding) -> None:
 @pytest.fixture(scope="module")
 def synthetic_season(tmp_path_factory):
     root = tmp_path_factory.mktemp("blind-synthetic")
-    with OpenAIStub(handler=_model) as stub:
+    with OpenAIStub(handler=blind_model) as stub:
         roster = {"version": 1, "contestants": [
             _spec("model", "llm", stub.url), _spec("researcher", "researcher", stub.url),
             _spec("debate", "debate", stub.url),
@@ -155,7 +131,7 @@ def real_season(tmp_path_factory, universe):
     times = [pd.Timestamp(f"2008-09-{d} 16:00", tz="UTC") for d in (15, 16, 17)]
     blinding = Blinding.draw(season, seed=2008)
     ledger = Ledger(lake)
-    with OpenAIStub(handler=_model) as stub:
+    with OpenAIStub(handler=blind_model) as stub:
         specs = [ContestantSpec(name="model", kind="llm", model="openai/stub-model",
                                 api_base=stub.url, params=Params(timeout=10, num_retries=0)),
                  ContestantSpec(name="researcher", kind="researcher", model="openai/stub-model",
