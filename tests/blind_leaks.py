@@ -32,14 +32,15 @@ from arena.market.sections import fmt_price, price_decimals
 from arena.market.types import MarketData
 from tests.agents.openai_stub import RecordedRequest, StubResponse
 
-NEUTRAL_ROW = re.compile(r"\b((?:CRY|STK|ETF)\d\d),[a-z]+,[^,\n]*,Y,([0-9.]+)")
+TABLE_ROW = re.compile(r"^([A-Z][A-Z0-9.]*),(?:crypto|stock|etf),[^,\n]*,Y,([0-9.]+)", re.M)
 
 
 def blind_model(request: RecordedRequest) -> StubResponse:
-    """A model of the blind world: it asks the researcher's tools about the first tradable name
-    of its prompt's universe table, and otherwise opens a long in it (no name: a hold)."""
+    """A model that trades what its prompt's universe table shows (in a blind season, the
+    neutral names): it asks the researcher's tools about the first tradable row, and otherwise
+    opens a long in it (no tradable row: a hold)."""
     text = "\n".join(str(m.get("content") or "") for m in request.messages)
-    found = NEUTRAL_ROW.search(text)
+    found = TABLE_ROW.search(text)
     if found is None:
         return StubResponse.answer(json.dumps({"reasoning": "no tradable name", "decisions": []}))
     name, price = found.group(1), float(found.group(2))

@@ -43,7 +43,6 @@ from arena.pipeline.season_config import (
     LIVE,
     REPLAY,
     SeasonConfig,
-    default_providers,
     make_season,
     new_season_id,
 )
@@ -67,6 +66,7 @@ def init_next(league: str | Path, *, start: dt.date | None = None, days: int,
     league's first season only (later, a start after the previous season's end leaves a gap);
     ``season``: the rest of :func:`arena.pipeline.season_config.make_season`'s settings (id,
     seed, timeouts, dask, candles, blind); ``sectors``: a blind season's prompts show sectors."""
+    one_day(days)
     first, cycle_hour, previous = next_start(league, start)
     if cycle_hour is not None:
         season["cycle_hour"] = cycle_hour
@@ -74,6 +74,15 @@ def init_next(league: str | Path, *, start: dt.date | None = None, days: int,
                          follows=None if previous is None else previous.id, **season)
     lake, written = init_league_season(league, config, roster=roster, now=now, sectors=sectors)
     return LeagueInit(lake, written, previous)
+
+
+def one_day(days: int) -> None:
+    """:class:`BadArgument` for a league season of one day: its window is its first cycle to
+    its last, and the next season starts at that last cycle, so one day would start the next
+    season where this one starts."""
+    if days < 2:
+        raise BadArgument(f"--days must be at least 2 in a league, not {days}: the next season "
+                          "starts at this one's last cycle")
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,7 @@ class LeagueReplayPlan:
         if self.seasons < 1:
             raise BadArgument(f"--seasons must be at least 1, not {self.seasons}")
         self.season.check()
+        one_day(self.season.days)
 
 
 @dataclass
@@ -173,6 +183,10 @@ def _season_to_play(root: Path, held: list[LeagueSeason], number: int, plan: Lea
         if season.config.mode != REPLAY:
             raise BadArgument(f"the league {root} holds the live season {season.id!r}: replay "
                               "historical seasons into a league of their own")
+        if season.config.providers != plan.season.providers:
+            raise BadArgument(f"the league {root} replayed season {season.id!r} from "
+                              f"{' and '.join(season.config.sources)}: resume it on the same "
+                              "market (--drop for recorded bars, none for the synthetic one)")
         if season.config.blind != plan.season.blind:
             raise BadArgument(f"the league {root} replayed season {season.id!r} "
                               f"{'blind' if season.config.blind else 'open'}: resume it "
@@ -183,5 +197,5 @@ def _season_to_play(root: Path, held: list[LeagueSeason], number: int, plan: Lea
     else:
         start, _hour, previous = next_start(root, plan.start if not held else None)
         follows = previous.id if previous is not None else None
-        lake = Lake(season_folder(root, new_season_id(start, default_providers(), REPLAY)))
+        lake = Lake(season_folder(root, new_season_id(start, plan.season.providers, REPLAY)))
     return lake, replace(plan.season, start=start, follows=follows)

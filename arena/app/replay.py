@@ -1,5 +1,6 @@
-"""The replay job: a season played on the synthetic market with a simulated clock, then its
-tables, marts and report - what ``arena replay``, ``arena demo`` and the season flow run.
+"""The replay job: a season played on the synthetic market, or on recorded bars from a files
+drop folder, with a simulated clock, then its tables, marts and report - what ``arena replay``,
+``arena demo`` and the season flow run.
 
 The replay is a season of its own lake, written there like a live one (``season.json`` in
 ``replay`` mode and a copy of the roster: :func:`arena.pipeline.season_config.init_season`), so
@@ -15,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import pandas as pd
@@ -28,7 +30,8 @@ from arena.core.errors import BadArgument
 from arena.core.universe import load_universe
 from arena.data.ingest import docs_beside
 from arena.data.lake import Lake
-from arena.data.providers import make_provider
+from arena.data.providers import FILES, make_provider
+from arena.data.providers.base import Provider
 from arena.market.sections import CANDLE_LAYOUTS, DEFAULT_LAYOUT
 from arena.pipeline.day import DayReport
 from arena.pipeline.season import SeasonOutputs, SeasonReport, finish_season, replay_season
@@ -62,8 +65,9 @@ class ReplayResult:
 @dataclass(frozen=True)
 class ReplayPlan:
     """What a replay plays: ``days`` daily cycles from ``start``, the ``roster`` (None: the
-    shipped one) over ``symbols`` (None: the universe) of the synthetic market of ``seed``, the
-    market ingested once for the season or before each day (``ingest``), the prompts' candles
+    shipped one) over ``symbols`` (None: the universe) of the synthetic market of ``seed`` - or of
+    the recorded bars in the files ``drop`` folder, whose finest interval is ``drop_interval``
+    (:mod:`arena.data.providers.files`) -, the market ingested once for the season or before each day (``ingest``), the prompts' candles
     in the layout ``candles`` (recorded with the season), the zero-skill players of the luck
     tables: ``players`` per asset, ``arena_players`` for the arena's rules; and, in a league,
     the season it ``follows``; ``blind``: played blind (:mod:`arena.market.blind`), its prompts
@@ -82,6 +86,18 @@ class ReplayPlan:
     blind: bool = False
     blind_sectors: bool = False
     blind_seed: int | None = None  # a reproducible blinding, for a test (None: a secret one)
+    drop: str | None = None  # a files drop folder of recorded bars (None: the synthetic market)
+    drop_interval: str = "1h"
+
+    @property
+    def providers(self) -> dict[str, str]:
+        """Each asset class's provider: the files drop for every class, or the synthetic
+        market."""
+        return default_providers(FILES, FILES) if self.drop else default_providers()
+
+    def provider(self) -> Provider:
+        return (make_provider(FILES, drop=self.drop, drop_interval=self.drop_interval)
+                if self.drop else make_provider("synthetic", seed=self.seed))
 
     def check(self) -> None:
         """:class:`~arena.core.errors.BadArgument` naming the first setting that cannot be
@@ -93,6 +109,13 @@ class ReplayPlan:
         if self.candles not in CANDLE_LAYOUTS:
             raise BadArgument(f"--candles must be one of {', '.join(CANDLE_LAYOUTS)}, not "
                               f"{self.candles!r}")
+        if self.drop is not None:
+            if self.seed is not None:
+                raise BadArgument("--seed is the synthetic market's: a replay of recorded bars "
+                                  "(--drop) has none")
+            if not Path(self.drop).is_dir():
+                raise BadArgument(f"--drop {self.drop}: no such folder (the files drop of "
+                                  "recorded bars: DROP/<interval>/<SYMBOL>.csv)")
 
 
 def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Effects = INLINE,
@@ -106,9 +129,9 @@ def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Eff
     say = effects.progress
     contestants, skipped = contestants_from_roster(plan.roster, env)
     universe = load_universe().select(list(plan.symbols) if plan.symbols else None)
-    provider = make_provider("synthetic", seed=plan.seed)
+    provider = plan.provider()
     config = init_season(lake, make_season(plan.start, plan.days, universe.symbols, mode=REPLAY,
-                                           providers=default_providers(), seed=plan.seed,
+                                           providers=plan.providers, seed=plan.seed,
                                            candles=plan.candles, follows=plan.follows,
                                            blind=plan.blind),
                          roster=plan.roster, sectors=plan.blind_sectors,

@@ -120,6 +120,11 @@ Blind = Annotated[bool, Parameter(
 BlindSectors = Annotated[bool, Parameter(
     negative=(), help="with --blind: show each asset's sector (hidden by default: a sector can "
     "name an asset alone)")]
+Drop = Annotated[str | None, Parameter(
+    help="replay recorded bars from this files drop folder (DROP/<interval>/<SYMBOL>.csv or "
+         ".parquet, DROP/funding/, DROP/earnings.csv) instead of the synthetic market")]
+DropInterval = Annotated[Literal["15m", "1h", "4h", "1d"], Parameter(
+    help="with --drop: the finest interval the folder holds; the coarser ones are built from it")]
 Interval = Literal["15m", "1h", "4h", "1d", "1w"]
 Source = Literal[SOURCES]  # type: ignore[valid-type]  # the providers' registry names them
 CryptoSource = Annotated[Source, Parameter(  # a season's (or a contest's) providers

@@ -12,6 +12,8 @@ from arena.cli._options import (
     BlindSectors,
     Candles,
     Days,
+    Drop,
+    DropInterval,
     Json,
     Players,
     Roster,
@@ -83,10 +85,12 @@ def replay(league: LeagueDir, /, *, from_: Annotated[str, Parameter(name="--from
                                                  "520)")],
            days: Days = 28, roster: Roster = None, symbols: Symbols = None, seed: Seed = None,
            players: Players = 20_000, candles: Candles = "ohlcv", blind: Blind = False,
-           blind_sectors: BlindSectors = False, verdict_seasons: VerdictSeasons = "clean",
+           blind_sectors: BlindSectors = False, drop: Drop = None,
+           drop_interval: DropInterval = "1h", verdict_seasons: VerdictSeasons = "clean",
            json: Json = False) -> int:
-    """Replay historical seasons one after another into the league (the synthetic market),
-    each starting where the last ended, then publish the league and its verdict on skill.
+    """Replay historical seasons one after another into the league (the synthetic market, or
+    recorded bars with --drop), each starting where the last ended, then publish the league and
+    its verdict on skill.
     Resumable: run it again and the seasons replayed are kept, the one cut short goes on.
 
     Parameters
@@ -103,7 +107,7 @@ def replay(league: LeagueDir, /, *, from_: Annotated[str, Parameter(name="--from
 
     step = ReplayPlan(parse_day(from_, "--from"), days, roster, symbol_list(symbols), seed,
                       at_least(players, 1, "--players"), candles=candles, blind=blind,
-                      blind_sectors=blind_sectors)
+                      blind_sectors=blind_sectors, drop=drop, drop_interval=drop_interval)
     say = None if json else (lambda m: print(f"  {m}", flush=True))
 
     def started(number: int, total: int, lake) -> None:

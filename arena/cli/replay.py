@@ -11,6 +11,8 @@ from arena.cli._options import (
     BlindSectors,
     Candles,
     Days,
+    Drop,
+    DropInterval,
     Ingest,
     Json,
     Lake,
@@ -26,9 +28,10 @@ from arena.cli._render import print_json, print_leaderboard
 def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbols = None,
            seed: Seed = None, players: Players = 20_000, ingest: Ingest = "season",
            candles: Candles = "ohlcv", blind: Blind = False, blind_sectors: BlindSectors = False,
-           lake: SeasonLake = None, json: Json = False) -> int:
-    """Replay a season on the synthetic market (resumable), then build the luck tables, the
-    marts and the report.
+           drop: Drop = None, drop_interval: DropInterval = "1h", lake: SeasonLake = None,
+           json: Json = False) -> int:
+    """Replay a season on the synthetic market or on recorded bars (--drop), resumable, then
+    build the luck tables, the marts and the report.
 
     Parameters
     ----------
@@ -40,7 +43,7 @@ def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbo
     return run_replay("arena replay", start=start, days=days, roster=roster, symbols=symbols,
                       seed=seed, players=players, ingest=ingest, candles=candles,
                       lake=lake or str(default_root()), json=json, blind=blind,
-                      blind_sectors=blind_sectors)
+                      blind_sectors=blind_sectors, drop=drop, drop_interval=drop_interval)
 
 
 def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
@@ -92,7 +95,8 @@ def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
 def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols: str | None,
                seed: int | None, players: int, ingest: Ingest, lake: str, json: bool,
                candles: Candles = "ohlcv", invite: bool = False, blind: bool = False,
-               blind_sectors: bool = False) -> int:
+               blind_sectors: bool = False, drop: str | None = None,
+               drop_interval: str = "1h") -> int:
     """The replay job, its progress and its leaderboard; at the end, the site command to
     open, and (``invite``: a demo without a model) how to add a language model."""
     import os
@@ -109,9 +113,9 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
     def started(handle, contestants: int) -> None:
         if not json:
             shown = " (played BLIND)" if handle.config.blind else ""
-            print(f"replaying {days} days from {handle.config.first:%Y-%m-%d} on the SYNTHETIC "
-                  f"market{shown} ({contestants} contestants) into {handle.lake.root}",
-                  flush=True)
+            market = f"recorded bars from {drop}" if drop else "the SYNTHETIC market"
+            print(f"replaying {days} days from {handle.config.first:%Y-%m-%d} on {market}"
+                  f"{shown} ({contestants} contestants) into {handle.lake.root}", flush=True)
 
     def progress(day, done: int, total: int) -> None:
         fills = sum(o.fills for o in day.outcomes) + day.automatic_closes
@@ -120,7 +124,8 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
 
     plan = ReplayPlan(parse_day(start, "--start"), days, roster, symbol_list(symbols), seed,
                       at_least(players, 1, "--players"), ingest=ingest, candles=candles,
-                      blind=blind, blind_sectors=blind_sectors)
+                      blind=blind, blind_sectors=blind_sectors, drop=drop,
+                      drop_interval=drop_interval)
     done = job(Lake(lake), plan, env=os.environ, effects=Effects(progress=say),
                on_start=started, on_day=progress)
     for s in done.skipped:

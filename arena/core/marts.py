@@ -43,6 +43,7 @@ SEASON: tuple[Mart, ...] = (
     Mart("contest_standings", "contest entrant, asset"),
     Mart("contest_boundary", "contest asset"),
     Mart("matched_players", "contestant or replicated model, matched player"),
+    Mart("blind_names", "asset of a blind season (rows once the season has ended)"),
 )
 LEAGUE: tuple[Mart, ...] = (
     Mart("league_seasons", "season", pages=True),

@@ -107,7 +107,8 @@ class LeagueSeason:
                 "last_cycle": self.config.last.isoformat(), "cycles": self.cycles,
                 "state": self.state, "closed_at": self.closed_at, "published": self.published,
                 "counted": self.counted, "follows": self.config.follows, "after": self.after,
-                "contestants": list(self.contestants), "rulers": list(self.rulers)}
+                "blind": self.config.blind, "contestants": list(self.contestants),
+                "rulers": list(self.rulers)}
 
 
 def _people(lake: Lake, published: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -238,7 +239,8 @@ def _utc(stamp: str) -> pd.Timestamp:
 
 def league_frame(seasons: Sequence[LeagueSeason]) -> pd.DataFrame:
     """The seasons as a table (one row each, in league order, ``ordinal`` from 1): what the
-    league's dbt source ``seasons`` reads."""
+    league's dbt source ``seasons`` reads; ``blind``: the season was played blind (its
+    config's, :mod:`arena.market.blind`; a season written before the setting was not)."""
     rows: list[dict[str, Any]] = []
     for i, s in enumerate(seasons, start=1):
         rows.append({
@@ -248,8 +250,9 @@ def league_frame(seasons: Sequence[LeagueSeason]) -> pd.DataFrame:
             "state": s.state, "ended": s.ended, "published": s.published, "counted": s.counted,
             "follows": s.config.follows, "after": s.after,
             "closed_at": None if s.closed_at is None else _utc(s.closed_at),
-            "contestants": len(s.contestants), "rulers": len(s.rulers)})
+            "contestants": len(s.contestants), "rulers": len(s.rulers),
+            "blind": bool(s.config.blind)})
     columns = ["ordinal", "season_id", "folder", "mode", "start_date", "days", "first_cycle",
                "last_cycle", "cycles", "state", "ended", "published", "counted", "follows",
-               "after", "closed_at", "contestants", "rulers"]
+               "after", "closed_at", "contestants", "rulers", "blind"]
     return pd.DataFrame(rows, columns=columns)

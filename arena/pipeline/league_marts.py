@@ -127,7 +127,8 @@ def _seasons_schema() -> pa.Schema:
         ("first_cycle", moment), ("last_cycle", moment), ("cycles", pa.int64()),
         ("state", pa.string()), ("ended", pa.bool_()), ("published", pa.bool_()),
         ("counted", pa.bool_()), ("follows", pa.string()), ("after", pa.string()),
-        ("closed_at", moment), ("contestants", pa.int64()), ("rulers", pa.int64())])
+        ("closed_at", moment), ("contestants", pa.int64()), ("rulers", pa.int64()),
+        ("blind", pa.bool_())])
 
 
 @dataclass

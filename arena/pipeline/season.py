@@ -45,6 +45,7 @@ from arena.ledger.store import Ledger
 from arena.market.asof import Providers
 from arena.market.blind import Blinding
 from arena.market.sections import DEFAULT_LAYOUT
+from arena.pipeline.blind_reveal import blinding_frame
 from arena.pipeline.cycle import secret_names
 from arena.pipeline.day import (
     DayIngest,
@@ -170,7 +171,9 @@ def season_tables(lake: Lake, provider: Providers, universe: Universe, times: Se
     distributes its work (``runner.distributes``: a Dask cluster) computes the assets' tables.
     A season that is a contest (its config in the lake says so) builds them by its rules; the
     ``knowledge`` table says for which contestants the season is contaminated
-    (:mod:`arena.pipeline.knowledge`)."""
+    (:mod:`arena.pipeline.knowledge`), and the ``blinding`` table reveals a blind season's
+    names, price factors and calendar shift once it has ended (:mod:`arena.pipeline.blind_reveal`:
+    no rows before)."""
     fan_out = runner.map if getattr(runner, "distributes", False) else None
     config = find_season(lake)  # None: a lake replayed without a season config
     analytics = build_analytics(lake, provider, universe, times, players=players,
@@ -178,6 +181,7 @@ def season_tables(lake: Lake, provider: Providers, universe: Universe, times: Se
                                 fan_out=fan_out,
                                 contest=None if config is None else config.contest)
     analytics.tables["knowledge"] = knowledge_frame(config, season_roster(lake) if config else ())
+    analytics.tables["blinding"] = blinding_frame(lake, config)
     return write_analytics(lake, analytics), analytics.seconds
 
 

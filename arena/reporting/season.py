@@ -27,6 +27,7 @@ from arena.core.errors import Failed
 from arena.data.lake import Lake, write_text
 from arena.data.persistence import last_boot
 from arena.data.providers import SYNTHETIC_MARKET, market_note
+from arena.reporting.blind import SECTION, blind_view, played_blind
 from arena.reporting.daily import DAILY_DIR, render_daily_html
 from arena.reporting.fragments import FRAGMENTS_FILE, Fragments
 from arena.reporting.layout import Column, macro, records, render, templates_digest
@@ -289,12 +290,14 @@ def _market(board: pd.DataFrame) -> str:
 
 def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season report",
                   storage: str | None = None, daily: Mapping[str, str] | None = None,
-                  fragments: Fragments | None = None) -> str:
+                  fragments: Fragments | None = None, blind: bool = False) -> str:
     """The season report's HTML from the marts; a SYNTHETIC season opens with a banner.
     ``storage``: the last persistence verdict of a served season (a closing section);
     ``daily``: each day's ("YYYY-MM-DD") daily report, as a link from this page;
     ``fragments``: the rows and cycles kept from the last rendering (the page is the same
-    with or without them)."""
+    with or without them); ``blind``: the season is played blind (its config's), said in the
+    summary until the ``blind_names`` mart reveals its names in a section of their own
+    (:mod:`arena.reporting.blind`)."""
     fragments = fragments if fragments is not None else Fragments()
     board = marts["leaderboard"]
     if board.empty:
@@ -335,6 +338,7 @@ def season_report(marts: Mapping[str, pd.DataFrame], *, title: str = "Season rep
         "season.html.j2",
         title=title, market=market,
         banner=market_note(market) if market == SYNTHETIC_MARKET else "",
+        blind=blind_view(marts, blind), blind_section=SECTION,
         start=equity["cycle_at"].min(), end=equity["cycle_at"].max(),
         cycles=int(equity["cycle_at"].nunique()), short_season=SHORT_SEASON,
         leader=records(rivals.head(1))[0] if len(rivals) else None,
@@ -401,7 +405,7 @@ def daily_pages(lake: Lake, report: Path) -> dict[str, str]:
 def write_season_report(lake: Lake, path: Path | None = None, *, title: str = "Season report"
                         ) -> Path:
     """Write the season report (and each daily report's HTML page) from the lake's published
-    marts; returns the report's path."""
+    marts (and whether its season is blind, from its config); returns the report's path."""
     boot = last_boot(lake)
     own = lake.root / "reports" / SEASON_FILE
     target = path or own
@@ -410,7 +414,8 @@ def write_season_report(lake: Lake, path: Path | None = None, *, title: str = "S
     fragments = Fragments(own.parent / FRAGMENTS_FILE
                           if target.resolve() == own.resolve() else None)
     text = season_report(marts, title=title, storage=None if boot is None else boot.describe(),
-                         daily=daily_pages(lake, target.resolve()), fragments=fragments)
+                         daily=daily_pages(lake, target.resolve()), fragments=fragments,
+                         blind=played_blind(lake))
     write_text(target, text)
     fragments.save()
     return target

@@ -24,6 +24,7 @@ from markupsafe import Markup
 from arena.core.marts import LEAGUE_PAGES, SEASON_PAGES
 from arena.data.providers import SYNTHETIC_MARKET, market_note
 from arena.reporting import people
+from arena.reporting.blind import SECTION, blind_view
 from arena.reporting.daily import answer_reasoning, render_daily_html
 from arena.reporting.fragments import Fragments
 from arena.reporting.layout import Column, missing, records, render
@@ -81,6 +82,7 @@ class Season:
     cycles: int
     state: str  # "live", "closed", "replay" or "not published"
     leader: str | None = None  # the best contestant, when there is one
+    blind: bool = False  # played blind (its config's): said, then its names revealed at its end
 
     @property
     def banner(self) -> str:
@@ -199,7 +201,8 @@ def _replicates(marts: Mapping[str, pd.DataFrame]) -> list[dict[str, object]]:
 def leaderboard_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Urls,
                      days: Sequence[str], *, version: str = "") -> str:
     """The season's live leaderboard: the contestants ranked, the rulers apart, the equity of
-    every player against the zero-skill band and the benchmarks, and where to go next."""
+    every player against the zero-skill band and the benchmarks, and where to go next; a blind
+    season says so until the ``blind_names`` mart reveals its names (:mod:`arena.reporting.blind`)."""
     check_marts(marts)
     board = _board(marts)
     (_, rivals), (_, rulers) = bands(board)
@@ -216,7 +219,8 @@ def leaderboard_page(marts: Mapping[str, pd.DataFrame], season: Season, urls: Ur
                   band_titles=BAND_TITLES, players=players, chart=Markup(chart),
                   replicates=_replicates(marts), replicate_columns=list(REPLICATES),
                   replicates_title=REPLICATES_TITLE, days=list(days),
-                  contest=contest_name(marts))
+                  contest=contest_name(marts), blind=blind_view(marts, season.blind),
+                  blind_section=SECTION)
 
 
 def contestant_page(marts: Mapping[str, pd.DataFrame], name: str, season: Season, urls: Urls,
@@ -459,7 +463,7 @@ LEAGUE_SEASON_COLUMNS = [
     Column("season_id", "season", href=lambda r: Urls(str(r["season_id"])).home),
     Column("state", "state"), Column("first_cycle", "first cycle", "time"),
     Column("last_cycle", "last cycle", "time"), Column("cycles", "cycles", "int"),
-    Column("published", "published"), Column("counted", "counted"),
+    Column("published", "published"), Column("counted", "counted"), Column("blind", "blind"),
 ]
 
 

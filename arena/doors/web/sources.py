@@ -153,7 +153,8 @@ class SeasonSource:
         return Season(self.id, f"Season {self.id}", ", ".join(market) or None,
                       f"{times.min():%Y-%m-%d}", f"{times.max():%Y-%m-%d}",
                       int(times.nunique()), state,
-                      None if leader is None else str(leader["contestant"]))
+                      None if leader is None else str(leader["contestant"]),
+                      blind=config.get("blind") is True)
 
 
 class LeagueSource:

@@ -103,13 +103,23 @@ def knowledge_schema() -> pa.Schema:
                       ("contamination", pa.string())])
 
 
+def blinding_schema() -> pa.Schema:
+    """The ``blinding`` table's (:mod:`arena.pipeline.blind_reveal`): a blind season's secret,
+    one row per asset once the season has ended; typed when it has no rows (before the end, or
+    a season that is not blind)."""
+    return pa.schema([("symbol", pa.string()), ("neutral_name", pa.string()),
+                      ("price_factor", pa.float64()), ("shift_weeks", pa.int64()),
+                      ("sectors_shown", pa.bool_())])
+
+
 def analytics_dir(lake: Lake) -> Path:
     return lake.root / ANALYTICS_DIR
 
 
 # the tables written with their schema, whatever their frame's dtypes: a list column (the
 # prizes) is an object column in pandas, of no type when it is empty
-WRITTEN_AS = {"contest_assets": contest_assets_schema, "knowledge": knowledge_schema}
+WRITTEN_AS = {"contest_assets": contest_assets_schema, "knowledge": knowledge_schema,
+              "blinding": blinding_schema}
 
 
 def write_analytics(lake: Lake, analytics: Analytics) -> Path:

@@ -1,7 +1,7 @@
 {{ config(materialized='table', schema='marts', tags=['league']) }}
 -- One row per season lake of the league, in the order the seasons start: its window, state,
 -- cycles, publication, and how it meets the season before it (continues where it ended, a gap,
--- an overlap).
+-- an overlap), and whether it was played blind.
 select
     ordinal,
     season_id,
@@ -20,6 +20,7 @@ select
     after,
     closed_at,
     contestants,
-    rulers
+    rulers,
+    blind
 from {{ source('league', 'seasons') }}
 order by ordinal
