@@ -1,14 +1,23 @@
-"""A model of the blind world (:func:`blind_model`, for the loopback model server) and the leak
-search of a blind season: every text a contestant of the season read or wrote - the
+"""A model that trades what its prompt shows (:func:`blind_model`, for the loopback model server)
+and the leak search of a blind season: every text a contestant of the season read or wrote - the
 prompts the ledger keeps, its conversations, answers, tool calls and their answers, its parse
 errors and rejection messages, and every request a model server received - searched for what
-would name the real market: a ticker, a vendor symbol or a company name of the universe file, a
-real date of the season's window (and the history its prompts reach back to) in any common
-format, and a real price level: any raw price of the lake (full precision) anywhere, and each
-asset's prices as the prompt prints them (four significant digits) on the lines that speak of
-that asset under its neutral name (its table row, its block of candles, its position, a tool
-answer about it). Printed prices are searched there only: at four digits, some blind price of
-one asset always equals some real price of another, which names nothing.
+would name the real market:
+
+* a ticker (as written, in capitals), a vendor symbol, or a company name (in any case) of the
+  universe file;
+* a real date of the season's window and of the history its prompts reach back to, with its
+  year, in the common formats (ISO, ``2008/09/15``, ``09/15/2008``, ``15.09.2008``,
+  ``20080915``, ``September 15, 2008``, ``15 Sep 2008``), or a real month with its year;
+* a real price level: any raw price of the lake (full precision) anywhere, and each asset's
+  prices as the prompt prints them (four significant digits) or as the engine's messages do
+  (``:g``) on the price fields of the lines that speak of that asset under its name (its table
+  row, its block of candles, its position, a rejection or a fill). Printed prices are searched
+  there only: at four digits, some blind price of one asset always equals some real price of
+  another, which names nothing.
+
+What it does not search: a year alone, a lower-case ticker, a brand that is not the universe
+file's name (``Google``), a real volume, or a price in free prose.
 
 :func:`season_texts` gathers the texts, :func:`leaks` names what it finds in them.
 """
@@ -116,8 +125,9 @@ def real_of(markets: Iterable[MarketData], first_day: dt.date, last_day: dt.date
             levels.append((d.symbol, d.price))
             levels += [(d.symbol, x) for c in (*d.daily, *d.weekly, *d.four_hour) for x in c[1:5]]
         for symbol, p in levels:
-            if p:
-                printed.setdefault(symbol, set()).add(fmt_price(p, price_decimals(p)))
+            if p:  # as the prompt prints it, as the engine's messages do (:g), and raw
+                printed.setdefault(symbol, set()).update({fmt_price(p, price_decimals(p)),
+                                                          f"{p:g}"})
                 raw.add(repr(float(p)))
     days = frozenset(pd.date_range(first_day, last_day, freq="D").date)
     return Real(frozenset(tickers), frozenset(vendor), frozenset(names), days,
@@ -153,8 +163,8 @@ def _scoped_lines(text: str, names: re.Pattern[str]) -> Iterator[tuple[set[str],
     block: str | None = None
     for line in text.splitlines():
         heading = re.match(r"### (\S+)", line)
-        if heading:
-            block = heading.group(1)
+        if heading:  # an asset's block (another heading, a debate's "### Bull", ends one)
+            block = heading.group(1) if names.fullmatch(heading.group(1)) else None
         elif not line.strip() or line.startswith("#"):
             block = None
         named = set(names.findall(line)) | ({block} if block else set())
@@ -180,6 +190,8 @@ def _price_fields(line: str) -> list[str]:
         return fields[4:5]
     if _POSITION_ROW.match(line):
         return [fields[i] for i in (3, 4, 9) if i < len(fields)]
+    if line.startswith(("Executed:", "Rejected decision")):  # the engine's words, prices in :g
+        return re.findall(rf"(?<![\d.:-]){_NUMBER}(?![\d.:-])", line)
     heading = re.match(rf"### \S+ price ({_NUMBER})", line)
     if heading:
         return [heading.group(1)]
@@ -189,23 +201,28 @@ def _price_fields(line: str) -> list[str]:
     return []
 
 
-def _printed_leaks(text: str, real: Real, blinding: Blinding) -> list[str]:
+def shown_as(blinding: Blinding) -> dict[str, str]:
+    """Each name a blind prompt shows -> the real symbol it stands for."""
+    return {n: s for s, n in blinding.names.items()}
+
+
+def _printed_leaks(text: str, real: Real, shown: Mapping[str, str]) -> list[str]:
     names = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(
-        sorted(map(re.escape, blinding.names.values()), key=len, reverse=True))
-        + r")(?![A-Za-z0-9])")
+        sorted(map(re.escape, shown), key=len, reverse=True)) + r")(?![A-Za-z0-9])")
     found = []
     for named, line in _scoped_lines(text, names):
         numbers = set(_price_fields(line))
         for name in named:
-            symbol = blinding.real(name)
+            symbol = shown[name]
             hits = numbers & real.printed.get(symbol, frozenset())
             found += [f"real price {p} of {symbol} beside {name}" for p in sorted(hits)]
     return found
 
 
-def leaks(text: str, real: Real, blinding: Blinding) -> list[str]:
-    """What of ``real`` ``text`` shows, each named (none: an empty list); ``blinding`` tells
-    which asset a line speaks of. A JSON text (a tool call, a request body) is read as its
+def leaks(text: str, real: Real, shown: Mapping[str, str]) -> list[str]:
+    """What of ``real`` ``text`` shows, each named (none: an empty list); ``shown`` maps each
+    name the text may show to the real symbol (:func:`shown_as`), so a line's prices are read
+    against the asset it speaks of. A JSON text (a tool call, a request body) is read as its
     strings, one after another, so an escaped line break hides no word."""
     found = [f"real raw price {p}" for p in real.raw_prices if p in text]
     text = _readable(text)
@@ -220,7 +237,7 @@ def leaks(text: str, real: Real, blinding: Blinding) -> list[str]:
     months = {(d.year, d.month) for d in real.days}
     found += [f"real month {m.group(0)!r}" for m in _MONTH_YEAR.finditer(text)
               if (int(m.group(2)), _MONTH[m.group(1).lower()]) in months]
-    found += _printed_leaks(text, real, blinding)
+    found += _printed_leaks(text, real, shown)
     return sorted(set(found))
 
 
@@ -260,9 +277,11 @@ def season_texts(ledger: Ledger, requests: Iterable[Mapping[str, object]] = ()
             except KeyError:
                 continue
             for i, row in enumerate(rows):
-                text = "\n".join(s for c in columns for s in _strings(row.get(c)))
-                if text:
-                    out[f"{key.contestant} {key.cycle_at:%Y-%m-%d} {table}[{i}]"] = text
+                for column in columns:  # each apart: a JSON column is read as JSON
+                    text = "\n".join(_strings(row.get(column)))
+                    if text:
+                        where = f"{key.contestant} {key.cycle_at:%Y-%m-%d} {table}[{i}]"
+                        out[f"{where}.{column}"] = text
     for i, body in enumerate(requests):
         out[f"request {i}"] = json.dumps(body)
     return out

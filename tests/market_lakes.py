@@ -106,12 +106,12 @@ def book_state(prices: dict[str, float], held: tuple[str, ...], at: pd.Timestamp
 
 def season_lake(tmp_path_factory, universe: Universe, dest, roster: str, *,
                 start: str = "2025-11-26", days: int = 1, cycle_deadline_s: float = 600.0,
-                candles: str | None = None) -> Lake:
+                candles: str | None = None, blind: bool = False) -> Lake:
     """A copy of the ``full`` lake at ``dest`` holding a synthetic season over the universe with
     ``roster`` (YAML text): by default the one day 2025-11-26, whose cycle is then the current
     one for any wall clock after it. ``cycle_deadline_s``: how long a cycle retries a failed
     contestant (a test of a model that stays down sets a few seconds); ``candles``: the
-    season's candle layout (default: a new season's)."""
+    season's candle layout (default: a new season's); ``blind``: played blind."""
     from arena.pipeline.season_config import init_season, make_season
 
     lake = Lake(dest)
@@ -120,7 +120,7 @@ def season_lake(tmp_path_factory, universe: Universe, dest, roster: str, *,
     path.write_text(roster, encoding="utf-8")
     init_season(lake, make_season(start, days, universe.symbols,
                                   call_timeout_s=min(60.0, cycle_deadline_s),
-                                  cycle_deadline_s=cycle_deadline_s,
+                                  cycle_deadline_s=cycle_deadline_s, blind=blind,
                                   **({} if candles is None else {"candles": candles})),
-                roster=path)
+                roster=path, blind_seed=3 if blind else None)
     return lake

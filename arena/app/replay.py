@@ -109,6 +109,11 @@ class ReplayPlan:
         if self.candles not in CANDLE_LAYOUTS:
             raise BadArgument(f"--candles must be one of {', '.join(CANDLE_LAYOUTS)}, not "
                               f"{self.candles!r}")
+        if self.blind_sectors and not self.blind:
+            raise BadArgument("--blind-sectors shows sectors in a blind season: give --blind too")
+        if self.drop is None and self.drop_interval != "1h":
+            raise BadArgument("--drop-interval is the --drop folder's finest interval: give "
+                              "--drop DIR too")
         if self.drop is not None:
             if self.seed is not None:
                 raise BadArgument("--seed is the synthetic market's: a replay of recorded bars "

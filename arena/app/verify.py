@@ -71,7 +71,7 @@ from arena.ledger.records import stamp
 from arena.ledger.store import Ledger
 from arena.ledger.verified import proven_records
 from arena.market.blind import Blinding, BlindingError
-from arena.pipeline.season_config import SeasonConfigError, find_season
+from arena.pipeline.season_config import SeasonConfigError, find_season, season_blinding
 from arena.pipeline.season_files import (
     BLINDING,
     CONFIG,
@@ -187,7 +187,9 @@ def _check_season(run: _Run, out: Verification) -> None:
     files = [config_path(lake), roster_path(lake)]
     if not any(p.exists() for p in files):
         return  # a lake without a season (a replay of before seasons were written)
-    files += [p for p in (changes_path(lake), blinding_path(lake)) if p.exists()]
+    files += [changes_path(lake)] if changes_path(lake).exists() else []
+    if blinding_path(lake).exists() or _blind(lake):  # a blind season's secret, there or not
+        files.append(blinding_path(lake))
     for path in files:
         out.season_files += 1
         problem = season_file_problem(path)
@@ -203,6 +205,16 @@ def _check_season(run: _Run, out: Verification) -> None:
                                         fixed))
 
 
+def _blind(lake: Lake) -> bool:
+    """Whether the lake's season is blind, as far as its config can be read (a damaged config
+    is its own finding)."""
+    try:
+        season = find_season(lake)
+    except SeasonConfigError:
+        return False
+    return season is not None and season.blind
+
+
 def _unloadable(path: Path) -> str | None:
     """Why a season file that holds its digest still cannot be used (None: it can)."""
     try:
@@ -211,7 +223,11 @@ def _unloadable(path: Path) -> str | None:
         elif path.name == ROSTER:
             load_roster(path)
         elif path.name == BLINDING:
-            Blinding.from_json(json.loads(path.read_text(encoding="utf-8")))
+            season = find_season(Lake(path.parent.parent))
+            if season is not None and season.blind:
+                season_blinding(Lake(path.parent.parent), season)  # its season's, covering it
+            else:
+                Blinding.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (SeasonConfigError, RosterError, BlindingError, ValueError) as exc:
         return f"{path} cannot be used: {exc}"
     return None

@@ -3,7 +3,8 @@ and at rescaled price levels, so that a model cannot recognise the period or the
 trades and answer from memory instead of judgement.
 
 A season played blind (``arena season init --blind``) draws one :class:`Blinding` when it is
-created and keeps it sealed in its lake (:mod:`arena.pipeline.blind_file`) until it ends. It maps:
+created and keeps it sealed in its lake (``season/blind.json``:
+:func:`arena.pipeline.season_config.season_blinding`) until it ends. It maps:
 
 * **names**: each asset of the season's universe to a neutral name, stable for the season, that
   keeps its asset class (``CRY07``, ``STK12``, ``ETF02``; a benchmark ``BENCH1``), numbered in a
@@ -35,13 +36,12 @@ import math
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
 
-from arena.core.errors import UnusableInput
+from arena.core.errors import ArenaError, UnusableInput
 from arena.core.types import Charts
 from arena.core.universe import Asset, Universe
 from arena.engine.broker import LevelMove
@@ -62,6 +62,16 @@ FORMAT = 1
 
 class BlindingError(UnusableInput, ValueError):
     """A blinding that cannot be used: malformed, or not covering the season's universe."""
+
+
+def shift_range() -> tuple[int, int]:
+    """The whole numbers of weeks a blinding may move the calendar by (:data:`SHIFT_YEARS`)."""
+    lo, hi = (round(y * 365.2425 / 7) for y in SHIFT_YEARS)
+    return lo, hi
+
+
+def _whole(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def neutral_names(universe: Universe, rng: random.Random) -> dict[str, str]:
@@ -90,6 +100,7 @@ class Blinding:
     shift_weeks: int
     sectors: bool = False
     _real: dict[str, str] = field(init=False, repr=False, compare=False)
+    shift: pd.Timedelta = field(init=False, repr=False, compare=False)  # shift_weeks as a delta
 
     def __post_init__(self) -> None:
         if set(self.names) != set(self.exponents):
@@ -104,10 +115,13 @@ class Blinding:
         bad = sorted(s for s, k in self.exponents.items() if k not in EXPONENTS)
         if bad:
             raise BlindingError(f"price factor exponent out of range for {', '.join(bad)}")
-        if self.shift_weeks <= 0 or self.shift_weeks % 1:
-            raise BlindingError(f"shift_weeks must be a positive whole number, not "
+        lo, hi = shift_range()
+        if not isinstance(self.shift_weeks, int) or not lo <= self.shift_weeks <= hi:
+            raise BlindingError(f"shift_weeks must be a whole number of weeks from {lo} to {hi} "
+                                f"({SHIFT_YEARS[0]} to {SHIFT_YEARS[1]} years), not "
                                 f"{self.shift_weeks!r}")
         object.__setattr__(self, "_real", real)
+        object.__setattr__(self, "shift", pd.Timedelta(weeks=self.shift_weeks))
 
     # ------------------------------------------------------------------------- making one
     @classmethod
@@ -116,7 +130,7 @@ class Blinding:
         """A fresh blinding of ``universe`` (``seed``: a reproducible one, for tests; ``None``:
         from the system's randomness, as a season's secret should be)."""
         rng = random.Random(seed) if seed is not None else random.SystemRandom()
-        lo, hi = (round(y * 365.2425 / 7) for y in SHIFT_YEARS)
+        lo, hi = shift_range()
         return cls(neutral_names(universe, rng),
                    {a.symbol: rng.choice(EXPONENTS) for a in universe},
                    rng.randint(lo, hi), sectors)
@@ -133,9 +147,13 @@ class Blinding:
             if body.get("format") != FORMAT:
                 raise BlindingError(f"blinding format {body.get('format')!r} is not {FORMAT}")
             assets = body["assets"]
-            return cls({a["symbol"]: str(a["neutral"]) for a in assets},
-                       {a["symbol"]: int(a["price_factor_exponent"]) for a in assets},
-                       int(body["shift_weeks"]), bool(body["sectors"]))
+            exponents = {a["symbol"]: a["price_factor_exponent"] for a in assets}
+            bad = sorted(s for s, k in exponents.items() if not _whole(k))
+            if bad or not _whole(body["shift_weeks"]) or not isinstance(body["sectors"], bool):
+                raise BlindingError("malformed blinding: exponents and shift_weeks must be whole "
+                                    "numbers and sectors true or false")
+            return cls({a["symbol"]: str(a["neutral"]) for a in assets}, exponents,
+                       body["shift_weeks"], body["sectors"])
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, BlindingError):
                 raise
@@ -159,10 +177,6 @@ class Blinding:
     def factor(self, symbol: str) -> float:
         """The price factor of the real ``symbol``: a power of two, so scaling is exact."""
         return math.ldexp(1.0, self.exponents[symbol])
-
-    @cached_property
-    def shift(self) -> pd.Timedelta:
-        return pd.Timedelta(weeks=self.shift_weeks)
 
     def time(self, at: pd.Timestamp) -> pd.Timestamp:
         return at + self.shift
@@ -211,10 +225,23 @@ class Blinding:
 
     def _screen(self, screen: ScreenResult) -> ScreenResult:
         names = self.names
+        scores = [replace(x, symbol=names[x.symbol]) for x in screen.scores]
+        ranked = [x for x in scores if x.rank is not None]  # the unscored in the names' order
         return replace(screen, at=self.time(screen.at),
                        crypto=tuple(names[s] for s in screen.crypto),
                        stocks=tuple(names[s] for s in screen.stocks),
-                       scores=tuple(replace(x, symbol=names[x.symbol]) for x in screen.scores))
+                       scores=(*ranked, *sorted((x for x in scores if x.rank is None),
+                                                key=lambda x: x.symbol)))
+
+    def _assets(self, market: MarketData) -> tuple[AssetDetail, ...]:
+        """The assets shown in full: the screened ones in the screen's order, then the held-only
+        ones in the neutral names' order (not the real tickers')."""
+        screened = set(market.screen.selected)
+        shown = [self._detail(d) for d in market.assets]
+        held = sorted((d for d, real in zip(shown, market.assets, strict=True)
+                       if real.symbol not in screened), key=lambda d: d.symbol)
+        return (*(d for d, real in zip(shown, market.assets, strict=True)
+                  if real.symbol in screened), *held)
 
     def market(self, market: MarketData) -> MarketData:
         """The cycle's market as a blind season shows it: every name, time and price level
@@ -224,7 +251,7 @@ class Blinding:
             market, at=self.time(market.at), blind=True,
             provider=market.provider if market.synthetic else RECORDED,
             table=tuple(sorted((self._row(r) for r in market.table), key=lambda r: r.symbol)),
-            assets=tuple(self._detail(d) for d in market.assets),
+            assets=self._assets(market),
             benchmarks=tuple(sorted((self._detail(b) for b in market.benchmarks),
                                     key=lambda b: b.symbol)),
             screen=self._screen(market.screen), held=tuple(sorted(names[s] for s in market.held)),
@@ -332,7 +359,10 @@ class BlindCharts:
         real = self.blinding.real(symbol)
         if real is None:
             raise BlindingError(f"{symbol!r} is not a symbol of this season")
-        bars = self.charts.candles(real, interval, count).copy()
+        try:
+            bars = self.charts.candles(real, interval, count).copy()
+        except ArenaError:  # its words name the real partition: say it without them
+            raise BlindingError(f"the bars of {symbol} cannot be used this cycle") from None
         f = self.blinding.factor(real)
         bars["timestamp"] = bars["timestamp"] + self.blinding.shift
         for col in ("open", "high", "low", "close"):

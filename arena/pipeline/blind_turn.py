@@ -23,7 +23,7 @@ from arena.agents.base import Contestant
 from arena.core.types import Briefing, Charts
 from arena.core.universe import Universe
 from arena.engine.broker import CycleResult
-from arena.engine.contract import Decision, ParsedAnswer, ParseFailure
+from arena.engine.contract import MalformedDecision, ParsedAnswer, ParseFailure
 from arena.engine.rules import ARENA_RULES, CycleState, Rules
 from arena.market.blind import Blinding
 from arena.market.briefing import build_briefing
@@ -78,8 +78,8 @@ def blind_turn(contestant: Contestant, briefing: Briefing, state: CycleState,
 
 
 def _decision(d: Any, blinding: Blinding) -> Any:
-    if not isinstance(d, Decision):
-        return d  # a malformed decision is recorded exactly as it was sent
+    if isinstance(d, MalformedDecision):  # recorded as sent, but with its symbol's real name
+        return replace(d, raw=blinding.real_decision(d.raw)) if isinstance(d.raw, dict) else d
     real = blinding.real_decision(d.as_json())
     if real["symbol"] == d.symbol:
         return d

@@ -54,11 +54,12 @@ from arena.engine.rules import ARENA_RULES, EXECUTION_ORDER, CycleState, Rules
 from arena.ledger.records import ANSWER, ROUNDS, CycleRecord, RecordStatus, equity_snapshot
 from arena.ledger.store import Ledger, LedgerBusy, LedgerError
 from arena.market.asof import Providers, closed_bars, provider_of
-from arena.market.blind import Blinding
+from arena.market.blind import Blinding, BlindingError
 from arena.market.briefing import build_briefing, build_market, portfolio_snapshot
 from arena.market.sections import DEFAULT_LAYOUT
 from arena.market.types import MarketData
 from arena.pipeline.blind_turn import blind_briefing, blind_turn
+from arena.pipeline.season_config import find_season
 from arena.pipeline.turn import ContestantCycle, ContestantFailed, Round, take_turn
 from arena.reporting.roles import CONTESTANT, recorded_role
 
@@ -356,7 +357,11 @@ def run_cycle(lake: Lake, provider: str, universe: Universe, contestants: Sequen
     docstring); one report line per contestant, first the ones that answer themselves.
     ``slot``: what a contestant holds while it plays (default :func:`provider_slots`);
     ``candles``: the season's candle layout (the prompts show it); ``blinding``: a blind
-    season's (:mod:`arena.market.blind`): every contestant plays in its blind world."""
+    season's (:mod:`arena.market.blind`): every contestant plays in its blind world, and the
+    lake of a blind season refuses a cycle without it (:class:`BlindingError`)."""
+    if blinding is None and (season := find_season(lake)) is not None and season.blind:
+        raise BlindingError(f"season {season.id!r} is blind: its cycle is played under its "
+                            "blinding (season_blinding), never open")
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
     slot = slot or provider_slots()
     market = runner.run(cycle_market, lake, provider, universe, contestants, at, ledger)

@@ -11,9 +11,9 @@ The rule, one place for the leaderboard mart, the site and the league's verdict:
 
 * a season on the synthetic market is never contaminated: its prices are invented from a seed,
   so there is nothing to remember;
-* nor is a season played blind (:mod:`arena.market.blind`): its prompts show neither the real
-  names, nor the real dates, nor the real price levels, so what a model read cannot be matched
-  to what it is shown;
+* nor is a season played blind (:mod:`arena.market.blind`) counted as contaminated: its prompts
+  show neither the real names, nor the real dates, nor the real price levels (the market's
+  shape - returns, the calendar's closed days - still shows, the remaining risk of blind play);
 * a model that states no cutoff cannot be judged: not contaminated, and its reason says so;
 * a contestant that calls no model (a house rule, an outside entrant) has no training data;
 * a ``reverse`` trades its target's decisions, so it carries its target's contamination

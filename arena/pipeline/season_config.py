@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from arena.agents.factory import build_contestant
-from arena.agents.roster import DEFAULT_ROSTER, Roster, Skipped, load_roster
+from arena.agents.roster import DEFAULT_ROSTER, ContestantSpec, Roster, Skipped, load_roster
 from arena.core.errors import UnusableInput, validation_refusal
 from arena.core.sessions import CYCLE_HOUR, daily_cycles
 from arena.core.universe import ASSET_CLASSES, Universe, load_universe
@@ -272,12 +272,7 @@ def init_season(lake: Lake, season: SeasonConfig, *, roster: str | Path | None =
     sectors) and seals it in the lake before its config: a blind season always has its secret.
     Its roster may hold no outside entrant (they read real data through the MCP door)."""
     checked = load_roster(roster)  # a broken roster fails here, not at the first cycle
-    if season.blind:
-        outside = [s.name for s in checked if s.kind == "entrant"]
-        if outside:
-            raise SeasonConfigError(f"a blind season cannot hold outside entrants "
-                                    f"({', '.join(outside)}): the MCP door serves real names, "
-                                    "dates and prices")
+    check_blind_roster(season, checked)
     source = Path(roster) if roster is not None else DEFAULT_ROSTER
     existing = find_season(lake)
     if existing is not None:
@@ -299,7 +294,8 @@ def init_season(lake: Lake, season: SeasonConfig, *, roster: str | Path | None =
     write_sealed(roster_path(lake), sealed_yaml(source.read_bytes()))
     if season.blind:
         secret = Blinding.draw(season.universe(), blind_seed, sectors=sectors)
-        write_sealed(blinding_path(lake), sealed_json(secret.as_json()).encode())
+        write_sealed(blinding_path(lake),
+                     sealed_json({**secret.as_json(), "season": season.id}).encode())
     write_sealed(config_path(lake), sealed_json(season.to_json()).encode())
     return season
 
@@ -317,11 +313,34 @@ def season_blinding(lake: Lake, season: SeasonConfig) -> Blinding | None:
                                 "--restore-from MIRROR)")
     check_season_file(path)
     try:
-        secret = Blinding.from_json(json.loads(path.read_text(encoding="utf-8")))
+        body = json.loads(path.read_text(encoding="utf-8"))
+        secret = Blinding.from_json(body)
         secret.covers(season.universe())
     except (OSError, ValueError) as exc:
         raise DamagedSeasonFile(f"{path}: {exc}") from None
+    if body.get("season") != season.id:
+        raise DamagedSeasonFile(f"{path} is the blinding of season {body.get('season')!r}, not "
+                                f"of {season.id!r}: restore this season's own (arena season "
+                                "verify --restore-from MIRROR)")
     return secret
+
+
+# the kinds a blind season cannot hold: an outside entrant reads real data through the MCP
+# door; a replay answers from recorded answers found by the real cycle time, in real terms
+NOT_BLIND = {"entrant": "outside entrants read real names, dates and prices through the MCP door",
+             "replay": "a replay's recorded answers are in real terms, found by the real time"}
+
+
+def check_blind_roster(season: SeasonConfig, specs: Iterable[ContestantSpec]) -> None:
+    """:class:`SeasonConfigError` when a blind season's roster (or an addition to it) holds a
+    kind that cannot play blind (:data:`NOT_BLIND`), naming the contestants and why."""
+    if not season.blind:
+        return
+    refused = [(s.name, s.kind) for s in specs if s.kind in NOT_BLIND]
+    if refused:
+        kinds = sorted({k for _, k in refused})
+        raise SeasonConfigError(f"a blind season cannot hold {', '.join(n for n, _ in refused)}: "
+                                + "; ".join(NOT_BLIND[k] for k in kinds))
 
 
 def _same_roster(copy: Path, source: Path) -> bool:

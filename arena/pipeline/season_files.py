@@ -31,6 +31,7 @@ CONFIG = "season.json"
 ROSTER = "roster.yaml"
 CHANGES = "roster_changes.json"
 BLINDING = "blind.json"  # a blind season's secret (arena.market.blind), revealed at its end
+CLOSED = "closed.json"  # the season's end, written once by its final publication
 DIGEST = "sha256"  # a sealed JSON file's own digest
 _SEAL = b"# sha256 "
 _SEAL_TAIL = b" (the SHA-256 of the lines above: arena season verify checks it)\n"
@@ -49,6 +50,12 @@ def roster_path(lake: Lake) -> Path:
 def changes_path(lake: Lake) -> Path:
     """The season's log of roster changes in ``lake`` (there or not)."""
     return lake.root / SEASON_DIR / CHANGES
+
+
+def closed_path(lake: Lake) -> Path:
+    """Where the season's end is written when it closes (there or not:
+    :func:`arena.pipeline.live.closed.closed_at`)."""
+    return lake.root / SEASON_DIR / CLOSED
 
 
 def blinding_path(lake: Lake) -> Path:
@@ -151,6 +158,23 @@ def season_file_problem(path: Path) -> str | None:
     return None
 
 
-__all__: Sequence[str] = ("BLINDING", "CHANGES", "CONFIG", "ROSTER", "SEASON_DIR", "Seal", "blinding_path", "changes_path",
-                          "check_sealed", "config_path", "roster_path", "sealed_json",
-                          "sealed_yaml", "season_file_problem", "unsealed_yaml", "write_sealed")
+__all__: Sequence[str] = (
+    "BLINDING",
+    "CHANGES",
+    "CLOSED",
+    "CONFIG",
+    "ROSTER",
+    "SEASON_DIR",
+    "Seal",
+    "blinding_path",
+    "changes_path",
+    "check_sealed",
+    "closed_path",
+    "config_path",
+    "roster_path",
+    "sealed_json",
+    "sealed_yaml",
+    "season_file_problem",
+    "unsealed_yaml",
+    "write_sealed",
+)

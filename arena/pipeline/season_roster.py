@@ -38,6 +38,7 @@ from arena.pipeline.season_config import (
     SeasonConfig,
     SeasonConfigError,
     changes_path,
+    check_blind_roster,
     roster_changes,
     roster_path,
     season_roster,
@@ -107,6 +108,7 @@ def _add_entries(lake: Lake, season: SeasonConfig, entries: list[dict[str, objec
     text = yaml.safe_dump({"version": 1, "contestants": [*specs, *entries]}, sort_keys=False)
     # checked as one roster: fields, secrets, and a reverse may mirror a contestant of the season
     combined = parse_roster(text, f"{roster_path(lake)} with {path}")
+    check_blind_roster(season, combined.contestants[len(current):])
     # the contestants the entries make (a replicated entry: its instances, <name>-r1 ..)
     names = [s.name for s in combined.contestants[len(current):]]
     taken = sorted(set(names) & used)

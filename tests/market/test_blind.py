@@ -11,6 +11,7 @@ import re
 import pandas as pd
 import pytest
 
+from arena.data.errors import DamagedFile
 from arena.engine.portfolio import Portfolio
 from arena.engine.rules import CycleState
 from arena.market.blind import EXPONENTS, HIDDEN_SECTOR, Blinding, BlindingError
@@ -178,3 +179,43 @@ def test_the_briefing_shows_no_real_name_date_or_price(tmp_path_factory, univers
             r.return_10d, r.rsi_14d, r.adv_usd, r.volatility_30d)
         if r.price is not None:
             assert b.price == r.price * blinding.factor(s)
+
+
+def test_a_malformed_decision_is_recorded_with_its_real_symbol_and_level(universe, blinding):
+    """The decisions table is in real terms, even for an item the contract could not read."""
+    level = PRICES["ETH"] * 0.9 * blinding.factor("ETH")
+    sent = {"action": "open_long", "symbol": blinding.name("ETH"), "percent_of_equity": "lots",
+            "confidence": 0.9, "invalidation_price": level}
+    contestant = Scripted([_answer([sent]), _answer([])])
+    out = blind_turn(contestant, BRIEFING, CycleState(Portfolio(), AT), PRICES, universe,
+                     blinding)
+    [recorded] = [d.as_json() for d in out.rounds[0].parsed.answer.decisions]
+    assert recorded["symbol"] == "ETH" and recorded["percent_of_equity"] == "lots"
+    assert recorded["invalidation_price"] == level / blinding.factor("ETH")
+    assert [r.symbol for r in out.rounds[0].result.rejections] == ["ETH"]
+
+
+class _Damaged:
+    def candles(self, symbol, interval, count):
+        raise DamagedFile(f"lake/bars/provider=synthetic/symbol={symbol}/data.parquet",
+                          "not a Parquet file")
+
+
+def test_a_tool_answer_about_damaged_bars_does_not_name_the_real_partition(blinding):
+    with pytest.raises(BlindingError, match="the bars of CRY") as caught:
+        blinding.charts(_Damaged()).candles(blinding.name("ETH"), "1d", 10)
+    assert "ETH" not in str(caught.value) and "symbol=" not in str(caught.value)
+
+
+def test_held_assets_are_shown_in_the_neutral_names_order(tmp_path_factory, universe,
+                                                          blinding):
+    lake = market_lakes(tmp_path_factory, universe).cut_fri
+    market = build_market(lake, PROVIDER, universe, FRI)
+    unscreened = [r.symbol for r in market.table if r.symbol not in market.screen.selected
+                  and r.price is not None][:4]
+    market = build_market(lake, PROVIDER, universe, FRI, held=unscreened)
+    shown = blinding.market(market)
+    screened = [d.symbol for d in shown.assets[:len(market.screen.selected)]]
+    held = [d.symbol for d in shown.assets[len(market.screen.selected):]]
+    assert screened == [blinding.name(s) for s in market.screen.selected]
+    assert held == sorted(blinding.name(s) for s in unscreened)

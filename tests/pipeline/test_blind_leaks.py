@@ -38,7 +38,7 @@ from arena.market.briefing import build_briefing, build_market, portfolio_snapsh
 from arena.pipeline.cycle import CycleCharts, run_cycle
 from arena.pipeline.season_config import find_season, season_blinding
 from tests.agents.openai_stub import OpenAIStub
-from tests.blind_leaks import blind_model, leaks, real_of, season_texts
+from tests.blind_leaks import Real, blind_model, leaks, real_of, season_texts, shown_as
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "prices"
 KEY = {"STUB_KEY": "not-a-real-key"}
@@ -67,12 +67,22 @@ def _open_prompt(lake: Lake, provider: str, universe, at) -> str:
     return build_briefing(market, "open", portfolio_snapshot(state, market.prices)).prompt_text
 
 
+def _control(open_prompt: str, real, universe) -> list[str]:
+    """The search over the open prompt of the same cycle, each name standing for itself: it
+    finds every kind of leak there (tickers, dates, printed prices), so it can fail."""
+    found = leaks(open_prompt, real, {s: s for s in universe.symbols})
+    kinds = {f.split(" ")[0] + (" " + f.split(" ")[1] if f.startswith("real") else "")
+             for f in found}
+    assert {"ticker", "real date", "real price"} <= kinds, sorted(kinds)
+    return found
+
+
 def _check(texts: dict[str, str], real, blinding: Blinding) -> None:
     assert len(texts) > 20
     joined = "\n".join(texts.values())
     assert any(n in joined for n in blinding.names.values())  # the blind names were shown
     found = {where: got for where, text in texts.items()
-             if (got := leaks(text, real, blinding))}
+             if (got := leaks(text, real, shown_as(blinding)))}
     assert found == {}, {k: v for k, v in list(found.items())[:5]}
 
 
@@ -106,8 +116,7 @@ def test_a_blind_season_of_the_synthetic_market_shows_nothing_real(synthetic_sea
     real = real_of(markets, config.first.date() - dt.timedelta(days=800), config.last.date())
     real = real.__class__(**{**real.__dict__, "raw_prices": real.raw_prices | {
         repr(float(p)) for p in _charted(lake, "synthetic", universe, config.times)}})
-    open_prompt = _open_prompt(lake, "synthetic", universe, config.first)
-    assert leaks(open_prompt, real, blinding)  # it can fail
+    _control(_open_prompt(lake, "synthetic", universe, config.first), real, universe)
     texts = season_texts(Ledger(lake), requests)
     tools = [t for where, t in texts.items() if where.startswith("researcher") and "rows" in t]
     assert tools, "the researcher's tools answered with candles"
@@ -148,8 +157,29 @@ def test_a_blind_season_of_recorded_real_prices_shows_nothing_real(real_season):
     lake, season, times, blinding, ledger, requests = real_season
     markets = [build_market(lake, "files", season, at) for at in times]
     real = real_of(markets, dt.date(2006, 9, 1), dt.date(2008, 9, 17))
-    open_prompt = _open_prompt(lake, "files", season, times[0])
-    assert {"ticker GOOGL", "ticker SPY", "real date '2008-09-15'"} <= set(
-        leaks(open_prompt, real, blinding))  # the search finds what the open season shows
+    found = _control(_open_prompt(lake, "files", season, times[0]), real, season)
+    assert {"ticker GOOGL", "ticker SPY", "real date '2008-09-15'"} <= set(found)
     assert len(requests) >= 6 and len(ledger.records()) == 9
     _check(season_texts(ledger, requests), real, blinding)
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("ETH rallies", "ticker ETH"),
+    ("on BTC/USDT", "vendor symbol BTC/USDT"),
+    ("ethereum's upgrade", "company name Ethereum"),
+    ("as of Sep 15, 2008", "real date 'Sep 15, 2008'"),
+    ("closed 15.09.2008", "real date '15.09.2008'"),
+    ("bar 20080915 closed", "real date '20080915'"),
+    ("in September 2008", "real month 'September 2008'"),
+    ("CRY01,crypto,undisclosed,Y,2013,+1.0,+2,+3,60,55,-4,1.2B,NA", "real price 2013 of ETH beside CRY01"),
+    ("Executed: open long CRY01 1.2 at 2013.37 ($2,416.04, fee $2.42).",
+     "real price 2013.37 of ETH beside CRY01"),
+    ('{"symbol": "CRY01", "rows": [[1, 2013.3712]]}', "real raw price 2013.3712"),
+])
+def test_the_search_names_each_kind_of_leak(text, found):
+    real = Real(frozenset({"ETH"}), frozenset({"BTC/USDT"}), frozenset({"Ethereum"}),
+                frozenset({dt.date(2008, 9, 15)}), {"ETH": frozenset({"2013", "2013.37"})},
+                frozenset({"2013.3712"}))
+    assert leaks(text, real, {"CRY01": "ETH"}) == [found]
+    assert leaks("CRY01,crypto,undisclosed,Y,8053,+1.0,+2,+3,60,55,-4,1.2B,NA at 2071-05-04",
+                 real, {"CRY01": "ETH"}) == []

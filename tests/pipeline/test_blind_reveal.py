@@ -89,6 +89,12 @@ def test_before_its_last_cycle_is_recorded_a_blind_season_reveals_nothing(blind_
     ended = _copy(blind_season, Lake(tmp_path / "ended"), drop_last=False)
     assert season_ended(ended, blind_season.config)
     assert len(blinding_frame(ended, blind_season.config)) == len(SYMBOLS)
+    # one contestant not yet recorded there (it failed; a retry would still prompt it): sealed
+    [name, *_] = sorted({k.contestant for k in Ledger(ended).records()})
+    shutil.rmtree(Ledger(ended).record_dir(blind_season.config.last, name))
+    assert not season_ended(ended, blind_season.config)
+    (ended.root / "season" / "closed.json").write_text('{"closed_at": "2026-01-01"}')
+    assert season_ended(ended, blind_season.config)  # closed: no prompt will follow
 
 
 def test_a_season_played_open_reveals_nothing_even_when_it_has_ended(blind_season,  # noqa: F811

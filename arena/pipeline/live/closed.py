@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 from arena.data.lake import Lake
-from arena.pipeline.season_config import (
-    SEASON_DIR,
-)
+from arena.pipeline.season_files import CLOSED as CLOSED  # re-exported
+from arena.pipeline.season_files import closed_path
 
 
 class OffSeason(Exception):
@@ -16,12 +15,9 @@ class OffSeason(Exception):
     just nothing to do (a scheduled flow completes instead of failing and alerting)."""
 
 
-CLOSED = "closed.json"
-
-
 def closed_at(lake: Lake) -> str | None:
     """When the lake's season was closed (None: it is open)."""
-    path = lake.root / SEASON_DIR / CLOSED
+    path = closed_path(lake)
     if not path.is_file():
         return None
     return str(json.loads(path.read_text(encoding="utf-8")).get("closed_at"))
