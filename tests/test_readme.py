@@ -52,9 +52,11 @@ NOT_RUN = {
     "arena league replay leagues/history --from 2025-01-06 --seasons 10 --days 28":
         "ten full seasons, minutes of a test (tests/app/test_league_replay.py replays two "
         "short ones, killed and resumed)",
-    "arena league replay leagues/blind --from 2025-01-06 --seasons 10 --days 28 --blind":
-        "ten full seasons (tests/app/test_league_replay.py replays a blind league of two, "
-        "killed and resumed, and its --blind from the command line)",
+    "arena league replay leagues/blind --from 2025-01-06 --seasons 10 --days 28 --blind "
+    "--drop bars/":
+        "ten full seasons of a drop folder of one's own (tests/app/test_league_replay.py "
+        "replays a blind league of two, killed and resumed; tests/app/test_replay_drop.py a "
+        "blind league of a drop folder)",
     "arena league publish leagues/history --verdict-seasons historical":
         "the league of the replay above (tests/pipeline/test_league.py reads each selection)",
     "arena mcp --lake data_lake/open": "a server until Ctrl-C (tests/doors/test_mcp_server.py)",

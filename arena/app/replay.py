@@ -30,7 +30,7 @@ from arena.core.errors import BadArgument
 from arena.core.universe import load_universe
 from arena.data.ingest import docs_beside
 from arena.data.lake import Lake
-from arena.data.providers import FILES, make_provider
+from arena.data.providers import FILES, SYNTHETIC, make_provider
 from arena.data.providers.base import Provider
 from arena.market.sections import CANDLE_LAYOUTS, DEFAULT_LAYOUT
 from arena.pipeline.day import DayReport
@@ -88,16 +88,22 @@ class ReplayPlan:
     blind_seed: int | None = None  # a reproducible blinding, for a test (None: a secret one)
     drop: str | None = None  # a files drop folder of recorded bars (None: the synthetic market)
     drop_interval: str = "1h"
+    crypto: str = SYNTHETIC  # the crypto's and the stocks' provider: a vendor's history
+    stocks: str = SYNTHETIC
 
     @property
     def providers(self) -> dict[str, str]:
-        """Each asset class's provider: the files drop for every class, or the synthetic
-        market."""
-        return default_providers(FILES, FILES) if self.drop else default_providers()
+        """Each asset class's provider: the files drop for every class, or each class's own
+        (the synthetic market, a vendor's history)."""
+        return (default_providers(FILES, FILES) if self.drop else
+                default_providers(self.crypto, self.stocks))
 
-    def provider(self) -> Provider:
-        return (make_provider(FILES, drop=self.drop, drop_interval=self.drop_interval)
-                if self.drop else make_provider("synthetic", seed=self.seed))
+    def sources(self) -> list[Provider]:
+        """The providers the replay reads, one per source."""
+        if self.drop:
+            return [make_provider(FILES, drop=self.drop, drop_interval=self.drop_interval)]
+        return [make_provider(name, seed=self.seed)
+                for name in sorted(set(self.providers.values()))]
 
     def check(self) -> None:
         """:class:`~arena.core.errors.BadArgument` naming the first setting that cannot be
@@ -114,13 +120,17 @@ class ReplayPlan:
         if self.drop is None and self.drop_interval != "1h":
             raise BadArgument("--drop-interval is the --drop folder's finest interval: give "
                               "--drop DIR too")
-        if self.drop is not None:
-            if self.seed is not None:
-                raise BadArgument("--seed is the synthetic market's: a replay of recorded bars "
-                                  "(--drop) has none")
-            if not Path(self.drop).is_dir():
-                raise BadArgument(f"--drop {self.drop}: no such folder (the files drop of "
-                                  "recorded bars: DROP/<interval>/<SYMBOL>.csv)")
+        vendors = sorted({self.crypto, self.stocks} - {SYNTHETIC})
+        if vendors and (self.drop is not None or FILES in vendors):
+            raise BadArgument("give --drop DIR for recorded bars, or --crypto/--stocks for a "
+                              "vendor's history, not both")
+        if self.seed is not None and (self.drop is not None or set(vendors) ==
+                                      {self.crypto, self.stocks}):
+            raise BadArgument("--seed is the synthetic market's: a replay of recorded bars "
+                              "(--drop) or of vendors' history has none")
+        if self.drop is not None and not Path(self.drop).is_dir():
+            raise BadArgument(f"--drop {self.drop}: no such folder (the files drop of "
+                              "recorded bars: DROP/<interval>/<SYMBOL>.csv)")
 
 
 def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Effects = INLINE,
@@ -134,7 +144,7 @@ def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Eff
     say = effects.progress
     contestants, skipped = contestants_from_roster(plan.roster, env)
     universe = load_universe().select(list(plan.symbols) if plan.symbols else None)
-    provider = plan.provider()
+    providers = plan.sources()
     config = init_season(lake, make_season(plan.start, plan.days, universe.symbols, mode=REPLAY,
                                            providers=plan.providers, seed=plan.seed,
                                            candles=plan.candles, follows=plan.follows,
@@ -147,10 +157,10 @@ def replay(lake: Lake, plan: ReplayPlan, *, env: Mapping[str, str], effects: Eff
     if on_start:
         on_start(handle, len(contestants))
     with docs_beside():  # the ingests' Data Docs are built beside the season's days
-        played = replay_season(provider, handle.universe, contestants, config.times, lake=lake,
+        played = replay_season(providers, handle.universe, contestants, config.times, lake=lake,
                                runner=effects.runner, ingest=plan.ingest, progress=on_day,
                                say=say, candles=config.candles,
-                               blinding=season_blinding(lake, config))
+                               blinding=season_blinding(lake, config), market=config.market)
     if say:
         say(f"season played: {len(played.days)} cycles, {played.fills} fills; building the "
             "luck tables, marts and report")

@@ -11,6 +11,7 @@ from arena.cli._options import (
     Blind,
     BlindSectors,
     Candles,
+    CryptoSource,
     Days,
     Drop,
     DropInterval,
@@ -18,6 +19,7 @@ from arena.cli._options import (
     Players,
     Roster,
     Seed,
+    StockSource,
     Symbols,
     whole,
 )
@@ -86,11 +88,12 @@ def replay(league: LeagueDir, /, *, from_: Annotated[str, Parameter(name="--from
            days: Days = 28, roster: Roster = None, symbols: Symbols = None, seed: Seed = None,
            players: Players = 20_000, candles: Candles = "ohlcv", blind: Blind = False,
            blind_sectors: BlindSectors = False, drop: Drop = None,
-           drop_interval: DropInterval = "1h", verdict_seasons: VerdictSeasons = "clean",
+           drop_interval: DropInterval = "1h", crypto: CryptoSource = "synthetic",
+           stocks: StockSource = "synthetic", verdict_seasons: VerdictSeasons = "clean",
            json: Json = False) -> int:
-    """Replay historical seasons one after another into the league (the synthetic market, or
-    recorded bars with --drop), each starting where the last ended, then publish the league and
-    its verdict on skill.
+    """Replay historical seasons one after another into the league (the synthetic market,
+    recorded bars with --drop, or the vendors' history with --crypto/--stocks), each starting
+    where the last ended, then publish the league and its verdict on skill.
     Resumable: run it again and the seasons replayed are kept, the one cut short goes on.
 
     Parameters
@@ -107,7 +110,8 @@ def replay(league: LeagueDir, /, *, from_: Annotated[str, Parameter(name="--from
 
     step = ReplayPlan(parse_day(from_, "--from"), days, roster, symbol_list(symbols), seed,
                       at_least(players, 1, "--players"), candles=candles, blind=blind,
-                      blind_sectors=blind_sectors, drop=drop, drop_interval=drop_interval)
+                      blind_sectors=blind_sectors, drop=drop, drop_interval=drop_interval,
+                      crypto=crypto, stocks=stocks)
     say = None if json else (lambda m: print(f"  {m}", flush=True))
 
     def started(number: int, total: int, lake) -> None:

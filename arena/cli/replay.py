@@ -10,6 +10,7 @@ from arena.cli._options import (
     Blind,
     BlindSectors,
     Candles,
+    CryptoSource,
     Days,
     Drop,
     DropInterval,
@@ -20,18 +21,21 @@ from arena.cli._options import (
     Roster,
     SeasonLake,
     Seed,
+    StockSource,
     Symbols,
 )
-from arena.cli._render import print_json, print_leaderboard
+from arena.cli._render import market_text, print_json, print_leaderboard
 
 
 def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbols = None,
            seed: Seed = None, players: Players = 20_000, ingest: Ingest = "season",
            candles: Candles = "ohlcv", blind: Blind = False, blind_sectors: BlindSectors = False,
-           drop: Drop = None, drop_interval: DropInterval = "1h", lake: SeasonLake = None,
-           json: Json = False) -> int:
-    """Replay a season on the synthetic market or on recorded bars (--drop), resumable, then
-    build the luck tables, the marts and the report.
+           drop: Drop = None, drop_interval: DropInterval = "1h",
+           crypto: CryptoSource = "synthetic", stocks: StockSource = "synthetic",
+           lake: SeasonLake = None, json: Json = False) -> int:
+    """Replay a season on the synthetic market, on recorded bars (--drop) or on the vendors'
+    history (--crypto ccxt --stocks yfinance), resumable, then build the luck tables, the marts
+    and the report.
 
     Parameters
     ----------
@@ -43,7 +47,8 @@ def replay(*, start: str, days: Days = 28, roster: Roster = None, symbols: Symbo
     return run_replay("arena replay", start=start, days=days, roster=roster, symbols=symbols,
                       seed=seed, players=players, ingest=ingest, candles=candles,
                       lake=lake or str(default_root()), json=json, blind=blind,
-                      blind_sectors=blind_sectors, drop=drop, drop_interval=drop_interval)
+                      blind_sectors=blind_sectors, drop=drop, drop_interval=drop_interval,
+                      crypto=crypto, stocks=stocks)
 
 
 def demo(*, start: str | None = None, days: Days = 28, roster: Roster = None,
@@ -96,7 +101,8 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
                seed: int | None, players: int, ingest: Ingest, lake: str, json: bool,
                candles: Candles = "ohlcv", invite: bool = False, blind: bool = False,
                blind_sectors: bool = False, drop: str | None = None,
-               drop_interval: str = "1h") -> int:
+               drop_interval: str = "1h", crypto: str = "synthetic",
+               stocks: str = "synthetic") -> int:
     """The replay job, its progress and its leaderboard; at the end, the site command to
     open, and (``invite``: a demo without a model) how to add a language model."""
     import os
@@ -113,7 +119,7 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
     def started(handle, contestants: int) -> None:
         if not json:
             shown = " (played BLIND)" if handle.config.blind else ""
-            market = f"recorded bars from {drop}" if drop else "the SYNTHETIC market"
+            market = f"recorded bars from {drop}" if drop else market_text(handle.config)
             print(f"replaying {days} days from {handle.config.first:%Y-%m-%d} on {market}"
                   f"{shown} ({contestants} contestants) into {handle.lake.root}", flush=True)
 
@@ -125,7 +131,7 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
     plan = ReplayPlan(parse_day(start, "--start"), days, roster, symbol_list(symbols), seed,
                       at_least(players, 1, "--players"), ingest=ingest, candles=candles,
                       blind=blind, blind_sectors=blind_sectors, drop=drop,
-                      drop_interval=drop_interval)
+                      drop_interval=drop_interval, crypto=crypto, stocks=stocks)
     done = job(Lake(lake), plan, env=os.environ, effects=Effects(progress=say),
                on_start=started, on_day=progress)
     for s in done.skipped:

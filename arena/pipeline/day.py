@@ -80,11 +80,18 @@ class Retries:
 class DayIngest:
     """A replay's ingest before its day: the bars of ``provider`` from ``previous`` (the
     previous cycle; None: :func:`history_start` of the day) up to the day's cycle, of every
-    asset or of ``symbols`` only (the assets the season's own ingest could not publish)."""
+    asset or of ``symbols`` only (the assets the season's own ingest could not publish, or a
+    provider's share of a season of several); ``some``: whether at least one asset must
+    publish (default: when every asset is asked)."""
 
     provider: Provider
     previous: pd.Timestamp | None
     symbols: tuple[str, ...] | None = None
+    some: bool | None = None  # at least one must publish (None: when every asset is asked)
+
+    @property
+    def required(self) -> bool:
+        return self.symbols is None if self.some is None else self.some
 
 
 def history_start(first_cycle: pd.Timestamp) -> pd.Timestamp:
@@ -263,11 +270,12 @@ def play_rounds(lake: Lake, market: Providers, universe: Universe,
 def play_day(lake: Lake, market: Providers, universe: Universe,
              contestants: Sequence[Contestant], at: pd.Timestamp, *, ledger: Ledger,
              rules: Rules = ARENA_RULES, runner: Runner = INLINE, slot: Slot | None = None,
-             ingest: DayIngest | None = None, attempts: Attempts | None = None,
+             ingest: DayIngest | Sequence[DayIngest] | None = None,
+             attempts: Attempts | None = None,
              forfeit_names: Sequence[str] = (), retries: Retries | None = None,
              candles: str = DEFAULT_LAYOUT, blinding: Blinding | None = None) -> DayReport:
     """One season day ending at the cycle ``at`` (see the module docstring). ``ingest``: the
-    day's ingest first (a replay's); ``attempts``: the attempts log failed contestants go to,
+    day's ingest first (a replay's; one per provider of a season of several); ``attempts``: the attempts log failed contestants go to,
     and where the earlier cycles' failures of ``forfeit_names`` are read from to record them
     as forfeited first; ``retries``: how long failed contestants are played again;
     ``candles``: the season's candle layout; ``blinding``: a blind season's
@@ -275,13 +283,18 @@ def play_day(lake: Lake, market: Providers, universe: Universe,
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     not_published: dict[str, str] = {}
-    if ingest is not None and (ingest.symbols is None or ingest.symbols):
-        subset = universe.select(list(ingest.symbols)) if ingest.symbols else universe
-        summary = ingest_window(ingest.provider, subset, ingest.previous or history_start(at),
-                                at, lake, f"season day {at.date()}",
-                                some=ingest.symbols is None, runner=runner)
-        timings.update(ingest_timings(summary, t0))
-        not_published = dict(summary.not_published)
+    ingests = () if ingest is None else (ingest,) if isinstance(ingest, DayIngest) else ingest
+    for one in ingests:
+        if one.symbols is not None and not one.symbols:
+            continue
+        t = time.perf_counter()
+        subset = universe.select(list(one.symbols)) if one.symbols else universe
+        summary = ingest_window(one.provider, subset, one.previous or history_start(at), at,
+                                lake, f"season day {at.date()}", some=one.required,
+                                runner=runner)
+        for key, seconds in ingest_timings(summary, t).items():
+            timings[key] = timings.get(key, 0.0) + seconds
+        not_published.update(summary.not_published)
     forfeits: list[tuple[pd.Timestamp, str]] = []
     if attempts is not None:
         forfeits = record_forfeits(lake, market, ledger, attempts, forfeit_names, universe, at)

@@ -42,7 +42,7 @@ from arena.data.lake import Lake
 from arena.data.manifest import IngestSummary
 from arena.data.providers.base import Provider
 from arena.ledger.store import Ledger
-from arena.market.asof import Providers
+from arena.market.asof import Providers, provider_of
 from arena.market.blind import Blinding
 from arena.market.sections import DEFAULT_LAYOUT
 from arena.pipeline.blind_reveal import blinding_frame
@@ -51,7 +51,6 @@ from arena.pipeline.day import (
     DayIngest,
     DayReport,
     history_start,
-    ingest_timings,
     ingest_window,
     play_day,
 )
@@ -69,8 +68,15 @@ log = logging.getLogger(__name__)
 class SeasonReport:
     start: pd.Timestamp
     days: list[DayReport] = field(default_factory=list)
-    ingest: IngestSummary | None = None  # the season's ingest (None: a daily ingest)
+    # the season's ingest by provider (empty: a daily ingest)
+    ingests: dict[str, IngestSummary] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # the season's ingest, validation
+
+    @property
+    def ingest(self) -> IngestSummary | None:
+        """The season's ingest when it read one provider (None: a daily ingest; a season of
+        several providers has one each: :attr:`ingests`)."""
+        return next(iter(self.ingests.values())) if len(self.ingests) == 1 else None
 
     @property
     def fills(self) -> int:
@@ -90,44 +96,47 @@ def ingest_season(provider: Provider, universe: Universe, times: Sequence[pd.Tim
                          f"season {times[0].date()} to {times[-1].date()}", runner=runner)
 
 
-def replay_season(provider: Provider, universe: Universe, contestants: Sequence[Contestant],
-                  times: Sequence[pd.Timestamp], *, lake: Lake, ledger: Ledger | None = None,
-                  runner: Runner = INLINE, ingest: Literal["season", "daily"] = "season",
+def _shares(providers: Sequence[Provider], universe: Universe, market: Providers
+            ) -> list[tuple[Provider, Universe]]:
+    """Each provider with the assets it gives the season (``market``: each asset's provider)."""
+    return [(p, Universe(tuple(a for a in universe if provider_of(market, a) == p.name)))
+            for p in providers]
+
+
+def replay_season(provider: Provider | Sequence[Provider], universe: Universe,
+                  contestants: Sequence[Contestant], times: Sequence[pd.Timestamp], *,
+                  lake: Lake, ledger: Ledger | None = None, runner: Runner = INLINE,
+                  ingest: Literal["season", "daily"] = "season",
                   progress: Callable[[DayReport, int, int], None] | None = None,
                   say: Callable[[str], None] | None = None,
-                  candles: str = DEFAULT_LAYOUT, blinding: Blinding | None = None
-                  ) -> SeasonReport:
+                  candles: str = DEFAULT_LAYOUT, blinding: Blinding | None = None,
+                  market: Providers | None = None) -> SeasonReport:
     """Replay the cycles ``times`` (the season's schedule, :attr:`SeasonConfig.times`): the
     season's market (:func:`ingest_season`, or a day's ingest before each day when
     ``ingest="daily"``), then one :func:`~arena.pipeline.day.play_day` after another (see the
     module docstring), the prompts' candles in the layout ``candles``, shown blind under
     ``blinding`` when the season is blind; ``progress`` hears of every day played, ``say`` of
-    the season's ingest."""
+    the season's ingest. ``provider``: one, or several, each giving the assets ``market``
+    (the season's :attr:`SeasonConfig.market`) names it for - crypto from one vendor's
+    history, stocks from another's."""
     if ingest not in ("season", "daily"):
         raise ValueError(f"ingest must be 'season' or 'daily', not {ingest!r}")
     ledger = ledger or Ledger(lake, secret_names=secret_names(contestants))
     times = sorted(times)
     check_season_ledger(ledger, times)
     report = SeasonReport(times[0])
+    one = not isinstance(provider, list | tuple)
+    providers = [provider] if one else list(provider)
+    market = market if market is not None else providers[0].name
+    shares = [(providers[0], universe)] if one else _shares(providers, universe, market)
     if ingest == "season":
-        t0 = time.perf_counter()
-        if say:
-            say(f"ingest: {len(universe)} assets from {history_start(times[0]).date()} to "
-                f"{times[-1]:%Y-%m-%d %H:%M}, validated in one run")
-        report.ingest = runner.run(ingest_season, provider, universe, times, lake)
-        report.timings = ingest_timings(report.ingest, t0)
-        if say:
-            missing = report.ingest.not_published
-            said = (f"; not published in one run, so ingested day by day: {', '.join(missing)}"
-                    if missing else "")
-            say(f"ingest: done in {time.perf_counter() - t0:.1f} s{said}")
+        _ingest_season(report, shares, times, lake, runner, say)
     # the assets the season's ingest could not publish are ingested day by day, as a daily
     # ingest would: a bad bar on day k then costs them day k on, not the whole season
-    daily = None if report.ingest is None else tuple(sorted(report.ingest.not_published))
     previous = None
     for i, at in enumerate(times, start=1):
-        day_ingest = DayIngest(provider, previous, daily) if daily is None or daily else None
-        day = runner.run(play_day, lake, provider.name, universe, contestants, at,
+        day_ingest = _day_ingests(report, shares, previous, one, ingest)
+        day = runner.run(play_day, lake, market, universe, contestants, at,
                          ledger=ledger, runner=runner, ingest=day_ingest, candles=candles,
                          blinding=blinding)
         report.days.append(day)
@@ -135,6 +144,40 @@ def replay_season(provider: Provider, universe: Universe, contestants: Sequence[
             progress(day, i, len(times))
         previous = at
     return report
+
+
+def _ingest_season(report: SeasonReport, shares: Sequence[tuple[Provider, Universe]],
+                   times: Sequence[pd.Timestamp], lake: Lake, runner: Runner,
+                   say: Callable[[str], None] | None) -> None:
+    """The season's market, one validated ingest run per provider, into ``report``."""
+    t0 = time.perf_counter()
+    for provider, share in shares:
+        if say:
+            say(f"ingest: {len(share)} assets from {history_start(times[0]).date()} to "
+                f"{times[-1]:%Y-%m-%d %H:%M}" + (f" from {provider.name}" if len(shares) > 1
+                                                 else "") + ", validated in one run")
+        report.ingests[provider.name] = runner.run(ingest_season, provider, share, times, lake)
+    validation = sum(summary.validation_seconds for summary in report.ingests.values())
+    report.timings = {"ingest": time.perf_counter() - t0 - validation, "validation": validation}
+    if say:
+        missing = [s for summary in report.ingests.values() for s in summary.not_published]
+        said = (f"; not published in one run, so ingested day by day: {', '.join(missing)}"
+                if missing else "")
+        say(f"ingest: done in {time.perf_counter() - t0:.1f} s{said}")
+
+
+def _day_ingests(report: SeasonReport, shares: Sequence[tuple[Provider, Universe]],
+                 previous: pd.Timestamp | None, one: bool, ingest: str
+                 ) -> list[DayIngest] | DayIngest | None:
+    """What to ingest before a day: every asset of each provider (a daily ingest), or the
+    assets its season's ingest could not publish (none: nothing)."""
+    if ingest == "daily":
+        if one:
+            return DayIngest(shares[0][0], previous)
+        return [DayIngest(p, previous, tuple(share.symbols), some=True) for p, share in shares]
+    days = [DayIngest(p, previous, missing) for p, _ in shares
+            if (missing := tuple(sorted(report.ingests[p.name].not_published)))]
+    return days or None
 
 
 class SeasonError(UnusableInput, RuntimeError):
