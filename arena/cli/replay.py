@@ -119,7 +119,8 @@ def run_replay(name: str, *, start: str, days: int, roster: str | None, symbols:
     def started(handle, contestants: int) -> None:
         if not json:
             shown = " (played BLIND)" if handle.config.blind else ""
-            market = f"recorded bars from {drop}" if drop else market_text(handle.config)
+            market = (f"recorded bars from {drop}" if drop else "the SYNTHETIC market"
+                      if handle.config.synthetic else market_text(handle.config))
             print(f"replaying {days} days from {handle.config.first:%Y-%m-%d} on {market}"
                   f"{shown} ({contestants} contestants) into {handle.lake.root}", flush=True)
 

@@ -21,7 +21,7 @@ def test_a_blind_replay_of_the_vendors_history(tmp_path, monkeypatch, universe, 
     market = Market(universe.select(SYMBOLS))
     install(monkeypatch, market)
     lake = tmp_path / "lake"
-    assert main(["replay", "--start", "2026-01-05", "--days", "2", "--symbols",
+    assert main(["replay", "--start", "2026-01-05", "--days", "1", "--symbols",
                  ",".join(SYMBOLS), "--players", "20", "--crypto", "ccxt", "--stocks",
                  "yfinance", "--blind", "--lake", str(lake)]) == 0
     out = capsys.readouterr().out

@@ -100,7 +100,7 @@ def synthetic_season(tmp_path_factory):
         path.write_text(yaml.safe_dump(roster))
         symbols = ["BTC", "ETH", "SOL", "DOGE", "LINK", "SPY", "AAPL", "V", "MA", "GOOGL"]
         lake = Lake(root / "lake")
-        done = replay(lake, ReplayPlan(dt.date(2026, 10, 5), 3, str(path), symbols, seed=11,
+        done = replay(lake, ReplayPlan(dt.date(2026, 10, 5), 2, str(path), symbols, seed=11,
                                        players=50, arena_players=50, blind=True,
                                        blind_seed=5), env=KEY)
         requests = [r.body for r in stub.requests]

@@ -46,6 +46,9 @@ class SeasonListed(BaseModel):
     cycles: int = Field(description="the cycles published")
     state: str = Field(description="live, closed, replay or not published")
     leader: str | None = Field(None, description="the best contestant, when there is one")
+    blind: bool = Field(False, description="played blind: its prompts showed neutral names, a "
+                        "relabelled calendar and rescaled prices (the blind_names mart reveals "
+                        "them once it has ended)")
 
 
 class Publication(BaseModel):
