@@ -1,6 +1,6 @@
-"""The replay job: a season played on the synthetic market, or on recorded bars from a files
-drop folder, with a simulated clock, then its tables, marts and report - what ``arena replay``,
-``arena demo`` and the season flow run.
+"""The replay job: a season played on the synthetic market, on recorded bars from a files
+drop folder or on the vendors' history, with a simulated clock, then its tables, marts and
+report - what ``arena replay``, ``arena demo`` and the season flow run.
 
 The replay is a season of its own lake, written there like a live one (``season.json`` in
 ``replay`` mode and a copy of the roster: :func:`arena.pipeline.season_config.init_season`), so
@@ -65,13 +65,14 @@ class ReplayResult:
 @dataclass(frozen=True)
 class ReplayPlan:
     """What a replay plays: ``days`` daily cycles from ``start``, the ``roster`` (None: the
-    shipped one) over ``symbols`` (None: the universe) of the synthetic market of ``seed`` - or of
-    the recorded bars in the files ``drop`` folder, whose finest interval is ``drop_interval``
-    (:mod:`arena.data.providers.files`) -, the market ingested once for the season or before each day (``ingest``), the prompts' candles
-    in the layout ``candles`` (recorded with the season), the zero-skill players of the luck
-    tables: ``players`` per asset, ``arena_players`` for the arena's rules; and, in a league,
-    the season it ``follows``; ``blind``: played blind (:mod:`arena.market.blind`), its prompts
-    showing sectors when ``blind_sectors``."""
+    shipped one) over ``symbols`` (None: the universe) of the synthetic market of ``seed`` - or
+    of the recorded bars in the files ``drop`` folder, whose finest interval is
+    ``drop_interval`` (:mod:`arena.data.providers.files`), or of each class's vendor history
+    (``crypto``, ``stocks``) -, the market ingested once for the season or before each day
+    (``ingest``), the prompts' candles in the layout ``candles`` (recorded with the season),
+    the zero-skill players of the luck tables: ``players`` per asset, ``arena_players`` for the
+    arena's rules; and, in a league, the season it ``follows``; ``blind``: played blind
+    (:mod:`arena.market.blind`), its prompts showing sectors when ``blind_sectors``."""
 
     start: dt.date
     days: int

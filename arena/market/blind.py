@@ -193,8 +193,7 @@ class Blinding:
     # --------------------------------------------------------------- what a contestant sees
     def asset(self, a: Asset) -> Asset:
         name = self.names[a.symbol]
-        return replace(a, symbol=name, name=name,
-                       sector=a.sector if self.sectors else HIDDEN_SECTOR)
+        return replace(a, symbol=name, name=name, sector=self._sector(a.sector))
 
     def universe(self, universe: Universe) -> Universe:
         """``universe`` under neutral names, in their order (the real order is not shown)."""
@@ -276,27 +275,19 @@ class Blinding:
         """A decision of the contract (JSON) with its symbol and level as the blind season
         shows them (an executed decision of the ledger, for a contestant that follows)."""
         s = d.get("symbol")
-        if s not in self.names:
-            return dict(d)
-        level = d.get("invalidation_price")
-        return {**d, "symbol": self.names[s],
-                "invalidation_price": self.price(s, level) if _number(level) else level}
+        name = self.names.get(s) if isinstance(s, str) else None
+        return _decision_as(d, name, self.factor(s) if name is not None else 1.0)
 
     def charts(self, charts: Charts) -> BlindCharts:
         return BlindCharts(charts, self)
 
     # -------------------------------------------------------------------- the engine's view
     def _position(self, p: Position) -> Position:
-        f = self.factor(p.symbol)
-        return replace(p, symbol=self.names[p.symbol], quantity=p.quantity / f,
-                       entry_price=p.entry_price * f,
-                       invalidation_price=self.price(p.symbol, p.invalidation_price))
+        return _position_as(p, self.names[p.symbol], self.factor(p.symbol))
 
     def _real_position(self, p: Position) -> Position:
         s = self._real[p.symbol]
-        f = self.factor(s)
-        return replace(p, symbol=s, quantity=p.quantity * f, entry_price=p.entry_price / f,
-                       invalidation_price=self.real_price(s, p.invalidation_price))
+        return _position_as(p, s, 1.0 / self.factor(s))  # a power of two: exact
 
     def state(self, state: CycleState) -> CycleState:
         """A contestant's cycle state as the engine judges a blind answer: names and levels
@@ -336,15 +327,28 @@ class Blinding:
         """A decision as the contestant sent it, with a neutral symbol and its level in real
         terms (a symbol that is not one of the season's names is kept as written)."""
         s = self._real.get(d.get("symbol")) if isinstance(d.get("symbol"), str) else None
-        if s is None:
-            return dict(d)
-        level = d.get("invalidation_price")
-        return {**d, "symbol": s,
-                "invalidation_price": self.real_price(s, level) if _number(level) else level}
+        return _decision_as(d, s, 1.0 / self.factor(s) if s is not None else 1.0)
 
 
 def _number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _decision_as(d: Mapping[str, Any], symbol: str | None, f: float) -> dict[str, Any]:
+    """A decision (JSON) under ``symbol``, its level times ``f`` (``None``: a symbol of no
+    season's mapping, the decision kept as written)."""
+    if symbol is None:
+        return dict(d)
+    level = d.get("invalidation_price")
+    return {**d, "symbol": symbol, "invalidation_price": level * f if _number(level) else level}
+
+
+def _position_as(p: Position, symbol: str, f: float) -> Position:
+    """A position under ``symbol``, its price levels times ``f`` and its quantity divided by
+    it (its cost, notional and P&L unchanged)."""
+    return replace(p, symbol=symbol, quantity=p.quantity / f, entry_price=p.entry_price * f,
+                   invalidation_price=None if p.invalidation_price is None
+                   else p.invalidation_price * f)
 
 
 @dataclass(frozen=True)

@@ -81,17 +81,17 @@ class DayIngest:
     """A replay's ingest before its day: the bars of ``provider`` from ``previous`` (the
     previous cycle; None: :func:`history_start` of the day) up to the day's cycle, of every
     asset or of ``symbols`` only (the assets the season's own ingest could not publish, or a
-    provider's share of a season of several); ``some``: whether at least one asset must
-    publish (default: when every asset is asked)."""
+    provider's share of a season of several); ``some``: at least one asset must publish, as
+    it must when every asset is asked."""
 
     provider: Provider
     previous: pd.Timestamp | None
     symbols: tuple[str, ...] | None = None
-    some: bool | None = None  # at least one must publish (None: when every asset is asked)
+    some: bool = False
 
     @property
     def required(self) -> bool:
-        return self.symbols is None if self.some is None else self.some
+        return self.some or self.symbols is None
 
 
 def history_start(first_cycle: pd.Timestamp) -> pd.Timestamp:
@@ -270,12 +270,12 @@ def play_rounds(lake: Lake, market: Providers, universe: Universe,
 def play_day(lake: Lake, market: Providers, universe: Universe,
              contestants: Sequence[Contestant], at: pd.Timestamp, *, ledger: Ledger,
              rules: Rules = ARENA_RULES, runner: Runner = INLINE, slot: Slot | None = None,
-             ingest: DayIngest | Sequence[DayIngest] | None = None,
-             attempts: Attempts | None = None,
+             ingest: Sequence[DayIngest] = (), attempts: Attempts | None = None,
              forfeit_names: Sequence[str] = (), retries: Retries | None = None,
              candles: str = DEFAULT_LAYOUT, blinding: Blinding | None = None) -> DayReport:
     """One season day ending at the cycle ``at`` (see the module docstring). ``ingest``: the
-    day's ingest first (a replay's; one per provider of a season of several); ``attempts``: the attempts log failed contestants go to,
+    day's ingests first (a replay's, one per provider); ``attempts``: the attempts log failed
+    contestants go to,
     and where the earlier cycles' failures of ``forfeit_names`` are read from to record them
     as forfeited first; ``retries``: how long failed contestants are played again;
     ``candles``: the season's candle layout; ``blinding``: a blind season's
@@ -283,8 +283,7 @@ def play_day(lake: Lake, market: Providers, universe: Universe,
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     not_published: dict[str, str] = {}
-    ingests = () if ingest is None else (ingest,) if isinstance(ingest, DayIngest) else ingest
-    for one in ingests:
+    for one in ingest:
         if one.symbols is not None and not one.symbols:
             continue
         t = time.perf_counter()

@@ -125,17 +125,16 @@ def replay_season(provider: Provider | Sequence[Provider], universe: Universe,
     times = sorted(times)
     check_season_ledger(ledger, times)
     report = SeasonReport(times[0])
-    one = not isinstance(provider, list | tuple)
-    providers = [provider] if one else list(provider)
+    providers = list(provider) if isinstance(provider, list | tuple) else [provider]
     market = market if market is not None else providers[0].name
-    shares = [(providers[0], universe)] if one else _shares(providers, universe, market)
+    shares = _shares(providers, universe, market)
     if ingest == "season":
         _ingest_season(report, shares, times, lake, runner, say)
     # the assets the season's ingest could not publish are ingested day by day, as a daily
     # ingest would: a bad bar on day k then costs them day k on, not the whole season
     previous = None
     for i, at in enumerate(times, start=1):
-        day_ingest = _day_ingests(report, shares, previous, one, ingest)
+        day_ingest = _day_ingests(report, shares, previous, ingest)
         day = runner.run(play_day, lake, market, universe, contestants, at,
                          ledger=ledger, runner=runner, ingest=day_ingest, candles=candles,
                          blinding=blinding)
@@ -167,17 +166,13 @@ def _ingest_season(report: SeasonReport, shares: Sequence[tuple[Provider, Univer
 
 
 def _day_ingests(report: SeasonReport, shares: Sequence[tuple[Provider, Universe]],
-                 previous: pd.Timestamp | None, one: bool, ingest: str
-                 ) -> list[DayIngest] | DayIngest | None:
+                 previous: pd.Timestamp | None, ingest: str) -> list[DayIngest]:
     """What to ingest before a day: every asset of each provider (a daily ingest), or the
     assets its season's ingest could not publish (none: nothing)."""
     if ingest == "daily":
-        if one:
-            return DayIngest(shares[0][0], previous)
         return [DayIngest(p, previous, tuple(share.symbols), some=True) for p, share in shares]
-    days = [DayIngest(p, previous, missing) for p, _ in shares
+    return [DayIngest(p, previous, missing) for p, _ in shares
             if (missing := tuple(sorted(report.ingests[p.name].not_published)))]
-    return days or None
 
 
 class SeasonError(UnusableInput, RuntimeError):

@@ -166,7 +166,7 @@ def test_a_day_on_which_no_asset_published_fails(tmp_path, universe):
     with pytest.raises(IngestError, match="season day 2025-11-24") as caught:
         down = VendorDown({"BTC", "SPY", "ETH"}, after=MON - pd.Timedelta(days=400))
         lake = Lake(tmp_path / "lake")
-        play_day(lake, down.name, sub, [], MON, ledger=Ledger(lake), ingest=DayIngest(down, None))
+        play_day(lake, down.name, sub, [], MON, ledger=Ledger(lake), ingest=[DayIngest(down, None)])
     assert caught.value.published == []
     assert set(caught.value.manifest["not_published"]) == {"BTC", "SPY", "ETH"}
 
